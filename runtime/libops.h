@@ -1,0 +1,17 @@
+/* libops: the one header a user includes.
+ *
+ *   #include <libops/libops.h>
+ *
+ * ops_base.h     dtypes, devices, scalars, lists, status codes, errors
+ * ops_tensor.h   tensors, storage, allocators, printing
+ * ops_functions.h  every operator, generated from ops/native_functions.yaml
+ * ops_registry.h   the boxed registry of operators (for FFIs and test runners) */
+#ifndef LIBOPS_H
+#define LIBOPS_H
+
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_functions.h"
+#include "ops_registry.h"
+
+#endif /* LIBOPS_H */

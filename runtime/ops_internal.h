@@ -1,0 +1,144 @@
+/* libops internal header, for the runtime, kernel authors and generated code.
+ *
+ * The public headers keep ops_tensor and ops_storage opaque; this one shows their
+ * layout and the helpers every op uses: error reporting, allocation of tensors,
+ * views, dim wrapping, result-type computation. */
+#ifndef OPS_INTERNAL_H
+#define OPS_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "ops_base.h"
+#include "ops_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define OPS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define OPS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define OPS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define OPS_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define OPS_PRINTF(a, b)
+#define OPS_LIKELY(x) (x)
+#define OPS_UNLIKELY(x) (x)
+#define OPS_INTERNAL
+#endif
+
+/* ---- data layout ----------------------------------------------------- */
+
+enum {
+    /* The storage header and its bytes live in the same block as the tensor that
+     * created them (small tensors: one allocation instead of three). */
+    OPS_STORAGE_EMBEDDED = 1u << 0,
+};
+
+struct ops_storage {
+    int64_t refcount; /* atomic (__atomic builtins) */
+    void *data;
+    size_t nbytes;
+    ops_device device;
+    const ops_allocator *allocator;      /* NULL when the bytes are borrowed (from_blob) */
+    void (*deleter)(void *data, void *ctx); /* for borrowed bytes; may be NULL */
+    void *deleter_ctx;
+    uint64_t version; /* atomic; shared by every view of this storage */
+    uint32_t flags;
+};
+
+enum {
+    /* A 0-dim tensor made from a Python-style number: it promotes by category only. */
+    OPS_TENSOR_WRAPPED_NUMBER = 1u << 0,
+    /* The tensor header shares its allocation with its storage (OPS_STORAGE_EMBEDDED). */
+    OPS_TENSOR_EMBEDDED = 1u << 1,
+};
+
+struct ops_tensor {
+    int64_t refcount; /* atomic (__atomic builtins) */
+    ops_storage *storage;
+    int64_t offset; /* in elements */
+    int32_t ndim;
+    ops_dtype dtype;
+    uint32_t flags;
+    int64_t sizes[OPS_MAX_DIMS];
+    int64_t strides[OPS_MAX_DIMS]; /* in elements; may be 0 or negative */
+    void *autograd; /* reserved for autograd metadata; NULL for now */
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* Record the thread's error and return st, so a failure is `return ops_fail(...)`.
+ * Messages start with the op name: "add: the size of self (3) must match ...". */
+OPS_API ops_status ops_fail(ops_status st, const char *fmt, ...) OPS_PRINTF(2, 3);
+OPS_API ops_status ops_vfail(ops_status st, const char *fmt, va_list ap);
+/* As ops_fail, for functions that return a pointer. */
+OPS_API void *ops_fail_null(ops_status st, const char *fmt, ...) OPS_PRINTF(2, 3);
+
+/* "[2, 3]" into buf; returns buf.  For messages. */
+OPS_API const char *ops_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);
+#define OPS_SHAPE_STR_LEN (OPS_MAX_DIMS * 22 + 4)
+
+/* ---- shapes ---------------------------------------------------------- */
+
+OPS_API int64_t ops_shape_numel(int ndim, const int64_t *sizes);
+OPS_API void ops_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
+/* Wrap a possibly negative dim into [0, ndim) (ndim 0 accepts -1 and 0).  On failure
+ * sets "op: Dimension out of range (expected to be in range of [-n, n-1], but got d)
+ * for argument 'arg'" and returns false. */
+OPS_API bool ops_wrap_dim(const char *op, const char *arg, int64_t *dim, int64_t ndim);
+/* Broadcast two shapes (numpy rules).  On mismatch sets "op: the size of tensor a (3)
+ * must match the size of tensor b (4) at non-singleton dimension 1" using the names. */
+OPS_API ops_status ops_broadcast_shapes(const char *op, const char *name_a, int nda, const int64_t *a,
+                                        const char *name_b, int ndb, const int64_t *b, int *nd_out,
+                                        int64_t *out);
+
+/* ---- tensor construction (runtime-level; ops call these) --------------- */
+
+/* Allocator of a device, or NULL with the error set (e.g. CUDA in a CPU build). */
+OPS_API const ops_allocator *ops_device_allocator(const char *op, ops_device device);
+/* New tensor with fresh, uninitialised storage.  strides NULL means contiguous;
+ * explicit strides get storage large enough for every addressed element. */
+OPS_API ops_tensor *ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *strides,
+                                   ops_dtype dtype, ops_device device);
+/* New view of base's storage with the given geometry (no checks, no copy). */
+OPS_API ops_tensor *ops_tensor_new_view(const ops_tensor *base, int ndim, const int64_t *sizes,
+                                        const int64_t *strides, int64_t offset);
+/* Give t the new sizes with contiguous strides, reallocating its storage if it is
+ * too small (out= tensors that were empty). */
+OPS_API ops_status ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes);
+/* Mark an in-place write: bumps the version counter shared by every view. */
+OPS_API void ops_tensor_bump_version(ops_tensor *t);
+/* A 0-dim CPU tensor flagged as a wrapped number: bool, int64 or float64 from s. */
+OPS_API ops_tensor *ops_wrap_scalar(ops_scalar s);
+/* True when a and b may address a common byte (cheap conservative bounds test). */
+OPS_API bool ops_tensor_may_overlap(const ops_tensor *a, const ops_tensor *b);
+/* True when some element of t is addressed twice (a 0 stride over size > 1, ...). */
+OPS_API bool ops_tensor_has_internal_overlap(const ops_tensor *t);
+
+/* ---- type promotion -------------------------------------------------- */
+
+/* The dtype a scalar has when wrapped: bool, int64 or float64. */
+OPS_API ops_dtype ops_scalar_dtype(ops_scalar s);
+/* PyTorch's result_type over tensors and scalars: dimensioned tensors first, then
+ * 0-dim tensors, then wrapped numbers and scalars, each later group promoting only
+ * when its category (bool < integral < floating) is higher.  NULL entries skipped. */
+OPS_API ops_dtype ops_result_type(int ntensors, const ops_tensor *const *tensors, int nscalars,
+                                  const ops_scalar *const *scalars);
+
+/* ---- devices --------------------------------------------------------- */
+
+/* All non-NULL tensors on one device; sets "op: expected all tensors to be on the
+ * same device, but found self on cpu and other on cuda:0" otherwise. */
+OPS_API ops_status ops_check_same_device(const char *op, int n, const ops_tensor *const *ts,
+                                         const char *const *names, ops_device *device);
+
+/* ---- threads --------------------------------------------------------- */
+
+/* Elements below which a loop runs on one thread. */
+#define OPS_GRAIN_SIZE 32768
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPS_INTERNAL_H */
