@@ -1,0 +1,1 @@
+/* alloc.c: in progress */

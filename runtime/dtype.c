@@ -1,0 +1,1 @@
+/* dtype.c: in progress */

@@ -1,0 +1,1 @@
+/* iter.c: in progress */

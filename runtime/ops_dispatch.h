@@ -1,0 +1,1 @@
+/* ops_dispatch.h: in progress (iterator owner) */

@@ -1,0 +1,1 @@
+/* ops_registry.h: in progress (codegen owner) */

@@ -1,0 +1,1 @@
+/* tensor.c: in progress */

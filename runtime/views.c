@@ -1,0 +1,1 @@
+/* views.c: in progress */
