@@ -47,6 +47,9 @@ typedef struct ops_meta_args {
      * result dtype depends on scalars (clamp) read them. */
     int nscalars;
     const ops_scalar *scalars[OPS_ITER_MAX_INPUTS];
+    /* str and str? arguments in schema order (NULL = None); div's rounding_mode. */
+    int nstrs;
+    const char *strs[2];
 } ops_meta_args;
 
 typedef struct ops_iter {
@@ -86,6 +89,8 @@ OPS_API ops_status ops_meta_unary(ops_iter *it, const ops_meta_args *a);
 OPS_API ops_status ops_meta_unary_float(ops_iter *it, const ops_meta_args *a);
 /* where(condition, self, other): condition must be bool, self/other promoted. */
 OPS_API ops_status ops_meta_where(ops_iter *it, const ops_meta_args *a);
+/* div with rounding_mode (strs[0]): None is binary_float, "trunc"/"floor" binary. */
+OPS_API ops_status ops_meta_div_mode(ops_iter *it, const ops_meta_args *a);
 /* clamp: result_type over self and the (optional) Scalar or Tensor bounds. */
 OPS_API ops_status ops_meta_clamp(ops_iter *it, const ops_meta_args *a);
 
