@@ -10,8 +10,10 @@ SANBUILD  ?= build-san
 MESON     ?= meson
 # meson's own python3 (Debian's), never a pyenv/conda one first on PATH.
 PYTHON    := /usr/bin/python3
+# nvcc lives here on our machines; the CUDA backend builds when it is found.
+export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check test test-san bench deps clean
+.PHONY: all run check check-install test test-san bench deps clean $(BUILD)/tour
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -27,9 +29,26 @@ $(SANBUILD)/build.ninja: | deps
 	    -Db_sanitize=address,undefined -Db_lundef=false \
 	    -Dc_args=-fno-sanitize-recover=all -Dcuda=disabled
 
-run: deps $(BUILD)/build.ninja
-	ninja -C $(BUILD)
-	$(BUILD)/examples/tour
+STAGE     := $(abspath $(BUILD))/stage
+
+# Install into a staging directory and build the example against the installed
+# headers and libops.pc, as a user's program would be built, then run it.
+$(BUILD)/tour: examples/tour.c all
+	@rm -rf $(STAGE)
+	$(MESON) install -C $(BUILD) --destdir $(STAGE) --quiet
+	@pcdir=$$(dirname "$$(find $(STAGE) -name libops.pc | head -n1)"); \
+	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
+	echo "cc -std=c11 -Wall -Wextra -Werror examples/tour.c $$flags"; \
+	cc -std=c11 -Wall -Wextra -Werror examples/tour.c -o $@ $$flags
+
+LIBDIR = $$(dirname "$$(find $(STAGE) -name libops.so | head -n1)")
+
+run: deps $(BUILD)/tour
+	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour
+
+check-install: deps $(BUILD)/tour
+	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour > /dev/null
+	@echo "install check: the example builds against the installed libops.pc and runs"
 
 test: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -41,7 +60,7 @@ test-san: deps $(SANBUILD)/build.ninja
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(MESON) test -C $(SANBUILD) --print-errorlogs --num-processes 2 --timeout-multiplier 4
 
-check: test test-san
+check: test check-install test-san
 
 bench: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD)

@@ -112,6 +112,8 @@ OPS_API ops_status ops_device_parse(const char *text, ops_device *out);
 /* Writes "cpu" or "cuda:N" into buf (always NUL-terminated); returns buf. */
 OPS_API const char *ops_device_str(ops_device dev, char *buf, size_t buflen);
 OPS_API bool ops_device_equal(ops_device a, ops_device b);
+/* Number of CUDA devices usable now: 0 in a CPU-only build or without a device. */
+OPS_API int ops_cuda_device_count(void);
 
 /* ---- scalars --------------------------------------------------------- */
 

@@ -76,8 +76,8 @@ OPS_API ops_status ops_fail_dtype(const char *op, ops_dtype dt, unsigned support
 
 #define OPS_DISPATCH_CASE_(ENUM, SCALAR, OPMATH, ...)                                    \
     case ENUM: {                                                                         \
-        typedef SCALAR scalar_t;                                                         \
-        typedef OPMATH opmath_t;                                                         \
+        typedef SCALAR scalar_t __attribute__((unused)); /* a body may use only one */   \
+        typedef OPMATH opmath_t __attribute__((unused));                                 \
         __VA_ARGS__                                                                      \
     } break;
 
@@ -160,5 +160,255 @@ OPS_API ops_status ops_fail_dtype(const char *op, ops_dtype dt, unsigned support
  * 1-D run with `char **DATA` (operand base pointers), `const int64_t *STRIDES` (byte
  * strides, one per operand) and `int64_t N` (run length).  (Defined below by the
  * iterator's owner.) */
+
+
+/* ---- loop machinery (iterator owner) -------------------------------------------
+ *
+ * Rules for BODY and EXPR: they may run on several threads at once (each on its own
+ * range of elements), so they must not `return`, `break` out of the loop, or write
+ * shared variables other than through atomics.  Variables they read from the
+ * enclosing function (alpha, bounds, ...) are shared read-only.  The names x, y, z
+ * are the loaded inputs; the macros' own locals start with ops_.
+ *
+ * Element loops carry OPS_SIMD_LOOP: they have no loop-carried dependence even when
+ * the output is exactly an input (in-place), which is the only aliasing the iterator
+ * lets through (partial overlap of out and an input is rejected by the metas). */
+
+#define OPS_PRAGMA_(x) _Pragma(#x)
+#ifdef _OPENMP
+#include <omp.h>
+#define OPS_SIMD_LOOP OPS_PRAGMA_(omp simd)
+#define OPS_OMP_THREAD_NUM_() omp_get_thread_num()
+#define OPS_OMP_NUM_THREADS_() omp_get_num_threads()
+#else
+#if defined(__clang__)
+#define OPS_SIMD_LOOP OPS_PRAGMA_(clang loop vectorize(assume_safety))
+#elif defined(__GNUC__)
+#define OPS_SIMD_LOOP OPS_PRAGMA_(GCC ivdep)
+#else
+#define OPS_SIMD_LOOP
+#endif
+#define OPS_OMP_THREAD_NUM_() 0
+#define OPS_OMP_NUM_THREADS_() 1
+#endif
+
+/* Position of a walk over the loop geometry: counters per dim and the operand
+ * pointers at the current element. */
+typedef struct ops_iter_walk_ {
+    int64_t idx[OPS_MAX_DIMS];
+    char *ptr[OPS_ITER_MAX_OPERANDS];
+} ops_iter_walk_;
+
+/* Start a walk at linear element `begin` (dim 0 varies fastest). */
+static inline void
+ops_iter_walk_init_(ops_iter_walk_ *w, const ops_iter *it, int64_t begin)
+{
+    const int nops = it->noperands;
+    for (int k = 0; k < nops; k++)
+        w->ptr[k] = it->data[k];
+    if (begin == 0) { /* the serial case: no divisions */
+        for (int d = 0; d < it->ndim; d++)
+            w->idx[d] = 0;
+        return;
+    }
+    for (int d = 0; d < it->ndim; d++) {
+        const int64_t sz = it->loop_shape[d];
+        const int64_t i = begin % sz;
+        begin /= sz;
+        w->idx[d] = i;
+        if (i != 0)
+            for (int k = 0; k < nops; k++)
+                w->ptr[k] += i * it->loop_strides[d][k];
+    }
+}
+
+/* Step past a run of n elements along dim 0, carrying into the outer dims.  Only
+ * called when more elements follow, so the pointers never leave the operands. */
+static inline void
+ops_iter_walk_advance_(ops_iter_walk_ *w, const ops_iter *it, int64_t n)
+{
+    const int nops = it->noperands;
+    w->idx[0] += n;
+    for (int k = 0; k < nops; k++)
+        w->ptr[k] += n * it->loop_strides[0][k];
+    for (int d = 0; d + 1 < it->ndim && w->idx[d] == it->loop_shape[d]; d++) {
+        for (int k = 0; k < nops; k++)
+            w->ptr[k] += it->loop_strides[d + 1][k] - it->loop_shape[d] * it->loop_strides[d][k];
+        w->idx[d] = 0;
+        w->idx[d + 1]++;
+    }
+}
+
+/* Runs BODY over the 1-D runs covering linear elements [BEGIN, END). */
+#define OPS_ITER_RANGE_(IT, BEGIN, END, DATA, STRIDES, N, ...)                           \
+    do {                                                                                 \
+        ops_iter_walk_ ops_w_;                                                           \
+        ops_iter_walk_init_(&ops_w_, (IT), (BEGIN));                                     \
+        int64_t ops_left_ = (END) - (BEGIN);                                             \
+        const int64_t ops_inner_ = (IT)->loop_shape[0];                                  \
+        while (ops_left_ > 0) {                                                          \
+            const int64_t ops_room_ = ops_inner_ - ops_w_.idx[0];                        \
+            const int64_t N = ops_room_ < ops_left_ ? ops_room_ : ops_left_;             \
+            char **const DATA = ops_w_.ptr;                                              \
+            const int64_t *const STRIDES = (IT)->loop_strides[0];                        \
+            (void)DATA;                                                                  \
+            (void)STRIDES;                                                               \
+            {__VA_ARGS__}                                                                \
+            ops_left_ -= N;                                                              \
+            if (ops_left_ > 0)                                                           \
+                ops_iter_walk_advance_(&ops_w_, (IT), N);                                \
+        }                                                                                \
+    } while (0)
+
+/* The general loop (see the comment above): serial below the grain size, else an
+ * OpenMP region whose threads take contiguous slices of [0, numel). */
+#define OPS_ITER_LOOP(it, DATA, STRIDES, N, ...)                                         \
+    do {                                                                                 \
+        const ops_iter *const ops_li_ = (it);                                            \
+        const int64_t ops_lnumel_ = ops_li_->numel;                                      \
+        if (ops_lnumel_ > 0) {                                                           \
+            const int ops_lnt_ =                                                         \
+                ops_lnumel_ < OPS_GRAIN_SIZE ? 1 : ops_iter_num_tasks(ops_li_);          \
+            if (ops_lnt_ <= 1) {                                                         \
+                OPS_ITER_RANGE_(ops_li_, 0, ops_lnumel_, DATA, STRIDES, N, __VA_ARGS__); \
+            } else {                                                                     \
+                OPS_PRAGMA_(omp parallel num_threads(ops_lnt_))                          \
+                {                                                                        \
+                    const int64_t ops_tid_ = OPS_OMP_THREAD_NUM_();                      \
+                    const int64_t ops_nth_ = OPS_OMP_NUM_THREADS_();                     \
+                    const int64_t ops_q_ = ops_lnumel_ / ops_nth_;                       \
+                    const int64_t ops_r_ = ops_lnumel_ % ops_nth_;                       \
+                    const int64_t ops_b_ =                                               \
+                        ops_q_ * ops_tid_ + (ops_tid_ < ops_r_ ? ops_tid_ : ops_r_);     \
+                    const int64_t ops_e_ = ops_b_ + ops_q_ + (ops_tid_ < ops_r_ ? 1 : 0); \
+                    OPS_ITER_RANGE_(ops_li_, ops_b_, ops_e_, DATA, STRIDES, N,           \
+                                    __VA_ARGS__);                                        \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+
+/* x, y, z need not all appear in EXPR. */
+#define OPS_UNUSED_ __attribute__((unused))
+
+/* The opmath type OPS_LOAD gives for a pointer to T. */
+#define OPS_OPMATH_OF_(T) __typeof__(OPS_LOAD((const T *)0))
+
+#define OPS_NULLARY_KERNEL(it, OUT_T, ...)                                               \
+    OPS_ITER_LOOP((it), ops_kd_, ops_ks_, ops_kn_, {                                     \
+        char *const ops_o_ = ops_kd_[0];                                                 \
+        const int64_t ops_so_ = ops_ks_[0];                                              \
+        if (ops_so_ == (int64_t)sizeof(OUT_T)) {                                         \
+            OUT_T *const ops_po_ = (OUT_T *)ops_o_;                                      \
+            OPS_SIMD_LOOP                                                                \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++)                         \
+                OPS_STORE(&ops_po_[ops_i_], (__VA_ARGS__));                              \
+        } else {                                                                         \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++)                         \
+                OPS_STORE((OUT_T *)(ops_o_ + ops_i_ * ops_so_), (__VA_ARGS__));          \
+        }                                                                                \
+    })
+
+#define OPS_UNARY_KERNEL(it, OUT_T, X_T, ...)                                            \
+    OPS_ITER_LOOP((it), ops_kd_, ops_ks_, ops_kn_, {                                     \
+        char *const ops_o_ = ops_kd_[0];                                                 \
+        const char *const ops_a_ = ops_kd_[1];                                           \
+        const int64_t ops_so_ = ops_ks_[0], ops_sa_ = ops_ks_[1];                        \
+        if (ops_so_ == (int64_t)sizeof(OUT_T) && ops_sa_ == (int64_t)sizeof(X_T)) {      \
+            OUT_T *const ops_po_ = (OUT_T *)ops_o_;                                      \
+            const X_T *const ops_pa_ = (const X_T *)ops_a_;                              \
+            OPS_SIMD_LOOP                                                                \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ = OPS_LOAD(&ops_pa_[ops_i_]);    \
+                OPS_STORE(&ops_po_[ops_i_], (__VA_ARGS__));                              \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ =                                \
+                    OPS_LOAD((const X_T *)(ops_a_ + ops_i_ * ops_sa_));                  \
+                OPS_STORE((OUT_T *)(ops_o_ + ops_i_ * ops_so_), (__VA_ARGS__));          \
+            }                                                                            \
+        }                                                                                \
+    })
+
+/* Paths: all contiguous; one input a broadcast scalar (stride 0) and the rest
+ * contiguous, with that input loaded once; anything else strided. */
+#define OPS_BINARY_KERNEL(it, OUT_T, X_T, Y_T, ...)                                      \
+    OPS_ITER_LOOP((it), ops_kd_, ops_ks_, ops_kn_, {                                     \
+        char *const ops_o_ = ops_kd_[0];                                                 \
+        const char *const ops_a_ = ops_kd_[1];                                           \
+        const char *const ops_b_ = ops_kd_[2];                                           \
+        const int64_t ops_so_ = ops_ks_[0], ops_sa_ = ops_ks_[1], ops_sb_ = ops_ks_[2];  \
+        OUT_T *const ops_po_ = (OUT_T *)ops_o_;                                          \
+        const X_T *const ops_pa_ = (const X_T *)ops_a_;                                  \
+        const Y_T *const ops_pb_ = (const Y_T *)ops_b_;                                  \
+        if (ops_so_ == (int64_t)sizeof(OUT_T) && ops_sa_ == (int64_t)sizeof(X_T) &&      \
+            ops_sb_ == (int64_t)sizeof(Y_T)) {                                           \
+            OPS_SIMD_LOOP                                                                \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ = OPS_LOAD(&ops_pa_[ops_i_]);    \
+                const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ = OPS_LOAD(&ops_pb_[ops_i_]);    \
+                OPS_STORE(&ops_po_[ops_i_], (__VA_ARGS__));                              \
+            }                                                                            \
+        } else if (ops_so_ == (int64_t)sizeof(OUT_T) &&                                  \
+                   ops_sa_ == (int64_t)sizeof(X_T) && ops_sb_ == 0) {                    \
+            const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ = OPS_LOAD(ops_pb_);                 \
+            OPS_SIMD_LOOP                                                                \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ = OPS_LOAD(&ops_pa_[ops_i_]);    \
+                OPS_STORE(&ops_po_[ops_i_], (__VA_ARGS__));                              \
+            }                                                                            \
+        } else if (ops_so_ == (int64_t)sizeof(OUT_T) && ops_sa_ == 0 &&                  \
+                   ops_sb_ == (int64_t)sizeof(Y_T)) {                                    \
+            const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ = OPS_LOAD(ops_pa_);                 \
+            OPS_SIMD_LOOP                                                                \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ = OPS_LOAD(&ops_pb_[ops_i_]);    \
+                OPS_STORE(&ops_po_[ops_i_], (__VA_ARGS__));                              \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ =                                \
+                    OPS_LOAD((const X_T *)(ops_a_ + ops_i_ * ops_sa_));                  \
+                const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ =                                \
+                    OPS_LOAD((const Y_T *)(ops_b_ + ops_i_ * ops_sb_));                  \
+                OPS_STORE((OUT_T *)(ops_o_ + ops_i_ * ops_so_), (__VA_ARGS__));          \
+            }                                                                            \
+        }                                                                                \
+    })
+
+#define OPS_TERNARY_KERNEL(it, OUT_T, X_T, Y_T, Z_T, ...)                                \
+    OPS_ITER_LOOP((it), ops_kd_, ops_ks_, ops_kn_, {                                     \
+        char *const ops_o_ = ops_kd_[0];                                                 \
+        const char *const ops_a_ = ops_kd_[1];                                           \
+        const char *const ops_b_ = ops_kd_[2];                                           \
+        const char *const ops_c_ = ops_kd_[3];                                           \
+        const int64_t ops_so_ = ops_ks_[0], ops_sa_ = ops_ks_[1], ops_sb_ = ops_ks_[2],  \
+                      ops_sc_ = ops_ks_[3];                                              \
+        if (ops_so_ == (int64_t)sizeof(OUT_T) && ops_sa_ == (int64_t)sizeof(X_T) &&      \
+            ops_sb_ == (int64_t)sizeof(Y_T) && ops_sc_ == (int64_t)sizeof(Z_T)) {        \
+            OUT_T *const ops_po_ = (OUT_T *)ops_o_;                                      \
+            const X_T *const ops_pa_ = (const X_T *)ops_a_;                              \
+            const Y_T *const ops_pb_ = (const Y_T *)ops_b_;                              \
+            const Z_T *const ops_pc_ = (const Z_T *)ops_c_;                              \
+            OPS_SIMD_LOOP                                                                \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ = OPS_LOAD(&ops_pa_[ops_i_]);    \
+                const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ = OPS_LOAD(&ops_pb_[ops_i_]);    \
+                const OPS_OPMATH_OF_(Z_T) z OPS_UNUSED_ = OPS_LOAD(&ops_pc_[ops_i_]);    \
+                OPS_STORE(&ops_po_[ops_i_], (__VA_ARGS__));                              \
+            }                                                                            \
+        } else {                                                                         \
+            for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                       \
+                const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ =                                \
+                    OPS_LOAD((const X_T *)(ops_a_ + ops_i_ * ops_sa_));                  \
+                const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ =                                \
+                    OPS_LOAD((const Y_T *)(ops_b_ + ops_i_ * ops_sb_));                  \
+                const OPS_OPMATH_OF_(Z_T) z OPS_UNUSED_ =                                \
+                    OPS_LOAD((const Z_T *)(ops_c_ + ops_i_ * ops_sc_));                  \
+                OPS_STORE((OUT_T *)(ops_o_ + ops_i_ * ops_so_), (__VA_ARGS__));          \
+            }                                                                            \
+        }                                                                                \
+    })
 
 #endif /* OPS_DISPATCH_H */

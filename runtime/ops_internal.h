@@ -45,6 +45,9 @@ struct ops_storage {
     void *deleter_ctx;
     uint64_t version; /* atomic; shared by every view of this storage */
     uint32_t flags;
+    /* OPS_STORAGE_EMBEDDED: bytes of the whole block (headers and the bytes that
+     * follow them), for the allocator's free when the storage dies. */
+    size_t block_nbytes;
 };
 
 enum {
@@ -79,6 +82,47 @@ OPS_API void *ops_fail_null(ops_status st, const char *fmt, ...) OPS_PRINTF(2, 3
 OPS_API const char *ops_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);
 #define OPS_SHAPE_STR_LEN (OPS_MAX_DIMS * 22 + 4)
 
+/* ---- allocation helpers ------------------------------------------------- */
+
+/* The fault-injection countdown of ops_alloc_fail_nth: true when the allocation
+ * about to be made must fail.  Consumes one count; every allocator calls it. */
+OPS_API bool ops_alloc_inject_failure(void);
+/* malloc for runtime bookkeeping (headers, buffers) that honours ops_alloc_fail_nth.
+ * NULL on failure, with no error set.  The block is free()-able. */
+OPS_API void *ops_host_malloc(size_t nbytes);
+/* realloc with the same fault injection; on failure p is left as it was. */
+OPS_API void *ops_host_realloc(void *p, size_t nbytes);
+/* Frees what ops_host_malloc/ops_host_realloc returned; NULL is a no-op. */
+OPS_API void ops_host_free(void *p);
+/* Cap on the bytes the CPU allocator keeps cached (trims at once); < 0 restores the
+ * default: env OPS_CPU_CACHE_MAX_BYTES (K/M/G suffixes allowed), else 2 GiB. */
+OPS_API void ops_cpu_allocator_set_cache_max(int64_t bytes);
+
+/* ---- dtypes ------------------------------------------------------------ */
+
+/* ops_dtype_size for hot paths: inlined (a table lookup), 0 for an invalid dtype. */
+static inline size_t
+ops_dtype_itemsize(ops_dtype dt)
+{
+    switch (dt) {
+#define OPS_X_(e, name, size) \
+    case e:                   \
+        return size;
+        OPS_FOREACH_DTYPE(OPS_X_)
+#undef OPS_X_
+    default:
+        return 0;
+    }
+}
+
+/* ---- scalars ----------------------------------------------------------- */
+
+/* Write s converted to dt at dst (ints wrap, floats saturate through int64 and NaN
+ * becomes 0 when converted to an integer type, as ops_scalar_to_int64 does). */
+OPS_API void ops_scalar_store(ops_scalar s, ops_dtype dt, void *dst);
+/* Read one element of dtype dt at src as a scalar of its category. */
+OPS_API ops_scalar ops_scalar_load(const void *src, ops_dtype dt);
+
 /* ---- shapes ---------------------------------------------------------- */
 
 OPS_API int64_t ops_shape_numel(int ndim, const int64_t *sizes);
@@ -97,6 +141,11 @@ OPS_API ops_status ops_broadcast_shapes(const char *op, const char *name_a, int 
 
 /* Allocator of a device, or NULL with the error set (e.g. CUDA in a CPU build). */
 OPS_API const ops_allocator *ops_device_allocator(const char *op, ops_device device);
+#ifdef OPS_WITH_CUDA
+/* The CUDA backend's allocator for cuda:index, or NULL with the error set (bad
+ * index, no device).  Defined by kernels/cuda; ops_device_allocator calls it. */
+OPS_API const ops_allocator *ops_cuda_device_allocator(const char *op, int index);
+#endif
 /* New tensor with fresh, uninitialised storage.  strides NULL means contiguous;
  * explicit strides get storage large enough for every addressed element. */
 OPS_API ops_tensor *ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *strides,

@@ -12,10 +12,36 @@
  *     ops_iter_release(&it);                                    // always
  *
  * The meta step broadcasts the inputs, computes the common (computation) dtype,
- * checks out= / in-place rules, allocates the functional output in the layout of the
- * first input, and reorders + coalesces dims so kernels only see 1-D strided runs.
- * Nothing is written to any user tensor before the kernel runs, and a failed meta
- * leaves every argument untouched. */
+ * checks out= / in-place rules, allocates the functional output, and reorders +
+ * coalesces dims so kernels only see 1-D strided runs.  Nothing is written to any
+ * user tensor before the kernel runs, and a failed meta leaves every argument
+ * untouched (an empty out= is resized only by ops_iter_finish, after the kernel).
+ *
+ * Family rules (what each ops_meta_* computes):
+ *   common dtype   ops_result_type over the Tensor arguments (wrapped numbers promote by
+ *                  category only), then the family's rule (binary_float/unary_float:
+ *                  integral and bool become the default float dtype).
+ *   inputs         every input whose dtype differs from the common dtype is converted
+ *                  into a temporary (one-element inputs into a buffer inside the
+ *                  iterator, without allocating), so kernels see one dtype for all
+ *                  inputs; where's condition stays bool.
+ *   result dtype   the common dtype; bool for bool_out.
+ *   FUNCTIONAL     a new output of the broadcast shape whose memory order follows the
+ *                  operands' strides (PyTorch's rule: the first input's layout when it
+ *                  decides, row-major when nothing does).
+ *   OUT            result dtype must be castable to out's dtype ("add: result type
+ *                  float32 can't be cast to the desired output type int64"); out must
+ *                  have the broadcast shape unless it is empty (then it is resized);
+ *                  out may not overlap itself, nor overlap an input other than by being
+ *                  exactly the same view.  When out's dtype differs from the result
+ *                  dtype, or out is empty, the kernel writes a temporary that
+ *                  ops_iter_finish copies (converting, resizing) into out.
+ *   INPLACE        as OUT with out = self, and the broadcast shape must be self's shape
+ *                  ("add_: output with shape [3] doesn't match the broadcast shape [2, 3]").
+ *
+ * Loop geometry: size-1 dims dropped, dims sorted so that dim 0 is the innermost in
+ * memory (the output's strides first, inputs break ties), adjacent dims coalesced
+ * when every operand allows it; strides in bytes (0 for broadcast, may be negative). */
 #ifndef OPS_ITER_H
 #define OPS_ITER_H
 
@@ -57,27 +83,43 @@ typedef struct ops_iter {
     ops_iter_mode mode;
     int noutputs; /* operands [0, noutputs) are outputs, the rest inputs */
     int noperands;
-    /* Owned references to what the loops read and write (temporaries included). */
+    /* What the loops read and write.  Inputs are the caller's tensors (borrowed: the
+     * caller keeps them alive for the call) unless replaced by a converted temporary;
+     * operands whose bit is set in `owned` are references the iterator holds.  An
+     * input converted into `scalar_buf` keeps its original tensor here, so kernels
+     * read operand dtypes from `dtypes`, never from operands[i]->dtype. */
     ops_tensor *operands[OPS_ITER_MAX_OPERANDS];
-    ops_dtype common_dtype; /* the computation dtype */
+    unsigned owned;
+    /* dtype of each operand as the loops see it (data[i] points at this type). */
+    ops_dtype dtypes[OPS_ITER_MAX_OPERANDS];
+    ops_dtype common_dtype; /* the computation dtype (all inputs but where's condition) */
+    ops_dtype result_dtype; /* dtype of operand 0: common, or bool for bool_out */
     ops_device device;
     /* Broadcast shape, in the tensors' own dim order. */
     int shape_ndim;
     int64_t shape[OPS_MAX_DIMS];
-    int64_t numel;
-    /* Loop geometry after reordering and coalescing; dim 0 is the innermost. */
+    int64_t numel; /* elements the loops visit (the broadcast numel; nullary: see below) */
+    /* Loop geometry after reordering and coalescing; dim 0 is the innermost.  Always
+     * ndim >= 1 (a 0-dim or one-element op is one run of length 1). */
     int ndim;
     int64_t loop_shape[OPS_MAX_DIMS];
-    int64_t loop_strides[OPS_ITER_MAX_OPERANDS][OPS_MAX_DIMS]; /* bytes */
+    int64_t loop_strides[OPS_MAX_DIMS][OPS_ITER_MAX_OPERANDS]; /* [dim][operand], bytes */
     char *data[OPS_ITER_MAX_OPERANDS];
     /* Result delivery (see ops_iter_finish). */
     ops_tensor *result;    /* functional output, owned until taken */
     ops_tensor *writeback; /* user out= / self to copy operands[0] into, when they differ */
+    ops_tensor *written;   /* user tensor whose version ops_iter_finish bumps */
+    bool resize_out;       /* writeback is an empty out= that finish resizes first */
+    /* One-element inputs converted to the common dtype live here, not on the heap. */
+    union {
+        int64_t i;
+        double f;
+    } scalar_buf[OPS_ITER_MAX_OPERANDS];
 } ops_iter;
 
 /* ---- meta families: each is `meta: <family>` in native_functions.yaml ---- */
 
-/* Inputs promoted to result_type; output of that dtype (add, mul, maximum, ...). */
+/* Inputs promoted to result_type; output of that dtype (add, mul, maximum, lerp, ...). */
 OPS_API ops_status ops_meta_binary(ops_iter *it, const ops_meta_args *a);
 /* As binary, integral/bool results computed in the default float dtype (div, atan2). */
 OPS_API ops_status ops_meta_binary_float(ops_iter *it, const ops_meta_args *a);
@@ -91,16 +133,62 @@ OPS_API ops_status ops_meta_unary_float(ops_iter *it, const ops_meta_args *a);
 OPS_API ops_status ops_meta_where(ops_iter *it, const ops_meta_args *a);
 /* div with rounding_mode (strs[0]): None is binary_float, "trunc"/"floor" binary. */
 OPS_API ops_status ops_meta_div_mode(ops_iter *it, const ops_meta_args *a);
-/* clamp: result_type over self and the (optional) Scalar or Tensor bounds. */
+/* clamp: result_type over self and the (optional) Scalar or Tensor bounds; operands
+ * are the output, self, then whichever Tensor bounds are present (min before max). */
 OPS_API ops_status ops_meta_clamp(ops_iter *it, const ops_meta_args *a);
 
-/* After a successful kernel: copy into args.out when a temporary was used (dtype
- * differs), and bump the version of the written user tensor. */
+/* ---- builders for kernels that drive the iterator themselves -------------- */
+
+/* The machinery under every meta family: the non-NULL a->tensors are the inputs;
+ * inputs are converted to compute_dtype (OPS_DTYPE_NONE: each keeps its own) except
+ * those whose bit (by position in a->tensors) is set in keep_mask; operand 0 has
+ * result_dtype.  A family computes the dtypes and calls this. */
+OPS_API ops_status ops_iter_build(ops_iter *it, const ops_meta_args *a, ops_dtype compute_dtype,
+                                  ops_dtype result_dtype, unsigned keep_mask);
+
+/* An iterator over out alone (fill_, zero_, arange on any strided tensor): operand 0
+ * is out, of out's dtype; ops_iter_finish bumps out's version.  Dims along which out
+ * repeats itself (stride 0) are walked once: a nullary kernel writes the same value
+ * there anyway. */
+OPS_API ops_status ops_iter_build_nullary(ops_iter *it, const char *op, ops_tensor *out);
+/* An iterator that reads src broadcast to dst's shape, each operand in its own dtype
+ * (copy_): "op: output with shape [3] doesn't match the broadcast shape [2, 3]" when
+ * src does not broadcast to dst.  No overlap checks (the caller decides). */
+OPS_API ops_status ops_iter_build_copy(ops_iter *it, const char *op, ops_tensor *dst,
+                                       const ops_tensor *src);
+/* Copy src into dst converting dtypes (src broadcast to dst's shape; dst must not
+ * overlap src).  Does not bump dst's version.  CPU only. */
+OPS_API ops_status ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src);
+/* Convert n elements between any two dtypes: dst[i*dst_stride] = src[i*src_stride]
+ * (byte strides).  Same dtype copies the bytes; float->integral out of range or NaN
+ * gives the type's minimum (x86's "integer indefinite", as PyTorch on x86) without
+ * undefined behaviour; narrowing integers wrap; float16/bfloat16 round to nearest
+ * even.  The single conversion routine every copy and dtype promotion goes through. */
+OPS_API void ops_convert_run(ops_dtype dst_dt, char *dst, int64_t dst_stride, ops_dtype src_dt,
+                             const char *src, int64_t src_stride, int64_t n);
+
+/* Strides for a new tensor with t's sizes in t's memory order, when t is
+ * non-overlapping and dense with positive strides (PyTorch's preserve_format);
+ * false (strides untouched) means "use contiguous". */
+OPS_API bool ops_dense_strides_like(const ops_tensor *t, int64_t *strides);
+
+/* ---- after the kernel ---------------------------------------------------- */
+
+/* Put it in the empty state ops_iter_release() accepts (every meta and builder
+ * starts with this, so release is safe whatever they return). */
+OPS_API void ops_iter_init(ops_iter *it, const char *op, ops_iter_mode mode);
+/* After a successful kernel: resize an empty out= and copy the result into it when
+ * a temporary was used (dtype differs, or out= was empty), and bump the version of
+ * the written user tensor. */
 OPS_API ops_status ops_iter_finish(ops_iter *it);
 /* The functional result (new reference), or NULL if none. */
 OPS_API ops_tensor *ops_iter_take_result(ops_iter *it);
 /* Drop every reference the iterator holds.  Safe after any failure, and twice. */
 OPS_API void ops_iter_release(ops_iter *it);
+
+/* Number of tasks a loop over the iterator splits into: 1 below OPS_GRAIN_SIZE
+ * elements (no OpenMP region is entered), else min(threads, numel / grain). */
+OPS_API int ops_iter_num_tasks(const ops_iter *it);
 
 #ifdef __cplusplus
 }

@@ -1,1 +1,817 @@
-/* tensor.c: in progress */
+/* Storage and tensor lifecycle, shapes, devices and the thread setting.
+ *
+ * A small CPU tensor is one allocation: tensor header, storage header, then its
+ * (64-byte aligned) bytes.  Small ops are all overhead (DESIGN.md §8), and this
+ * turns three allocations into one.  The block belongs to the storage: the tensor
+ * that created it holds a storage reference until it dies, so the storage's
+ * refcount reaching zero means both are dead and the block can go, even when
+ * views outlived the tensor. */
+#include <inttypes.h>
+#include <omp.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_internal.h"
+
+/* Tensors with at most this many bytes live inside their header's block.  Keeps
+ * the block (headers + data + alignment slack) within malloc's per-thread cache. */
+#define OPS_EMBED_MAX_BYTES 512
+
+typedef struct embedded_block {
+    ops_tensor tensor;
+    ops_storage storage;
+} embedded_block;
+
+#define OPS_EMBED_DATA_OFFSET ((sizeof(embedded_block) + 63) & ~(size_t)63)
+
+static inline const char *
+op_name(const char *op)
+{
+    return op ? op : "ops";
+}
+
+/* ---- refcounts ------------------------------------------------------------ */
+
+/* True when the caller held the last reference.  A count of 1 seen by a holder
+ * cannot grow (nobody else has a reference to copy), so the common case of
+ * releasing a temporary skips the locked read-modify-write. */
+static inline bool
+refcount_drop(int64_t *rc)
+{
+    if (__atomic_load_n(rc, __ATOMIC_ACQUIRE) == 1)
+        return true;
+    return __atomic_sub_fetch(rc, 1, __ATOMIC_ACQ_REL) == 0;
+}
+
+static inline void
+storage_retain(ops_storage *s)
+{
+    __atomic_add_fetch(&s->refcount, 1, __ATOMIC_RELAXED);
+}
+
+static inline char *
+embedded_data(ops_storage *s)
+{
+    return (char *)s - offsetof(embedded_block, storage) + OPS_EMBED_DATA_OFFSET;
+}
+
+static void
+storage_free(ops_storage *s)
+{
+    const bool embedded = (s->flags & OPS_STORAGE_EMBEDDED) != 0;
+    /* A resize_ may have moved an embedded storage's bytes out of the block. */
+    const bool inline_data = embedded && s->data == embedded_data(s);
+    if (!inline_data) {
+        if (s->allocator)
+            s->allocator->free(s->allocator->ctx, s->data, s->nbytes);
+        else if (s->deleter)
+            s->deleter(s->data, s->deleter_ctx);
+    }
+    if (embedded) {
+        const ops_allocator *cpu = ops_cpu_allocator();
+        cpu->free(cpu->ctx, (char *)s - offsetof(embedded_block, storage), s->block_nbytes);
+    } else {
+        ops_host_free(s);
+    }
+}
+
+static inline void
+storage_release(ops_storage *s)
+{
+    if (refcount_drop(&s->refcount))
+        storage_free(s);
+}
+
+ops_tensor *
+ops_tensor_retain(const ops_tensor *t)
+{
+    if (t == NULL)
+        return NULL;
+    ops_tensor *m = (ops_tensor *)t;
+    __atomic_add_fetch(&m->refcount, 1, __ATOMIC_RELAXED);
+    return m;
+}
+
+void
+ops_tensor_release(ops_tensor *t)
+{
+    if (t == NULL || !refcount_drop(&t->refcount))
+        return;
+    ops_storage *s = t->storage;
+    /* An embedded header is part of its storage's block and goes with it. */
+    if (!(t->flags & OPS_TENSOR_EMBEDDED))
+        ops_host_free(t);
+    storage_release(s);
+}
+
+/* ---- accessors ------------------------------------------------------------ */
+
+int64_t
+ops_tensor_ndim(const ops_tensor *t)
+{
+    return t->ndim;
+}
+
+int64_t
+ops_tensor_size(const ops_tensor *t, int64_t dim)
+{
+    if (t == NULL) {
+        ops_fail(OPS_ERR_VALUE, "size: expected a tensor, got NULL");
+        return -1;
+    }
+    if (!ops_wrap_dim("size", "dim", &dim, t->ndim))
+        return -1;
+    if (t->ndim == 0) {
+        ops_fail(OPS_ERR_INDEX, "size: Dimension specified as %" PRId64 " but tensor has no dimensions", dim);
+        return -1;
+    }
+    return t->sizes[dim];
+}
+
+const int64_t *
+ops_tensor_sizes(const ops_tensor *t)
+{
+    return t->sizes;
+}
+
+const int64_t *
+ops_tensor_strides(const ops_tensor *t)
+{
+    return t->strides;
+}
+
+int64_t
+ops_tensor_numel(const ops_tensor *t)
+{
+    return ops_shape_numel(t->ndim, t->sizes);
+}
+
+int64_t
+ops_tensor_storage_offset(const ops_tensor *t)
+{
+    return t->offset;
+}
+
+ops_dtype
+ops_tensor_dtype(const ops_tensor *t)
+{
+    return t->dtype;
+}
+
+ops_device
+ops_tensor_device(const ops_tensor *t)
+{
+    return t->storage->device;
+}
+
+size_t
+ops_tensor_itemsize(const ops_tensor *t)
+{
+    return ops_dtype_itemsize(t->dtype);
+}
+
+void *
+ops_tensor_data_ptr(const ops_tensor *t)
+{
+    return (char *)t->storage->data + t->offset * (int64_t)ops_dtype_itemsize(t->dtype);
+}
+
+uint64_t
+ops_tensor_version(const ops_tensor *t)
+{
+    return __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED);
+}
+
+bool
+ops_tensor_is_contiguous(const ops_tensor *t)
+{
+    int64_t expected = 1;
+    bool ok = true;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        const int64_t n = t->sizes[i];
+        if (n == 0)
+            return true; /* no elements: any strides describe the same (empty) layout */
+        if (n != 1) {
+            ok = ok && t->strides[i] == expected;
+            expected *= n;
+        }
+    }
+    return ok;
+}
+
+bool
+ops_tensor_shares_storage(const ops_tensor *a, const ops_tensor *b)
+{
+    return a && b && a->storage == b->storage;
+}
+
+size_t
+ops_tensor_storage_nbytes(const ops_tensor *t)
+{
+    return t->storage->nbytes;
+}
+
+/* ---- shapes --------------------------------------------------------------- */
+
+int64_t
+ops_shape_numel(int ndim, const int64_t *sizes)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= sizes[i];
+    return n;
+}
+
+void
+ops_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) {
+        strides[i] = s;
+        /* Size 0 and 1 dims still get the stride of a 1, as PyTorch gives them. */
+        s *= sizes[i] > 1 ? sizes[i] : 1;
+    }
+}
+
+bool
+ops_wrap_dim(const char *op, const char *arg, int64_t *dim, int64_t ndim)
+{
+    const int64_t n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts -1 and 0 */
+    const int64_t d = *dim;
+    if (d < -n || d > n - 1) {
+        if (arg)
+            ops_fail(OPS_ERR_INDEX,
+                     "%s: Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                     "], but got %" PRId64 ") for argument '%s'",
+                     op_name(op), -n, n - 1, d, arg);
+        else
+            ops_fail(OPS_ERR_INDEX,
+                     "%s: Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
+                     "], but got %" PRId64 ")",
+                     op_name(op), -n, n - 1, d);
+        return false;
+    }
+    if (d < 0)
+        *dim = d + n;
+    return true;
+}
+
+ops_status
+ops_broadcast_shapes(const char *op, const char *name_a, int nda, const int64_t *a, const char *name_b,
+                     int ndb, const int64_t *b, int *nd_out, int64_t *out)
+{
+    const int nd = nda > ndb ? nda : ndb;
+    int64_t res[OPS_MAX_DIMS];
+    if (nd > OPS_MAX_DIMS)
+        return ops_fail(OPS_ERR_SHAPE, "%s: tensors have at most %d dimensions, got %d", op_name(op),
+                        OPS_MAX_DIMS, nd);
+    for (int i = nd - 1; i >= 0; i--) {
+        const int offset = nd - 1 - i;
+        const int ia = nda - 1 - offset;
+        const int ib = ndb - 1 - offset;
+        const int64_t sa = ia >= 0 ? a[ia] : 1;
+        const int64_t sb = ib >= 0 ? b[ib] : 1;
+        if (sa == sb || sb == 1) {
+            res[i] = sa;
+        } else if (sa == 1) {
+            res[i] = sb;
+        } else {
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: the size of %s (%" PRId64 ") must match the size of %s (%" PRId64
+                            ") at non-singleton dimension %d",
+                            op_name(op), name_a ? name_a : "tensor a", sa, name_b ? name_b : "tensor b", sb,
+                            i);
+        }
+    }
+    if (nd_out)
+        *nd_out = nd;
+    if (out && nd > 0)
+        memcpy(out, res, (size_t)nd * sizeof(int64_t));
+    return OPS_OK;
+}
+
+/* ---- construction ----------------------------------------------------------- */
+
+const ops_allocator *
+ops_device_allocator(const char *op, ops_device device)
+{
+    switch (device.type) {
+    case OPS_CPU:
+        return ops_cpu_allocator();
+    case OPS_CUDA:
+#ifdef OPS_WITH_CUDA
+        return ops_cuda_device_allocator(op, device.index);
+#else
+        return ops_fail_null(OPS_ERR_DEVICE, "%s: libops was built without CUDA support (device cuda:%d)",
+                             op_name(op), device.index);
+#endif
+    default:
+        break;
+    }
+    return ops_fail_null(OPS_ERR_DEVICE, "%s: invalid device (type %d)", op_name(op), (int)device.type);
+}
+
+/* Validates a geometry and computes the bytes its storage needs from offset 0:
+ * enough for the largest addressed element.  Sets the error on failure. */
+static ops_status
+geometry_nbytes(const char *op, int ndim, const int64_t *sizes, const int64_t *strides, ops_dtype dtype,
+                size_t *nbytes_out)
+{
+    char buf[OPS_SHAPE_STR_LEN];
+    if ((int)dtype < 0 || dtype >= OPS_NUM_DTYPES)
+        return ops_fail(OPS_ERR_DTYPE, "%s: invalid dtype (%d)", op_name(op), (int)dtype);
+    if (ndim < 0 || ndim > OPS_MAX_DIMS)
+        return ops_fail(OPS_ERR_VALUE, "%s: tensors have 0 to %d dimensions, got %d", op_name(op),
+                        OPS_MAX_DIMS, ndim);
+    bool empty = false;
+    for (int i = 0; i < ndim; i++) {
+        if (sizes[i] < 0)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: Trying to create tensor with negative dimension %" PRId64 ": %s",
+                            op_name(op), sizes[i], ops_shape_str(ndim, sizes, buf, sizeof buf));
+        if (sizes[i] == 0)
+            empty = true;
+        if (strides && strides[i] < 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: negative strides are not supported, got strides %s",
+                            op_name(op), ops_shape_str(ndim, strides, buf, sizeof buf));
+    }
+    int64_t extent = empty ? 0 : 1; /* elements from offset 0 to the last addressed one, inclusive */
+    bool overflow = false;
+    if (!empty) {
+        for (int i = 0; i < ndim; i++) {
+            int64_t span;
+            if (strides) {
+                overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
+                overflow |= __builtin_add_overflow(extent, span, &extent);
+            } else {
+                overflow |= __builtin_mul_overflow(extent, sizes[i], &extent);
+            }
+        }
+    }
+    int64_t nbytes = 0;
+    overflow |= __builtin_mul_overflow(extent, (int64_t)ops_dtype_itemsize(dtype), &nbytes);
+    if (overflow)
+        return ops_fail(OPS_ERR_OOM, "%s: a tensor of shape %s and dtype %s is too large to allocate",
+                        op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
+    *nbytes_out = (size_t)nbytes;
+    return OPS_OK;
+}
+
+static void
+fill_geometry(ops_tensor *t, int ndim, const int64_t *sizes, const int64_t *strides)
+{
+    t->ndim = ndim;
+    if (ndim == 0)
+        return; /* sizes may be NULL for a 0-dim tensor */
+    memcpy(t->sizes, sizes, (size_t)ndim * sizeof(int64_t));
+    if (strides)
+        memcpy(t->strides, strides, (size_t)ndim * sizeof(int64_t));
+    else
+        ops_contiguous_strides(ndim, sizes, t->strides);
+}
+
+static ops_tensor *
+tensor_new_embedded(int ndim, const int64_t *sizes, const int64_t *strides, ops_dtype dtype, size_t nbytes)
+{
+    const ops_allocator *cpu = ops_cpu_allocator();
+    const size_t block_nbytes = OPS_EMBED_DATA_OFFSET + nbytes;
+    embedded_block *b = cpu->alloc(cpu->ctx, block_nbytes);
+    if (b == NULL)
+        return NULL;
+    ops_storage *s = &b->storage;
+    s->refcount = 1;
+    s->data = (char *)b + OPS_EMBED_DATA_OFFSET;
+    s->nbytes = nbytes;
+    s->device = OPS_DEVICE_CPU;
+    s->allocator = cpu;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    s->version = 0;
+    s->flags = OPS_STORAGE_EMBEDDED;
+    s->block_nbytes = block_nbytes;
+    ops_tensor *t = &b->tensor;
+    t->refcount = 1;
+    t->storage = s;
+    t->offset = 0;
+    t->dtype = dtype;
+    t->flags = OPS_TENSOR_EMBEDDED;
+    t->autograd = NULL;
+    fill_geometry(t, ndim, sizes, strides);
+    return t;
+}
+
+ops_tensor *
+ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *strides, ops_dtype dtype,
+               ops_device device)
+{
+    size_t nbytes = 0;
+    if (geometry_nbytes(op, ndim, sizes, strides, dtype, &nbytes) != OPS_OK)
+        return NULL;
+    if (OPS_LIKELY(device.type == OPS_CPU && nbytes <= OPS_EMBED_MAX_BYTES)) {
+        ops_tensor *t = tensor_new_embedded(ndim, sizes, strides, dtype, nbytes);
+        if (t == NULL)
+            return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on cpu)",
+                                 op_name(op), OPS_EMBED_DATA_OFFSET + nbytes);
+        return t;
+    }
+
+    const ops_allocator *alloc = ops_device_allocator(op, device);
+    if (alloc == NULL)
+        return NULL;
+    ops_tensor *t = ops_host_malloc(sizeof *t);
+    ops_storage *s = ops_host_malloc(sizeof *s);
+    void *data = t && s ? alloc->alloc(alloc->ctx, nbytes) : NULL;
+    if (data == NULL) {
+        ops_host_free(t);
+        ops_host_free(s);
+        char dev[32];
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)",
+                             op_name(op), nbytes, ops_device_str(device, dev, sizeof dev));
+    }
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->allocator = alloc;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    s->version = 0;
+    s->flags = 0;
+    s->block_nbytes = 0;
+    t->refcount = 1;
+    t->storage = s;
+    t->offset = 0;
+    t->dtype = dtype;
+    t->flags = 0;
+    t->autograd = NULL;
+    fill_geometry(t, ndim, sizes, strides);
+    return t;
+}
+
+ops_tensor *
+ops_tensor_new_view(const ops_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                    int64_t offset)
+{
+    ops_tensor *t = ops_host_malloc(sizeof *t);
+    if (t == NULL)
+        return ops_fail_null(OPS_ERR_OOM, "view: out of memory allocating a tensor header");
+    t->refcount = 1;
+    t->storage = base->storage;
+    storage_retain(t->storage);
+    t->offset = offset;
+    t->dtype = base->dtype;
+    t->flags = 0;
+    t->autograd = NULL;
+    fill_geometry(t, ndim, sizes, strides);
+    return t;
+}
+
+ops_tensor *
+ops_tensor_from_blob(void *data, ops_int_list sizes, ops_int_list strides, ops_dtype dtype, ops_device device,
+                     void (*deleter)(void *data, void *ctx), void *ctx)
+{
+    const char *op = "from_blob";
+    if (sizes.len < 0 || sizes.len > OPS_MAX_DIMS || (sizes.len > 0 && sizes.data == NULL))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: expected 0 to %d sizes, got %" PRId64, op, OPS_MAX_DIMS,
+                             sizes.len);
+    if (strides.len != 0 && (strides.len != sizes.len || strides.data == NULL))
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: got %" PRId64 " strides for %" PRId64 " sizes (pass none for contiguous)",
+                             op, strides.len, sizes.len);
+    const int ndim = (int)sizes.len;
+    const int64_t *st = strides.len ? strides.data : NULL;
+    size_t nbytes = 0;
+    if (geometry_nbytes(op, ndim, sizes.data, st, dtype, &nbytes) != OPS_OK)
+        return NULL;
+    if (data == NULL && nbytes > 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: data is NULL for a tensor of %zu bytes", op, nbytes);
+    /* Validates the device (cuda in a CPU build is refused) although the bytes
+     * stay the caller's. */
+    if (ops_device_allocator(op, device) == NULL)
+        return NULL;
+    ops_tensor *t = ops_host_malloc(sizeof *t);
+    ops_storage *s = ops_host_malloc(sizeof *s);
+    if (t == NULL || s == NULL) {
+        ops_host_free(t);
+        ops_host_free(s);
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a tensor header", op);
+    }
+    s->refcount = 1;
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->allocator = NULL;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    s->version = 0;
+    s->flags = 0;
+    s->block_nbytes = 0;
+    t->refcount = 1;
+    t->storage = s;
+    t->offset = 0;
+    t->dtype = dtype;
+    t->flags = 0;
+    t->autograd = NULL;
+    fill_geometry(t, ndim, sizes.data, st);
+    return t;
+}
+
+ops_tensor *
+ops_tensor_from_data(const void *data, ops_int_list sizes, ops_dtype dtype)
+{
+    const char *op = "from_data";
+    if (sizes.len < 0 || sizes.len > OPS_MAX_DIMS || (sizes.len > 0 && sizes.data == NULL))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: expected 0 to %d sizes, got %" PRId64, op, OPS_MAX_DIMS,
+                             sizes.len);
+    ops_tensor *t = ops_tensor_new(op, (int)sizes.len, sizes.data, NULL, dtype, OPS_DEVICE_CPU);
+    if (t == NULL)
+        return NULL;
+    const size_t nbytes = (size_t)ops_tensor_numel(t) * ops_dtype_itemsize(dtype);
+    if (nbytes > 0) {
+        if (data == NULL) {
+            ops_tensor_release(t);
+            return ops_fail_null(OPS_ERR_VALUE, "%s: data is NULL for a tensor of %zu bytes", op, nbytes);
+        }
+        memcpy(t->storage->data, data, nbytes);
+    }
+    return t;
+}
+
+ops_tensor *
+ops_scalar_tensor(ops_scalar s, ops_dtype dtype)
+{
+    if (dtype == OPS_DTYPE_NONE)
+        dtype = s.kind == OPS_SCALAR_BOOL  ? OPS_BOOL
+                : s.kind == OPS_SCALAR_INT ? OPS_INT64
+                                           : ops_default_float_dtype();
+    ops_tensor *t = ops_tensor_new("scalar_tensor", 0, NULL, NULL, dtype, OPS_DEVICE_CPU);
+    if (t)
+        ops_scalar_store(s, dtype, t->storage->data);
+    return t;
+}
+
+ops_tensor *
+ops_wrap_scalar(ops_scalar s)
+{
+    const ops_dtype dtype = ops_scalar_dtype(s);
+    ops_tensor *t = ops_tensor_new("wrap_scalar", 0, NULL, NULL, dtype, OPS_DEVICE_CPU);
+    if (t) {
+        ops_scalar_store(s, dtype, t->storage->data);
+        t->flags |= OPS_TENSOR_WRAPPED_NUMBER;
+    }
+    return t;
+}
+
+ops_status
+ops_tensor_item(const ops_tensor *t, ops_scalar *out)
+{
+    if (t == NULL || out == NULL)
+        return ops_fail(OPS_ERR_VALUE, "item: expected a tensor and an output scalar, got NULL");
+    const int64_t n = ops_tensor_numel(t);
+    if (n != 1)
+        return ops_fail(OPS_ERR_VALUE,
+                        "item: a Tensor with %" PRId64 " elements cannot be converted to Scalar", n);
+    if (t->storage->device.type != OPS_CPU) {
+        char dev[32];
+        return ops_fail(OPS_ERR_DEVICE, "item: reading a value on the host needs a cpu tensor, got one on %s",
+                        ops_device_str(t->storage->device, dev, sizeof dev));
+    }
+    *out = ops_scalar_load(ops_tensor_data_ptr(t), t->dtype);
+    return OPS_OK;
+}
+
+ops_status
+ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes)
+{
+    size_t nbytes = 0;
+    if (geometry_nbytes(op, ndim, sizes, NULL, t->dtype, &nbytes) != OPS_OK)
+        return ops_last_status();
+    size_t needed;
+    if (nbytes == 0) {
+        needed = 0;
+    } else if (__builtin_mul_overflow((size_t)t->offset, ops_dtype_itemsize(t->dtype), &needed) ||
+               __builtin_add_overflow(needed, nbytes, &needed)) {
+        return ops_fail(OPS_ERR_OOM, "%s: resize to %zu bytes past offset %" PRId64 " overflows", op_name(op),
+                        nbytes, t->offset);
+    }
+    ops_storage *s = t->storage;
+    if (needed > s->nbytes) {
+        if (s->allocator == NULL)
+            return ops_fail(
+                OPS_ERR_VALUE,
+                "%s: cannot resize a tensor whose storage is borrowed (from_blob) from %zu to %zu bytes",
+                op_name(op), s->nbytes, needed);
+        if (s->device.type != OPS_CPU && s->nbytes > 0)
+            return ops_fail(
+                OPS_ERR_NOT_IMPLEMENTED,
+                "%s: growing a non-empty storage off the cpu (from %zu to %zu bytes) is not supported",
+                op_name(op), s->nbytes, needed);
+        void *data = s->allocator->alloc(s->allocator->ctx, needed);
+        if (data == NULL) {
+            char dev[32];
+            return ops_fail(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)", op_name(op),
+                            needed, ops_device_str(s->device, dev, sizeof dev));
+        }
+        /* The storage is shared by every view, so growing it in place keeps them
+         * all looking at the same (now larger) bytes, as PyTorch's resize_ does. */
+        if (s->nbytes > 0)
+            memcpy(data, s->data, s->nbytes);
+        const bool inline_data = (s->flags & OPS_STORAGE_EMBEDDED) && s->data == embedded_data(s);
+        if (!inline_data)
+            s->allocator->free(s->allocator->ctx, s->data, s->nbytes);
+        s->data = data;
+        s->nbytes = needed;
+    }
+    fill_geometry(t, ndim, sizes, NULL);
+    return OPS_OK;
+}
+
+void
+ops_tensor_bump_version(ops_tensor *t)
+{
+    __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- overlap ---------------------------------------------------------------- */
+
+/* [lo, hi) byte addresses t may touch; false for an empty tensor. */
+static bool
+byte_range(const ops_tensor *t, uintptr_t *lo, uintptr_t *hi)
+{
+    int64_t min_off = 0, max_off = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->sizes[i] == 0)
+            return false;
+        const int64_t span = (t->sizes[i] - 1) * t->strides[i];
+        if (span < 0)
+            min_off += span;
+        else
+            max_off += span;
+    }
+    const int64_t item = (int64_t)ops_dtype_itemsize(t->dtype);
+    const uintptr_t base = (uintptr_t)ops_tensor_data_ptr(t);
+    *lo = base + (uintptr_t)(min_off * item);
+    *hi = base + (uintptr_t)((max_off + 1) * item);
+    return true;
+}
+
+bool
+ops_tensor_may_overlap(const ops_tensor *a, const ops_tensor *b)
+{
+    uintptr_t alo, ahi, blo, bhi;
+    if (a == NULL || b == NULL)
+        return false;
+    if (!byte_range(a, &alo, &ahi) || !byte_range(b, &blo, &bhi))
+        return false;
+    return alo < bhi && blo < ahi;
+}
+
+static int
+cmp_int64(const void *x, const void *y)
+{
+    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static int
+cmp_dim_stride(const void *x, const void *y)
+{
+    const int64_t *a = x, *b = y; /* {|stride|, size} pairs */
+    return (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+bool
+ops_tensor_has_internal_overlap(const ops_tensor *t)
+{
+    int64_t dims[OPS_MAX_DIMS][2];
+    int n = 0;
+    int64_t numel = 1;
+    for (int i = 0; i < t->ndim; i++) {
+        if (t->sizes[i] == 0)
+            return false;
+        if (t->sizes[i] == 1)
+            continue;
+        if (t->strides[i] == 0)
+            return true;
+        dims[n][0] = t->strides[i] < 0 ? -t->strides[i] : t->strides[i];
+        dims[n][1] = t->sizes[i];
+        numel *= t->sizes[i];
+        n++;
+    }
+    /* Sufficient for no overlap: sorted by stride, each stride steps over the
+     * whole extent of the smaller dims (true of every non-overlapping view that
+     * PyTorch-style ops make). */
+    qsort(dims, (size_t)n, sizeof dims[0], cmp_dim_stride);
+    int64_t extent = 0;
+    bool disjoint = true;
+    for (int i = 0; i < n; i++) {
+        if (dims[i][0] <= extent) {
+            disjoint = false;
+            break;
+        }
+        extent += dims[i][0] * (dims[i][1] - 1);
+    }
+    if (disjoint)
+        return false;
+    /* Otherwise decide exactly by listing the offsets, when that is cheap; beyond
+     * that, report no overlap (as PyTorch does for layouts too hard to decide). */
+    enum { MAX_EXACT = 1 << 16 };
+    if (numel > MAX_EXACT)
+        return false;
+    int64_t *offs = ops_host_malloc((size_t)numel * sizeof(int64_t));
+    if (offs == NULL)
+        return false;
+    int64_t idx[OPS_MAX_DIMS] = {0};
+    for (int64_t k = 0; k < numel; k++) {
+        int64_t off = 0;
+        for (int i = 0; i < n; i++)
+            off += idx[i] * dims[i][0];
+        offs[k] = off;
+        for (int i = 0; i < n; i++) {
+            if (++idx[i] < dims[i][1])
+                break;
+            idx[i] = 0;
+        }
+    }
+    qsort(offs, (size_t)numel, sizeof(int64_t), cmp_int64);
+    bool dup = false;
+    for (int64_t k = 1; k < numel && !dup; k++)
+        dup = offs[k] == offs[k - 1];
+    ops_host_free(offs);
+    return dup;
+}
+
+/* ---- devices ---------------------------------------------------------------- */
+
+/* Kept out of line so the all-cpu path of ops_check_same_device stays small. */
+static ops_status __attribute__((noinline))
+device_mismatch(const char *op, int first, int i, const ops_tensor *const *ts, const char *const *names)
+{
+    const ops_device a = ts[first]->storage->device, b = ts[i]->storage->device;
+    char da[32], db[32], na[32], nb[32];
+    snprintf(na, sizeof na, "argument %d", first);
+    snprintf(nb, sizeof nb, "argument %d", i);
+    const char *name_a = names && names[first] ? names[first] : na;
+    const char *name_b = names && names[i] ? names[i] : nb;
+    return ops_fail(
+        OPS_ERR_DEVICE, "%s: expected all tensors to be on the same device, but found %s on %s and %s on %s",
+        op_name(op), name_a, ops_device_str(a, da, sizeof da), name_b, ops_device_str(b, db, sizeof db));
+}
+
+ops_status
+ops_check_same_device(const char *op, int n, const ops_tensor *const *ts, const char *const *names,
+                      ops_device *device)
+{
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (ts[i] == NULL)
+            continue;
+        if (first < 0) {
+            first = i;
+            continue;
+        }
+        const ops_device a = ts[first]->storage->device, b = ts[i]->storage->device;
+        /* The rule of ops_device_equal, inline for the common all-cpu call. */
+        if (a.type != b.type || (a.type != OPS_CPU && a.index != b.index))
+            return device_mismatch(op, first, i, ts, names);
+    }
+    if (device)
+        *device = first >= 0 ? ts[first]->storage->device : OPS_DEVICE_UNSPECIFIED;
+    return OPS_OK;
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+static int g_num_threads;     /* 0: the default; atomic */
+static int g_default_threads; /* OpenMP's default, captured once; atomic */
+
+static int
+default_threads(void)
+{
+    int n = __atomic_load_n(&g_default_threads, __ATOMIC_RELAXED);
+    if (n <= 0) {
+        n = omp_get_max_threads();
+        if (n <= 0)
+            n = 1;
+        __atomic_store_n(&g_default_threads, n, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+void
+ops_set_num_threads(int n)
+{
+    default_threads(); /* capture OpenMP's default before we change it */
+    __atomic_store_n(&g_num_threads, n > 0 ? n : 0, __ATOMIC_RELAXED);
+    /* Loops pass ops_get_num_threads() to their parallel regions; this also covers
+     * a plain `omp parallel` started from the calling thread. */
+    omp_set_num_threads(n > 0 ? n : default_threads());
+}
+
+int
+ops_get_num_threads(void)
+{
+    const int n = __atomic_load_n(&g_num_threads, __ATOMIC_RELAXED);
+    return n > 0 ? n : default_threads();
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Command line of the generator (generated/meson.build runs `gen.py all` once).
+
+    gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
+           --out-dir DIR [--cuda] [--no-kernel-check] [--kernel-sources FILE...]
+
+Artifacts: functions_h, kernels_h, dispatch, glue, registry, all; `check` only
+validates.  Every run validates the whole schema (both YAML files and, unless
+--no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
+are printed as `file:line: reason` and the exit status is 1.  Outputs are written
+only when their bytes change.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from codegen import (derivatives, gen_dispatch, gen_functions_h, gen_glue,  # noqa: E402
+                     gen_kernels_h, gen_registry, model, render)
+
+ARTIFACTS = {
+    "functions_h": gen_functions_h,
+    "kernels_h": gen_kernels_h,
+    "dispatch": gen_dispatch,
+    "glue": gen_glue,
+    "registry": gen_registry,
+}
+
+
+def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: bool) -> model.Model:
+    """Parse and validate everything; raises model.SchemaError."""
+    m = model.load_model(native)
+    if derivs:
+        m.derivatives = derivatives.load_derivatives(derivs, m)
+    if kernel_check:
+        model.check_kernels(m, kernel_sources, cuda)
+    return m
+
+
+def generate(m: model.Model, artifacts, inputs, out_dir: str) -> list:
+    """Render the artifacts and write the changed files; returns the names written."""
+    files = {}
+    for a in artifacts:
+        files.update(ARTIFACTS[a].generate(m, inputs))
+    return render.write_outputs(out_dir, files)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("artifacts", nargs="+", choices=sorted(ARTIFACTS) + ["all", "check"])
+    p.add_argument("--native", required=True, help="ops/native_functions.yaml")
+    p.add_argument("--derivatives", default="", help="ops/derivatives.yaml")
+    p.add_argument("--out-dir", default=".", help="where generated files go")
+    p.add_argument("--kernel-sources", nargs="*", default=[],
+                   help="C/CUDA sources that must define every dispatch kernel")
+    p.add_argument("--no-kernel-check", action="store_true",
+                   help="do not require dispatch kernels to be defined (generator tests)")
+    p.add_argument("--cuda", action="store_true", help="the CUDA backend is built: check CUDA kernels too")
+    p.add_argument("--time", action="store_true", help="print how long each step took")
+    args = p.parse_args(argv)
+    # meson passes ../generated/../ops/...: report errors at ../ops/...
+    args.native = os.path.normpath(args.native)
+    args.derivatives = os.path.normpath(args.derivatives) if args.derivatives else ""
+
+    t0 = time.perf_counter()
+    try:
+        m = load(args.native, args.derivatives, args.kernel_sources, not args.no_kernel_check, args.cuda)
+    except model.SchemaError as e:
+        for msg in e.messages:
+            print(msg, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"{e.filename}:1: {e.strerror}", file=sys.stderr)
+        return 1
+    t1 = time.perf_counter()
+    arts = [a for a in args.artifacts if a != "check"]
+    if "all" in arts:
+        arts = list(ARTIFACTS)
+    inputs = [args.native] + ([args.derivatives] if args.derivatives else [])
+    written = generate(m, arts, inputs, args.out_dir)
+    t2 = time.perf_counter()
+    if args.time:
+        print(f"{len(m.functions)} entries: validate {1000 * (t1 - t0):.1f} ms, generate "
+              f"{1000 * (t2 - t1):.1f} ms, wrote {len(written)} file(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""ops_glue_N.c: the public functions (docs/codegen.md "What the generated glue does").
+
+Argument checks, the same-device check, the device choice, then either the
+structured path (meta family -> kernel from the table -> finish) or a plain call
+of the entry's kernel.  Entries are spread over a fixed number of files by a stable
+hash of the op's base name, so an edit to one op recompiles one shard.
+"""
+
+import zlib
+from typing import List
+
+from . import cnames, render
+from .model import Model, NativeFunction
+
+N_SHARDS = 4
+OUTPUTS = tuple(f"ops_glue_{i}.c" for i in range(N_SHARDS))
+
+_MODES = {"functional": "OPS_ITER_FUNCTIONAL", "inplace": "OPS_ITER_INPLACE", "out": "OPS_ITER_OUT"}
+
+
+def shard_of(nf: NativeFunction) -> int:
+    return zlib.crc32(nf.func.base_name.encode("utf-8")) % N_SHARDS
+
+
+class _Body:
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+        self.depth = 1
+
+    def __call__(self, s: str = "") -> None:
+        self.lines.append(("    " * self.depth + s) if s else "")
+
+    def block(self, head: str, body: List[str], tail: str = "}") -> None:
+        self(head)
+        self.depth += 1
+        for s in body:
+            self(s)
+        self.depth -= 1
+        self(tail)
+
+
+def _device_fallback(nf: NativeFunction) -> str:
+    """The device of an entry without tensors: its `Device` argument, else cpu."""
+    for a in nf.func.arguments:
+        if a.type.base == "Device":
+            return f"({a.name}.type != OPS_DEVICE_TYPE_NONE ? {a.name} : OPS_DEVICE_CPU)"
+    return "OPS_DEVICE_CPU"
+
+
+def _function(nf: NativeFunction) -> dict:
+    s = nf.func
+    op = s.name  # messages name the op by its schema name: "add", "add_"
+    ptr = cnames.returns_tensor(s)
+    fail = "ops_fail_null" if ptr else "ops_fail"
+    err_ret = "NULL" if ptr else "_st"
+    structured = nf.is_structured_path
+    b = _Body()
+
+    # 1. Arguments the schema does not allow to be None, and malformed lists.
+    def check(cond: str, msg: str, args: str = "") -> None:
+        b(f"if (OPS_UNLIKELY({cond}))")
+        b(f"    return {fail}(OPS_ERR_VALUE, {cnames.c_string(op + ': ' + msg)}{args});")
+
+    for a in s.arguments:
+        t, n = a.type, a.name
+        if t.is_tensor and not t.optional:
+            check(f"{n} == NULL", f"argument '{n}' must be a Tensor, got NULL")
+        elif t.base == "str" and not t.optional:
+            check(f"{n} == NULL", f"argument '{n}' must be a str, got NULL")
+        elif t.is_int and t.is_list:
+            e = f"{n}->" if t.optional else f"{n}."
+            guard = f"{n} != NULL && " if t.optional else ""
+            paren = ("(", ")") if t.optional else ("", "")
+            check(f"{guard}{paren[0]}{e}len < 0 || ({e}len > 0 && {e}data == NULL){paren[1]}",
+                  f"argument '{n}' is not a valid int list (negative length or NULL data)")
+            if t.size is not None:
+                check(f"{guard}{e}len != {t.size}",
+                      f"argument '{n}' must have {t.size} elements, got %lld", f", (long long){e}len")
+    for _, n, _ in cnames.out_params(s):
+        check(f"{n} == NULL", f"output pointer '{n}' must not be NULL")
+
+    # 2. One device for every tensor; the device a plain entry dispatches on.
+    fixed = [a for a in s.arguments if a.type.is_tensor]
+    lists = [a for a in s.arguments if a.type.is_tensor_list]
+    required = [a for a in fixed if not a.type.optional]
+    fallback = _device_fallback(nf)
+    need_dev = not structured
+    st_declared = False
+
+    def chain() -> str:
+        e = fallback
+        for a in reversed(fixed):
+            e = f"{a.name} != NULL ? ops_tensor_device({a.name}) : {e}"
+        return e
+
+    if lists:
+        b("ops_glue_device _gd = {0};")
+        b("ops_status _st;")
+        st_declared = True
+        chk = "true" if nf.device_check else "false"
+        for a in s.arguments:
+            if a.type.is_tensor:
+                b(f'_st = ops_glue_device_tensor("{op}", &_gd, "{a.name}", {a.name}, {chk});')
+            elif a.type.is_tensor_list:
+                b(f'_st = ops_glue_device_list("{op}", &_gd, "{a.name}", {a.name}, {chk});')
+            else:
+                continue
+            b("if (OPS_UNLIKELY(_st != OPS_OK))")
+            b(f"    return {err_ret};")
+        if need_dev:
+            b(f"const ops_device _dev = _gd.have ? _gd.device : {fallback};")
+    elif nf.device_check and len(fixed) >= 2:
+        n = len(fixed)
+        b(f"const ops_tensor *const _ts[{n}] = {{{', '.join(a.name for a in fixed)}}};")
+        b(f"static const char *const _names[{n}] = {{{', '.join(chr(34) + a.name + chr(34) for a in fixed)}}};")
+        b(f"ops_device _dev = {fallback};")
+        b(f'ops_status _st = ops_check_same_device("{op}", {n}, _ts, _names, &_dev);')
+        st_declared = True
+        b("if (OPS_UNLIKELY(_st != OPS_OK))")
+        b(f"    return {err_ret};")
+        if need_dev and not required:
+            b(f"_dev = {chain()};")
+    elif need_dev:
+        if required:
+            b(f"const ops_device _dev = ops_tensor_device({required[0].name});")
+        else:
+            b(f"const ops_device _dev = {chain() if fixed else fallback};")
+
+    if structured:
+        _structured(nf, b, op, ptr, st_declared)
+    else:
+        k = nf
+        ftype = cnames.kernel_fn_type(k)
+        b(f"{ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(k)}, _dev);")
+        if ptr:
+            b.block("if (OPS_UNLIKELY(_fn == NULL)) {",
+                    [f'ops_dispatch_no_kernel("{op}", _dev);', "return NULL;"])
+        else:
+            b("if (OPS_UNLIKELY(_fn == NULL))")
+            b(f'    return ops_dispatch_no_kernel("{op}", _dev);')
+        call_args = [a.name for a in s.arguments] + [n for _, n, _ in cnames.out_params(s)]
+        b(f"return _fn({', '.join(call_args)});")
+
+    return {
+        "schema": cnames.c_comment(nf.schema_text),
+        "ret": cnames.return_type(s),
+        "c_name": s.c_name,
+        "params": cnames.param_list(cnames.params(s)),
+        "body": b.lines,
+    }
+
+
+def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: bool) -> None:
+    s = nf.func
+    target = nf.kernel_entry
+    tensors, names, scalars, strs, kargs, wraps = [], [], [], [], [], []
+    for d, t in zip(s.non_out_arguments, target.func.non_out_arguments):
+        if t.type.is_tensor:
+            if d.type.is_scalar:  # a Scalar where the kernel entry has a Tensor: wrapped number
+                var = f"_w_{d.name}"
+                wraps.append((var, d))
+                tensors.append(var)
+                kargs.append(var)
+            else:
+                tensors.append(d.name)
+                kargs.append(d.name)
+            names.append(d.name)
+        else:
+            if t.type.is_scalar:
+                scalars.append(d.name if d.type.optional else f"&{d.name}")
+            elif t.type.base == "str":
+                strs.append(d.name)
+            kargs.append(d.name)
+    if s.kind == "inplace":
+        out = "self"
+    elif s.kind == "out":
+        out = s.out_arguments[0].name
+    else:
+        out = "NULL"
+
+    fields = [f'.op = "{op}",', f".mode = {_MODES[s.kind]},", f".out = {out},",
+              f".ntensors = {len(tensors)},"]
+    if tensors:
+        fields.append(f".tensors = {{{', '.join(tensors)}}},")
+        fields.append(f".names = {{{', '.join(chr(34) + n + chr(34) for n in names)}}},")
+    fields.append(f".nscalars = {len(scalars)},")
+    if scalars:
+        fields.append(f".scalars = {{{', '.join(scalars)}}},")
+    if strs:
+        fields.append(f".nstrs = {len(strs)},")
+        fields.append(f".strs = {{{', '.join(strs)}}},")
+    ftype = cnames.kernel_fn_type(target)
+    core = [
+        "ops_iter _it;",
+        f"_st = ops_meta_{target.meta}(&_it, &_args);",
+    ]
+    core_tail = [
+        f"    {ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(target)}, _it.device);",
+        f'    _st = _fn != NULL ? _fn(&_it, {", ".join(kargs)}) : ops_dispatch_no_kernel("{op}", _it.device);',
+        "}",
+        "if (OPS_LIKELY(_st == OPS_OK))",
+        "    _st = ops_iter_finish(&_it);",
+    ]
+    if ptr:
+        core_tail += ["if (OPS_LIKELY(_st == OPS_OK))", "    _result = ops_iter_take_result(&_it);"]
+    core_tail.append("ops_iter_release(&_it);")
+
+    if ptr:
+        b("ops_tensor *_result = NULL;")
+    if not st_declared:
+        b("ops_status _st;")
+    if wraps:
+        for var, d in wraps:
+            if d.type.optional:
+                b(f"ops_tensor *{var} = {d.name} != NULL ? ops_wrap_scalar(*{d.name}) : NULL;")
+            else:
+                b(f"ops_tensor *{var} = ops_wrap_scalar({d.name});")
+        conds = [f"({d.name} != NULL && {v} == NULL)" if d.type.optional else f"{v} == NULL"
+                 for v, d in wraps]
+        b(f"if (OPS_UNLIKELY({' || '.join(conds)})) {{")
+        b(f"    _st = ops_fail(OPS_ERR_OOM, {cnames.c_string(op + ': out of memory wrapping a Scalar argument')});")
+        b("    goto done;")
+        b("}")
+        b("{")
+        b.depth += 1
+    b.block("const ops_meta_args _args = {", fields, "};")
+    for line in core:
+        b(line)
+    b("if (OPS_LIKELY(_st == OPS_OK)) {")
+    for line in core_tail:
+        b(line)
+    if wraps:
+        b.depth -= 1
+        b("}")
+        b.lines.append("done:")
+        for var, _ in wraps:
+            b(f"ops_tensor_release({var});")
+    b("return _result;" if ptr else "return _st;")
+
+
+def generate(model: Model, inputs) -> dict:
+    shards = [[] for _ in range(N_SHARDS)]
+    for nf in model.functions:
+        shards[shard_of(nf)].append(_function(nf))
+    banner = render.banner("gen_glue.py", inputs)
+    return {f"ops_glue_{i}.c": render.render("ops_glue.c.j2", banner=banner, shard=i, nshards=N_SHARDS,
+                                             functions=fns)
+            for i, fns in enumerate(shards)}

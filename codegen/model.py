@@ -1,0 +1,1009 @@
+"""The validated model of ops/native_functions.yaml.
+
+The YAML is composed once with libyaml (yaml.CSafeLoader) so every entry and every
+key keeps its line; entries become typed objects (FunctionSchema, Argument, Type,
+Return, NativeFunction, NativeFunctionsGroup) that the generators read and never
+re-check.  Every rule of docs/codegen.md is enforced here, and a violation is
+reported as `file:line: reason` (all of them, in file order), never as a traceback.
+"""
+
+import dataclasses
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import yaml
+
+# ---- errors ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Loc:
+    path: str
+    line: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class SchemaError(Exception):
+    """One or more `file:line: reason` messages."""
+
+    def __init__(self, messages: Sequence[str]):
+        super().__init__("\n".join(messages))
+        self.messages = list(messages)
+
+
+class Errors:
+    """Collects errors so one run reports every problem, in file order."""
+
+    def __init__(self) -> None:
+        self._items: List[Tuple[str, int, int, str]] = []
+
+    def add(self, loc: Loc, msg: str) -> None:
+        self._items.append((loc.path, loc.line, len(self._items), f"{loc}: {msg}"))
+
+    def __bool__(self) -> bool:
+        return bool(self._items)
+
+    def raise_if_any(self) -> None:
+        if self._items:
+            raise SchemaError([m for _, _, _, m in sorted(self._items)])
+
+
+class _Fail(Exception):
+    """Internal: abandon the current entry (its error is already recorded)."""
+
+
+# ---- types ----------------------------------------------------------------
+
+BASE_TYPES = ("Tensor", "Scalar", "ScalarType", "Device", "int", "SymInt", "float", "bool", "str")
+
+# (base, is_list, optional) combinations with a C mapping in docs/codegen.md.
+_ALLOWED_TYPES = {
+    ("Tensor", False, False), ("Tensor", False, True), ("Tensor", True, False),
+    ("Scalar", False, False), ("Scalar", False, True),
+    ("ScalarType", False, False), ("ScalarType", False, True),
+    ("Device", False, False), ("Device", False, True),
+    ("int", False, False), ("int", False, True), ("int", True, False), ("int", True, True),
+    ("SymInt", False, False), ("SymInt", False, True), ("SymInt", True, False), ("SymInt", True, True),
+    ("float", False, False), ("float", False, True),
+    ("bool", False, False), ("bool", False, True),
+    ("str", False, False), ("str", False, True),
+}
+
+RETURN_BASES = ("Tensor", "bool", "int", "float", "Scalar")
+
+DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64",
+               "float16", "bfloat16", "float32", "float64")
+
+# ops_meta_<family> in runtime/ops_iter.h (tests/codegen checks the two agree).
+META_FAMILIES = ("binary", "binary_float", "bool_out", "unary", "unary_float", "where", "div_mode", "clamp")
+
+DISPATCH_KEYS = ("CPU", "CUDA", "CompositeExplicitAutograd")
+
+# runtime/ops_iter.h: OPS_ITER_MAX_INPUTS, and the length of ops_meta_args.strs
+ITER_MAX_INPUTS = 4
+ITER_MAX_STRS = 2
+
+C_KEYWORDS = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if
+inline int long register restrict return short signed sizeof static struct switch typedef
+union unsigned void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic
+_Imaginary _Noreturn _Static_assert _Thread_local bool true false NULL
+""".split())
+
+
+@dataclasses.dataclass(frozen=True)
+class Type:
+    base: str
+    optional: bool = False
+    is_list: bool = False
+    size: Optional[int] = None  # N of int[N]
+
+    def __str__(self) -> str:
+        s = self.base
+        if self.is_list:
+            s += f"[{self.size}]" if self.size is not None else "[]"
+        return s + ("?" if self.optional else "")
+
+    @property
+    def is_int(self) -> bool:
+        return self.base in ("int", "SymInt")
+
+    @property
+    def is_tensor(self) -> bool:
+        """Tensor or Tensor? (not a list)."""
+        return self.base == "Tensor" and not self.is_list
+
+    @property
+    def is_tensor_list(self) -> bool:
+        return self.base == "Tensor" and self.is_list
+
+    @property
+    def is_scalar(self) -> bool:
+        """Scalar or Scalar?."""
+        return self.base == "Scalar"
+
+
+@dataclasses.dataclass(frozen=True)
+class Annotation:
+    alias: str
+    is_write: bool
+
+    def __str__(self) -> str:
+        return f"({self.alias}{'!' if self.is_write else ''})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Argument:
+    name: str
+    type: Type
+    annotation: Optional[Annotation] = None
+    default: Optional[str] = None  # the literal as written
+    default_value: Any = None      # parsed (None also for a `None` default)
+    kwarg_only: bool = False
+
+    @property
+    def is_write(self) -> bool:
+        return self.annotation is not None and self.annotation.is_write
+
+    @property
+    def type_str(self) -> str:
+        """The type as written in a schema: Tensor(a!), int[2], Scalar?."""
+        t = self.type
+        s = t.base + (str(self.annotation) if self.annotation else "")
+        if t.is_list:
+            s += f"[{t.size}]" if t.size is not None else "[]"
+        return s + ("?" if t.optional else "")
+
+    def __str__(self) -> str:
+        return f"{self.type_str} {self.name}" + (f"={self.default}" if self.default is not None else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class Return:
+    name: Optional[str]
+    type: Type
+    annotation: Optional[Annotation] = None
+
+    @property
+    def type_str(self) -> str:
+        return self.type.base + (str(self.annotation) if self.annotation else "")
+
+    def __str__(self) -> str:
+        return self.type_str + (f" {self.name}" if self.name else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionSchema:
+    name: str       # "add", "add_"
+    overload: str   # "Tensor", "" when none
+    arguments: Tuple[Argument, ...]
+    returns: Tuple[Return, ...]
+
+    @property
+    def inplace(self) -> bool:
+        return self.name.endswith("_") and not self.name.startswith("__")
+
+    @property
+    def base_name(self) -> str:
+        """The op without its in-place underscore: add_ -> add."""
+        return self.name[:-1] if self.inplace else self.name
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}.{self.overload}" if self.overload else self.name
+
+    @property
+    def out_arguments(self) -> Tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if a.kwarg_only and a.is_write)
+
+    @property
+    def non_out_arguments(self) -> Tuple[Argument, ...]:
+        return tuple(a for a in self.arguments if not (a.kwarg_only and a.is_write))
+
+    @property
+    def kind(self) -> str:
+        if self.inplace:
+            return "inplace"
+        if self.out_arguments:
+            return "out"
+        return "functional"
+
+    @property
+    def c_name(self) -> str:
+        """docs/codegen.md "Kinds and C names"."""
+        s = "ops_" + self.base_name
+        if self.overload and self.overload != "Tensor":
+            s += "_" + self.overload.lower()
+        return s + ("_" if self.inplace else "")
+
+    @property
+    def return_names(self) -> Tuple[str, ...]:
+        """Names of the returns: as written, else result / result0, result1, ..."""
+        n = len(self.returns)
+        return tuple(r.name or ("result" if n == 1 else f"result{i}") for i, r in enumerate(self.returns))
+
+    @property
+    def signature_key(self) -> Tuple:
+        """What the functional, in-place and out= members of a group share."""
+        return (self.base_name,
+                tuple((str(a.type), a.name) for a in self.non_out_arguments))
+
+    def __str__(self) -> str:
+        args: List[str] = []
+        star = False
+        for a in self.arguments:
+            if a.kwarg_only and not star:
+                args.append("*")
+                star = True
+            args.append(str(a))
+        if len(self.returns) == 1 and self.returns[0].name is None:
+            rets = str(self.returns[0])
+        else:
+            rets = "(" + ", ".join(str(r) for r in self.returns) + ")"
+        return f"{self.full_name}({', '.join(args)}) -> {rets}"
+
+
+@dataclasses.dataclass(eq=False)
+class NativeFunction:
+    func: FunctionSchema
+    schema_text: str              # the `func:` string as written (normalised spaces)
+    loc: Loc                      # line of `func:`
+    index: int                    # position in the YAML
+    structured: bool = False
+    meta: Optional[str] = None
+    structured_delegate: Optional[str] = None
+    delegate: Optional["NativeFunction"] = None  # resolved structured_delegate
+    dispatch: Dict[str, str] = dataclasses.field(default_factory=dict)
+    variants: Tuple[str, ...] = ("function",)
+    device_check: bool = True     # False for `device_check: NoCheck`
+    tags: Tuple[str, ...] = ()
+    conformance: Any = None       # validated by codegen/conformance.py
+    has_conformance: bool = False
+    key_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)
+    dispatch_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)
+    group: Optional["NativeFunctionsGroup"] = None
+
+    @property
+    def name(self) -> str:
+        return self.func.full_name
+
+    @property
+    def kind(self) -> str:
+        return self.func.kind
+
+    @property
+    def c_name(self) -> str:
+        return self.func.c_name
+
+    @property
+    def is_structured_path(self) -> bool:
+        """Generated around a structured out= kernel (the kernel entry itself included)."""
+        return self.structured or self.delegate is not None
+
+    @property
+    def kernel_entry(self) -> "NativeFunction":
+        """The entry whose dispatch-table row this entry calls."""
+        return self.delegate if self.delegate is not None else self
+
+
+@dataclasses.dataclass(eq=False)
+class NativeFunctionsGroup:
+    """PyTorch's NativeFunctionsGroup: one op's functional, in-place and out= forms."""
+    base_name: str
+    functional: Optional[NativeFunction] = None
+    inplace: Optional[NativeFunction] = None
+    out: Optional[NativeFunction] = None
+
+    def members(self) -> List[NativeFunction]:
+        return [f for f in (self.functional, self.inplace, self.out) if f is not None]
+
+
+@dataclasses.dataclass(eq=False)
+class Model:
+    path: str
+    functions: List[NativeFunction]
+    groups: List[NativeFunctionsGroup]
+    by_name: Dict[str, NativeFunction]
+    derivatives: list = dataclasses.field(default_factory=list)
+
+    @property
+    def op_names(self) -> frozenset:
+        """Every name a formula may call: add, add_, neg, ..."""
+        names = set()
+        for f in self.functions:
+            names.add(f.func.name)
+            names.add(f.func.base_name)
+        return frozenset(names)
+
+
+# ---- schema grammar --------------------------------------------------------
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+_NAME_RE = re.compile(rf"^({_IDENT})(?:\.({_IDENT}))?$")
+_ARG_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_TYPE_RE = re.compile(
+    r"^(?P<base>[A-Za-z]+)"
+    r"(?:\((?P<alias>[a-z])(?P<write>!)?\))?"
+    r"(?P<opt1>\?)?"
+    r"(?P<list>\[(?P<size>[0-9]*)\])?"
+    r"(?P<opt2>\?)?$")
+_INT_RE = re.compile(r"^[-+]?[0-9]+$")
+_FLOAT_RE = re.compile(r"^[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][-+]?[0-9]+)?$|^[-+]?inf$")
+_STR_RE = re.compile(r"""^(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')$""")
+_DEVICE_RE = re.compile(r"^(?:cpu|cuda(?::[0-9]+)?)$")
+
+
+class GrammarError(Exception):
+    pass
+
+
+def _split_top(text: str, sep: str = ",") -> List[str]:
+    """Split on sep outside brackets, parentheses and quotes."""
+    parts, depth, quote, cur = [], 0, None, []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            cur.append(c)
+            if c == "\\" and i + 1 < len(text):
+                cur.append(text[i + 1])
+                i += 1
+            elif c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+            cur.append(c)
+        elif c in "([":
+            depth += 1
+            cur.append(c)
+        elif c in ")]":
+            depth -= 1
+            if depth < 0:
+                raise GrammarError(f"unbalanced '{c}'")
+            cur.append(c)
+        elif c == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    if quote or depth:
+        raise GrammarError("unbalanced brackets or quotes")
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
+    m = _TYPE_RE.match(text)
+    if not m:
+        raise GrammarError(f"cannot parse type '{text}' of {what}")
+    base = m.group("base")
+    if base not in BASE_TYPES:
+        raise GrammarError(f"unknown type '{base}' of {what} (known: {', '.join(BASE_TYPES)})")
+    if m.group("opt1") and m.group("list"):
+        raise GrammarError(f"unsupported type '{text}' of {what}: lists of optionals have no C mapping")
+    optional = bool(m.group("opt1") or m.group("opt2"))
+    is_list = m.group("list") is not None
+    size = None
+    if is_list and m.group("size"):
+        size = int(m.group("size"))
+        if size < 1:
+            raise GrammarError(f"bad list size in '{text}' of {what}")
+        if base not in ("int", "SymInt"):
+            raise GrammarError(f"unsupported type '{text}' of {what}: only int lists may have a fixed size")
+    if (base, is_list, optional) not in _ALLOWED_TYPES:
+        raise GrammarError(f"unsupported type '{text}' of {what}: no C mapping in docs/codegen.md")
+    ann = None
+    if m.group("alias"):
+        if base != "Tensor" or is_list:
+            raise GrammarError(f"alias annotation on non-Tensor type '{text}' of {what}")
+        ann = Annotation(m.group("alias"), bool(m.group("write")))
+        if ann.is_write and optional:
+            raise GrammarError(f"unsupported type '{text}' of {what}: a written tensor cannot be optional")
+    return Type(base, optional, is_list, size), ann
+
+
+def _parse_default(t: Type, text: str, name: str) -> Any:
+    """Parse a default literal and check it against the type; returns the value."""
+    def bad(expect: str) -> GrammarError:
+        return GrammarError(f"default '{text}' of argument '{name}' is not {expect} (type {t})")
+
+    if text == "None":
+        if not t.optional:
+            raise bad("valid: None needs an optional type")
+        return None
+    if t.is_list:
+        if t.base == "Tensor":
+            raise bad("allowed: Tensor[] arguments take no default")
+        if _INT_RE.match(text):  # PyTorch's int[2] stride=1: one value for every element
+            return [int(text)] * (t.size or 1)
+        if not (text.startswith("[") and text.endswith("]")):
+            raise bad("an int list")
+        inner = text[1:-1].strip()
+        items = [s.strip() for s in inner.split(",")] if inner else []
+        if not all(_INT_RE.match(s) for s in items):
+            raise bad("an int list")
+        if t.size is not None and len(items) != t.size:
+            raise bad(f"a list of {t.size} ints")
+        return [int(s) for s in items]
+    b = t.base
+    if b == "Tensor":
+        raise bad("allowed: a Tensor default can only be None")
+    if b in ("int", "SymInt"):
+        if not _INT_RE.match(text):
+            raise bad("an int")
+        return int(text)
+    if b == "float":
+        if not _FLOAT_RE.match(text):
+            raise bad("a float")
+        return float(text)
+    if b == "bool":
+        if text not in ("True", "False"):
+            raise bad("a bool (True or False)")
+        return text == "True"
+    if b == "Scalar":
+        if text in ("True", "False"):
+            return text == "True"
+        if _INT_RE.match(text):
+            return int(text)
+        if _FLOAT_RE.match(text):
+            return float(text)
+        raise bad("a number")
+    if b == "str":
+        if not _STR_RE.match(text):
+            raise bad("a quoted string")
+        return text[1:-1]
+    if b == "ScalarType":
+        if text not in DTYPE_NAMES:
+            raise bad(f"a dtype ({', '.join(DTYPE_NAMES)})")
+        return text
+    if b == "Device":
+        if not _STR_RE.match(text) or not _DEVICE_RE.match(text[1:-1]):
+            raise bad('a device ("cpu", "cuda", "cuda:N")')
+        return text[1:-1]
+    raise bad("valid")  # pragma: no cover (every base handled above)
+
+
+def _check_ident(name: str, what: str) -> None:
+    if not _ARG_NAME_RE.match(name):
+        raise GrammarError(f"bad {what} name '{name}'")
+    if name in C_KEYWORDS:
+        raise GrammarError(f"{what} name '{name}' is a C keyword")
+
+
+def _parse_argument(text: str, kwarg_only: bool) -> Argument:
+    m = re.match(r"^(\S+)\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.+))?$", text)
+    if not m:
+        raise GrammarError(f"cannot parse argument '{text}' (expected 'Type name[=default]')")
+    type_text, name, default = m.group(1), m.group(2), m.group(3)
+    _check_ident(name, "argument")
+    t, ann = _parse_type(type_text, f"argument '{name}'")
+    value = None
+    if default is not None:
+        default = default.strip()
+        value = _parse_default(t, default, name)
+    return Argument(name, t, ann, default, value, kwarg_only)
+
+
+def _parse_return(text: str) -> Return:
+    parts = text.split()
+    if len(parts) not in (1, 2):
+        raise GrammarError(f"cannot parse return '{text}'")
+    name = parts[1] if len(parts) == 2 else None
+    if name is not None:
+        _check_ident(name, "return")
+    t, ann = _parse_type(parts[0], "a return")
+    if t.base not in RETURN_BASES or t.is_list or t.optional:
+        raise GrammarError(f"unsupported return type '{parts[0]}' (returns are Tensor, bool, int, float or Scalar)")
+    return Return(name, t, ann)
+
+
+def parse_schema(text: str) -> FunctionSchema:
+    """Parse `name[.overload](args) -> returns` (grammar only; kinds are checked later)."""
+    text = " ".join(text.split())
+    open_i = text.find("(")
+    if open_i < 0:
+        raise GrammarError("expected 'name[.overload](args) -> returns'")
+    m = _NAME_RE.match(text[:open_i].strip())
+    if not m:
+        raise GrammarError(f"bad operator name '{text[:open_i].strip()}'")
+    name, overload = m.group(1), m.group(2) or ""
+    depth, close_i = 0, -1
+    for i in range(open_i, len(text)):
+        if text[i] in "([":
+            depth += 1
+        elif text[i] in ")]":
+            depth -= 1
+            if depth == 0:
+                close_i = i
+                break
+    if close_i < 0:
+        raise GrammarError("unbalanced parentheses in the argument list")
+    rest = text[close_i + 1:].strip()
+    if not rest.startswith("->"):
+        raise GrammarError("expected '->' and the returns after the argument list")
+    rets_text = rest[2:].strip()
+    if not rets_text:
+        raise GrammarError("missing returns after '->'")
+
+    args: List[Argument] = []
+    inner = text[open_i + 1:close_i].strip()
+    kwarg_only = False
+    if inner:
+        pieces = _split_top(inner)
+        for i, piece in enumerate(pieces):
+            if not piece:
+                raise GrammarError("empty argument")
+            if piece == "*":
+                if kwarg_only:
+                    raise GrammarError("'*' appears twice")
+                if i == len(pieces) - 1:
+                    raise GrammarError("'*' must be followed by keyword-only arguments")
+                kwarg_only = True
+                continue
+            args.append(_parse_argument(piece, kwarg_only))
+    seen = set()
+    seen_default = None
+    for a in args:
+        if a.name in seen:
+            raise GrammarError(f"argument '{a.name}' appears twice")
+        seen.add(a.name)
+        if not a.kwarg_only:
+            if a.default is not None:
+                seen_default = a.name
+            elif seen_default is not None:
+                raise GrammarError(f"argument '{a.name}' without a default follows '{seen_default}' which has one")
+
+    if rets_text == "()":
+        rets: Tuple[Return, ...] = ()
+    elif rets_text.startswith("("):
+        if not rets_text.endswith(")"):
+            raise GrammarError(f"cannot parse returns '{rets_text}'")
+        rets = tuple(_parse_return(r) for r in _split_top(rets_text[1:-1]))
+    else:
+        rets = (_parse_return(rets_text),)
+        if rets[0].name is not None:
+            raise GrammarError("a single return is not named; use '-> (Type name)'")
+    s = FunctionSchema(name, overload, tuple(args), rets)
+    names = s.return_names
+    if len(set(names)) != len(names):
+        raise GrammarError("two returns have the same name")
+    if s.kind == "functional":  # the names become C out-parameters
+        for n in names:
+            if n in seen:
+                raise GrammarError(f"return '{n}' has the name of an argument")
+    return s
+
+
+def check_kind(s: FunctionSchema) -> None:
+    """The kind rules of docs/codegen.md: in-place, out= and functional shapes."""
+    writes = [a for a in s.arguments if a.is_write]
+    if s.inplace:
+        a0 = s.arguments[0] if s.arguments else None
+        if (a0 is None or a0.name != "self" or not a0.is_write or a0.type != Type("Tensor")
+                or a0.kwarg_only):
+            raise GrammarError(f"in-place op '{s.name}' must take 'Tensor(a!) self' as its first argument")
+        if len(writes) > 1:
+            raise GrammarError(f"in-place op '{s.name}' writes argument '{writes[1].name}' besides self")
+        if len(s.returns) != 1 or s.returns[0].type != Type("Tensor") or s.returns[0].annotation != a0.annotation:
+            raise GrammarError(f"in-place op '{s.name}' must return {a0.type_str} (its self)")
+        return
+    for a in writes:
+        if not a.kwarg_only:
+            raise GrammarError(
+                f"argument '{a.name}' is written ({a.type_str}) but is neither in-place self "
+                "nor a keyword-only out= argument")
+    outs = s.out_arguments
+    if outs:
+        ok = len(s.returns) == len(outs) and all(
+            r.type == Type("Tensor") and r.annotation == a.annotation for r, a in zip(s.returns, outs))
+        if not ok:
+            want = ", ".join(a.type_str for a in outs)
+            got = ", ".join(r.type_str for r in s.returns) or "()"
+            raise GrammarError(f"out= entry '{s.full_name}' must return its out= arguments in order "
+                               f"({want}), not ({got})")
+        letters = [a.annotation.alias for a in outs]
+        if len(set(letters)) != len(letters):
+            raise GrammarError(f"out= arguments of '{s.full_name}' share an alias letter")
+        return
+    aliases = {a.annotation.alias for a in s.arguments if a.annotation}
+    for r in s.returns:
+        if r.annotation is not None:
+            if r.annotation.is_write:
+                raise GrammarError(f"functional '{s.full_name}' returns a written tensor {r.type_str}")
+            if r.annotation.alias not in aliases:
+                raise GrammarError(f"return {r.type_str} of '{s.full_name}' aliases no argument")
+
+
+# ---- YAML ------------------------------------------------------------------
+
+_TAG_STR = "tag:yaml.org,2002:str"
+_TAG_BOOL = "tag:yaml.org,2002:bool"
+
+ENTRY_KEYS = ("func", "structured", "meta", "structured_delegate", "dispatch", "variants",
+              "device_check", "tags", "conformance")
+
+
+def compose(path: str, text: str) -> Tuple[Any, Any]:
+    """Compose a YAML document with libyaml; returns (loader, root node or None)."""
+    loader = yaml.CSafeLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise SchemaError([f"{path}:{line}: YAML syntax error: {e.problem or e.context}"])
+    except yaml.YAMLError as e:
+        raise SchemaError([f"{path}:1: YAML error: {e}"])
+    return loader, node
+
+
+def node_loc(path: str, node: Any) -> Loc:
+    return Loc(path, node.start_mark.line + 1)
+
+
+def mapping_items(path: str, node: Any, errors: Errors, what: str) -> Optional[List[Tuple[str, Loc, Any]]]:
+    """(key, key line, value node) of a mapping node; None (error recorded) if not a mapping."""
+    if not isinstance(node, yaml.MappingNode):
+        errors.add(node_loc(path, node), f"{what} must be a mapping")
+        return None
+    out, seen = [], {}
+    for k, v in node.value:
+        kl = node_loc(path, k)
+        if not isinstance(k, yaml.ScalarNode) or k.tag != _TAG_STR:
+            errors.add(kl, f"keys of {what} must be strings")
+            return None
+        if k.value in seen:
+            errors.add(kl, f"duplicate key '{k.value}' (first on line {seen[k.value].line})")
+            return None
+        seen[k.value] = kl
+        out.append((k.value, kl, v))
+    return out
+
+
+def scalar_str(path: str, node: Any, errors: Errors, what: str) -> str:
+    if not isinstance(node, yaml.ScalarNode) or node.tag != _TAG_STR:
+        errors.add(node_loc(path, node), f"{what} must be a string")
+        raise _Fail()
+    return node.value
+
+
+def _str_list(path: str, node: Any, errors: Errors, what: str) -> List[str]:
+    """`a, b` or a YAML list of strings."""
+    if isinstance(node, yaml.SequenceNode):
+        return [scalar_str(path, n, errors, what).strip() for n in node.value]
+    return [s.strip() for s in scalar_str(path, node, errors, what).split(",")]
+
+
+def _parse_entry(path: str, loader: Any, node: Any, index: int, errors: Errors,
+                 failed: set) -> Optional[NativeFunction]:
+    items = mapping_items(path, node, errors, "an entry")
+    if items is None:
+        return None
+    keys = {k: (kl, v) for k, kl, v in items}
+    for k, kl, _ in items:
+        if k not in ENTRY_KEYS:
+            errors.add(kl, f"unknown key '{k}' (known: {', '.join(ENTRY_KEYS)})")
+            raise _Fail()
+    if "func" not in keys:
+        errors.add(node_loc(path, node), "entry has no 'func' key")
+        raise _Fail()
+    floc, fnode = keys["func"]
+    text = " ".join(scalar_str(path, fnode, errors, "'func'").split())
+    try:
+        schema = parse_schema(text)
+        check_kind(schema)
+    except GrammarError as e:
+        m = _NAME_RE.match(text.split("(", 1)[0].strip())
+        if m:
+            failed.add(m.group(0))
+        errors.add(floc, f"{m.group(0) if m else text}: {e}")
+        raise _Fail()
+
+    try:
+        return _entry_keys(path, loader, keys, items, schema, text, floc, index, errors)
+    except _Fail:
+        failed.add(schema.full_name)  # its delegates are not reported again
+        raise
+
+
+def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items: List,
+                schema: FunctionSchema, text: str, floc: Loc, index: int,
+                errors: Errors) -> NativeFunction:
+    nf = NativeFunction(func=schema, schema_text=text, loc=floc, index=index,
+                        key_locs={k: kl for k, kl, _ in items})
+    name = schema.full_name
+
+    if "structured" in keys:
+        kl, v = keys["structured"]
+        if not isinstance(v, yaml.ScalarNode) or v.tag != _TAG_BOOL:
+            errors.add(kl, f"{name}: 'structured' must be True or False")
+            raise _Fail()
+        nf.structured = loader.construct_object(v)
+    if "meta" in keys:
+        kl, v = keys["meta"]
+        nf.meta = scalar_str(path, v, errors, "'meta'")
+        if nf.meta not in META_FAMILIES:
+            errors.add(kl, f"{name}: unknown meta family '{nf.meta}' (known: {', '.join(META_FAMILIES)})")
+            raise _Fail()
+    if "structured_delegate" in keys:
+        kl, v = keys["structured_delegate"]
+        nf.structured_delegate = scalar_str(path, v, errors, "'structured_delegate'").strip()
+    if "dispatch" in keys:
+        kl, v = keys["dispatch"]
+        ditems = mapping_items(path, v, errors, f"{name}: 'dispatch'")
+        if ditems is None:
+            raise _Fail()
+        if not ditems:
+            errors.add(kl, f"{name}: 'dispatch' is empty")
+            raise _Fail()
+        for dk, dkl, dv in ditems:
+            if dk not in DISPATCH_KEYS:
+                errors.add(dkl, f"{name}: unknown dispatch key '{dk}' (known: {', '.join(DISPATCH_KEYS)})")
+                raise _Fail()
+            kname = scalar_str(path, dv, errors, f"kernel name for '{dk}'").strip()
+            if not re.match(rf"^{_IDENT}$", kname):
+                errors.add(dkl, f"{name}: kernel name '{kname}' is not a C identifier")
+                raise _Fail()
+            nf.dispatch[dk] = kname
+            nf.dispatch_locs[dk] = dkl
+    if "variants" in keys:
+        kl, v = keys["variants"]
+        vs = _str_list(path, v, errors, "'variants'")
+        for x in vs:
+            if x not in ("function", "method"):
+                errors.add(kl, f"{name}: unknown variant '{x}' (known: function, method)")
+                raise _Fail()
+        if len(set(vs)) != len(vs):
+            errors.add(kl, f"{name}: a variant is listed twice")
+            raise _Fail()
+        nf.variants = tuple(x for x in ("function", "method") if x in vs)
+    if "device_check" in keys:
+        kl, v = keys["device_check"]
+        dc = scalar_str(path, v, errors, "'device_check'").strip()
+        if dc not in ("NoCheck", "ExactSame"):
+            errors.add(kl, f"{name}: device_check must be NoCheck or ExactSame, not '{dc}'")
+            raise _Fail()
+        nf.device_check = dc != "NoCheck"
+    if "tags" in keys:
+        nf.tags = tuple(_str_list(path, keys["tags"][1], errors, "'tags'"))
+    if "conformance" in keys:
+        nf.conformance = loader.construct_object(keys["conformance"][1], deep=True)
+        nf.has_conformance = True
+
+    # Per-entry structure rules.
+    if nf.structured:
+        sl = keys["structured"][0]
+        if schema.kind != "out":
+            errors.add(sl, f"{name}: 'structured: True' belongs on an out= entry")
+            raise _Fail()
+        if nf.meta is None:
+            errors.add(sl, f"{name}: a structured entry needs 'meta'")
+            raise _Fail()
+        if not nf.dispatch:
+            errors.add(sl, f"{name}: a structured entry needs 'dispatch'")
+            raise _Fail()
+        if nf.structured_delegate is not None:
+            errors.add(keys["structured_delegate"][0], f"{name}: a structured entry cannot delegate")
+            raise _Fail()
+        if len(schema.out_arguments) != 1:
+            errors.add(floc, f"{name}: a structured entry has exactly one out= argument")
+            raise _Fail()
+        ins = schema.non_out_arguments
+        if any(a.name == "it" for a in ins):
+            errors.add(floc, f"{name}: argument name 'it' is the iterator's in a structured kernel")
+            raise _Fail()
+        if any(a.type.is_tensor_list for a in ins):
+            errors.add(floc, f"{name}: a structured entry cannot take Tensor[] (the iterator takes tensors)")
+            raise _Fail()
+        nt = sum(1 for a in ins if a.type.is_tensor)
+        ns = sum(1 for a in ins if a.type.is_scalar)
+        nstr = sum(1 for a in ins if a.type.base == "str")
+        if nt > ITER_MAX_INPUTS or ns > ITER_MAX_INPUTS or nstr > ITER_MAX_STRS:
+            errors.add(floc, f"{name}: the iterator takes at most {ITER_MAX_INPUTS} tensor, "
+                             f"{ITER_MAX_INPUTS} Scalar and {ITER_MAX_STRS} str inputs")
+            raise _Fail()
+    elif nf.meta is not None:
+        errors.add(keys["meta"][0], f"{name}: 'meta' needs 'structured: True'")
+        raise _Fail()
+    has_d, has_sd = bool(nf.dispatch), nf.structured_delegate is not None
+    if has_d == has_sd:
+        which = "both" if has_d else "neither"
+        errors.add(floc, f"{name}: an entry needs exactly one of 'dispatch' and "
+                         f"'structured_delegate' (it has {which})")
+        raise _Fail()
+    return nf
+
+
+def _args_match(delegate: NativeFunction, target: NativeFunction) -> Optional[str]:
+    """Why the delegate's arguments do not line up with its target's, or None."""
+    ds, ts = delegate.func, target.func
+    d_in, t_in = ds.non_out_arguments, ts.non_out_arguments
+    if len(d_in) != len(t_in):
+        return (f"it takes {len(d_in)} non-out arguments, {ts.full_name} takes {len(t_in)}")
+    for d, t in zip(d_in, t_in):
+        if d.name != t.name:
+            return f"argument '{d.name}' stands where {ts.full_name} has '{t.name}'"
+        if d.type == t.type:
+            continue
+        wrap_ok = (d.type.base == "Scalar" and t.type.is_tensor and d.type.optional == t.type.optional)
+        if not wrap_ok:
+            return f"argument '{d.name}' is {d.type} where {ts.full_name} has {t.type}"
+    if ds.kind == "out" and len(ds.out_arguments) != len(ts.out_arguments):
+        return f"it has {len(ds.out_arguments)} out= arguments, {ts.full_name} has {len(ts.out_arguments)}"
+    if ds.kind == "functional":
+        if len(ds.returns) != 1 or ds.returns[0].type != Type("Tensor"):
+            return "a functional delegate returns one Tensor"
+    return None
+
+
+def _kernel_signature(nf: NativeFunction) -> Tuple:
+    """What determines a kernel's C prototype (docs/codegen.md "Kernel signatures")."""
+    s = nf.func
+    if nf.structured:
+        return ("iter", tuple((a.type, a.is_write) for a in s.non_out_arguments))
+    return ("plain", tuple((a.type, a.is_write) for a in s.arguments),
+            tuple(r.type for r in s.returns), s.kind)
+
+
+def load_model(path: str, text: Optional[str] = None) -> Model:
+    """Parse and validate native_functions.yaml.  Raises SchemaError."""
+    if text is None:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    loader, root = compose(path, text)
+    try:
+        return _build_model(path, loader, root)
+    finally:
+        loader.dispose()
+
+
+def _build_model(path: str, loader: Any, root: Any) -> Model:
+    errors = Errors()
+    if root is None:
+        raise SchemaError([f"{path}:1: no operators declared"])
+    if not isinstance(root, yaml.SequenceNode):
+        raise SchemaError([f"{node_loc(path, root)}: the file must be a list of entries"])
+    functions: List[NativeFunction] = []
+    failed: set = set()  # names of entries already reported
+    for i, n in enumerate(root.value):
+        try:
+            nf = _parse_entry(path, loader, n, i, errors, failed)
+        except _Fail:
+            nf = None
+        if nf is not None:
+            functions.append(nf)
+    if not root.value:
+        errors.add(node_loc(path, root), "no operators declared")
+
+    by_name: Dict[str, NativeFunction] = {}
+    by_c: Dict[str, NativeFunction] = {}
+    good: List[NativeFunction] = []
+    for nf in functions:
+        first = by_name.get(nf.name)
+        if first is not None:
+            errors.add(nf.loc, f"duplicate overload '{nf.name}' (first on line {first.loc.line})")
+            continue
+        if nf.name in failed:  # a broken entry of the same name came first
+            continue
+        first = by_c.get(nf.c_name)
+        if first is not None:
+            errors.add(nf.loc, f"'{nf.name}' and '{first.name}' (line {first.loc.line}) both "
+                               f"have the C name {nf.c_name}")
+            failed.add(nf.name)
+            continue
+        by_name[nf.name] = nf
+        by_c[nf.c_name] = nf
+        good.append(nf)
+    functions = good
+
+    for nf in functions:
+        if nf.structured_delegate is None:
+            continue
+        dl = nf.key_locs["structured_delegate"]
+        target = by_name.get(nf.structured_delegate)
+        if target is None and nf.structured_delegate in failed:
+            continue
+        if target is None:
+            errors.add(dl, f"{nf.name}: structured_delegate '{nf.structured_delegate}' names no entry")
+            continue
+        if not target.structured:
+            errors.add(dl, f"{nf.name}: structured_delegate '{target.name}' is not structured "
+                           f"(line {target.loc.line})")
+            continue
+        why = _args_match(nf, target)
+        if why is not None:
+            errors.add(dl, f"{nf.name}: arguments do not match structured_delegate '{target.name}': {why}")
+            continue
+        nf.delegate = target
+
+    kernels: Dict[str, Tuple[NativeFunction, str, Tuple]] = {}
+    for nf in functions:
+        for key, k in nf.dispatch.items():
+            sig = _kernel_signature(nf)
+            if k in by_c:
+                errors.add(nf.dispatch_locs[key], f"{nf.name}: kernel '{k}' has the name of a public function")
+                continue
+            prev = kernels.setdefault(k, (nf, key, sig))
+            if prev[2] != sig:
+                errors.add(nf.dispatch_locs[key], f"{nf.name}: kernel '{k}' is also the kernel of "
+                                                  f"'{prev[0].name}' (line {prev[0].loc.line}), whose "
+                                                  "kernel signature differs")
+
+    groups: Dict[Tuple, NativeFunctionsGroup] = {}
+    for nf in functions:
+        key = nf.func.signature_key
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = NativeFunctionsGroup(nf.func.base_name)
+        slot = {"functional": "functional", "inplace": "inplace", "out": "out"}[nf.kind]
+        prev = getattr(g, slot)
+        if prev is not None:
+            errors.add(nf.loc, f"'{nf.name}' and '{prev.name}' (line {prev.loc.line}) are both the "
+                               f"{nf.kind} form of one signature")
+            continue
+        setattr(g, slot, nf)
+        nf.group = g
+
+    errors.raise_if_any()
+    return Model(path=path, functions=functions, groups=list(groups.values()), by_name=by_name)
+
+
+# ---- kernel definitions ------------------------------------------------------
+
+_STRIP_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|/\*.*?\*/|//[^\n]*', re.S)
+
+
+def _blank(m: "re.Match") -> str:
+    s = m.group(0)
+    if s[0] in "\"'":
+        return s[0] + s[0]
+    return re.sub(r"[^\n]", " ", s)  # keep line structure
+
+
+def defined_functions(sources: Sequence[str], names: Sequence[str]) -> set:
+    """Which of `names` have a C function definition (`name(...) {`) in `sources`."""
+    if not names:
+        return set()
+    pat = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(set(names))) + r")\s*\(")
+    found = set()
+    for src in sources:
+        with open(src, encoding="utf-8", errors="replace") as f:
+            text = _STRIP_RE.sub(_blank, f.read())
+        for m in pat.finditer(text):
+            if m.group(1) in found:
+                continue
+            depth, i = 0, m.end() - 1
+            while i < len(text):
+                if text[i] == "(":
+                    depth += 1
+                elif text[i] == ")":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                i += 1
+            j = i + 1
+            while j < len(text) and text[j].isspace():
+                j += 1
+            if j < len(text) and text[j] == "{":
+                found.add(m.group(1))
+    return found
+
+
+def check_kernels(model: Model, sources: Sequence[str], check_cuda: bool) -> None:
+    """Every dispatch kernel must be defined in a kernel source (CUDA ones only when built)."""
+    wanted = []
+    for nf in model.functions:
+        for key, k in nf.dispatch.items():
+            if key == "CUDA" and not check_cuda:
+                continue
+            wanted.append((nf, key, k))
+    found = defined_functions(sources, [k for _, _, k in wanted])
+    errors = Errors()
+    for nf, key, k in wanted:
+        if k not in found:
+            errors.add(nf.dispatch_locs[key], f"{nf.name}: dispatch kernel '{k}' ({key}) is not defined "
+                                              f"in any kernel source ({len(sources)} scanned)")
+    errors.raise_if_any()

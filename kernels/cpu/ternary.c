@@ -1,0 +1,192 @@
+/* Ternary and bounded kernels (CPU): where, clamp (Scalar and Tensor bounds), lerp,
+ * addcmul, addcdiv.
+ *
+ * Operand 0 is the output; the inputs follow in schema order (clamp.Tensor: self,
+ * then whichever bounds are present).  Floating clamps and bounds propagate NaN
+ * from any side, as PyTorch's clamp does. */
+#include <math.h>
+
+#include "cpu_util.h"
+#include "ops_kernels.h"
+
+/* ---- where ---------------------------------------------------------------------- */
+
+ops_status
+where_out_cpu(ops_iter *it, const ops_tensor *condition, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)condition;
+    (void)self;
+    (void)other;
+    /* A pure selection: elements move as stored (no opmath round trip), so NaN
+     * payloads and float16 bits come through unchanged. */
+    OPS_DISPATCH_ALL(it->common_dtype, it->op, {
+        OPS_ITER_LOOP(it, d, s, n, {
+            const bool contiguous = s[0] == (int64_t)sizeof(scalar_t) && s[1] == 1 &&
+                                    s[2] == (int64_t)sizeof(scalar_t) && s[3] == (int64_t)sizeof(scalar_t);
+            if (contiguous) {
+                scalar_t *o = (scalar_t *)d[0];
+                const bool *c = (const bool *)d[1];
+                const scalar_t *a = (const scalar_t *)d[2];
+                const scalar_t *b = (const scalar_t *)d[3];
+                OPS_SIMD_LOOP
+                for (int64_t i = 0; i < n; i++)
+                    o[i] = c[i] ? a[i] : b[i];
+            } else {
+                for (int64_t i = 0; i < n; i++)
+                    *(scalar_t *)(d[0] + i * s[0]) = *(const bool *)(d[1] + i * s[1])
+                                                         ? *(const scalar_t *)(d[2] + i * s[2])
+                                                         : *(const scalar_t *)(d[3] + i * s[3]);
+            }
+        });
+    });
+    return OPS_OK;
+}
+
+/* ---- clamp ---------------------------------------------------------------------- */
+
+static inline ops_status
+fail_bool_clamp(const ops_iter *it)
+{
+    return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+}
+
+ops_status
+clamp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_scalar *min, const ops_scalar *max)
+{
+    (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return fail_bool_clamp(it);
+    ops_status st = OPS_OK;
+    if (min && (st = cpu_check_scalar_fits(it->op, "min", *min, cpu_opmath_dtype(dt))) != OPS_OK)
+        return st;
+    if (max && (st = cpu_check_scalar_fits(it->op, "max", *max, cpu_opmath_dtype(dt))) != OPS_OK)
+        return st;
+    if (ops_dtype_is_floating(dt)) {
+        /* a missing bound is an infinite one, which max/min pass through */
+        OPS_DISPATCH_FLOATING(dt, it->op, {
+            const opmath_t lo = min ? OPS_SCALAR_AS(opmath_t, *min) : (opmath_t)-INFINITY;
+            const opmath_t hi = max ? OPS_SCALAR_AS(opmath_t, *max) : (opmath_t)INFINITY;
+            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, CPU_MIN_NAN(CPU_MAX_NAN(x, lo), hi));
+        });
+        return OPS_OK;
+    }
+    const bool has_lo = min != NULL, has_hi = max != NULL;
+    OPS_DISPATCH_INTEGRAL(dt, it->op, {
+        const opmath_t lo = has_lo ? OPS_SCALAR_AS(opmath_t, *min) : 0;
+        const opmath_t hi = has_hi ? OPS_SCALAR_AS(opmath_t, *max) : 0;
+        OPS_UNARY_KERNEL(it, scalar_t, scalar_t,
+                         (has_hi && ((has_lo && x < lo) ? lo : x) > hi) ? hi : ((has_lo && x < lo) ? lo : x));
+    });
+    return OPS_OK;
+}
+
+ops_status
+clamp_tensor_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *min, const ops_tensor *max)
+{
+    (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return fail_bool_clamp(it);
+    const bool fp = ops_dtype_is_floating(dt);
+    if (min && max) {
+        if (fp)
+            OPS_DISPATCH_FLOATING(dt, it->op,
+                                  OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
+                                                     CPU_MIN_NAN(CPU_MAX_NAN(x, y), z)););
+        else
+            OPS_DISPATCH_INTEGRAL(dt, it->op,
+                                  OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
+                                                     (x < y ? y : x) > z ? z : (x < y ? y : x)););
+    } else if (min) {
+        if (fp)
+            OPS_DISPATCH_FLOATING(dt, it->op,
+                                  OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_MAX_NAN(x, y)););
+        else
+            OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x < y ? y : x););
+    } else {
+        if (fp)
+            OPS_DISPATCH_FLOATING(dt, it->op,
+                                  OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_MIN_NAN(x, y)););
+        else
+            OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x > y ? y : x););
+    }
+    return OPS_OK;
+}
+
+/* ---- lerp ----------------------------------------------------------------------- */
+
+ops_status
+lerp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight)
+{
+    if (end->dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected dtype %s for `end` but got dtype %s", it->op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(end->dtype));
+    const bool scalar_weight = (weight->flags & OPS_TENSOR_WRAPPED_NUMBER) != 0;
+    if (!scalar_weight && weight->dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected dtype %s for `weight` but got dtype %s", it->op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(weight->dtype));
+    /* PyTorch's formula: from whichever end is nearer, for accuracy at both ends. */
+#define LERP_(a, b, w) (CPU_FP1(fabsf, fabs, (w)) < (opmath_t)0.5 ? (a) + (w) * ((b) - (a)) \
+                                                               : (b) - ((b) - (a)) * ((opmath_t)1 - (w)))
+    if (scalar_weight) {
+        /* A Scalar weight is used at opmath precision, not rounded to self's dtype. */
+        const double wv = ops_scalar_to_double(ops_scalar_load(ops_tensor_data_ptr(weight), weight->dtype));
+        OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
+            const opmath_t w = (opmath_t)wv;
+            OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, LERP_(x, y, w));
+        });
+    } else {
+        OPS_DISPATCH_FLOATING(it->common_dtype, it->op,
+                              OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, LERP_(x, y, z)););
+    }
+#undef LERP_
+    return OPS_OK;
+}
+
+/* ---- addcmul, addcdiv ----------------------------------------------------------- */
+
+ops_status
+addcmul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
+                ops_scalar value)
+{
+    (void)self;
+    (void)tensor1;
+    (void)tensor2;
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
+    const ops_status st = cpu_check_scalar_fits(it->op, "value", value, cpu_opmath_dtype(dt));
+    if (st != OPS_OK)
+        return st;
+    OPS_DISPATCH_NUMERIC(dt, it->op, {
+        const opmath_t v = OPS_SCALAR_AS(opmath_t, value);
+        OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, x + v * y * z);
+    });
+    return OPS_OK;
+}
+
+ops_status
+addcdiv_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
+                ops_scalar value)
+{
+    (void)self;
+    if (ops_dtype_is_integral(tensor1->dtype, true) && ops_dtype_is_integral(tensor2->dtype, true))
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: Integer division with addcdiv is no longer supported, and in a future release "
+                        "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+                        "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to("
+                        "input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float "
+                        "inputs. The future addcdiv behavior is just the latter implementation: (input + value "
+                        "* tensor1 / tensor2), for all dtypes.",
+                        it->op);
+    const ops_dtype dt = it->common_dtype;
+    const ops_status st = cpu_check_scalar_fits(it->op, "value", value, cpu_opmath_dtype(dt));
+    if (st != OPS_OK)
+        return st;
+    OPS_DISPATCH_FLOATING(dt, it->op, {
+        const opmath_t v = OPS_SCALAR_AS(opmath_t, value);
+        OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, x + v * y / z);
+    });
+    return OPS_OK;
+}

@@ -1,0 +1,468 @@
+/* Unary elementwise kernels (CPU): neg, abs, exp, sin, floor, gelu, isnan, ...
+ *
+ * Each kernel is the impl half of a structured op: the meta (runtime/meta.c) has
+ * already chosen the dtypes, so a kernel dispatches on it->common_dtype (the input
+ * as the loop sees it) and writes operand 0 in it->result_dtype:
+ *   meta: unary        output dtype = input dtype;
+ *   meta: unary_float  integral/bool inputs arrive converted to float32;
+ *   meta: bool_out     output bool, input in its own dtype.
+ * float16/bfloat16 compute in float (opmath_t) and round once on store.  The
+ * contiguous loops are plain element loops under OPS_SIMD_LOOP, so the compiler
+ * vectorises the ones whose body has no call: neg, abs, relu, square, reciprocal,
+ * and floor/ceil/trunc/round/frac, which ops_scalar_math.h writes branch-free for
+ * that reason; the rest call libm per element. */
+#include <float.h>
+#include <string.h>
+
+#include "ops_dispatch.h"
+#include "ops_kernels.h"
+
+/* The float or double libm function, picked by the type of x (opmath_t of a
+ * floating kernel is one of the two). */
+#define FP_(x, F32, F64) _Generic((x), float: F32, double: F64)(x)
+
+/* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
+ * where x < 0 is always false and the compiler says so). */
+#define DISPATCH_SIGNED_INT_(DT, NAME, MASK, ...)                                        \
+    OPS_DISPATCH_SWITCH_(DT, NAME, MASK,                                                 \
+                         OPS_CASE_INT8(__VA_ARGS__) OPS_CASE_INT16(__VA_ARGS__)          \
+                             OPS_CASE_INT32(__VA_ARGS__) OPS_CASE_INT64(__VA_ARGS__))
+
+/* A kernel over the floating dtypes with output = input dtype: EXPR in terms of x. */
+#define FLOATING_KERNEL_(IT, NAME, EXPR)                                                 \
+    do {                                                                                 \
+        OPS_DISPATCH_FLOATING((IT)->common_dtype, NAME,                                  \
+                              OPS_UNARY_KERNEL((IT), scalar_t, scalar_t, EXPR););        \
+        return OPS_OK;                                                                   \
+    } while (0)
+
+/* ---- sign and magnitude ------------------------------------------------------ */
+
+ops_status
+neg_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (it->common_dtype == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "neg: negation, the `-` operator, on a bool tensor is not supported; "
+                                       "to invert a mask, use bitwise_not or logical_not instead");
+    /* Integers wrap (-(-128) is -128 in int8), as PyTorch's. */
+    OPS_DISPATCH_NUMERIC(it->common_dtype, "neg", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, -x););
+    return OPS_OK;
+}
+
+ops_status
+abs_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (ops_dtype_is_floating(dt))
+        FLOATING_KERNEL_(it, "abs", FP_(x, fabsf, fabs));
+    if (dt == OPS_UINT8) {
+        OPS_UNARY_KERNEL(it, uint8_t, uint8_t, x);
+        return OPS_OK;
+    }
+    DISPATCH_SIGNED_INT_(dt, "abs", OPS_MASK_NUMERIC,
+                         OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x < 0 ? -x : x););
+    return OPS_OK;
+}
+
+ops_status
+sign_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (ops_dtype_is_floating(dt))
+        FLOATING_KERNEL_(it, "sign", ops_math_sign(x));
+    /* Never negative: the sign is x != 0 (bool: x itself, as PyTorch's). */
+    if (dt == OPS_BOOL) {
+        OPS_UNARY_KERNEL(it, bool, bool, x);
+        return OPS_OK;
+    }
+    if (dt == OPS_UINT8) {
+        OPS_UNARY_KERNEL(it, uint8_t, uint8_t, x != 0);
+        return OPS_OK;
+    }
+    DISPATCH_SIGNED_INT_(dt, "sign", OPS_MASK_ALL,
+                         OPS_UNARY_KERNEL(it, scalar_t, scalar_t, (x > 0) - (x < 0)););
+    return OPS_OK;
+}
+
+ops_status
+relu_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "relu: boolean inputs are not supported");
+    if (ops_dtype_is_floating(dt))
+        FLOATING_KERNEL_(it, "relu", ops_math_relu(x));
+    if (dt == OPS_UINT8) {
+        OPS_UNARY_KERNEL(it, uint8_t, uint8_t, x);
+        return OPS_OK;
+    }
+    DISPATCH_SIGNED_INT_(dt, "relu", OPS_MASK_NUMERIC, OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x < 0 ? 0 : x););
+    return OPS_OK;
+}
+
+/* ---- powers ------------------------------------------------------------------- */
+
+ops_status
+reciprocal_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "reciprocal", (opmath_t)1 / x);
+}
+
+ops_status
+square_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    /* PyTorch's square(bool) is pow(self, 2), an int64 tensor; a dtype-keeping
+     * unary op cannot give that, so bool is refused rather than answered in bool. */
+    if (it->common_dtype == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "square: dtype bool is not supported (PyTorch computes square "
+                                       "of a bool tensor as int64: convert it first)");
+    /* Integers wrap on overflow, as PyTorch's. */
+    OPS_DISPATCH_NUMERIC(it->common_dtype, "square", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x * x););
+    return OPS_OK;
+}
+
+ops_status
+sqrt_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "sqrt", FP_(x, sqrtf, sqrt));
+}
+
+ops_status
+rsqrt_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "rsqrt", ops_math_rsqrt(x));
+}
+
+/* ---- exponentials and logarithms ---------------------------------------------- */
+
+ops_status
+exp_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "exp", FP_(x, expf, exp));
+}
+
+ops_status
+exp2_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "exp2", FP_(x, exp2f, exp2));
+}
+
+ops_status
+expm1_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "expm1", FP_(x, expm1f, expm1));
+}
+
+ops_status
+log_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "log", FP_(x, logf, log));
+}
+
+ops_status
+log2_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "log2", FP_(x, log2f, log2));
+}
+
+ops_status
+log10_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "log10", FP_(x, log10f, log10));
+}
+
+ops_status
+log1p_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "log1p", FP_(x, log1pf, log1p));
+}
+
+/* ---- trigonometric and hyperbolic --------------------------------------------- */
+
+ops_status
+sin_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "sin", FP_(x, sinf, sin));
+}
+
+ops_status
+cos_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "cos", FP_(x, cosf, cos));
+}
+
+ops_status
+tan_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "tan", FP_(x, tanf, tan));
+}
+
+ops_status
+asin_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "asin", FP_(x, asinf, asin));
+}
+
+ops_status
+acos_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "acos", FP_(x, acosf, acos));
+}
+
+ops_status
+atan_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "atan", FP_(x, atanf, atan));
+}
+
+ops_status
+sinh_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "sinh", FP_(x, sinhf, sinh));
+}
+
+ops_status
+cosh_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "cosh", FP_(x, coshf, cosh));
+}
+
+ops_status
+tanh_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "tanh", FP_(x, tanhf, tanh));
+}
+
+ops_status
+asinh_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "asinh", FP_(x, asinhf, asinh));
+}
+
+ops_status
+acosh_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "acosh", FP_(x, acoshf, acosh));
+}
+
+ops_status
+atanh_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "atanh", FP_(x, atanhf, atanh));
+}
+
+/* ---- activations and special functions ---------------------------------------- */
+
+ops_status
+sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "sigmoid", ops_math_sigmoid(x));
+}
+
+ops_status
+erf_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "erf", FP_(x, erff, erf));
+}
+
+ops_status
+erfc_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "erfc", FP_(x, erfcf, erfc));
+}
+
+ops_status
+silu_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "silu", ops_math_silu(x));
+}
+
+ops_status
+gelu_out_cpu(ops_iter *it, const ops_tensor *self, const char *approximate)
+{
+    (void)self;
+    /* Checked before the dtype, as PyTorch's meta does; NULL is the default. */
+    if (approximate == NULL || strcmp(approximate, "none") == 0)
+        FLOATING_KERNEL_(it, "gelu", ops_math_gelu(x));
+    if (strcmp(approximate, "tanh") == 0)
+        FLOATING_KERNEL_(it, "gelu", ops_math_gelu_tanh(x));
+    return ops_fail(OPS_ERR_VALUE, "gelu: approximate argument must be either none or tanh, got '%s'",
+                    approximate);
+}
+
+/* ---- rounding ------------------------------------------------------------------ */
+
+/* floor, ceil, round and trunc leave integers as they are (a copy) and refuse bool,
+ * as PyTorch does. */
+static ops_status
+integral_identity(ops_iter *it, const char *op)
+{
+    if (it->common_dtype == OPS_BOOL)
+        return ops_fail_dtype(op, OPS_BOOL, OPS_MASK_NUMERIC);
+    OPS_DISPATCH_INTEGRAL(it->common_dtype, op, OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x););
+    return OPS_OK;
+}
+
+ops_status
+floor_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return integral_identity(it, "floor");
+    FLOATING_KERNEL_(it, "floor", ops_math_floor(x));
+}
+
+ops_status
+ceil_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return integral_identity(it, "ceil");
+    FLOATING_KERNEL_(it, "ceil", ops_math_ceil(x));
+}
+
+ops_status
+round_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return integral_identity(it, "round");
+    FLOATING_KERNEL_(it, "round", ops_math_round_even(x));
+}
+
+ops_status
+trunc_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return integral_identity(it, "trunc");
+    FLOATING_KERNEL_(it, "trunc", ops_math_trunc(x));
+}
+
+ops_status
+frac_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    FLOATING_KERNEL_(it, "frac", ops_math_frac(x));
+}
+
+/* ---- logical and bitwise -------------------------------------------------------- */
+
+ops_status
+logical_not_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    /* NaN is nonzero, so logical_not(NaN) is false. */
+    OPS_DISPATCH_ALL(it->common_dtype, "logical_not", OPS_UNARY_KERNEL(it, bool, scalar_t, !x););
+    return OPS_OK;
+}
+
+ops_status
+bitwise_not_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (it->common_dtype == OPS_BOOL) {
+        OPS_UNARY_KERNEL(it, bool, bool, !x);
+        return OPS_OK;
+    }
+    OPS_DISPATCH_SWITCH_(it->common_dtype, "bitwise_not", OPS_MASK_INTEGRAL | OPS_DTYPE_BIT(OPS_BOOL),
+                         OPS_CASES_INTEGRAL_(OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ~x);));
+    return OPS_OK;
+}
+
+/* ---- classification ------------------------------------------------------------- */
+
+/* isnan/isinf/isfinite of an integral or bool tensor: a constant (no NaN, no inf). */
+static ops_status
+bool_constant(ops_iter *it, bool value)
+{
+    const ops_dtype dt = it->common_dtype;
+    OPS_DISPATCH_INTEGRAL_AND_BOOL(dt, it->op, OPS_UNARY_KERNEL(it, bool, scalar_t, ((void)x, value)););
+    return OPS_OK;
+}
+
+ops_status
+isnan_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return bool_constant(it, false);
+    OPS_DISPATCH_FLOATING(it->common_dtype, "isnan", OPS_UNARY_KERNEL(it, bool, scalar_t, isnan(x)););
+    return OPS_OK;
+}
+
+ops_status
+isinf_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return bool_constant(it, false);
+    OPS_DISPATCH_FLOATING(it->common_dtype, "isinf", OPS_UNARY_KERNEL(it, bool, scalar_t, isinf(x)););
+    return OPS_OK;
+}
+
+ops_status
+isfinite_out_cpu(ops_iter *it, const ops_tensor *self)
+{
+    (void)self;
+    if (!ops_dtype_is_floating(it->common_dtype))
+        return bool_constant(it, true);
+    OPS_DISPATCH_FLOATING(it->common_dtype, "isfinite", OPS_UNARY_KERNEL(it, bool, scalar_t, isfinite(x)););
+    return OPS_OK;
+}
+
+ops_status
+nan_to_num_out_cpu(ops_iter *it, const ops_tensor *self, const double *nan, const double *posinf,
+                   const double *neginf)
+{
+    (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (!ops_dtype_is_floating(dt)) {
+        /* Integers and bools have no NaN or inf: a copy, as PyTorch's. */
+        OPS_DISPATCH_INTEGRAL_AND_BOOL(dt, "nan_to_num", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x););
+        return OPS_OK;
+    }
+    OPS_DISPATCH_FLOATING(dt, "nan_to_num", {
+        /* Defaults: 0, the dtype's largest and lowest finite values.  A replacement
+         * beyond the dtype's range becomes inf on the conversion, as PyTorch's. */
+        const double big = _Generic((scalar_t *)0, ops_half *: 65504.0,
+                                    ops_bfloat16 *: 3.3895313892515355e38, float *: (double)FLT_MAX,
+                                    double *: DBL_MAX);
+        const opmath_t r_nan = (opmath_t)(nan ? *nan : 0.0);
+        const opmath_t r_pos = (opmath_t)(posinf ? *posinf : big);
+        const opmath_t r_neg = (opmath_t)(neginf ? *neginf : -big);
+        OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ops_math_nan_to_num(x, r_nan, r_pos, r_neg));
+    });
+    return OPS_OK;
+}

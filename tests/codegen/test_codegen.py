@@ -1,0 +1,549 @@
+"""Tests of the generator (codegen/): rejection of malformed schemas with
+`file:line: reason`, the C API it emits, that the emitted C compiles, determinism,
+and incremental rewriting.
+
+Expected C spellings below are written by hand from docs/codegen.md (the naming and
+type tables), never taken from the generator's output.  Run by meson (tests/codegen/
+meson.build) with Debian's python3; OPS_CC names the C compiler (compile checks are
+skipped without one).
+"""
+
+import concurrent.futures
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("OPS_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE))
+FIXTURES = os.path.join(HERE, "fixtures")
+GEN = os.path.join(ROOT, "codegen", "gen.py")
+PYTHON = sys.executable
+CC = shlex.split(os.environ.get("OPS_CC", "cc"))
+CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-O2"]
+
+sys.path.insert(0, ROOT)
+from codegen import cnames, gen, gen_glue, model  # noqa: E402
+
+FIX_NATIVE = os.path.join(FIXTURES, "native_functions.yaml")
+FIX_DERIVS = os.path.join(FIXTURES, "derivatives.yaml")
+FIX_KERNELS = os.path.join(FIXTURES, "kernels.c")
+REAL_NATIVE = os.path.join(ROOT, "ops", "native_functions.yaml")
+REAL_DERIVS = os.path.join(ROOT, "ops", "derivatives.yaml")
+
+
+def run_gen(*args, env=None):
+    return subprocess.run([PYTHON, GEN, *args], capture_output=True, text=True, env=env)
+
+
+def have_cc():
+    return shutil.which(CC[0]) is not None
+
+
+def compile_c(files, include_dirs, extra=()):
+    """Compile each file (in parallel); returns {file: stderr} for the failures."""
+    def one(f):
+        cmd = CC + CFLAGS + list(extra) + [f"-I{d}" for d in include_dirs] + ["-c", f, "-o", os.devnull]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        return f, p.returncode, p.stderr
+    failures = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        for f, rc, err in ex.map(one, files):
+            if rc != 0:
+                failures[f] = err[-4000:]
+    return failures
+
+
+def expectation(path):
+    """`# expect: LINE: fragment` on the first line of a bad fixture."""
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    m = re.match(r"^# expect: (\d+): (.*)$", first.rstrip("\n"))
+    assert m, f"{path}: first line must be '# expect: LINE: fragment'"
+    return int(m.group(1)), m.group(2)
+
+
+class Rejections(unittest.TestCase):
+    """One malformed fixture per rule: exit status 1, `file:line: reason`, one error."""
+
+    # Every rejection rule the generator promises, and the fixture that shows it.
+    REQUIRED_NATIVE = [
+        "unknown_key", "unknown_type", "unsupported_type", "bad_grammar", "bad_argument", "double_star",
+        "bad_default_int", "bad_default_bool", "bad_default_none", "bad_default_list_size",
+        "duplicate_overload", "same_c_name", "out_returns", "inplace_first_arg", "mutable_not_out",
+        "unsupported_return", "structured_no_meta", "structured_no_dispatch", "structured_not_out",
+        "meta_not_structured", "unknown_meta", "delegate_missing", "delegate_not_structured",
+        "delegate_args", "delegate_arg_count", "both_dispatch_delegate", "neither_dispatch_delegate",
+        "unknown_dispatch_key", "kernel_missing", "kernel_declared_only", "kernel_commented_out",
+        "kernel_in_string", "kernel_signature_clash", "yaml_syntax", "duplicate_key",
+        "structured_two_outs", "c_keyword_arg", "not_a_list",
+    ]
+    REQUIRED_DERIVATIVES = [
+        "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",
+        "unknown_identifier", "formula_syntax", "unknown_method", "duplicate_entry",
+        "output_differentiability",
+    ]
+
+    def check_fixture(self, path, args):
+        line, fragment = expectation(path)
+        p = run_gen("check", *args)
+        self.assertEqual(p.returncode, 1, f"{path}: expected exit status 1\n{p.stderr}")
+        errors = p.stderr.strip().splitlines()
+        self.assertEqual(len(errors), 1, f"{path}: expected exactly one error, got:\n{p.stderr}")
+        prefix = f"{os.path.normpath(path)}:{line}: "
+        self.assertTrue(errors[0].startswith(prefix), f"{path}: expected prefix {prefix!r}, got {errors[0]!r}")
+        self.assertIn(fragment, errors[0])
+
+    def test_every_rule_has_a_fixture(self):
+        have = {os.path.basename(p)[:-5] for p in glob.glob(os.path.join(FIXTURES, "bad", "*.yaml"))}
+        self.assertEqual(sorted(set(self.REQUIRED_NATIVE) - have), [])
+        have = {os.path.basename(p)[:-5] for p in glob.glob(os.path.join(FIXTURES, "bad_derivatives", "*.yaml"))}
+        self.assertEqual(sorted(set(self.REQUIRED_DERIVATIVES) - have), [])
+
+    def test_native_functions_fixtures(self):
+        for path in sorted(glob.glob(os.path.join(FIXTURES, "bad", "*.yaml"))):
+            with self.subTest(fixture=os.path.basename(path)):
+                self.check_fixture(path, ["--native", path, "--kernel-sources", FIX_KERNELS])
+
+    def test_derivatives_fixtures(self):
+        for path in sorted(glob.glob(os.path.join(FIXTURES, "bad_derivatives", "*.yaml"))):
+            with self.subTest(fixture=os.path.basename(path)):
+                self.check_fixture(path, ["--native", FIX_NATIVE, "--derivatives", path,
+                                          "--kernel-sources", FIX_KERNELS])
+
+    def test_good_fixture_passes(self):
+        p = run_gen("check", "--native", FIX_NATIVE, "--derivatives", FIX_DERIVS, "--kernel-sources", FIX_KERNELS)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, "")
+
+    def test_kernel_check_can_be_disabled(self):
+        path = os.path.join(FIXTURES, "bad", "kernel_missing.yaml")
+        p = run_gen("check", "--native", path, "--no-kernel-check")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_cuda_kernels_checked_only_with_cuda(self):
+        # add_out_cuda is defined in kernels.c; zeros_cuda too.  Without --cuda the
+        # CUDA column is not checked, so an empty source list fails only on CPU kernels.
+        with tempfile.TemporaryDirectory() as d:
+            y = os.path.join(d, "n.yaml")
+            with open(y, "w") as f:
+                f.write("- func: zeros(int[] size) -> Tensor\n"
+                        "  dispatch:\n"
+                        "    CPU: zeros_cpu\n"
+                        "    CUDA: zeros_cuda_missing\n")
+            self.assertEqual(run_gen("check", "--native", y, "--kernel-sources", FIX_KERNELS).returncode, 0)
+            p = run_gen("check", "--native", y, "--cuda", "--kernel-sources", FIX_KERNELS)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn(f"{y}:4: zeros: dispatch kernel 'zeros_cuda_missing' (CUDA)", p.stderr)
+
+    def test_all_errors_reported_in_file_order(self):
+        with tempfile.TemporaryDirectory() as d:
+            y = os.path.join(d, "n.yaml")
+            with open(y, "w") as f:
+                f.write("- func: b(Tensor self) -> Tensor\n"
+                        "  dispatch:\n"
+                        "    GPU: zeros_cpu\n"
+                        "- func: a(Tensor self) -> Tensor\n"
+                        "  colour: red\n")
+            p = run_gen("check", "--native", y, "--no-kernel-check")
+            self.assertEqual(p.returncode, 1)
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 2, p.stderr)
+            self.assertTrue(lines[0].startswith(f"{y}:3: b: unknown dispatch key 'GPU'"), lines[0])
+            self.assertTrue(lines[1].startswith(f"{y}:5: unknown key 'colour'"), lines[1])
+
+    def test_missing_file(self):
+        p = run_gen("check", "--native", os.path.join(FIXTURES, "no_such_file.yaml"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no_such_file.yaml:1: ", p.stderr)
+
+
+class Model(unittest.TestCase):
+    """The model's reading of schemas, against docs/codegen.md."""
+
+    def test_c_names_of_the_doc_table(self):
+        table = {
+            "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor": "ops_add",
+            "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor": "ops_add_scalar",
+            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)": "ops_add_out",
+            "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)":
+                "ops_add_scalar_out",
+            "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)": "ops_add_",
+            "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)": "ops_add_scalar_",
+            "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor": "ops_div_tensor_mode",
+            "neg(Tensor self) -> Tensor": "ops_neg",
+        }
+        for schema, c_name in table.items():
+            with self.subTest(schema=schema):
+                self.assertEqual(model.parse_schema(schema).c_name, c_name)
+
+    def test_kinds(self):
+        kinds = {
+            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)": "out",
+            "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)": "inplace",
+            "view(Tensor(a) self, int[] size) -> Tensor(a)": "functional",
+            "max.dim_max(Tensor self, int dim, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!), Tensor(b!))":
+                "out",
+        }
+        for schema, kind in kinds.items():
+            with self.subTest(schema=schema):
+                s = model.parse_schema(schema)
+                model.check_kind(s)
+                self.assertEqual(s.kind, kind)
+
+    def test_arguments_and_defaults(self):
+        s = model.parse_schema("f(Tensor self, int[2] stride=1, float eps=1e-05, str mode='reflect', "
+                               "Scalar alpha=1, int[]? size=None, *, bool flag=True, ScalarType? dtype=None) -> Tensor")
+        a = {x.name: x for x in s.arguments}
+        self.assertEqual(a["stride"].default_value, [1, 1])
+        self.assertEqual(a["stride"].type, model.Type("int", is_list=True, size=2))
+        self.assertEqual(a["eps"].default_value, 1e-05)
+        self.assertEqual(a["mode"].default_value, "reflect")
+        self.assertEqual(a["alpha"].default_value, 1)
+        self.assertIsNone(a["size"].default_value)
+        self.assertEqual(a["size"].default, "None")
+        self.assertTrue(a["flag"].kwarg_only and a["flag"].default_value is True)
+        self.assertFalse(a["alpha"].kwarg_only)
+        self.assertEqual(a["dtype"].type_str, "ScalarType?")
+
+    def test_c_types_of_the_doc_table(self):
+        table = {
+            "Tensor x": "const ops_tensor *", "Tensor(a) x": "const ops_tensor *", "Tensor? x": "const ops_tensor *",
+            "Tensor[] x": "ops_tensor_list", "Scalar x": "ops_scalar", "Scalar? x": "const ops_scalar *",
+            "ScalarType x": "ops_dtype", "ScalarType? x": "ops_dtype", "Device? x": "ops_device",
+            "int x": "int64_t", "SymInt x": "int64_t", "int? x": "const int64_t *", "int[] x": "ops_int_list",
+            "int[3] x": "ops_int_list", "SymInt[] x": "ops_int_list", "int[]? x": "const ops_int_list *",
+            "float x": "double", "float? x": "const double *", "bool x": "bool", "bool? x": "const bool *",
+            "str x": "const char *", "str? x": "const char *",
+        }
+        for arg, ctype in table.items():
+            with self.subTest(arg=arg):
+                s = model.parse_schema(f"f(Tensor self, {arg}) -> Tensor")
+                self.assertEqual(cnames.c_type(s.arguments[1]), ctype)
+        s = model.parse_schema("f_(Tensor(a!) self) -> Tensor(a!)")
+        self.assertEqual(cnames.c_type(s.arguments[0]), "ops_tensor *")
+
+    def test_groups(self):
+        m = model.load_model(FIX_NATIVE)
+        g = m.by_name["add.Tensor"].group
+        self.assertEqual((g.functional.name, g.inplace.name, g.out.name), ("add.Tensor", "add_.Tensor", "add.out"))
+        g = m.by_name["add.Scalar"].group
+        self.assertEqual((g.functional.name, g.inplace.name, g.out.name),
+                         ("add.Scalar", "add_.Scalar", "add.Scalar_out"))
+        g = m.by_name["neg_"].group
+        self.assertEqual((g.functional.name, g.inplace.name, g.out.name), ("neg", "neg_", "neg.out"))
+        g = m.by_name["view"].group
+        self.assertEqual((g.functional.name, g.inplace, g.out), ("view", None, None))
+        # Every entry is in exactly one group, in the slot of its kind.
+        for nf in m.functions:
+            self.assertIs(getattr(nf.group, nf.kind), nf)
+
+    def test_delegates_resolved(self):
+        m = model.load_model(FIX_NATIVE)
+        self.assertIs(m.by_name["add.Scalar_out"].delegate, m.by_name["add.out"])
+        self.assertIsNone(m.by_name["add.out"].delegate)
+        self.assertTrue(m.by_name["add.out"].structured)
+
+    def test_meta_families_are_the_ops_iter_h_ones(self):
+        with open(os.path.join(ROOT, "runtime", "ops_iter.h"), encoding="utf-8") as f:
+            text = f.read()
+        declared = set(re.findall(r"\bops_meta_(\w+)\(ops_iter \*it, const ops_meta_args \*a\)", text))
+        self.assertEqual(declared, set(model.META_FAMILIES))
+        m = re.search(r"#define OPS_ITER_MAX_INPUTS (\d+)", text)
+        self.assertEqual(int(m.group(1)), model.ITER_MAX_INPUTS)
+        m = re.search(r"const char \*strs\[(\d+)\];", text)
+        self.assertEqual(int(m.group(1)), model.ITER_MAX_STRS)
+
+    def test_derivatives_model(self):
+        from codegen import derivatives
+        m = model.load_model(FIX_NATIVE)
+        ds = derivatives.load_derivatives(FIX_DERIVS, m)
+        by = {d.func.name: d for d in ds}
+        self.assertEqual(sorted(by["add.Tensor"].formulas), ["other", "result", "self"])
+        self.assertEqual(by["max.dim"].output_differentiability, [True, False])
+        self.assertIn("min, max", by["clampt.Tensor"].formulas)
+        self.assertEqual(by["clampt.Tensor"].non_differentiable, ("max",))
+
+
+class Generated(unittest.TestCase):
+    """What is generated from tests/codegen/fixtures/native_functions.yaml."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="codegen-test-")
+        cls.out = os.path.join(cls.tmp, "out")
+        p = run_gen("all", "--native", FIX_NATIVE, "--derivatives", FIX_DERIVS, "--out-dir", cls.out,
+                    "--kernel-sources", FIX_KERNELS)
+        if p.returncode != 0:
+            raise AssertionError(p.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def read(self, name):
+        with open(os.path.join(self.out, name), encoding="utf-8") as f:
+            return f.read()
+
+    def test_outputs(self):
+        self.assertEqual(sorted(os.listdir(self.out)), sorted(
+            ["ops_functions.h", "ops_kernels.h", "ops_op_ids.h", "ops_dispatch.c", "ops_registry.c"]
+            + [f"ops_glue_{i}.c" for i in range(gen_glue.N_SHARDS)]))
+
+    def test_first_line_says_generated(self):
+        for name in os.listdir(self.out):
+            with self.subTest(file=name):
+                first = self.read(name).splitlines()[0]
+                self.assertRegex(first, r"^/\* Generated by codegen/gen_\w+\.py .*from .*native_functions\.yaml")
+                self.assertIn("Do not edit", first)
+                self.assertNotIn(self.tmp, first)
+
+    def test_public_prototypes(self):
+        h = self.read("ops_functions.h")
+        self.assertIn('#include "ops_base.h"', h)
+        self.assertIn('#include "ops_tensor.h"', h)
+        expected = {
+            "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor":
+                "ops_tensor *ops_add(const ops_tensor *self, const ops_tensor *other, ops_scalar alpha)",
+            "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)":
+                "ops_status ops_add_(ops_tensor *self, const ops_tensor *other, ops_scalar alpha)",
+            "add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor":
+                "ops_tensor *ops_add_scalar(const ops_tensor *self, ops_scalar other, ops_scalar alpha)",
+            "add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)":
+                "ops_status ops_add_scalar_(ops_tensor *self, ops_scalar other, ops_scalar alpha)",
+            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)":
+                "ops_status ops_add_out(const ops_tensor *self, const ops_tensor *other, ops_scalar alpha, "
+                "ops_tensor *out)",
+            "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)":
+                "ops_status ops_add_scalar_out(const ops_tensor *self, ops_scalar other, ops_scalar alpha, "
+                "ops_tensor *out)",
+            "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor":
+                "ops_tensor *ops_div_tensor_mode(const ops_tensor *self, const ops_tensor *other, "
+                "const char *rounding_mode)",
+            "clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor":
+                "ops_tensor *ops_clamp(const ops_tensor *self, const ops_scalar *min, const ops_scalar *max)",
+            "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor":
+                "ops_tensor *ops_zeros(ops_int_list size, ops_dtype dtype, ops_device device)",
+            "cat(Tensor[] tensors, int dim=0) -> Tensor":
+                "ops_tensor *ops_cat(ops_tensor_list tensors, int64_t dim)",
+            "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)":
+                "ops_status ops_max_dim(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor **values, "
+                "ops_tensor **indices)",
+            "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) "
+            "-> (Tensor(a!), Tensor(b!))":
+                "ops_status ops_max_dim_max(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *max, "
+                "ops_tensor *max_values)",
+            "is_nonzero(Tensor self) -> bool": "ops_status ops_is_nonzero(const ops_tensor *self, bool *result)",
+            "item(Tensor self) -> Scalar": "ops_status ops_item(const ops_tensor *self, ops_scalar *result)",
+            "norm_parts(Tensor self) -> (float, int)":
+                "ops_status ops_norm_parts(const ops_tensor *self, double *result0, int64_t *result1)",
+            "check_finite(Tensor self, Device? device=None) -> ()":
+                "ops_status ops_check_finite(const ops_tensor *self, ops_device device)",
+            "view(Tensor(a) self, int[] size) -> Tensor(a)":
+                "ops_tensor *ops_view(const ops_tensor *self, ops_int_list size)",
+        }
+        for schema, proto in expected.items():
+            with self.subTest(schema=schema):
+                self.assertIn(f"/* {schema} */\nOPS_API {proto};\n", h)
+
+    def test_kernel_prototypes(self):
+        h = self.read("ops_kernels.h")
+        self.assertIn('#include "ops_iter.h"', h)
+        for proto in [
+            "ops_status add_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_scalar alpha);",
+            "ops_status add_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other, "
+            "ops_scalar alpha);",
+            "ops_status div_out_mode_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, "
+            "const char *rounding_mode);",
+            "ops_tensor *zeros_cpu(ops_int_list size, ops_dtype dtype, ops_device device);",
+            "ops_status copy_cpu_(ops_tensor *self, const ops_tensor *src, bool non_blocking);",
+        ]:
+            with self.subTest(proto=proto):
+                self.assertIn(proto, h)
+        # Delegating entries have no kernel of their own.
+        self.assertNotIn("add_scalar", h)
+
+    def test_dispatch_table(self):
+        c = self.read("ops_dispatch.c")
+
+        def row(op_id):
+            m = re.search(r"\[" + op_id + r"\] = \{[^\n]*\n(.*?)\n    \},", c, re.S)
+            self.assertIsNotNone(m, op_id)
+            return m.group(1)
+        self.assertRegex(row("OPS_OP_ADD_OUT"),
+                         r"\[OPS_CPU\] = \(ops_kernel_fn\)add_out_cpu,\n#ifdef OPS_WITH_CUDA\n"
+                         r" +\[OPS_CUDA\] = \(ops_kernel_fn\)add_out_cuda,\n#endif")
+        # The composite kernel fills every column; a backend key overrides its column.
+        self.assertRegex(row("OPS_OP_VIEW"), r"\[OPS_CPU\] = \(ops_kernel_fn\)view_impl,\n"
+                                             r" +\[OPS_CUDA\] = \(ops_kernel_fn\)view_impl,")
+        self.assertRegex(row("OPS_OP_CONV_LIKE"), r"\[OPS_CPU\] = \(ops_kernel_fn\)conv_like_cpu,\n"
+                                                  r" +\[OPS_CUDA\] = \(ops_kernel_fn\)conv_like_impl,")
+        self.assertNotIn("[OPS_OP_ADD_SCALAR]", c)  # delegates have no row
+
+    def test_glue_paths(self):
+        glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))
+
+        def body(c_name):
+            m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", glue, re.S)
+            self.assertIsNotNone(m, c_name)
+            return m.group(1)
+        # Scalar where the kernel entry has a Tensor: wrapped, passed as a tensor, released.
+        b = body("ops_add_scalar_")
+        self.assertIn("ops_wrap_scalar(other)", b)
+        self.assertIn(".mode = OPS_ITER_INPLACE", b)
+        self.assertIn(".out = self", b)
+        self.assertIn(".tensors = {self, _w_other}", b)
+        self.assertIn(".scalars = {&alpha}", b)
+        self.assertIn("ops_meta_binary(&_it, &_args)", b)
+        self.assertIn("OPS_OP_ADD_OUT", b)
+        self.assertIn("ops_tensor_release(_w_other)", b)
+        self.assertIn('"add_: argument \'self\' must be a Tensor, got NULL"', b)
+        # str arguments reach the meta (div's rounding_mode).
+        self.assertIn(".strs = {rounding_mode}", body("ops_div_scalar_mode"))
+        # device_check: NoCheck skips the same-device check; zeros dispatches on its device argument.
+        self.assertNotIn("ops_check_same_device", body("ops_copy_"))
+        self.assertIn("ops_check_same_device", body("ops_add"))
+        self.assertIn("device.type != OPS_DEVICE_TYPE_NONE ? device : OPS_DEVICE_CPU", body("ops_zeros"))
+        self.assertIn('ops_dispatch_no_kernel("zeros", _dev)', body("ops_zeros"))
+        # int[N] lengths are checked.
+        self.assertIn("stride.len != 2", body("ops_conv_like"))
+
+    def test_no_strings_or_hashing_on_the_success_path(self):
+        glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))
+        code = re.sub(r"/\*.*?\*/", "", glue, flags=re.S)
+        for bad in ("strcmp", "strlen", "hash", "printf", "ops_registry_find"):
+            self.assertFalse(bad in code, f"'{bad}' in the generated glue")
+
+    def test_registry_metadata(self):
+        c = self.read("ops_registry.c")
+        self.assertIn('.schema = "add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) '
+                      '-> Tensor(a!)"', c)
+        self.assertIn('{.name = "alpha", .type = "Scalar", .default_value = "1", .kwarg_only = true, '
+                      '.is_out = false, .optional = false}', c)
+        self.assertIn('{.name = "out", .type = "Tensor(a!)", .default_value = NULL, .kwarg_only = true, '
+                      '.is_out = true, .optional = false}', c)
+        self.assertIn(r'"{\"note\":\"quotes \\\" and unicode: \\u00e9\"}"', c)
+
+    def test_compiles(self):
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        files = sorted(glob.glob(os.path.join(self.out, "*.c"))) + [FIX_KERNELS]
+        for extra in ([], ["-DOPS_WITH_CUDA=1"]):
+            with self.subTest(flags=extra):
+                failures = compile_c(files, [os.path.join(ROOT, "runtime"), self.out], extra)
+                self.assertEqual(failures, {})
+
+    def test_kernel_signature_drift_fails_to_compile(self):
+        """A kernel whose prototype differs from its schema must not compile."""
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        src = os.path.join(self.tmp, "drift.c")
+        with open(src, "w") as f:
+            f.write('#include "ops_kernels.h"\n'
+                    "ops_status\nadd_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, "
+                    "double alpha)\n{\n    (void)it, (void)self, (void)other, (void)alpha;\n    return OPS_OK;\n}\n")
+        failures = compile_c([src], [os.path.join(ROOT, "runtime"), self.out])
+        self.assertIn(src, failures)
+        self.assertIn("conflicting types", failures[src])
+
+
+class Incremental(unittest.TestCase):
+    """Same input, same bytes; only files whose bytes change are rewritten."""
+
+    def generate(self, out, native=FIX_NATIVE, env=None):
+        p = run_gen("all", "--native", native, "--derivatives", FIX_DERIVS, "--out-dir", out,
+                    "--kernel-sources", FIX_KERNELS, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    @staticmethod
+    def snapshot(out):
+        snap = {}
+        for name in sorted(os.listdir(out)):
+            path = os.path.join(out, name)
+            with open(path, "rb") as f:
+                snap[name] = (f.read(), os.stat(path).st_mtime_ns)
+        return snap
+
+    def test_deterministic_and_rewrites_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a"), os.path.join(d, "b")
+            self.generate(a, env=dict(os.environ, PYTHONHASHSEED="1"))
+            self.generate(b, env=dict(os.environ, PYTHONHASHSEED="2"))
+            sa, sb = self.snapshot(a), self.snapshot(b)
+            self.assertEqual({k: v[0] for k, v in sa.items()}, {k: v[0] for k, v in sb.items()})
+            # Age every file, regenerate: nothing may be touched.
+            old = time.time() - 3600
+            for name in sa:
+                os.utime(os.path.join(a, name), (old, old))
+            before = self.snapshot(a)
+            self.generate(a, env=dict(os.environ, PYTHONHASHSEED="3"))
+            self.assertEqual(self.snapshot(a), before)
+
+    def test_one_edit_rewrites_only_what_shows_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out")
+            native = os.path.join(d, "native_functions.yaml")
+            with open(FIX_NATIVE, encoding="utf-8") as f:
+                text = f.read()
+            with open(native, "w", encoding="utf-8") as f:
+                f.write(text)
+            self.generate(out, native)
+            old = time.time() - 3600
+            for name in os.listdir(out):
+                os.utime(os.path.join(out, name), (old, old))
+            before = self.snapshot(out)
+            edited = text.replace("cat(Tensor[] tensors, int dim=0)", "cat(Tensor[] tensors, int dim=1)")
+            self.assertNotEqual(edited, text)
+            with open(native, "w", encoding="utf-8") as f:
+                f.write(edited)
+            self.generate(out, native)
+            after = self.snapshot(out)
+            changed = {n for n in after if after[n][1] != before[n][1]}
+            cat_shard = f"ops_glue_{gen_glue.shard_of(model.load_model(native).by_name['cat'])}.c"
+            # The schema comment and the registry's default string show the default.
+            self.assertEqual(changed, {"ops_functions.h", "ops_kernels.h", "ops_registry.c", cat_shard})
+            for n in after:
+                if n not in changed:
+                    self.assertEqual(after[n][0], before[n][0], n)
+
+
+class RealSchema(unittest.TestCase):
+    """ops/native_functions.yaml itself (the kernel check is the build's job: the
+    kernels are written beside the schema, so it is off here)."""
+
+    def test_generates_and_compiles(self):
+        with tempfile.TemporaryDirectory() as d:
+            t0 = time.perf_counter()
+            p = run_gen("all", "--native", REAL_NATIVE, "--derivatives", REAL_DERIVS, "--out-dir", d,
+                        "--no-kernel-check", "--time")
+            elapsed = time.perf_counter() - t0
+            self.assertEqual(p.returncode, 0, p.stderr)
+            print(f"\n[timing] real schema, whole command (python start-up included): {elapsed * 1000:.0f} ms; "
+                  f"{p.stdout.strip()}", file=sys.stderr)
+            if not have_cc():
+                self.skipTest(f"no C compiler ({CC[0]})")
+            t0 = time.perf_counter()
+            failures = compile_c(sorted(glob.glob(os.path.join(d, "*.c"))), [os.path.join(ROOT, "runtime"), d])
+            print(f"[timing] compiling the generated C (-O2, parallel): {time.perf_counter() - t0:.1f} s",
+                  file=sys.stderr)
+            self.assertEqual(failures, {})
+
+    def test_in_process_timing(self):
+        t0 = time.perf_counter()
+        m = gen.load(REAL_NATIVE, REAL_DERIVS, [], False, False)
+        t1 = time.perf_counter()
+        with tempfile.TemporaryDirectory() as d:
+            gen.generate(m, list(gen.ARTIFACTS), [REAL_NATIVE, REAL_DERIVS], d)
+        t2 = time.perf_counter()
+        print(f"\n[timing] {len(m.functions)} entries: parse+validate {1000 * (t1 - t0):.1f} ms, "
+              f"render+write {1000 * (t2 - t1):.1f} ms", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,780 @@
+#!/usr/bin/env python3
+"""Build the NumPy-oracle cases that tests/ops/test_values.c runs.
+
+For every entry of ops/native_functions.yaml that owns or shares a kernel, this script
+reads the entry's conformance metadata (docs/conformance.md), draws seeded inputs for
+every declared dtype, computes the expected result with NumPy (never with libops), and
+writes everything into one binary file.  Undeclared dtypes become expected-error cases.
+
+    gen_cases.py --yaml ops/native_functions.yaml --out cases.bin [--torch-check]
+
+--torch-check (development aid): when PyTorch is installed, also compute every
+reference with PyTorch and report where NumPy and PyTorch disagree.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import os
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from codegen import conformance as conf_mod  # noqa: E402
+from codegen.model import SchemaError, load_model  # noqa: E402
+
+DTYPES = conf_mod.DTYPES
+CODE = {d: i for i, d in enumerate(DTYPES)}
+NP = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16,
+      "int32": np.int32, "int64": np.int64, "float16": np.float16, "bfloat16": np.float32,
+      "float32": np.float32, "float64": np.float64}
+ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
+            "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
+TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-3),
+       "bfloat16": (1.6e-2, 1e-2)}
+
+# ivalue tags (runtime/ops_registry.h)
+T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
+    T_DTYPE, T_DEVICE = range(11)
+
+F_VALUES, F_ERROR, F_LAYOUTS, F_VARIANTS = 1, 2, 4, 8
+
+
+def category(d):
+    return 0 if d == "bool" else (2 if d in conf_mod.FLOATING else 1)
+
+
+# ---- PyTorch's type promotion, written independently of the C runtime -------
+
+def promote(a, b):
+    if a == b:
+        return a
+    if a == "bool":
+        return b
+    if b == "bool":
+        return a
+    ca, cb = category(a), category(b)
+    if ca == 1 and cb == 1:
+        if "uint8" in (a, b):
+            other = b if a == "uint8" else a
+            return "int16" if other == "int8" else other
+        return max(a, b, key=DTYPES.index)
+    if ca == 2 and cb == 2:
+        if {a, b} == {"float16", "bfloat16"}:
+            return "float32"
+        return max(a, b, key=DTYPES.index)
+    return a if ca == 2 else b
+
+
+def result_type(operands):
+    """operands: (kind, dtype) with kind dim / zero / wrapped."""
+    groups = {"dim": None, "zero": None, "wrapped": None}
+    for kind, d in operands:
+        if kind == "wrapped" and d == "float64":
+            d = "float32"  # a Python float promotes to the default dtype
+        groups[kind] = d if groups[kind] is None else promote(groups[kind], d)
+
+    def combine(higher, lower):
+        if higher is None:
+            return lower
+        if lower is None:
+            return higher
+        if category(higher) == 2:
+            return higher
+        if higher == "bool" or category(lower) == 2:
+            return promote(higher, lower)
+        return higher
+    return combine(groups["dim"], combine(groups["zero"], groups["wrapped"]))
+
+
+# ---- bfloat16 and dtype conversions ------------------------------------------
+
+def bf16_round(x):
+    """float32 array -> float32 array of bfloat16 values (round to nearest even)."""
+    x = np.array(x, dtype=np.float32, ndmin=1)
+    shape = np.shape(x)
+    u = x.reshape(-1).view(np.uint32).astype(np.uint64)
+    s16 = np.uint64(16)
+    r = ((u + np.uint64(0x7FFF) + ((u >> s16) & np.uint64(1))) >> s16) << s16
+    out = r.astype(np.uint32).view(np.float32).copy()
+    out[np.isnan(x.reshape(-1))] = np.nan
+    return out.reshape(shape)
+
+
+def to_dtype(a, d):
+    """Cast an array to dtype d's NumPy representation (bfloat16: rounded float32)."""
+    a = np.asarray(a)
+    if d == "bfloat16":
+        return bf16_round(a.astype(np.float32)).reshape(a.shape)
+    if d == "bool":
+        return a.astype(np.bool_)
+    if category(d) == 1 and a.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            return np.trunc(a).astype(np.int64).astype(NP[d])
+    return a.astype(NP[d])
+
+
+def raw_bytes(a, d):
+    a = np.ascontiguousarray(to_dtype(a, d))
+    if d == "bfloat16":
+        return (a.view(np.uint32) >> 16).astype("<u2").tobytes()
+    return a.astype(np.dtype(NP[d]).newbyteorder("<")).tobytes()
+
+
+# ---- reference helpers (names usable in `ref:`) ------------------------------
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
+
+
+def _erfc(x):
+    return np.vectorize(math.erfc, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
+
+
+def gelu(x, approximate="none"):
+    x = np.asarray(x)
+    if approximate == "tanh":
+        k = np.sqrt(2.0 / np.pi).astype(x.dtype) if hasattr(np.sqrt(2.0), "astype") else math.sqrt(2 / math.pi)
+        return (0.5 * x * (1 + np.tanh(k * (x + 0.044715 * x ** 3)))).astype(x.dtype)
+    return (0.5 * x * (1 + _erf(x / np.sqrt(2.0)))).astype(x.dtype)
+
+
+def sigmoid(x):
+    x = np.asarray(x)
+    return (1 / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def silu(x):
+    x = np.asarray(x)
+    return (x / (1 + np.exp(-x))).astype(x.dtype)
+
+
+def relu(x):
+    x = np.asarray(x)
+    return np.where(x > 0, x, np.zeros_like(x))
+
+
+def rsqrt(x):
+    x = np.asarray(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (1 / np.sqrt(x)).astype(x.dtype)
+
+
+def sign(x):
+    x = np.asarray(x)
+    if x.dtype == np.bool_:
+        return x.copy()
+    s = np.sign(x)
+    if x.dtype.kind == "f":
+        s = np.where(np.isnan(x), 0, s).astype(x.dtype)  # PyTorch: sign(nan) = 0
+    return s
+
+
+def frac(x):
+    return x - np.trunc(x)
+
+
+def square(x):
+    return np.asarray(x) * np.asarray(x)
+
+
+def div_mode(a, b, mode):
+    if mode is None:
+        return a / b
+    if mode == "trunc":
+        if np.asarray(a).dtype.kind in "iu":
+            q = np.abs(a) // np.abs(b)
+            return (np.sign(a) * np.sign(b) * q).astype(np.asarray(a).dtype)
+        return np.trunc(a / b)
+    if np.asarray(a).dtype.kind in "iu":
+        return np.floor_divide(a, b)
+    return np.floor(a / b)
+
+
+def shift_left(a, b):
+    a = np.asarray(a)
+    return np.left_shift(a, np.asarray(b).astype(a.dtype))
+
+
+def shift_right(a, b):
+    a = np.asarray(a)
+    return np.right_shift(a, np.asarray(b).astype(a.dtype))
+
+
+def pow_(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        dt = np.result_type(a, b)
+        return np.power(a.astype(np.int64), b.astype(np.int64)).astype(dt)
+    return np.power(a, b)
+
+
+def clamp(x, lo, hi):
+    x = np.asarray(x)
+    if lo is not None:
+        x = np.where(np.isnan(x), x, np.maximum(x, lo)) if x.dtype.kind == "f" else np.maximum(x, lo)
+    if hi is not None:
+        x = np.where(np.isnan(x), x, np.minimum(x, hi)) if x.dtype.kind == "f" else np.minimum(x, hi)
+    return x
+
+
+def lerp(a, b, w):
+    a, b, w = np.asarray(a), np.asarray(b), np.asarray(w)
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)).astype(np.result_type(a, b))
+
+
+def nan_to_num(x, nan, posinf, neginf):
+    return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
+
+
+def where(c, a, b):
+    return np.where(c, a, b)
+
+
+def unfold(x, dimension, size, step):
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x.reshape(1)
+    w = np.lib.stride_tricks.sliding_window_view(x, size, axis=dimension)
+    idx = [slice(None)] * w.ndim
+    idx[dimension] = slice(None, None, step)
+    return w[tuple(idx)]
+
+
+def as_strided(x, size, stride, storage_offset):
+    flat = np.ascontiguousarray(x).reshape(-1)
+    off = storage_offset or 0
+    it = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat[off:], shape=tuple(size),
+                                           strides=tuple(s * it for s in stride)).copy()
+
+
+def expand(x, size):
+    x = np.asarray(x)
+    lead = len(size) - x.ndim
+    shape = [s if s != -1 else x.shape[i - lead] for i, s in enumerate(size)]
+    return np.broadcast_to(x, shape)
+
+
+def slice_(x, dim, start, end, step):
+    idx = [slice(None)] * np.ndim(x)
+    idx[dim] = slice(start, end, step)
+    return np.asarray(x)[tuple(idx)]
+
+
+def narrow(x, dim, start, length):
+    n = np.shape(x)[dim]
+    start = start + n if start < 0 else start
+    return slice_(x, dim, start, start + length, 1)
+
+
+def squeeze_dims(x, dims):
+    x = np.asarray(x)
+    dims = tuple(d % max(x.ndim, 1) for d in dims if x.ndim and x.shape[d % x.ndim] == 1)
+    return np.squeeze(x, dims) if dims else x
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    x = np.asarray(x)
+    if x.ndim == 0:
+        return x.reshape(1)
+    s, e = start_dim % x.ndim, end_dim % x.ndim
+    return x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1:])
+
+
+def unflatten(x, dim, sizes):
+    x = np.asarray(x)
+    d = dim % x.ndim
+    return x.reshape(x.shape[:d] + tuple(sizes) + x.shape[d + 1:])
+
+
+HELPERS = {"np": np, "math": math, "gelu": gelu, "sigmoid": sigmoid, "silu": silu, "relu": relu,
+           "rsqrt": rsqrt, "sign": sign, "frac": frac, "square": square, "div_mode": div_mode,
+           "shift_left": shift_left, "shift_right": shift_right, "pow_": pow_, "clamp": clamp,
+           "lerp": lerp, "nan_to_num": nan_to_num, "where": where, "erf": _erf, "erfc": _erfc,
+           "unfold": unfold, "as_strided": as_strided, "expand": expand, "slice_": slice_,
+           "narrow": narrow, "squeeze_dims": squeeze_dims, "flatten": flatten, "unflatten": unflatten}
+assert set(HELPERS) == conf_mod.REF_HELPERS, set(HELPERS) ^ conf_mod.REF_HELPERS
+
+
+# ---- the case file -----------------------------------------------------------
+
+class Writer:
+    def __init__(self):
+        self.cases = []
+
+    @staticmethod
+    def s(text):
+        b = text.encode()
+        return struct.pack("<I", len(b)) + b
+
+    def tensor(self, a, d):
+        a = np.asarray(a)
+        return (struct.pack("<BB", CODE[d], a.ndim) + struct.pack(f"<{a.ndim}q", *a.shape)
+                + raw_bytes(a, d))
+
+    def arg(self, tag, value, dtype=None):
+        out = struct.pack("<B", tag)
+        if tag == T_TENSOR:
+            out += self.tensor(value, dtype)
+        elif tag == T_SCALAR:
+            if isinstance(value, bool) or isinstance(value, np.bool_):
+                out += struct.pack("<Bq", 0, int(bool(value)))
+            elif isinstance(value, (int, np.integer)):
+                out += struct.pack("<Bq", 1, int(value))
+            else:
+                out += struct.pack("<Bd", 2, float(value))
+        elif tag == T_INT:
+            out += struct.pack("<q", int(value))
+        elif tag == T_INT_LIST:
+            out += struct.pack("<I", len(value)) + struct.pack(f"<{len(value)}q", *value)
+        elif tag == T_DOUBLE:
+            out += struct.pack("<d", float(value))
+        elif tag == T_BOOL:
+            out += struct.pack("<B", int(bool(value)))
+        elif tag == T_STR:
+            out += self.s(value)
+        elif tag == T_DTYPE:
+            out += struct.pack("<i", CODE[value])
+        elif tag == T_DEVICE:
+            out += struct.pack("<ii", 0, 0)
+        return out
+
+    def add(self, label, entry, flags, tol, args, expected=None, exp_dtype=None, error=""):
+        body = self.s(label) + self.s(entry.func.name) + self.s(entry.func.overload)
+        body += struct.pack("<Idd", flags, tol[0], tol[1])
+        body += struct.pack("<I", len(args)) + b"".join(args)
+        if flags & F_ERROR:
+            body += self.s(error)
+        else:
+            body += self.tensor(expected, exp_dtype)
+        self.cases.append(body)
+
+    def bytes(self):
+        return b"OPSCASE1" + struct.pack("<I", len(self.cases)) + b"".join(self.cases)
+
+
+# ---- sampling ------------------------------------------------------------------
+
+INT_RANGE = {"uint8": (0, 30), "int8": (-10, 10), "int16": (-100, 100), "int32": (-100, 100),
+             "int64": (-100, 100)}
+
+
+def sample(rng, d, shape, domain):
+    if d == "bool":
+        return rng.random(shape) < 0.5
+    if category(d) == 1:
+        lo, hi = INT_RANGE[d]
+        if isinstance(domain, list):
+            lo, hi = max(lo, int(math.ceil(domain[0]))), min(hi, int(math.floor(domain[1])))
+        a = rng.integers(lo, hi + 1, size=shape).astype(NP[d])
+        if domain == "nonzero":
+            a[a == 0] = 1
+        return a
+    lo, hi = (-3.0, 3.0) if not isinstance(domain, list) else (float(domain[0]), float(domain[1]))
+    a = rng.uniform(lo, hi, size=shape)
+    if domain == "nonzero":
+        a = np.where(np.abs(a) < 0.25, np.copysign(0.25, a) + a, a)
+    return to_dtype(a, d)
+
+
+def scalar_for(d, domain):
+    if d == "bool":
+        return True
+    if category(d) == 1:
+        v = 3
+        if isinstance(domain, list):
+            v = int(min(max(3, domain[0]), domain[1]))
+        return v
+    v = 2.5
+    if isinstance(domain, list):
+        v = float(min(max(2.5, domain[0]), domain[1]))
+    return v
+
+
+ELEMENTWISE_SHAPES = {
+    1: [[(4, 5)], [()], [(0, 3)], [(2, 3, 4)]],
+    2: [[(4, 5), (4, 5)], [(4, 5), (5,)], [(3, 1), (1, 4)], [(3, 4), ()], [(), ()], [(0, 3), (3,)]],
+    3: [[(4, 5), (4, 5), (4, 5)], [(4, 5), (5,), (4, 1)], [(), (), ()], [(2, 3), (3,), ()]],
+}
+SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5])
+
+
+class Gen:
+    def __init__(self, model, confs, torch_check):
+        self.model = model
+        self.confs = confs
+        self.w = Writer()
+        self.torch = None
+        self.mismatches = 0
+        if torch_check:
+            try:
+                import torch  # noqa: F401
+                self.torch = torch
+            except ImportError:
+                print("gen_cases: PyTorch not installed; --torch-check ignored", file=sys.stderr)
+
+    # -- per entry ----------------------------------------------------------------
+    def primary_entries(self):
+        for g in self.model.groups:
+            nf = g.functional or g.out or g.inplace
+            yield nf
+
+    def run(self):
+        for nf in self.primary_entries():
+            c = conf_mod.for_entry(self.confs, nf)
+            if c is None:
+                raise SchemaError([f"{nf.loc}: {nf.name} has no conformance metadata"])
+            if nf.delegate is not None or nf.structured:
+                self.elementwise(nf, c)
+            else:
+                self.sampled(nf, c)
+        return self.w.bytes()
+
+    # -- iterator ops -------------------------------------------------------------
+    def elementwise(self, nf, c):
+        kernel = nf.delegate or nf
+        meta = kernel.meta
+        args = [a for a in nf.func.arguments if not (a.kwarg_only and a.is_write)]
+        tensor_args = [a for a in args if a.type.base == "Tensor"]
+        rng = np.random.default_rng(zlib.crc32(nf.name.encode()))
+        other_choices = self.arg_choices(nf, c, args)
+        n = len([a for a in tensor_args if a.name not in c.fixed_dtypes])
+        shapes = ELEMENTWISE_SHAPES.get(len(tensor_args), [[(4, 5)] * len(tensor_args)])
+        for d in DTYPES:
+            supported = d in c.dtypes
+            for combo in other_choices:
+                if not supported:
+                    self.error_case(nf, c, rng, d, tensor_args, args, combo, meta)
+                    break
+                for shp in shapes:
+                    self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
+                                    combo, meta, shp)
+                if c.special and category(d) == 2:
+                    self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
+                                    combo, meta, [(len(SPECIALS),)] * len(tensor_args), special=True)
+        # mixed dtypes exercise the promotion rules
+        if n >= 2 and c.promote and meta in ("binary", "binary_float", "bool_out", "div_mode", "where"):
+            pairs = [("int32", "float32"), ("uint8", "int8"), ("bool", "int64"),
+                     ("float16", "float32"), ("int16", "float64"), ("bfloat16", "float16")]
+            free = [a for a in tensor_args if a.name not in c.fixed_dtypes]
+            for da, db in pairs:
+                if da in c.dtypes and db in c.dtypes:
+                    dts = {free[0].name: da, free[1].name: db}
+                    for a in free[2:]:
+                        dts[a.name] = da
+                    rt = result_type([("dim", x) for x in dts.values()])
+                    if rt in c.dtypes:
+                        self.value_case(nf, c, rng, dts, tensor_args, args, other_choices[0], meta,
+                                        [(3, 4)] * len(tensor_args), label="promotion")
+            # a 0-dim float64 tensor does not promote float32 dims; an int64 0-dim does not
+            # promote uint8 dims (the result-type groups)
+            for dd, dz in (("float32", "float64"), ("uint8", "int64"), ("int32", "float64")):
+                if dd in c.dtypes and dz in c.dtypes and len(free) >= 2:
+                    dts = {a.name: dd for a in free}
+                    dts[free[1].name] = dz
+                    shp = [(3, 4) if a.name != free[1].name else () for a in tensor_args]
+                    rt = result_type([("dim" if s else "zero", dts.get(a.name, "bool"))
+                                      for a, s in zip(tensor_args, shp) if a.name not in c.fixed_dtypes])
+                    if rt in c.dtypes:
+                        self.value_case(nf, c, rng, dts, tensor_args, args, other_choices[0], meta,
+                                        shp, label="zero-dim promotion")
+
+    def arg_choices(self, nf, c, args):
+        """Cartesian product of the non-Tensor argument values to test."""
+        names, values = [], []
+        for a in args:
+            if a.type.base == "Tensor":
+                continue
+            names.append(a.name)
+            if a.name in c.args:
+                values.append(c.args[a.name])
+            elif a.default is not None:
+                values.append([a.default_value])
+            else:
+                values.append([None])  # chosen per dtype (Scalars) below
+        return [dict(zip(names, v)) for v in itertools.product(*values)] or [{}]
+
+    def compute_dtype(self, meta, dts, shapes, nf, scalars):
+        operands = []
+        for name, d in dts.items():
+            operands.append(("dim" if shapes[name] != () else "zero", d))
+        for v in scalars:
+            if v is None:
+                continue
+            operands.append(("wrapped", "bool" if isinstance(v, (bool, np.bool_)) else
+                             "int64" if isinstance(v, (int, np.integer)) else "float64"))
+        rt = result_type(operands)
+        if meta in ("unary", "unary_float"):
+            rt = list(dts.values())[0]
+        if meta in ("binary_float", "unary_float") and category(rt) != 2:
+            return "float32", "float32"
+        if meta == "bool_out":
+            return rt, "bool"
+        return rt, rt
+
+    def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp, special=False,
+                   label=None):
+        kernel = nf.delegate or nf
+        delegate_tensor_names = {a.name for a in kernel.func.arguments if a.type.base == "Tensor"}
+        shapes, arrays = {}, {}
+        for a, s in zip(tensor_args, shp):
+            d = c.fixed_dtypes.get(a.name, dts.get(a.name))
+            dom = c.domain.get(a.name)
+            arr = sample(rng, d, s, dom)
+            if special and a is tensor_args[0]:
+                arr = to_dtype(SPECIALS, d)
+            shapes[a.name], arrays[a.name] = s, (arr, d)
+        free_args = [a for a in tensor_args if a.name not in c.fixed_dtypes]
+        test_dtype = dts[free_args[0].name] if free_args else "float32"
+        values = {}
+        for a in args:
+            if a.type.base == "Tensor":
+                continue
+            v = combo.get(a.name)
+            if v is None and a.type.base == "Scalar" and not a.type.optional:
+                v = scalar_for(test_dtype, c.domain.get(a.name))
+            values[a.name] = v
+        # Scalars standing where the kernel takes Tensors take part as wrapped numbers;
+        # the kernel's own Scalars (alpha) do not promote.
+        wrapped = [values[a.name] for a in args
+                   if a.type.base == "Scalar" and a.name in delegate_tensor_names]
+        if meta == "clamp":
+            wrapped += [values.get("min"), values.get("max")]
+        free = {k: v[1] for k, v in arrays.items() if k not in c.fixed_dtypes}
+        mode = values.get("rounding_mode")
+        m = meta if meta != "div_mode" else ("binary_float" if mode is None else "binary")
+        comp, out_dt = self.compute_dtype(m, free, shapes, nf, wrapped)
+        if comp not in c.dtypes and not any(d not in c.dtypes for d in free.values()):
+            return  # e.g. a wrapped float scalar lifts an int op into an unsupported dtype
+        if comp not in c.dtypes:
+            return
+        # NumPy evaluation dtype
+        if comp in ("float16", "bfloat16"):
+            ev = np.float32
+        elif comp == "float32" and c.compute == "float64":
+            ev = np.float64
+        else:
+            ev = NP[comp]
+        env = dict(HELPERS)
+        for name, (arr, d) in arrays.items():
+            env[name] = arr if name in c.fixed_dtypes else np.asarray(arr).astype(ev)
+        for name, v in values.items():
+            if v is not None and not isinstance(v, str) and name not in ("rounding_mode",):
+                if isinstance(v, list):
+                    env[name] = v
+                elif nf.func.arguments and any(a.name == name and a.type.base in ("Scalar",) for a in args):
+                    env[name] = np.asarray(v).astype(ev)[()]
+                else:
+                    env[name] = v
+            else:
+                env[name] = v
+        ref = c.ref or f"np.{kernel.func.base_name}({', '.join(a.name for a in tensor_args)})"
+        with np.errstate(all="ignore"):
+            try:
+                expected = np.asarray(eval(ref, env))  # noqa: S307 (our own YAML)
+            except Exception as e:  # a broken reference is a bug in the YAML
+                raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed for {comp}: {e}")
+        expected = to_dtype(expected, out_dt) if out_dt != "bool" else expected.astype(np.bool_)
+        if self.torch is not None:
+            self.check_torch(nf, c, arrays, values, expected, out_dt)
+        tol = c.tol.get(out_dt, TOL.get(out_dt, (0.0, 0.0)))
+        if out_dt == "float32" and comp in ("float16", "bfloat16"):
+            tol = TOL[comp]
+        enc = []
+        for a in args:
+            if a.type.base == "Tensor":
+                arr, d = arrays[a.name]
+                enc.append(self.w.arg(T_TENSOR, arr, d))
+            else:
+                enc.append(self.encode(a, values[a.name]))
+        lab = f"{nf.name} {label or ''} {' '.join(d for d in dts.values())} shapes {list(shp)}"
+        if any(values.values()):
+            lab += " " + ", ".join(f"{k}={v}" for k, v in values.items() if v is not None)
+        self.w.add(lab.replace("  ", " "), nf, F_VALUES | F_LAYOUTS | F_VARIANTS, tol, enc,
+                   expected, out_dt)
+
+    def error_case(self, nf, c, rng, d, tensor_args, args, combo, meta):
+        enc = []
+        for a in args:
+            if a.type.base == "Tensor":
+                dd = c.fixed_dtypes.get(a.name, d)
+                enc.append(self.w.arg(T_TENSOR, sample(rng, dd, (2, 3), c.domain.get(a.name)), dd))
+            else:
+                v = combo.get(a.name)
+                if v is None and a.type.base == "Scalar" and not a.type.optional:
+                    v = scalar_for(d, c.domain.get(a.name))
+                enc.append(self.encode(a, v))
+        self.w.add(f"{nf.name} rejects {d}", nf, F_ERROR, (0, 0), enc,
+                   error=nf.func.base_name)
+
+    def encode(self, a, v):
+        t = a.type
+        if v is None:
+            return self.w.arg(T_NONE, None)
+        if t.base == "Scalar":
+            return self.w.arg(T_SCALAR, v)
+        if t.base in ("int", "SymInt"):
+            return self.w.arg(T_INT_LIST if t.is_list else T_INT, v)
+        if t.base == "float":
+            return self.w.arg(T_DOUBLE, v)
+        if t.base == "bool":
+            return self.w.arg(T_BOOL, v)
+        if t.base == "str":
+            return self.w.arg(T_STR, v)
+        if t.base == "ScalarType":
+            return self.w.arg(T_DTYPE, v)
+        if t.base == "Device":
+            return self.w.arg(T_DEVICE, v)
+        raise SystemExit(f"gen_cases: cannot encode {a}")
+
+    # -- everything else: explicit samples ---------------------------------------
+    def sampled(self, nf, c):
+        rng = np.random.default_rng(zlib.crc32(nf.name.encode()))
+        if not c.samples:
+            raise SystemExit(f"{c.entry.loc}: {nf.name} needs `samples:` in its conformance")
+        has_dtype_arg = any(a.name == "dtype" for a in nf.func.arguments)
+        for smp in c.samples:
+            for d in c.dtypes:
+                self.sample_case(nf, c, rng, smp, d, has_dtype_arg)
+
+    def sample_case(self, nf, c, rng, smp, d, has_dtype_arg):
+        values, enc, arrays = {}, [], {}
+        out_dt = None
+        for a in nf.func.arguments:
+            v = smp.get(a.name, a.default_value if a.default is not None else None)
+            if a.type.base == "Tensor":
+                spec = v if v is not None else [3, 4]
+                shape, dd = spec, d
+                if isinstance(spec, dict):
+                    shape, dd = spec.get("shape", [3, 4]), spec.get("dtype", d)
+                if a.is_write and a.kwarg_only:  # out=: an empty tensor of the dtype
+                    arr = np.zeros((0,), dtype=NP[dd])
+                    out_dt = dd
+                else:
+                    arr = sample(rng, dd, tuple(shape), c.domain.get(a.name))
+                arrays[a.name] = (arr, dd)
+                values[a.name] = arr if dd not in ("float16", "bfloat16") else arr.astype(np.float32)
+                enc.append(self.w.arg(T_TENSOR, arr, dd))
+                continue
+            if a.name == "dtype" and "dtype" not in smp:
+                v = d
+            values[a.name] = v
+            enc.append(self.encode(a, v))
+        env = dict(HELPERS)
+        env.update(values)
+        rule_dt = self.factory_dtype(nf, smp, values, arrays, d, out_dt)
+        with np.errstate(all="ignore"):
+            try:
+                expected = np.asarray(eval(c.ref, env))  # noqa: S307
+            except Exception as e:
+                raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed: {e}")
+        expected = to_dtype(expected, rule_dt)
+        tol = c.tol.get(rule_dt, TOL.get(rule_dt, (0.0, 0.0)))
+        flags = (F_VALUES if c.values else 0) | F_VARIANTS
+        if arrays and nf.kind == "functional" and c.layouts:
+            flags |= F_LAYOUTS
+        self.w.add(f"{nf.name} {d} " + ", ".join(f"{k}={v}" for k, v in smp.items()), nf, flags, tol, enc,
+                   expected, rule_dt)
+
+    @staticmethod
+    def factory_dtype(nf, smp, values, arrays, d, out_dt):
+        if out_dt is not None:
+            return out_dt
+        dt = values.get("dtype")
+        if dt is not None:
+            return dt
+        if nf.func.base_name == "to":
+            return values["dtype"]
+        if "self" in arrays:
+            return arrays["self"][1]
+        if nf.func.base_name == "full":
+            v = values["fill_value"]
+            return "bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float32"
+        if nf.func.base_name == "arange":
+            nums = [values.get(k) for k in ("start", "end", "step") if values.get(k) is not None]
+            return "int64" if all(isinstance(x, int) and not isinstance(x, bool) for x in nums) else "float32"
+        return "float32"
+
+    # -- development cross-check --------------------------------------------------
+    def check_torch(self, nf, c, arrays, values, expected, out_dt):
+        torch = self.torch
+        tdt = {"bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
+               "int32": torch.int32, "int64": torch.int64, "float16": torch.float16,
+               "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64}
+        targs = {}
+        for name, (arr, d) in arrays.items():
+            targs[name] = torch.tensor(np.asarray(arr, dtype=np.float32 if d == "bfloat16" else None)).to(tdt[d])
+        kw = {k: v for k, v in values.items() if v is not None}
+        fn = getattr(torch, nf.func.base_name, None)
+        if fn is None:
+            return
+        pos = [targs[a.name] for a in nf.func.arguments if a.name in targs and not a.kwarg_only]
+        kwargs = {a.name: kw[a.name] for a in nf.func.arguments if a.name in kw and a.name not in targs}
+        if nf.func.arguments and nf.func.arguments[0].type.base == "Scalar":
+            pos = [kw.pop(nf.func.arguments[0].name)] + pos  # pow(2, t), remainder(2, t), ...
+            kwargs.pop(nf.func.arguments[0].name, None)
+        try:
+            got = fn(*pos, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            if "not implemented for 'Half'" in str(e) or "not implemented for 'BFloat16'" in str(e):
+                return  # PyTorch 1.13's CPU lacks these; newer PyTorch has them
+            print(f"torch-check: {nf.name}: PyTorch raised {e}", file=sys.stderr)
+            self.mismatches += 1
+            return
+        if str(got.dtype).replace("torch.", "") != out_dt:
+            print(f"torch-check: {nf.name}: dtype {got.dtype} vs ours {out_dt} "
+                  f"({[d for _, d in arrays.values()]}, {values})", file=sys.stderr)
+            self.mismatches += 1
+            return
+        g = got.float().numpy() if out_dt in ("bfloat16",) else got.numpy()
+        e = np.asarray(expected)
+        if g.shape != e.shape:
+            print(f"torch-check: {nf.name}: shape {g.shape} vs {e.shape}", file=sys.stderr)
+            self.mismatches += 1
+            return
+        rtol, atol = TOL.get(out_dt, (0, 0))
+        if out_dt in conf_mod.FLOATING:
+            ok = np.allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol * 4, atol=atol * 4,
+                             equal_nan=True)
+        else:
+            ok = np.array_equal(g, e)
+        if not ok:
+            print(f"torch-check: {nf.name} {[d for _, d in arrays.values()]} {values}: values differ\n"
+                  f"  torch {g.ravel()[:8]}\n  numpy {e.ravel()[:8]}", file=sys.stderr)
+            self.mismatches += 1
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--yaml", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--torch-check", action="store_true")
+    ns = ap.parse_args()
+    try:
+        model = load_model(ns.yaml)
+        confs = conf_mod.load(model)
+    except SchemaError as e:
+        for m in e.messages if hasattr(e, "messages") else [str(e)]:
+            print(m, file=sys.stderr)
+        return 1
+    gen = Gen(model, confs, ns.torch_check)
+    data = gen.run()
+    old = None
+    if os.path.exists(ns.out):
+        with open(ns.out, "rb") as f:
+            old = f.read()
+    if old != data:
+        with open(ns.out, "wb") as f:
+            f.write(data)
+    print(f"gen_cases: {len(gen.w.cases)} cases, {len(data) // 1024} KiB"
+          + (f", {gen.mismatches} PyTorch mismatches" if gen.torch else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
