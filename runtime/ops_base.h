@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ops_config.h" /* OPS_WITH_CUDA when the CUDA backend is built */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

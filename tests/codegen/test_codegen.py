@@ -26,6 +26,8 @@ FIXTURES = os.path.join(HERE, "fixtures")
 GEN = os.path.join(ROOT, "codegen", "gen.py")
 PYTHON = sys.executable
 CC = shlex.split(os.environ.get("OPS_CC", "cc"))
+# The build root holds ops_config.h (what the build has), which ops_base.h includes.
+BUILD_ROOT = os.environ.get("OPS_BUILD_ROOT")
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 sys.path.insert(0, ROOT)
@@ -49,7 +51,8 @@ def have_cc():
 def compile_c(files, include_dirs, extra=()):
     """Compile each file (in parallel); returns {file: stderr} for the failures."""
     def one(f):
-        cmd = CC + CFLAGS + list(extra) + [f"-I{d}" for d in include_dirs] + ["-c", f, "-o", os.devnull]
+        dirs = list(include_dirs) + ([BUILD_ROOT] if BUILD_ROOT else [])
+        cmd = CC + CFLAGS + list(extra) + [f"-I{d}" for d in dirs] + ["-c", f, "-o", os.devnull]
         p = subprocess.run(cmd, capture_output=True, text=True)
         return f, p.returncode, p.stderr
     failures = {}
