@@ -15,8 +15,10 @@ export PATH := $(PATH):/usr/local/cuda/bin
 
 .PHONY: all run check check-install test test-san bench deps clean $(BUILD)/tour
 
+NINJA     := ninja --quiet
+
 all: $(BUILD)/build.ninja
-	ninja -C $(BUILD)
+	@$(NINJA) -C $(BUILD)
 
 deps:
 	@sh .ci/install-deps.sh
@@ -35,10 +37,9 @@ STAGE     := $(abspath $(BUILD))/stage
 # headers and libops.pc, as a user's program would be built, then run it.
 $(BUILD)/tour: examples/tour.c all
 	@rm -rf $(STAGE)
-	$(MESON) install -C $(BUILD) --destdir $(STAGE) --quiet
+	@$(MESON) install -C $(BUILD) --destdir $(STAGE) --quiet --no-rebuild
 	@pcdir=$$(dirname "$$(find $(STAGE) -name libops.pc | head -n1)"); \
 	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
-	echo "cc -std=c11 -Wall -Wextra -Werror examples/tour.c $$flags"; \
 	cc -std=c11 -Wall -Wextra -Werror examples/tour.c -o $@ $$flags
 
 LIBDIR = $$(dirname "$$(find $(STAGE) -name libops.so | head -n1)")
@@ -51,11 +52,11 @@ check-install: deps $(BUILD)/tour
 	@echo "install check: the example builds against the installed libops.pc and runs"
 
 test: deps $(BUILD)/build.ninja
-	ninja -C $(BUILD)
+	@$(NINJA) -C $(BUILD)
 	$(MESON) test -C $(BUILD) --print-errorlogs --num-processes 2
 
 test-san: deps $(SANBUILD)/build.ninja
-	ninja -C $(SANBUILD)
+	@$(NINJA) -C $(SANBUILD)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_odr_violation=0 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(MESON) test -C $(SANBUILD) --print-errorlogs --num-processes 2 --timeout-multiplier 4
@@ -63,7 +64,7 @@ test-san: deps $(SANBUILD)/build.ninja
 check: test check-install test-san
 
 bench: deps $(BUILD)/build.ninja
-	ninja -C $(BUILD)
+	@$(NINJA) -C $(BUILD)
 	$(BUILD)/bench/bench_add
 
 clean:
