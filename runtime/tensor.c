@@ -371,6 +371,30 @@ fill_geometry(ops_tensor *t, int ndim, const int64_t *sizes, const int64_t *stri
         ops_contiguous_strides(ndim, sizes, t->strides);
 }
 
+/* A fresh storage header owning one reference. */
+static void
+init_storage(ops_storage *s, void *data, size_t nbytes, ops_device device, const ops_allocator *alloc,
+             uint32_t flags, size_t block_nbytes)
+{
+    *s = (ops_storage){.refcount = 1, .data = data, .nbytes = nbytes, .device = device,
+                       .allocator = alloc, .flags = flags, .block_nbytes = block_nbytes};
+}
+
+/* A fresh tensor header owning one reference; it takes over a reference to s. */
+static ops_tensor *
+init_tensor(ops_tensor *t, ops_storage *s, int64_t offset, ops_dtype dtype, uint32_t flags, int ndim,
+            const int64_t *sizes, const int64_t *strides)
+{
+    t->refcount = 1;
+    t->storage = s;
+    t->offset = offset;
+    t->dtype = dtype;
+    t->flags = flags;
+    t->autograd = NULL;
+    fill_geometry(t, ndim, sizes, strides);
+    return t;
+}
+
 static ops_tensor *
 tensor_new_embedded(int ndim, const int64_t *sizes, const int64_t *strides, ops_dtype dtype, size_t nbytes)
 {
@@ -379,26 +403,9 @@ tensor_new_embedded(int ndim, const int64_t *sizes, const int64_t *strides, ops_
     embedded_block *b = cpu->alloc(cpu->ctx, block_nbytes);
     if (b == NULL)
         return NULL;
-    ops_storage *s = &b->storage;
-    s->refcount = 1;
-    s->data = (char *)b + OPS_EMBED_DATA_OFFSET;
-    s->nbytes = nbytes;
-    s->device = OPS_DEVICE_CPU;
-    s->allocator = cpu;
-    s->deleter = NULL;
-    s->deleter_ctx = NULL;
-    s->version = 0;
-    s->flags = OPS_STORAGE_EMBEDDED;
-    s->block_nbytes = block_nbytes;
-    ops_tensor *t = &b->tensor;
-    t->refcount = 1;
-    t->storage = s;
-    t->offset = 0;
-    t->dtype = dtype;
-    t->flags = OPS_TENSOR_EMBEDDED;
-    t->autograd = NULL;
-    fill_geometry(t, ndim, sizes, strides);
-    return t;
+    init_storage(&b->storage, (char *)b + OPS_EMBED_DATA_OFFSET, nbytes, OPS_DEVICE_CPU, cpu,
+                 OPS_STORAGE_EMBEDDED, block_nbytes);
+    return init_tensor(&b->tensor, &b->storage, 0, dtype, OPS_TENSOR_EMBEDDED, ndim, sizes, strides);
 }
 
 ops_tensor *
@@ -429,24 +436,8 @@ ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *st
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)",
                              op_name(op), nbytes, ops_device_str(device, dev, sizeof dev));
     }
-    s->refcount = 1;
-    s->data = data;
-    s->nbytes = nbytes;
-    s->device = device;
-    s->allocator = alloc;
-    s->deleter = NULL;
-    s->deleter_ctx = NULL;
-    s->version = 0;
-    s->flags = 0;
-    s->block_nbytes = 0;
-    t->refcount = 1;
-    t->storage = s;
-    t->offset = 0;
-    t->dtype = dtype;
-    t->flags = 0;
-    t->autograd = NULL;
-    fill_geometry(t, ndim, sizes, strides);
-    return t;
+    init_storage(s, data, nbytes, device, alloc, 0, 0);
+    return init_tensor(t, s, 0, dtype, 0, ndim, sizes, strides);
 }
 
 ops_tensor *
@@ -456,15 +447,8 @@ ops_tensor_new_view(const ops_tensor *base, int ndim, const int64_t *sizes, cons
     ops_tensor *t = ops_host_malloc(sizeof *t);
     if (t == NULL)
         return ops_fail_null(OPS_ERR_OOM, "view: out of memory allocating a tensor header");
-    t->refcount = 1;
-    t->storage = base->storage;
-    storage_retain(t->storage);
-    t->offset = offset;
-    t->dtype = base->dtype;
-    t->flags = 0;
-    t->autograd = NULL;
-    fill_geometry(t, ndim, sizes, strides);
-    return t;
+    storage_retain(base->storage);
+    return init_tensor(t, base->storage, offset, base->dtype, 0, ndim, sizes, strides);
 }
 
 ops_tensor *
@@ -497,24 +481,10 @@ ops_tensor_from_blob(void *data, ops_int_list sizes, ops_int_list strides, ops_d
         ops_host_free(s);
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a tensor header", op);
     }
-    s->refcount = 1;
-    s->data = data;
-    s->nbytes = nbytes;
-    s->device = device;
-    s->allocator = NULL;
+    init_storage(s, data, nbytes, device, NULL, 0, 0);
     s->deleter = deleter;
     s->deleter_ctx = ctx;
-    s->version = 0;
-    s->flags = 0;
-    s->block_nbytes = 0;
-    t->refcount = 1;
-    t->storage = s;
-    t->offset = 0;
-    t->dtype = dtype;
-    t->flags = 0;
-    t->autograd = NULL;
-    fill_geometry(t, ndim, sizes.data, st);
-    return t;
+    return init_tensor(t, s, 0, dtype, 0, ndim, sizes.data, st);
 }
 
 ops_tensor *
