@@ -26,7 +26,7 @@ KEYS = {"dtypes", "ref", "domain", "args", "fixed_dtypes", "compute", "special",
         "samples", "values", "tol", "torch", "note", "layouts", "promote"}
 # Names a reference expression may use besides the schema's arguments.
 # Names a reference expression may use besides the schema's arguments; the case
-# generator (tests/ops/gen_cases.py) defines exactly these and checks that it does.
+# generator (tests/conformance/gen_cases.py) defines exactly these and checks that it does.
 REF_HELPERS = {"np", "math", "gelu", "sigmoid", "silu", "relu", "rsqrt", "sign", "frac", "square",
                "div_mode", "shift_left", "shift_right", "pow_", "clamp", "lerp", "nan_to_num",
                "where", "erf", "erfc", "unfold", "as_strided", "expand", "slice_", "narrow",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the NumPy-oracle cases that tests/ops/test_values.c runs.
+"""Build the NumPy-oracle cases that tests/conformance/runner.c runs.
 
 For every entry of ops/native_functions.yaml that owns or shares a kernel, this script
 reads the entry's conformance metadata (docs/conformance.md), draws seeded inputs for

@@ -1,6 +1,6 @@
 /* Every op against NumPy, driven by the schema (docs/conformance.md).
  *
- * tests/ops/gen_cases.py wrote the cases at build time: for each op and dtype, the
+ * tests/conformance/gen_cases.py wrote the cases at build time: for each op and dtype, the
  * arguments and the value NumPy computed.  This runner calls each op through the
  * boxed registry and checks:
  *   - values, dtype and shape against NumPy's (tolerances per dtype; NaN == NaN);
@@ -50,7 +50,7 @@ static void
 need(reader *r, size_t n)
 {
     if ((size_t)(r->end - r->p) < n) {
-        fprintf(stderr, "test_values: truncated case file\n");
+        fprintf(stderr, "conformance runner: truncated case file\n");
         exit(2);
     }
 }
@@ -117,7 +117,7 @@ rd_tensor(reader *r)
     need(r, nbytes);
     ops_tensor *t = ops_tensor_from_data(r->p, (ops_int_list){sizes, ndim}, dt);
     if (!t) {
-        fprintf(stderr, "test_values: from_data failed: %s\n", ops_last_error());
+        fprintf(stderr, "conformance runner: from_data failed: %s\n", ops_last_error());
         exit(2);
     }
     r->p += nbytes;
@@ -176,7 +176,7 @@ rd_arg(reader *r, ops_ivalue *v)
         *v = ops_ivalue_device(OPS_DEVICE_CPU);
         break;
     default:
-        fprintf(stderr, "test_values: bad argument tag %u\n", tag);
+        fprintf(stderr, "conformance runner: bad argument tag %u\n", tag);
         exit(2);
     }
 }
@@ -198,7 +198,7 @@ load_cases(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fprintf(stderr, "test_values: cannot open %s\n", path);
+        fprintf(stderr, "conformance runner: cannot open %s\n", path);
         exit(2);
     }
     fseek(f, 0, SEEK_END);
@@ -206,14 +206,14 @@ load_cases(const char *path)
     fseek(f, 0, SEEK_SET);
     blob = malloc((size_t)n);
     if (fread(blob, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "test_values: short read of %s\n", path);
+        fprintf(stderr, "conformance runner: short read of %s\n", path);
         exit(2);
     }
     fclose(f);
     reader r = {blob, blob + n};
     need(&r, 8);
     if (memcmp(r.p, "OPSCASE1", 8) != 0) {
-        fprintf(stderr, "test_values: %s is not a case file\n", path);
+        fprintf(stderr, "conformance runner: %s is not a case file\n", path);
         exit(2);
     }
     r.p += 8;
@@ -225,7 +225,7 @@ load_cases(const char *path)
         char *name = rd_str(&r), *overload = rd_str(&r);
         c->op = ops_registry_find(name, overload);
         if (!c->op) {
-            fprintf(stderr, "test_values: %s.%s is not in the registry\n", name, overload);
+            fprintf(stderr, "conformance runner: %s.%s is not in the registry\n", name, overload);
             exit(2);
         }
         free(name);
@@ -235,7 +235,7 @@ load_cases(const char *path)
         c->atol = rd_f64(&r);
         c->nargs = (int)rd_u32(&r);
         if (c->nargs != c->op->num_args || c->nargs > MAX_ARGS) {
-            fprintf(stderr, "test_values: %s: %d arguments, schema has %d\n", c->label, c->nargs,
+            fprintf(stderr, "conformance runner: %s: %d arguments, schema has %d\n", c->label, c->nargs,
                     c->op->num_args);
             exit(2);
         }
@@ -610,7 +610,7 @@ main(int argc, char **argv)
 {
     const char *path = argc > 1 ? argv[1] : getenv("OPS_CASES");
     if (!path) {
-        fprintf(stderr, "usage: test_values CASES.bin\n");
+        fprintf(stderr, "usage: conformance runner CASES.bin\n");
         return 2;
     }
     load_cases(path);
