@@ -2,6 +2,9 @@
 
 model.py stores the key as-is; this module checks it against the schema and turns it
 into a Conformance object for the test generators.  Errors are `file:line: reason`.
+gen.py calls check() (only the entries that carry the key: a malformed key fails the
+library's generation step); the conformance suite calls load(), which also requires
+the key on every kernel-owning entry.
 """
 from __future__ import annotations
 
@@ -23,14 +26,29 @@ DTYPE_SETS = {
     "integral_and_bool": ("bool",) + INTEGRAL,
 }
 KEYS = {"dtypes", "ref", "domain", "args", "fixed_dtypes", "compute", "special",
-        "samples", "values", "tol", "torch", "note", "layouts", "promote"}
-# Names a reference expression may use besides the schema's arguments.
+        "samples", "values", "tol", "torch", "note", "layouts", "promote",
+        "errors", "shapes", "signed_zeros", "property"}
+ERROR_KEYS = {"match", "shapes", "args", "fill", "dtype", "forms", "entries", "note"}
+FORMS = ("functional", "out", "inplace")
 # Names a reference expression may use besides the schema's arguments; the case
 # generator (tests/conformance/gen_cases.py) defines exactly these and checks that it does.
 REF_HELPERS = {"np", "math", "gelu", "sigmoid", "silu", "relu", "rsqrt", "sign", "frac", "square",
                "div_mode", "shift_left", "shift_right", "pow_", "clamp", "lerp", "nan_to_num",
                "where", "erf", "erfc", "unfold", "as_strided", "expand", "slice_", "narrow",
                "squeeze_dims", "flatten", "unflatten"}
+
+
+@dataclasses.dataclass
+class ErrorCase:
+    """One `errors:` item: arguments that must make the op fail with `match` in the message."""
+    index: int
+    match: str
+    shapes: Dict[str, Tuple[int, ...]]
+    args: Dict[str, Any]
+    fill: Dict[str, Any]
+    dtype: Dict[str, str]          # per Tensor argument; "*" for all of them
+    forms: Tuple[str, ...]
+    entries: Optional[Tuple[str, ...]]
 
 
 @dataclasses.dataclass
@@ -45,10 +63,14 @@ class Conformance:
     special: bool
     samples: List[Dict[str, Any]]
     values: bool
-    tol: Dict[str, Tuple[float, float]]
+    tol: Dict[str, Tuple[float, ...]]
     torch: Optional[str]
     layouts: bool
     promote: bool
+    errors: List[ErrorCase]
+    shapes: Optional[List[Any]]     # shape sets: a map name -> shape, or a list in Tensor order
+    signed_zeros: bool
+    property: bool
 
 
 def _dtypes(v: Any, where: str) -> Tuple[str, ...]:
@@ -71,13 +93,99 @@ def _names_in(expr: str, where: str) -> set:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise ValueError(f"{where}: not a Python expression: {e.msg}") from None
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            pass
-    return names
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+def _is_shape(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in v)
+
+
+def _shape_set(v: Any, tensor_names: List[str], where: str) -> None:
+    """A shape set: {name: shape} or [shape, ...] in Tensor-argument order."""
+    if isinstance(v, dict):
+        for k, s in v.items():
+            if k not in tensor_names:
+                raise ValueError(f"{where}: '{k}' is not a Tensor argument (Tensor arguments: "
+                                 f"{', '.join(tensor_names) or 'none'})")
+            if not _is_shape(s):
+                raise ValueError(f"{where}: the shape of '{k}' must be a list of sizes >= 0, got {s!r}")
+        return
+    if isinstance(v, list):
+        if len(v) != len(tensor_names):
+            raise ValueError(f"{where}: {len(v)} shapes for {len(tensor_names)} Tensor arguments "
+                             f"({', '.join(tensor_names)})")
+        for s in v:
+            if not _is_shape(s):
+                raise ValueError(f"{where}: a shape must be a list of sizes >= 0, got {s!r}")
+        return
+    raise ValueError(f"{where}: a shape set is a map from Tensor argument to shape, or a list of shapes")
+
+
+def _entry_tensor_names(nf: NativeFunction) -> List[str]:
+    return [a.name for a in nf.func.arguments if a.type.base == "Tensor" and not (a.kwarg_only and a.is_write)]
+
+
+def _parse_error(i: int, e: Any, nf: NativeFunction, where: str) -> ErrorCase:
+    w = f"{where}: errors[{i}]"
+    if not isinstance(e, dict):
+        raise ValueError(f"{w}: must be a map with at least `match:`")
+    unknown = sorted(set(e) - ERROR_KEYS)
+    if unknown:
+        raise ValueError(f"{w}: unknown key '{unknown[0]}' (known: {', '.join(sorted(ERROR_KEYS))})")
+    match = e.get("match")
+    if not isinstance(match, str) or not match:
+        raise ValueError(f"{w}: `match` (a fragment of the expected message) is required")
+    argnames = {a.name for a in nf.func.arguments}
+    shapes = e.get("shapes", {}) or {}
+    if not isinstance(shapes, dict):
+        raise ValueError(f"{w}: shapes must map argument names to shapes")
+    for k, s in shapes.items():
+        if k not in argnames:
+            raise ValueError(f"{w}: shapes names '{k}', not an argument of {nf.name}")
+        if not _is_shape(s):
+            raise ValueError(f"{w}: the shape of '{k}' must be a list of sizes >= 0")
+    args = e.get("args", {}) or {}
+    if not isinstance(args, dict):
+        raise ValueError(f"{w}: args must map argument names to values")
+    for k in args:
+        if k not in argnames:
+            raise ValueError(f"{w}: args names '{k}', not an argument of {nf.name}")
+    fill = e.get("fill", {}) or {}
+    if not isinstance(fill, dict) or not all(isinstance(v, (int, float)) for v in fill.values()):
+        raise ValueError(f"{w}: fill must map Tensor arguments to numbers")
+    for k in fill:
+        if k not in argnames:
+            raise ValueError(f"{w}: fill names '{k}', not an argument of {nf.name}")
+    dt = e.get("dtype")
+    if dt is None:
+        dtype: Dict[str, str] = {}
+    elif isinstance(dt, str):
+        if dt not in DTYPES:
+            raise ValueError(f"{w}: unknown dtype '{dt}'")
+        dtype = {"*": dt}
+    elif isinstance(dt, dict):
+        for k, v in dt.items():
+            if k not in argnames:
+                raise ValueError(f"{w}: dtype names '{k}', not an argument of {nf.name}")
+            if v not in DTYPES:
+                raise ValueError(f"{w}: unknown dtype '{v}'")
+        dtype = dict(dt)
+    else:
+        raise ValueError(f"{w}: dtype must be a dtype name or a map from Tensor argument to dtype")
+    forms = e.get("forms", list(FORMS))
+    if isinstance(forms, str):
+        forms = [forms]
+    if not isinstance(forms, list) or not forms or any(f not in FORMS for f in forms):
+        raise ValueError(f"{w}: forms must be a list of {', '.join(FORMS)}")
+    entries = e.get("entries")
+    if entries is not None:
+        if isinstance(entries, str):
+            entries = [entries]
+        if not isinstance(entries, list) or not all(isinstance(x, str) for x in entries):
+            raise ValueError(f"{w}: entries must be a list of entry names (name.overload)")
+        entries = tuple(entries)
+    return ErrorCase(index=i, match=match, shapes={k: tuple(v) for k, v in shapes.items()}, args=dict(args),
+                     fill=dict(fill), dtype=dtype, forms=tuple(f for f in FORMS if f in forms), entries=entries)
 
 
 def parse(nf: NativeFunction) -> Conformance:
@@ -113,13 +221,18 @@ def parse(nf: NativeFunction) -> Conformance:
         if not ok:
             raise ValueError(f"{where}: domain of '{k}' must be [lo, hi] or nonzero")
     args = {}
-    for k, v in (c.get("args", {}) or {}).items():
+    raw_args = c.get("args", {}) or {}
+    if not isinstance(raw_args, dict):
+        raise ValueError(f"{where}: args must map argument names to values")
+    for k, v in raw_args.items():
         if k not in argnames:
             raise ValueError(f"{where}: args names '{k}', not an argument of {nf.name}")
         if k in tensor_args:
             raise ValueError(f"{where}: args gives a value for Tensor argument '{k}'")
         args[k] = v if isinstance(v, list) and not _is_int_list_arg(nf, k) else [v]
     fixed = c.get("fixed_dtypes", {}) or {}
+    if not isinstance(fixed, dict):
+        raise ValueError(f"{where}: fixed_dtypes must map Tensor arguments to dtypes")
     for k, v in fixed.items():
         if k not in tensor_args:
             raise ValueError(f"{where}: fixed_dtypes names '{k}', not a Tensor argument of {nf.name}")
@@ -136,16 +249,36 @@ def parse(nf: NativeFunction) -> Conformance:
             if k not in argnames:
                 raise ValueError(f"{where}: a sample names '{k}', not an argument of {nf.name}")
     tol = {}
-    for k, v in (c.get("tol", {}) or {}).items():
-        if k not in DTYPES or not (isinstance(v, list) and len(v) == 2):
-            raise ValueError(f"{where}: tol must map dtypes to [rtol, atol]")
-        tol[k] = (float(v[0]), float(v[1]))
+    raw_tol = c.get("tol", {}) or {}
+    if not isinstance(raw_tol, dict):
+        raise ValueError(f"{where}: tol must map dtypes to [rtol, atol] or [rtol, atol, nmse]")
+    for k, v in raw_tol.items():
+        if k not in DTYPES or not (isinstance(v, list) and len(v) in (2, 3)
+                                   and all(isinstance(x, (int, float)) and x >= 0 for x in v)):
+            raise ValueError(f"{where}: tol must map dtypes to [rtol, atol] or [rtol, atol, nmse]")
+        tol[k] = tuple(float(x) for x in v)
+    shapes = c.get("shapes")
+    if shapes is not None:
+        if not isinstance(shapes, list) or not shapes:
+            raise ValueError(f"{where}: shapes must be a non-empty list of shape sets")
+        names = _entry_tensor_names(nf)
+        for i, s in enumerate(shapes):
+            _shape_set(s, names, f"{where}: shapes[{i}]")
+    raw_errors = c.get("errors", []) or []
+    if not isinstance(raw_errors, list):
+        raise ValueError(f"{where}: errors must be a list")
+    errors = [_parse_error(i, e, nf, where) for i, e in enumerate(raw_errors)]
+    for k in ("special", "values", "layouts", "promote", "signed_zeros", "property"):
+        if k in c and not isinstance(c[k], bool):
+            raise ValueError(f"{where}: {k} must be true or false")
     return Conformance(entry=nf, dtypes=dtypes, ref=ref, domain=domain, args=args,
                        fixed_dtypes=dict(fixed), compute=compute,
                        special=bool(c.get("special", False)), samples=samples,
                        values=bool(c.get("values", True)), tol=tol, torch=c.get("torch"),
                        layouts=bool(c.get("layouts", True)),
-                       promote=bool(c.get("promote", True)))
+                       promote=bool(c.get("promote", True)), errors=errors, shapes=shapes,
+                       signed_zeros=bool(c.get("signed_zeros", True)),
+                       property=bool(c.get("property", True)))
 
 
 def _is_int_list_arg(nf: NativeFunction, name: str) -> bool:
@@ -160,23 +293,90 @@ def owners(model: Model) -> List[NativeFunction]:
     return [nf for nf in model.functions if nf.dispatch]
 
 
-def load(model: Model) -> Dict[str, Conformance]:
-    """Metadata of every kernel-owning entry, by entry name; SchemaError lists problems
-    (including an owner without metadata)."""
+def primary_entries(model: Model, owner: NativeFunction) -> List[NativeFunction]:
+    """The entries the suite calls for owner's metadata: one per group (its functional
+    form, else its out= or in-place form) among owner and the entries delegating to it."""
+    out = []
+    for g in model.groups:
+        nf = g.functional or g.out or g.inplace
+        if (nf.delegate if nf.delegate is not None else nf) is owner:
+            out.append(nf)
+    return out
+
+
+def error_applies(err: ErrorCase, nf: NativeFunction) -> bool:
+    """True when an `errors:` item can be run on entry nf: the names it gives shapes,
+    fills or dtypes are Tensor arguments of nf, the names it gives values are its other
+    arguments (or optional Tensors given None)."""
+    if err.entries is not None and nf.name not in err.entries:
+        return False
+    args = {a.name: a for a in nf.func.arguments if not (a.kwarg_only and a.is_write)}
+    for k in list(err.shapes) + list(err.fill) + [k for k in err.dtype if k != "*"]:
+        if k not in args or args[k].type.base != "Tensor":
+            return False
+    for k, v in err.args.items():
+        if k not in args:
+            return False
+        # a Tensor argument takes a value only to be None (clamp with both bounds None)
+        if args[k].type.base == "Tensor" and not (args[k].type.optional and v is None):
+            return False
+    return True
+
+
+def _check_errors_apply(model: Model, conf: Conformance) -> Optional[str]:
+    """Every `errors:` item must run on some entry: a typo otherwise tests nothing."""
+    prim = primary_entries(model, conf.entry)
+    names = {nf.name for nf in prim}
+    where = str(conf.entry.key_locs.get("conformance", conf.entry.loc))
+    for err in conf.errors:
+        if err.entries is not None:
+            bad = [x for x in err.entries if x not in names]
+            if bad:
+                return (f"{where}: errors[{err.index}]: entries names '{bad[0]}', which is not an entry "
+                        f"tested with this metadata ({', '.join(sorted(names))})")
+        if not any(error_applies(err, nf) for nf in prim):
+            return (f"{where}: errors[{err.index}] applies to no entry of {conf.entry.name}: its shapes, fill "
+                    "and dtype must name Tensor arguments, its args other arguments")
+    return None
+
+
+def _validate(model: Model, require: bool) -> Dict[str, Conformance]:
     errors: List[str] = []
     out: Dict[str, Conformance] = {}
-    for nf in owners(model):
+    for nf in model.functions:
         if nf.conformance is None:
-            errors.append(f"{nf.loc}: {nf.name} has a kernel but no conformance metadata "
-                          "(docs/conformance.md)")
+            if require and nf.dispatch:
+                errors.append(f"{nf.loc}: {nf.name} has a kernel but no conformance metadata "
+                              "(docs/conformance.md)")
+            continue
+        if not nf.dispatch:
+            where = nf.key_locs.get("conformance", nf.loc)
+            errors.append(f"{where}: {nf.name}: conformance belongs on the entry that owns the kernel "
+                          f"({nf.structured_delegate or 'this entry has none'})")
             continue
         try:
-            out[nf.name] = parse(nf)
+            conf = parse(nf)
+            why = _check_errors_apply(model, conf)
+            if why is not None:
+                raise ValueError(why)
+            out[nf.name] = conf
         except ValueError as e:
             errors.append(str(e))
     if errors:
         raise SchemaError(errors)
     return out
+
+
+def load(model: Model) -> Dict[str, Conformance]:
+    """Metadata of every kernel-owning entry, by entry name; SchemaError lists problems
+    (including an owner without metadata)."""
+    return _validate(model, require=True)
+
+
+def check(model: Model) -> None:
+    """Validate the metadata that is present (gen.py: fast, and the generator's own test
+    fixtures carry none); SchemaError lists problems."""
+    _validate(model, require=False)
 
 
 def for_entry(confs: Dict[str, Conformance], nf: NativeFunction) -> Optional[Conformance]:

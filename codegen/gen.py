@@ -5,7 +5,8 @@
            --out-dir DIR [--cuda] [--no-kernel-check] [--kernel-sources FILE...]
 
 Artifacts: functions_h, kernels_h, dispatch, glue, registry, all; `check` only
-validates.  Every run validates the whole schema (both YAML files and, unless
+validates.  Every run validates the whole schema (both YAML files, the `conformance:`
+metadata that is present (docs/conformance.md) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
 are printed as `file:line: reason` and the exit status is 1.  Outputs are written
 only when their bytes change.
@@ -19,7 +20,7 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from codegen import (derivatives, gen_dispatch, gen_functions_h, gen_glue,  # noqa: E402
+from codegen import (conformance, derivatives, gen_dispatch, gen_functions_h, gen_glue,  # noqa: E402
                      gen_kernels_h, gen_registry, model, render)
 
 ARTIFACTS = {
@@ -34,6 +35,8 @@ ARTIFACTS = {
 def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: bool) -> model.Model:
     """Parse and validate everything; raises model.SchemaError."""
     m = model.load_model(native)
+    # malformed `conformance:` metadata fails here too, not only when the tests build
+    conformance.check(m)
     if derivs:
         m.derivatives = derivatives.load_derivatives(derivs, m)
     if kernel_check:

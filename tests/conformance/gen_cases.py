@@ -6,7 +6,12 @@ reads the entry's conformance metadata (docs/conformance.md), draws seeded input
 every declared dtype, computes the expected result with NumPy (never with libops), and
 writes everything into one binary file.  Undeclared dtypes become expected-error cases.
 
-    gen_cases.py --yaml ops/native_functions.yaml --out cases.bin [--torch-check]
+    gen_cases.py --yaml ops/native_functions.yaml --out cases.bin [--seed N] [--torch-check]
+
+Besides the value cases (every declared dtype, the default or `shapes:` shapes, special
+values, promotion), it writes the `errors:` of the metadata as error cases, and a
+property run: a few cases per elementwise entry with random shapes, broadcasts and
+dtypes drawn from --seed (fixed by default, so CI is reproducible; printed).
 
 --torch-check (development aid): when PyTorch is installed, also compute every
 reference with PyTorch and report where NumPy and PyTorch disagree.
@@ -41,7 +46,14 @@ TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-
 T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
     T_DTYPE, T_DEVICE = range(11)
 
+# case flags (tests/conformance/cases.h)
 F_VALUES, F_ERROR, F_LAYOUTS, F_VARIANTS = 1, 2, 4, 8
+F_ELEMENTWISE, F_RANDOM, F_SIGNED_ZEROS, F_DTYPE_ERROR = 16, 32, 64, 128
+# forms an error case is run in
+FORM_BITS = {"functional": 1, "out": 2, "inplace": 4}
+NO_DTYPE = 255
+DEFAULT_SEED = 20240601
+PROPERTY_CASES = 6  # random cases per entry of an elementwise op
 
 
 def category(d):
@@ -115,7 +127,8 @@ def to_dtype(a, d):
     if category(d) == 1 and a.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             return np.trunc(a).astype(np.int64).astype(NP[d])
-    return a.astype(NP[d])
+    with np.errstate(over="ignore"):  # out of range: inf, as the kernels round
+        return a.astype(NP[d])
 
 
 def raw_bytes(a, d):
@@ -302,10 +315,17 @@ assert set(HELPERS) == conf_mod.REF_HELPERS, set(HELPERS) ^ conf_mod.REF_HELPERS
 
 
 # ---- the case file -----------------------------------------------------------
+# Layout (little-endian), read by tests/conformance/cases.c:
+#   "OPSCASE2" u32 ncases u64 seed, then per case:
+#   str label, str name, str overload, u32 flags, u8 dtype (NO_DTYPE: none),
+#   f64 rtol, f64 atol, f64 nmse, u32 nargs, nargs ivalues,
+#   F_ERROR: str match, u32 forms, u8 has_out [tensor out];  else: tensor expected.
+# str: u32 length + bytes; tensor: u8 dtype, u8 ndim, i64 sizes[ndim], raw row-major data.
 
 class Writer:
-    def __init__(self):
+    def __init__(self, seed):
         self.cases = []
+        self.seed = seed
 
     @staticmethod
     def s(text):
@@ -344,18 +364,24 @@ class Writer:
             out += struct.pack("<ii", 0, 0)
         return out
 
-    def add(self, label, entry, flags, tol, args, expected=None, exp_dtype=None, error=""):
+    def add(self, label, entry, flags, dtype, tol, args, expected=None, exp_dtype=None, error="",
+            forms=0, out=None):
         body = self.s(label) + self.s(entry.func.name) + self.s(entry.func.overload)
-        body += struct.pack("<Idd", flags, tol[0], tol[1])
+        body += struct.pack("<IB", flags, CODE.get(dtype, NO_DTYPE))
+        body += struct.pack("<ddd", tol[0], tol[1], tol[2])
         body += struct.pack("<I", len(args)) + b"".join(args)
         if flags & F_ERROR:
-            body += self.s(error)
+            body += self.s(error) + struct.pack("<I", forms)
+            if out is None:
+                body += struct.pack("<B", 0)
+            else:
+                body += struct.pack("<B", 1) + self.tensor(out[0], out[1])
         else:
             body += self.tensor(expected, exp_dtype)
         self.cases.append(body)
 
     def bytes(self):
-        return b"OPSCASE1" + struct.pack("<I", len(self.cases)) + b"".join(self.cases)
+        return (b"OPSCASE2" + struct.pack("<IQ", len(self.cases), self.seed) + b"".join(self.cases))
 
 
 # ---- sampling ------------------------------------------------------------------
@@ -396,19 +422,59 @@ def scalar_for(d, domain):
     return v
 
 
+def tolerance(c, dt, comp=None):
+    """(rtol, atol, nmse) for results of dtype dt (computed in comp)."""
+    base = TOL.get(dt, (0.0, 0.0))
+    if dt == "float32" and comp in ("float16", "bfloat16"):
+        base = TOL[comp]
+    t = c.tol.get(dt, base)
+    rtol, atol = t[0], t[1]
+    # NMSE bound (ggml's metric): every element within rtol gives NMSE <= rtol^2.
+    nmse = t[2] if len(t) > 2 else rtol * rtol
+    return (rtol, atol, nmse)
+
+
 ELEMENTWISE_SHAPES = {
     1: [[(4, 5)], [()], [(0, 3)], [(2, 3, 4)]],
     2: [[(4, 5), (4, 5)], [(4, 5), (5,)], [(3, 1), (1, 4)], [(3, 4), ()], [(), ()], [(0, 3), (3,)]],
     3: [[(4, 5), (4, 5), (4, 5)], [(4, 5), (5,), (4, 1)], [(), (), ()], [(2, 3), (3,), ()]],
 }
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5])
+ERROR_SHAPE = (2, 3)  # Tensor arguments of an error case that `shapes:` does not name
+
+
+def shape_sets(c, tensor_names):
+    """The `shapes:` key as lists of shapes in Tensor-argument order."""
+    out = []
+    for s in c.shapes or []:
+        if isinstance(s, dict):
+            out.append([tuple(s.get(n, (4, 5))) for n in tensor_names])
+        else:
+            out.append([tuple(x) for x in s])
+    return out
+
+
+def random_shapes(rng, n):
+    """n broadcast-compatible shapes: a random result shape, each input dropping some
+    leading dims and setting some dims to 1."""
+    nd = int(rng.integers(0, 5))
+    base = [int(rng.integers(1, 6)) for _ in range(nd)]
+    if nd and rng.random() < 0.1:
+        base[int(rng.integers(0, nd))] = 0
+    shapes = []
+    for _ in range(n):
+        drop = int(rng.integers(0, nd + 1)) if rng.random() < 0.4 else 0
+        s = [1 if rng.random() < 0.3 else x for x in base[drop:]]
+        shapes.append(tuple(s))
+    return shapes
 
 
 class Gen:
-    def __init__(self, model, confs, torch_check):
+    def __init__(self, model, confs, torch_check, seed):
         self.model = model
         self.confs = confs
-        self.w = Writer()
+        self.seed = seed
+        self.w = Writer(seed)
         self.torch = None
         self.mismatches = 0
         if torch_check:
@@ -419,13 +485,9 @@ class Gen:
                 print("gen_cases: PyTorch not installed; --torch-check ignored", file=sys.stderr)
 
     # -- per entry ----------------------------------------------------------------
-    def primary_entries(self):
+    def run(self):
         for g in self.model.groups:
             nf = g.functional or g.out or g.inplace
-            yield nf
-
-    def run(self):
-        for nf in self.primary_entries():
             c = conf_mod.for_entry(self.confs, nf)
             if c is None:
                 raise SchemaError([f"{nf.loc}: {nf.name} has no conformance metadata"])
@@ -433,7 +495,19 @@ class Gen:
                 self.elementwise(nf, c)
             else:
                 self.sampled(nf, c)
+            for err in c.errors:
+                if conf_mod.error_applies(err, nf):
+                    self.declared_error(nf, c, err)
         return self.w.bytes()
+
+    @staticmethod
+    def forms_of(nf, wanted=conf_mod.FORMS):
+        g = nf.group
+        bits = 0
+        for f in wanted:
+            if getattr(g, f) is not None:
+                bits |= FORM_BITS[f]
+        return bits
 
     # -- iterator ops -------------------------------------------------------------
     def elementwise(self, nf, c):
@@ -444,7 +518,8 @@ class Gen:
         rng = np.random.default_rng(zlib.crc32(nf.name.encode()))
         other_choices = self.arg_choices(nf, c, args)
         n = len([a for a in tensor_args if a.name not in c.fixed_dtypes])
-        shapes = ELEMENTWISE_SHAPES.get(len(tensor_args), [[(4, 5)] * len(tensor_args)])
+        shapes = (shape_sets(c, [a.name for a in tensor_args]) if c.shapes
+                  else ELEMENTWISE_SHAPES.get(len(tensor_args), [[(4, 5)] * len(tensor_args)]))
         for d in DTYPES:
             supported = d in c.dtypes
             for combo in other_choices:
@@ -457,11 +532,12 @@ class Gen:
                 if c.special and category(d) == 2:
                     self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
                                     combo, meta, [(len(SPECIALS),)] * len(tensor_args), special=True)
+        free = [a for a in tensor_args if a.name not in c.fixed_dtypes]
+        promotes = n >= 2 and c.promote and meta in ("binary", "binary_float", "bool_out", "div_mode", "where")
         # mixed dtypes exercise the promotion rules
-        if n >= 2 and c.promote and meta in ("binary", "binary_float", "bool_out", "div_mode", "where"):
+        if promotes:
             pairs = [("int32", "float32"), ("uint8", "int8"), ("bool", "int64"),
                      ("float16", "float32"), ("int16", "float64"), ("bfloat16", "float16")]
-            free = [a for a in tensor_args if a.name not in c.fixed_dtypes]
             for da, db in pairs:
                 if da in c.dtypes and db in c.dtypes:
                     dts = {free[0].name: da, free[1].name: db}
@@ -483,6 +559,19 @@ class Gen:
                     if rt in c.dtypes:
                         self.value_case(nf, c, rng, dts, tensor_args, args, other_choices[0], meta,
                                         shp, label="zero-dim promotion")
+        # the property run: random shapes, broadcasts and dtypes (the runner adds random
+        # layouts), seeded by --seed and the entry's name
+        if c.property and tensor_args and not c.shapes:
+            prng = np.random.default_rng([self.seed, zlib.crc32(nf.name.encode())])
+            for _ in range(PROPERTY_CASES):
+                d = c.dtypes[int(prng.integers(0, len(c.dtypes)))]
+                dts = {a.name: d for a in tensor_args}
+                if promotes and prng.random() < 0.35:
+                    dts[free[1].name] = c.dtypes[int(prng.integers(0, len(c.dtypes)))]
+                combo = other_choices[int(prng.integers(0, len(other_choices)))]
+                shp = random_shapes(prng, len(tensor_args))
+                self.value_case(nf, c, prng, dts, tensor_args, args, combo, meta, shp, label="random",
+                                flags=F_RANDOM)
 
     def arg_choices(self, nf, c, args):
         """Cartesian product of the non-Tensor argument values to test."""
@@ -518,7 +607,7 @@ class Gen:
         return rt, rt
 
     def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp, special=False,
-                   label=None):
+                   label=None, flags=0):
         kernel = nf.delegate or nf
         delegate_tensor_names = {a.name for a in kernel.func.arguments if a.type.base == "Tensor"}
         shapes, arrays = {}, {}
@@ -549,10 +638,8 @@ class Gen:
         mode = values.get("rounding_mode")
         m = meta if meta != "div_mode" else ("binary_float" if mode is None else "binary")
         comp, out_dt = self.compute_dtype(m, free, shapes, nf, wrapped)
-        if comp not in c.dtypes and not any(d not in c.dtypes for d in free.values()):
-            return  # e.g. a wrapped float scalar lifts an int op into an unsupported dtype
         if comp not in c.dtypes:
-            return
+            return  # e.g. a wrapped float scalar lifts an int op into an unsupported dtype
         # NumPy evaluation dtype
         if comp in ("float16", "bfloat16"):
             ev = np.float32
@@ -567,7 +654,7 @@ class Gen:
             if v is not None and not isinstance(v, str) and name not in ("rounding_mode",):
                 if isinstance(v, list):
                     env[name] = v
-                elif nf.func.arguments and any(a.name == name and a.type.base in ("Scalar",) for a in args):
+                elif any(a.name == name and a.type.base == "Scalar" for a in args):
                     env[name] = np.asarray(v).astype(ev)[()]
                 else:
                     env[name] = v
@@ -579,12 +666,14 @@ class Gen:
                 expected = np.asarray(eval(ref, env))  # noqa: S307 (our own YAML)
             except Exception as e:  # a broken reference is a bug in the YAML
                 raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed for {comp}: {e}")
+        want_shape = np.broadcast_shapes(*shapes.values()) if shapes else ()
+        if expected.shape != want_shape:
+            raise SystemExit(f"{c.entry.loc}: ref of {nf.name} gives shape {expected.shape} for inputs "
+                             f"{list(shapes.values())}, not the broadcast shape {want_shape}")
         expected = to_dtype(expected, out_dt) if out_dt != "bool" else expected.astype(np.bool_)
         if self.torch is not None:
             self.check_torch(nf, c, arrays, values, expected, out_dt)
-        tol = c.tol.get(out_dt, TOL.get(out_dt, (0.0, 0.0)))
-        if out_dt == "float32" and comp in ("float16", "bfloat16"):
-            tol = TOL[comp]
+        tol = tolerance(c, out_dt, comp)
         enc = []
         for a in args:
             if a.type.base == "Tensor":
@@ -593,24 +682,104 @@ class Gen:
             else:
                 enc.append(self.encode(a, values[a.name]))
         lab = f"{nf.name} {label or ''} {' '.join(d for d in dts.values())} shapes {list(shp)}"
-        if any(values.values()):
+        if any(v is not None for v in values.values()):
             lab += " " + ", ".join(f"{k}={v}" for k, v in values.items() if v is not None)
-        self.w.add(lab.replace("  ", " "), nf, F_VALUES | F_LAYOUTS | F_VARIANTS, tol, enc,
-                   expected, out_dt)
+        flags |= F_VALUES | F_LAYOUTS | F_VARIANTS | F_ELEMENTWISE
+        if c.signed_zeros:
+            flags |= F_SIGNED_ZEROS
+        self.w.add(" ".join(lab.split()), nf, flags, test_dtype, tol, enc, expected, out_dt)
+
+    def out_template(self, nf, meta, shapes, dts, d):
+        """An out= tensor for an error case: the result's shape where the inputs broadcast,
+        of a dtype the result can be cast to, so the out= form fails for the intended reason."""
+        try:
+            shape = np.broadcast_shapes(*shapes) if shapes else ERROR_SHAPE
+        except ValueError:
+            shape = shapes[0]
+        if meta == "bool_out":
+            od = "bool"
+        elif meta in ("binary_float", "unary_float", "div_mode") and category(d) != 2:
+            od = "float32" if meta != "div_mode" else d
+        else:
+            od = d
+        if not shape or int(np.prod(shape)) == 0:
+            shape = ERROR_SHAPE
+        return (np.full(shape, 7 if od != "bool" else True), od)
 
     def error_case(self, nf, c, rng, d, tensor_args, args, combo, meta):
+        """An undeclared dtype: rejected with a message naming the op, in every form."""
         enc = []
         for a in args:
             if a.type.base == "Tensor":
                 dd = c.fixed_dtypes.get(a.name, d)
-                enc.append(self.w.arg(T_TENSOR, sample(rng, dd, (2, 3), c.domain.get(a.name)), dd))
+                enc.append(self.w.arg(T_TENSOR, sample(rng, dd, ERROR_SHAPE, c.domain.get(a.name)), dd))
             else:
                 v = combo.get(a.name)
                 if v is None and a.type.base == "Scalar" and not a.type.optional:
                     v = scalar_for(d, c.domain.get(a.name))
                 enc.append(self.encode(a, v))
-        self.w.add(f"{nf.name} rejects {d}", nf, F_ERROR, (0, 0), enc,
-                   error=nf.func.base_name)
+        self.w.add(f"{nf.name} rejects {d}", nf, F_ERROR | F_DTYPE_ERROR, d, (0, 0, 0), enc,
+                   error=nf.func.base_name, forms=self.forms_of(nf), out=(np.full(ERROR_SHAPE, 1), d))
+
+    def declared_error(self, nf, c, err):
+        """An `errors:` item of the metadata, on entry nf."""
+        rng = np.random.default_rng([zlib.crc32(nf.name.encode()), err.index])
+        elementwise = nf.delegate is not None or nf.structured
+        smp = {} if elementwise else dict((c.samples or [{}])[0])
+        default_d = "float32" if "float32" in c.dtypes else c.dtypes[0]
+        d = err.dtype.get("*", default_d)
+        args = [a for a in nf.func.arguments if not (a.kwarg_only and a.is_write)]
+        combo = self.arg_choices(nf, c, args)[0] if elementwise else {}
+        enc, shapes, dts = [], [], {}
+        for a in args:
+            if a.type.base == "Tensor":
+                spec = smp.get(a.name)
+                shape, dd = ERROR_SHAPE, d
+                if isinstance(spec, dict):
+                    shape, dd = tuple(spec.get("shape", ERROR_SHAPE)), spec.get("dtype", d)
+                elif isinstance(spec, list):
+                    shape = tuple(spec)
+                shape = tuple(err.shapes.get(a.name, shape))
+                dd = err.dtype.get(a.name, c.fixed_dtypes.get(a.name, dd))
+                if a.name in err.fill:
+                    arr = to_dtype(np.full(shape, err.fill[a.name]), dd)
+                else:
+                    arr = sample(rng, dd, shape, c.domain.get(a.name))
+                if a.type.optional and a.name not in err.shapes and a.name not in err.fill \
+                        and a.name in err.args:
+                    enc.append(self.w.arg(T_NONE, None))
+                    continue
+                shapes.append(shape)
+                dts[a.name] = dd
+                enc.append(self.w.arg(T_TENSOR, arr, dd))
+                continue
+            if a.name in err.args:
+                v = err.args[a.name]
+            elif a.name in smp:
+                v = smp[a.name]
+            elif elementwise:
+                v = combo.get(a.name)
+                if v is None and a.type.base == "Scalar" and not a.type.optional:
+                    v = scalar_for(d, c.domain.get(a.name))
+            else:
+                v = a.default_value if a.default is not None else None
+                if a.name == "dtype":
+                    v = d
+            enc.append(self.encode(a, v))
+        meta = (nf.delegate or nf).meta
+        out = None
+        if nf.group.out is not None:
+            if elementwise:
+                out = self.out_template(nf, meta, shapes, dts, d)
+            else:
+                spec = smp.get("out")
+                od = spec if isinstance(spec, str) else d
+                out = (np.full(ERROR_SHAPE, 1), od)
+        what = ", ".join([f"{k}={list(v)}" for k, v in err.shapes.items()] +
+                         [f"{k}={v!r}" for k, v in err.args.items()] +
+                         [f"{k} filled with {v}" for k, v in err.fill.items()])
+        self.w.add(f"{nf.name} error {err.index} {d} {what}", nf, F_ERROR, d, (0, 0, 0), enc,
+                   error=err.match, forms=self.forms_of(nf, err.forms), out=out)
 
     def encode(self, a, v):
         t = a.type
@@ -635,10 +804,18 @@ class Gen:
     # -- everything else: explicit samples ---------------------------------------
     def sampled(self, nf, c):
         rng = np.random.default_rng(zlib.crc32(nf.name.encode()))
-        if not c.samples:
-            raise SystemExit(f"{c.entry.loc}: {nf.name} needs `samples:` in its conformance")
+        samples = list(c.samples)
+        if c.shapes:
+            names = [a.name for a in nf.func.arguments if a.type.base == "Tensor"
+                     and not (a.kwarg_only and a.is_write)]
+            combos = [dict(zip(c.args, v)) for v in itertools.product(*c.args.values())] or [{}]
+            for shp in shape_sets(c, names):
+                for combo in combos:
+                    samples.append({**combo, **{n: list(s) for n, s in zip(names, shp)}})
+        if not samples:
+            raise SystemExit(f"{c.entry.loc}: {nf.name} needs `samples:` or `shapes:` in its conformance")
         has_dtype_arg = any(a.name == "dtype" for a in nf.func.arguments)
-        for smp in c.samples:
+        for smp in samples:
             for d in c.dtypes:
                 self.sample_case(nf, c, rng, smp, d, has_dtype_arg)
 
@@ -652,6 +829,8 @@ class Gen:
                 shape, dd = spec, d
                 if isinstance(spec, dict):
                     shape, dd = spec.get("shape", [3, 4]), spec.get("dtype", d)
+                elif isinstance(spec, str):
+                    shape, dd = [0], spec
                 if a.is_write and a.kwarg_only:  # out=: an empty tensor of the dtype
                     arr = np.zeros((0,), dtype=NP[dd])
                     out_dt = dd
@@ -674,11 +853,13 @@ class Gen:
             except Exception as e:
                 raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed: {e}")
         expected = to_dtype(expected, rule_dt)
-        tol = c.tol.get(rule_dt, TOL.get(rule_dt, (0.0, 0.0)))
+        tol = tolerance(c, rule_dt)
         flags = (F_VALUES if c.values else 0) | F_VARIANTS
         if arrays and nf.kind == "functional" and c.layouts:
             flags |= F_LAYOUTS
-        self.w.add(f"{nf.name} {d} " + ", ".join(f"{k}={v}" for k, v in smp.items()), nf, flags, tol, enc,
+        if c.signed_zeros:
+            flags |= F_SIGNED_ZEROS
+        self.w.add(f"{nf.name} {d} " + ", ".join(f"{k}={v}" for k, v in smp.items()), nf, flags, d, tol, enc,
                    expected, rule_dt)
 
     @staticmethod
@@ -741,6 +922,13 @@ class Gen:
         if out_dt in conf_mod.FLOATING:
             ok = np.allclose(g.astype(np.float64), e.astype(np.float64), rtol=rtol * 4, atol=atol * 4,
                              equal_nan=True)
+            # the runner compares the signs of zeros (F_SIGNED_ZEROS): NumPy and PyTorch must agree
+            gz, ez = g.astype(np.float64), e.astype(np.float64)
+            both = (gz == 0) & (ez == 0)
+            if c.signed_zeros and np.any(np.signbit(gz[both]) != np.signbit(ez[both])):
+                print(f"torch-check: {nf.name} {[d for _, d in arrays.values()]} {values}: the signs of "
+                      f"zeros differ (set signed_zeros: false)", file=sys.stderr)
+                self.mismatches += 1
         else:
             ok = np.array_equal(g, e)
         if not ok:
@@ -753,6 +941,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--yaml", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                    help="seed of the property run's random shapes and dtypes")
     ap.add_argument("--torch-check", action="store_true")
     ns = ap.parse_args()
     try:
@@ -762,7 +952,7 @@ def main():
         for m in e.messages if hasattr(e, "messages") else [str(e)]:
             print(m, file=sys.stderr)
         return 1
-    gen = Gen(model, confs, ns.torch_check)
+    gen = Gen(model, confs, ns.torch_check, ns.seed)
     data = gen.run()
     old = None
     if os.path.exists(ns.out):
@@ -771,7 +961,7 @@ def main():
     if old != data:
         with open(ns.out, "wb") as f:
             f.write(data)
-    print(f"gen_cases: {len(gen.w.cases)} cases, {len(data) // 1024} KiB"
+    print(f"gen_cases: {len(gen.w.cases)} cases, {len(data) // 1024} KiB, seed {ns.seed}"
           + (f", {gen.mismatches} PyTorch mismatches" if gen.torch else ""), file=sys.stderr)
     return 0
 

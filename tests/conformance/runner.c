@@ -1,629 +1,1281 @@
 /* Every op against NumPy, driven by the schema (docs/conformance.md).
  *
- * tests/conformance/gen_cases.py wrote the cases at build time: for each op and dtype, the
- * arguments and the value NumPy computed.  This runner calls each op through the
- * boxed registry and checks:
- *   - values, dtype and shape against NumPy's (tolerances per dtype; NaN == NaN);
- *   - the same values with every tensor argument made non-contiguous (a strided view
- *     and, for 2-D and up, a transposed one);
- *   - the out= form (into an empty out that must be resized, and into a NaN-filled
- *     out of the right shape) and the in-place form, where the op has them;
- *   - undeclared dtypes rejected with an error naming the op, inputs untouched;
- *   - every allocation the op makes, failed in turn (ops_alloc_fail_nth), gives a
- *     clean out-of-memory error: no crash, no leak (under the sanitizer build).
- * Expected values never come from libops. */
+ *     conformance CASES.bin [--op NAME] [--dtype DTYPE] [--coverage] [--seed N]
+ *
+ * tests/conformance/gen_cases.py wrote the cases at build time: for each op and dtype,
+ * the arguments and the value NumPy computed (or the error expected).  This runner
+ * calls each op through the boxed registry and runs the families of checks below on
+ * every case; expected values never come from libops.
+ *
+ *   values     dtype, shape and values against NumPy: rtol/atol per dtype, NaN, the sign
+ *              of infinities and of zeros, and the NMSE of the case (ggml's metric);
+ *   layouts    the same with every tensor input strided, transposed, expanded (stride
+ *              0, broadcast dims and extra outer/inner dims) and, in the property run,
+ *              in random layouts drawn from --seed;
+ *   out=       into an empty out (resized), a NaN-filled one, strided and transposed
+ *              ones (their strides kept); a wrongly shaped out, an out the result
+ *              cannot be cast to and an out overlapping itself are errors that write
+ *              nothing;
+ *   in-place   same storage, version bumped, strided self; an unsafe cast, a self
+ *              that would need broadcasting and an expanded self are errors;
+ *   errors     undeclared dtypes and the metadata's `errors:` fail with the expected
+ *              message, in every form, leaving inputs and out= byte-identical;
+ *   guards     every tensor the runner makes lives in a buffer of sentinel bytes
+ *              (before, after, and in the gaps of strided layouts): an op must not
+ *              write outside its output, nor into its inputs at all;
+ *   faults     every allocation of the call failed in turn (ops_alloc_fail_nth) gives
+ *              a clean out-of-memory error and leaves inputs and outputs untouched;
+ *   CUDA       with a CUDA build and a device, the case again on cuda:0, compared with
+ *              the CPU result; otherwise counted as skipped.
+ *
+ * A full run (no --op or --dtype) also fails when some registry entry had no
+ * conformance run; --coverage lists those entries. */
 #include <check.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "libops.h"
-#include "ops_internal.h"
-#include "ops_scalar_math.h"
+#include "cases.h"
 
-enum { F_VALUES = 1, F_ERROR = 2, F_LAYOUTS = 4, F_VARIANTS = 8 };
-#define MAX_ARGS 16
+enum { MAX_FAULTS = 64 };
 
-typedef struct test_case {
-    char *label;
-    const ops_op_info *op;
-    uint32_t flags;
+/* ---- run state ---------------------------------------------------------------- */
+
+static case_file cf;
+static int *selected;
+static int nselected;
+static uint64_t runner_seed = 1;
+
+static int nregistry;
+static bool *covered;               /* by by_ptr's index: a checked call of the entry ran */
+static const ops_op_info **by_ptr; /* registry entries sorted by address */
+
+static struct {
+    long runs;     /* op x dtype x variant runs whose result was checked */
+    long errors;   /* expected errors checked (per form) */
+    long faults;   /* injected allocation failures */
+    long cuda_skipped;
+    long cuda_run;
+} counts;
+static const char *cuda_skip_reason;
+
+static int
+cmp_ptr(const void *a, const void *b)
+{
+    /* addresses of distinct objects compare as integers, not as pointers */
+    const uintptr_t x = (uintptr_t) * (const ops_op_info *const *)a, y = (uintptr_t) * (const ops_op_info *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* covered[] slot of a registry entry (by_ptr's order), or NULL. */
+static bool *
+coverage_slot(const ops_op_info *op)
+{
+    const ops_op_info **hit = bsearch(&op, by_ptr, (size_t)nregistry, sizeof *by_ptr, cmp_ptr);
+    return hit != NULL ? &covered[hit - by_ptr] : NULL;
+}
+
+static void
+mark(const ops_op_info *op)
+{
+    bool *slot = coverage_slot(op);
+    if (slot != NULL)
+        *slot = true;
+}
+
+/* ---- failure messages ------------------------------------------------------------ */
+
+/* "add.Tensor [float32] (strided inputs)" + the label + every tensor argument's
+ * dtype, shape and strides. */
+static void
+describe(char *buf, size_t n, const test_case *c, const ops_op_info *op, const ops_ivalue *args,
+         const char *variant)
+{
+    size_t used = (size_t)snprintf(buf, n, "%s%s%s [%s] (%s): %s", op->name, op->overload[0] ? "." : "",
+                                   op->overload, c->dtype == OPS_DTYPE_NONE ? "-" : ops_dtype_name(c->dtype),
+                                   variant, c->label);
+    for (int i = 0; i < op->num_args && used < n; i++) {
+        if (args[i].tag != OPS_IVALUE_TENSOR)
+            continue;
+        const ops_tensor *t = args[i].v.tensor;
+        char s1[160], s2[160];
+        int nd = (int)ops_tensor_ndim(t);
+        used += (size_t)snprintf(buf + used, n - used, "\n    %s: %s sizes %s strides %s", op->args[i].name,
+                                 ops_dtype_name(ops_tensor_dtype(t)), dims_str(nd, ops_tensor_sizes(t), s1, sizeof s1),
+                                 dims_str(nd, ops_tensor_strides(t), s2, sizeof s2));
+    }
+}
+
+/* Fail the current Check test with the case's description and a reason. */
+#define FAIL(c, op, args, variant, ...)                                                \
+    do {                                                                              \
+        char desc_[4096], why_[1024];                                                 \
+        describe(desc_, sizeof desc_, (c), (op), (args), (variant));                  \
+        snprintf(why_, sizeof why_, __VA_ARGS__);                                     \
+        ck_abort_msg("%s\n  -> %s", desc_, why_);                                     \
+    } while (0)
+
+/* ---- comparing with NumPy's values --------------------------------------------- */
+
+typedef enum { MAP_SAME, MAP_OUTER, MAP_INNER } index_map;
+
+static const struct {
     double rtol, atol;
-    int nargs;
-    ops_ivalue args[MAX_ARGS];
-    char *error;           /* F_ERROR: fragment the message must contain */
-    ops_tensor *expected;  /* otherwise */
-} test_case;
-
-static test_case *cases;
-static int ncases;
-static unsigned char *blob; /* the case file; strings point into copies */
-
-/* ---- reading the case file -------------------------------------------------- */
-
-typedef struct reader {
-    const unsigned char *p, *end;
-} reader;
+} default_tol[OPS_NUM_DTYPES] = {
+    /* gen_cases.py's TOL: for results stored in a dtype other than the expected one */
+    [OPS_FLOAT16] = {2e-3, 1e-3},
+    [OPS_BFLOAT16] = {1.6e-2, 1e-2},
+    [OPS_FLOAT32] = {1e-5, 1e-6},
+    [OPS_FLOAT64] = {1e-12, 1e-12},
+};
 
 static void
-need(reader *r, size_t n)
+index_str(const ops_tensor *t, int64_t linear, char *buf, size_t n)
 {
-    if ((size_t)(r->end - r->p) < n) {
-        fprintf(stderr, "conformance runner: truncated case file\n");
-        exit(2);
-    }
-}
-
-static uint32_t
-rd_u32(reader *r)
-{
-    uint32_t v;
-    need(r, 4);
-    memcpy(&v, r->p, 4);
-    r->p += 4;
-    return v;
-}
-
-static int64_t
-rd_i64(reader *r)
-{
-    int64_t v;
-    need(r, 8);
-    memcpy(&v, r->p, 8);
-    r->p += 8;
-    return v;
-}
-
-static double
-rd_f64(reader *r)
-{
-    double v;
-    need(r, 8);
-    memcpy(&v, r->p, 8);
-    r->p += 8;
-    return v;
-}
-
-static unsigned
-rd_u8(reader *r)
-{
-    need(r, 1);
-    return *r->p++;
-}
-
-static char *
-rd_str(reader *r)
-{
-    uint32_t n = rd_u32(r);
-    need(r, n);
-    char *s = malloc(n + 1);
-    memcpy(s, r->p, n);
-    s[n] = 0;
-    r->p += n;
-    return s;
-}
-
-static ops_tensor *
-rd_tensor(reader *r)
-{
-    ops_dtype dt = (ops_dtype)rd_u8(r);
-    int ndim = (int)rd_u8(r);
-    int64_t sizes[OPS_MAX_DIMS];
-    for (int i = 0; i < ndim; i++)
-        sizes[i] = rd_i64(r);
-    int64_t numel = ops_shape_numel(ndim, sizes);
-    size_t nbytes = (size_t)numel * ops_dtype_size(dt);
-    need(r, nbytes);
-    ops_tensor *t = ops_tensor_from_data(r->p, (ops_int_list){sizes, ndim}, dt);
-    if (!t) {
-        fprintf(stderr, "conformance runner: from_data failed: %s\n", ops_last_error());
-        exit(2);
-    }
-    r->p += nbytes;
-    return t;
-}
-
-static void
-rd_arg(reader *r, ops_ivalue *v)
-{
-    unsigned tag = rd_u8(r);
-    switch (tag) {
-    case OPS_IVALUE_NONE:
-        *v = ops_ivalue_none();
-        break;
-    case OPS_IVALUE_TENSOR:
-        *v = ops_ivalue_tensor(rd_tensor(r));
-        break;
-    case OPS_IVALUE_SCALAR: {
-        unsigned kind = rd_u8(r);
-        if (kind == 2)
-            *v = ops_ivalue_scalar(OPS_SCALAR_FLOAT(rd_f64(r)));
-        else if (kind == 1)
-            *v = ops_ivalue_scalar(OPS_SCALAR_INT(rd_i64(r)));
-        else
-            *v = ops_ivalue_scalar(OPS_SCALAR_BOOL(rd_i64(r) != 0));
-        break;
-    }
-    case OPS_IVALUE_INT:
-        *v = ops_ivalue_int(rd_i64(r));
-        break;
-    case OPS_IVALUE_INT_LIST: {
-        uint32_t n = rd_u32(r);
-        int64_t *data = malloc(sizeof(int64_t) * (n ? n : 1));
-        for (uint32_t i = 0; i < n; i++)
-            data[i] = rd_i64(r);
-        *v = ops_ivalue_int_list((ops_int_list){data, n});
-        break;
-    }
-    case OPS_IVALUE_DOUBLE:
-        *v = ops_ivalue_double(rd_f64(r));
-        break;
-    case OPS_IVALUE_BOOL:
-        *v = ops_ivalue_bool(rd_u8(r) != 0);
-        break;
-    case OPS_IVALUE_STR:
-        *v = ops_ivalue_str(rd_str(r));
-        break;
-    case OPS_IVALUE_DTYPE: {
-        int32_t d = (int32_t)rd_u32(r);
-        *v = ops_ivalue_dtype((ops_dtype)d);
-        break;
-    }
-    case OPS_IVALUE_DEVICE:
-        rd_u32(r);
-        rd_u32(r);
-        *v = ops_ivalue_device(OPS_DEVICE_CPU);
-        break;
-    default:
-        fprintf(stderr, "conformance runner: bad argument tag %u\n", tag);
-        exit(2);
-    }
-}
-
-static void
-free_arg(ops_ivalue *v)
-{
-    if (v->tag == OPS_IVALUE_TENSOR)
-        ops_tensor_release(v->v.tensor);
-    else if (v->tag == OPS_IVALUE_INT_LIST)
-        free((void *)v->v.int_list.data);
-    else if (v->tag == OPS_IVALUE_STR)
-        free((void *)v->v.str);
-    *v = ops_ivalue_none();
-}
-
-static void
-load_cases(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "conformance runner: cannot open %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    blob = malloc((size_t)n);
-    if (fread(blob, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "conformance runner: short read of %s\n", path);
-        exit(2);
-    }
-    fclose(f);
-    reader r = {blob, blob + n};
-    need(&r, 8);
-    if (memcmp(r.p, "OPSCASE1", 8) != 0) {
-        fprintf(stderr, "conformance runner: %s is not a case file\n", path);
-        exit(2);
-    }
-    r.p += 8;
-    ncases = (int)rd_u32(&r);
-    cases = calloc((size_t)ncases, sizeof *cases);
-    for (int i = 0; i < ncases; i++) {
-        test_case *c = &cases[i];
-        c->label = rd_str(&r);
-        char *name = rd_str(&r), *overload = rd_str(&r);
-        c->op = ops_registry_find(name, overload);
-        if (!c->op) {
-            fprintf(stderr, "conformance runner: %s.%s is not in the registry\n", name, overload);
-            exit(2);
-        }
-        free(name);
-        free(overload);
-        c->flags = rd_u32(&r);
-        c->rtol = rd_f64(&r);
-        c->atol = rd_f64(&r);
-        c->nargs = (int)rd_u32(&r);
-        if (c->nargs != c->op->num_args || c->nargs > MAX_ARGS) {
-            fprintf(stderr, "conformance runner: %s: %d arguments, schema has %d\n", c->label, c->nargs,
-                    c->op->num_args);
-            exit(2);
-        }
-        for (int a = 0; a < c->nargs; a++)
-            rd_arg(&r, &c->args[a]);
-        if (c->flags & F_ERROR)
-            c->error = rd_str(&r);
-        else
-            c->expected = rd_tensor(&r);
-    }
-    free(blob);
-    blob = NULL;
-}
-
-static void
-free_cases(void)
-{
-    for (int i = 0; i < ncases; i++) {
-        test_case *c = &cases[i];
-        for (int a = 0; a < c->nargs; a++)
-            free_arg(&c->args[a]);
-        free(c->label);
-        free(c->error);
-        ops_tensor_release(c->expected);
-    }
-    free(cases);
-}
-
-/* ---- element access (independent of libops' kernels) ---------------------- */
-
-static const char *
-element_ptr(const ops_tensor *t, int64_t linear)
-{
-    /* row-major linear index -> address, through the tensor's strides */
     int nd = (int)ops_tensor_ndim(t);
-    const int64_t *sz = ops_tensor_sizes(t), *st = ops_tensor_strides(t);
-    int64_t off = 0;
+    int64_t idx[OPS_MAX_DIMS];
     for (int d = nd - 1; d >= 0; d--) {
-        int64_t i = linear % sz[d];
-        linear /= sz[d];
-        off += i * st[d];
+        int64_t s = ops_tensor_sizes(t)[d];
+        idx[d] = s ? linear % s : 0;
+        linear = s ? linear / s : 0;
     }
-    return (const char *)ops_tensor_data_ptr(t) + off * (int64_t)ops_tensor_itemsize(t);
+    dims_str(nd, idx, buf, n);
 }
 
-static double
-read_double(ops_dtype dt, const char *p)
-{
-    switch (dt) {
-    case OPS_BOOL: return *(const unsigned char *)p != 0;
-    case OPS_UINT8: return *(const uint8_t *)p;
-    case OPS_INT8: return *(const int8_t *)p;
-    case OPS_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case OPS_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case OPS_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
-    case OPS_FLOAT16: { ops_half h; memcpy(&h, p, 2); return ops_half_to_float(h); }
-    case OPS_BFLOAT16: { ops_bfloat16 b; memcpy(&b, p, 2); return ops_bfloat16_to_float(b); }
-    case OPS_FLOAT32: { float v; memcpy(&v, p, 4); return v; }
-    case OPS_FLOAT64: { double v; memcpy(&v, p, 8); return v; }
-    default: return NAN;
-    }
-}
-
-/* Copy src's elements into a tensor of the same shape and dtype but another layout. */
-static void
-copy_elements(ops_tensor *dst, const ops_tensor *src)
-{
-    int64_t n = ops_tensor_numel(src);
-    size_t is = ops_tensor_itemsize(src);
-    for (int64_t i = 0; i < n; i++)
-        memcpy((char *)element_ptr(dst, i), element_ptr(src, i), is);
-}
-
-/* A non-contiguous tensor equal to t: kind 0 strides every dim's last axis by 2,
- * kind 1 stores the dims in reverse order (a transposed layout). */
-static ops_tensor *
-relayout(const ops_tensor *t, int kind)
-{
-    int nd = (int)ops_tensor_ndim(t);
-    const int64_t *sz = ops_tensor_sizes(t);
-    ops_dtype dt = ops_tensor_dtype(t);
-    int64_t big[OPS_MAX_DIMS], strides[OPS_MAX_DIMS];
-    ops_tensor *base = NULL, *view = NULL;
-    if (kind == 0) {
-        for (int d = 0; d < nd; d++)
-            big[d] = sz[d];
-        big[nd - 1] = sz[nd - 1] * 2 + 1;
-        base = ops_tensor_new("test", nd, big, NULL, dt, OPS_DEVICE_CPU);
-        ops_contiguous_strides(nd, big, strides);
-        strides[nd - 1] = 2;
-        view = ops_tensor_new_view(base, nd, sz, strides, 1);
-    } else {
-        for (int d = 0; d < nd; d++)
-            big[d] = sz[nd - 1 - d];
-        base = ops_tensor_new("test", nd, big, NULL, dt, OPS_DEVICE_CPU);
-        int64_t bs[OPS_MAX_DIMS];
-        ops_contiguous_strides(nd, big, bs);
-        for (int d = 0; d < nd; d++)
-            strides[d] = bs[nd - 1 - d];
-        view = ops_tensor_new_view(base, nd, sz, strides, 0);
-    }
-    ops_tensor_release(base);
-    if (view)
-        copy_elements(view, t);
-    return view;
-}
-
-/* Compare; on mismatch write a message into msg and return false. */
+/* Compare got with exp, the case's expected values (mapped through map); on mismatch
+ * write why into msg and return false.  got's dtype may differ from the expected
+ * one only for in-place results (cast_ok): a bool result stored as numbers, or a
+ * float result rounded to self's float dtype. */
 static bool
-same_values(const test_case *c, const ops_tensor *got, const char *what, char *msg, size_t n)
+check_values(const test_case *c, const ops_tensor *exp, const ops_tensor *got, index_map map, bool cast_ok,
+             char *msg, size_t n)
 {
-    const ops_tensor *exp = c->expected;
-    char s1[OPS_SHAPE_STR_LEN], s2[OPS_SHAPE_STR_LEN];
-    if (ops_tensor_dtype(got) != ops_tensor_dtype(exp)) {
-        snprintf(msg, n, "%s [%s]: dtype %s, expected %s", c->label, what,
-                 ops_dtype_name(ops_tensor_dtype(got)), ops_dtype_name(ops_tensor_dtype(exp)));
+    const ops_dtype ed = ops_tensor_dtype(exp), gd = ops_tensor_dtype(got);
+    char s1[256], s2[256];
+    if (gd != ed && !cast_ok) {
+        snprintf(msg, n, "result dtype %s, expected %s", ops_dtype_name(gd), ops_dtype_name(ed));
         return false;
     }
-    if (ops_tensor_ndim(got) != ops_tensor_ndim(exp) ||
-        memcmp(ops_tensor_sizes(got), ops_tensor_sizes(exp),
-               sizeof(int64_t) * (size_t)ops_tensor_ndim(exp)) != 0) {
-        snprintf(msg, n, "%s [%s]: shape %s, expected %s", c->label, what,
-                 ops_shape_str((int)ops_tensor_ndim(got), ops_tensor_sizes(got), s1, sizeof s1),
-                 ops_shape_str((int)ops_tensor_ndim(exp), ops_tensor_sizes(exp), s2, sizeof s2));
+    int end = (int)ops_tensor_ndim(exp);
+    int64_t want[OPS_MAX_DIMS + 1];
+    int wnd = 0;
+    if (map == MAP_OUTER)
+        want[wnd++] = 2;
+    for (int d = 0; d < end; d++)
+        want[wnd++] = ops_tensor_sizes(exp)[d];
+    if (map == MAP_INNER)
+        want[wnd++] = 2;
+    if (ops_tensor_ndim(got) != wnd || memcmp(ops_tensor_sizes(got), want, sizeof(int64_t) * (size_t)wnd) != 0) {
+        snprintf(msg, n, "result shape %s, expected %s",
+                 dims_str((int)ops_tensor_ndim(got), ops_tensor_sizes(got), s1, sizeof s1),
+                 dims_str(wnd, want, s2, sizeof s2));
+        return false;
+    }
+    if (!ops_device_equal(ops_tensor_device(got), OPS_DEVICE_CPU)) {
+        snprintf(msg, n, "result is not on the cpu");
         return false;
     }
     if (!(c->flags & F_VALUES))
         return true;
-    ops_dtype dt = ops_tensor_dtype(exp);
-    bool exact = !ops_dtype_is_floating(dt);
-    int64_t numel = ops_tensor_numel(exp);
+    double rtol = c->rtol, atol = c->atol;
+    if (gd != ed && ops_dtype_is_floating(gd)) {
+        rtol = fmax(rtol, default_tol[gd].rtol);
+        atol = fmax(atol, default_tol[gd].atol);
+    }
+    const bool floating = ops_dtype_is_floating(gd);
+    const int64_t numel = ops_tensor_numel(got), enumel = ops_tensor_numel(exp);
+    double err2 = 0, ref2 = 0;
+    int64_t bad = -1;
+    const char *why = "";
     for (int64_t i = 0; i < numel; i++) {
-        double a = read_double(dt, element_ptr(got, i));
-        double e = read_double(dt, element_ptr(exp, i));
+        const int64_t j = map == MAP_OUTER ? i % enumel : map == MAP_INNER ? i / 2 : i;
+        const char *gp = element_ptr(got, i), *ep = element_ptr(exp, j);
+        const double a = read_double(gd, gp), e = read_double(ed, ep);
         bool ok;
-        if (exact && dt == OPS_INT64) {
+        if (gd == OPS_INT64 && ed == OPS_INT64) {
             int64_t ai, ei;
-            memcpy(&ai, element_ptr(got, i), 8);
-            memcpy(&ei, element_ptr(exp, i), 8);
+            memcpy(&ai, gp, 8);
+            memcpy(&ei, ep, 8);
             ok = ai == ei;
-        } else if (exact) {
+            why = "";
+        } else if (!floating || !ops_dtype_is_floating(ed)) {
             ok = a == e;
+            why = "";
         } else if (isnan(e) || isnan(a)) {
             ok = isnan(e) && isnan(a);
+            why = " (NaN mismatch)";
         } else if (isinf(e) || isinf(a)) {
             ok = a == e;
+            why = " (infinity mismatch)";
         } else {
-            ok = fabs(a - e) <= c->atol + c->rtol * fabs(e);
+            ok = fabs(a - e) <= atol + rtol * fabs(e);
+            why = "";
+            if (ok && a == 0 && e == 0 && (c->flags & F_SIGNED_ZEROS) && signbit(a) != signbit(e)) {
+                ok = false;
+                why = " (the sign of zero differs)";
+            }
+            err2 += (a - e) * (a - e);
+            ref2 += e * e;
         }
-        if (!ok) {
-            snprintf(msg, n, "%s [%s]: element %lld of %s is %.9g, expected %.9g (strides %s)",
-                     c->label, what, (long long)i,
-                     ops_shape_str((int)ops_tensor_ndim(exp), ops_tensor_sizes(exp), s1, sizeof s1), a,
-                     e, ops_shape_str((int)ops_tensor_ndim(got), ops_tensor_strides(got), s2, sizeof s2));
-            return false;
+        if (!ok && bad < 0) {
+            bad = i;
+            char idx[256];
+            index_str(got, i, idx, sizeof idx);
+            snprintf(msg, n, "element %lld (index %s) is %.9g, expected %.9g%s [rtol %g, atol %g]", (long long)i,
+                     idx, a, e, why, rtol, atol);
         }
+    }
+    const double nmse = ref2 > 0 ? err2 / ref2 : 0.0;
+    if (bad >= 0) {
+        size_t used = strlen(msg);
+        if (floating)
+            snprintf(msg + used, n - used, "; NMSE of the case %.3g (bound %.3g)", nmse, c->nmse);
+        return false;
+    }
+    if (floating && gd == ed && c->nmse > 0 && nmse > c->nmse) {
+        snprintf(msg, n, "NMSE %.3g exceeds %.3g (every element is within rtol %g, atol %g)", nmse, c->nmse, rtol,
+                 atol);
+        return false;
     }
     return true;
 }
 
-/* Call op with args; the tensor result is returned (new reference) or NULL. */
+/* ---- calling ---------------------------------------------------------------------- */
+
+/* Call op; the first tensor result (new reference) or NULL. */
 static ops_tensor *
 call(const ops_op_info *op, const ops_ivalue *args, ops_status *st)
 {
-    ops_ivalue rets[4] = {{0}};
+    ops_ivalue rets[8];
+    for (int i = 0; i < 8; i++)
+        rets[i] = ops_ivalue_none();
+    ops_clear_error();
     *st = op->call(args, rets);
     if (*st != OPS_OK)
         return NULL;
     ops_tensor *r = rets[0].tag == OPS_IVALUE_TENSOR ? rets[0].v.tensor : NULL;
-    for (int i = 1; i < op->num_returns && i < 4; i++)
+    for (int i = 1; i < op->num_returns && i < 8; i++)
         ops_ivalue_release(&rets[i]);
+    owned_add(r, owned_release_tensor);
     return r;
 }
 
-/* Clone a tensor's elements into a fresh contiguous tensor (test-side copy). */
+/* A new (owned) CPU tensor of the runner's; exits if memory runs out. */
 static ops_tensor *
-fresh_copy(const ops_tensor *t)
+new_tensor(int nd, const int64_t *sizes, ops_dtype dt)
 {
-    ops_tensor *c = ops_tensor_new("test", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
-                                   ops_tensor_dtype(t), OPS_DEVICE_CPU);
-    if (c)
-        copy_elements(c, t);
-    return c;
+    ops_tensor *t = ops_tensor_new("conformance", nd, sizes, NULL, dt, OPS_DEVICE_CPU);
+    if (t == NULL) {
+        fprintf(stderr, "conformance: cannot allocate a tensor: %s\n", ops_last_error());
+        exit(2);
+    }
+    owned_add(t, owned_release_tensor);
+    return t;
 }
 
-/* The primary call: functional returns its result; out= and in-place write into a
- * fresh copy of the written argument, which is returned. */
-static ops_tensor *
-run_primary(const test_case *c, const ops_ivalue *args, ops_status *st)
+static int
+arg_index(const ops_op_info *op, const char *name)
+{
+    for (int i = 0; i < op->num_args; i++)
+        if (strcmp(op->args[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int
+out_index(const ops_op_info *op)
+{
+    for (int i = 0; i < op->num_args; i++)
+        if (op->args[i].is_out)
+            return i;
+    return -1;
+}
+
+/* ---- argument sets: guarded copies of the case's tensors ------------------------ */
+
+typedef enum {
+    LAY_CONTIGUOUS,
+    LAY_STRIDED,
+    LAY_TRANSPOSED,
+    LAY_BROADCAST, /* size-1 and missing leading dims expanded to the result's (stride 0) */
+    LAY_OUTER0,    /* an extra outer dim of size 2, stride 0 (result: the expected twice) */
+    LAY_INNER0,    /* an extra inner dim of size 2, stride 0 (every element twice) */
+    LAY_RANDOM,
+} lay_kind;
+
+static const char *const lay_names[] = {
+    "contiguous inputs",       "strided inputs",          "transposed inputs", "broadcast inputs expanded",
+    "outer stride-0 dim added", "inner stride-0 dim added", "random layouts",
+};
+
+typedef struct argset {
+    ops_ivalue v[MAX_ARGS];
+    guarded g[MAX_ARGS];
+    ops_tensor *view[MAX_ARGS];
+    bool has[MAX_ARGS];
+    int changed; /* tensors not in their plain contiguous layout */
+} argset;
+
+/* True when adding dims to every input keeps the result dtype: dims do not decide
+ * promotion when all tensors share one dtype, or none is 0-dim. */
+static bool
+dims_may_change(const test_case *c)
+{
+    ops_dtype first = OPS_DTYPE_NONE;
+    bool same = true, zero_dim = false;
+    for (int a = 0; a < c->nargs; a++) {
+        if (c->args[a].tag != OPS_IVALUE_TENSOR)
+            continue;
+        const ops_tensor *t = c->args[a].v.tensor;
+        zero_dim |= ops_tensor_ndim(t) == 0;
+        if (first == OPS_DTYPE_NONE)
+            first = ops_tensor_dtype(t);
+        same &= ops_tensor_dtype(t) == first;
+    }
+    return same || !zero_dim;
+}
+
+/* One tensor argument, in layout kind.  Returns false when the kind does not apply
+ * to it (the plain contiguous copy is made instead). */
+static bool
+make_arg(argset *s, int a, const ops_tensor *t, lay_kind kind, const ops_tensor *result, bool new_dims,
+         uint64_t *rng)
+{
+    const int nd = (int)ops_tensor_ndim(t);
+    const int64_t *sz = ops_tensor_sizes(t);
+    const ops_dtype dt = ops_tensor_dtype(t);
+    const int64_t numel = ops_tensor_numel(t);
+    layout l = layout_contiguous(nd);
+    bool applies = false;
+    if (kind == LAY_STRIDED && nd >= 1 && numel >= 2) {
+        l = layout_strided(nd);
+        applies = true;
+    } else if (kind == LAY_TRANSPOSED && nd >= 2 && numel >= 2) {
+        l = layout_transposed(nd);
+        applies = true;
+    } else if (kind == LAY_RANDOM && nd >= 1 && numel >= 1) {
+        l = layout_random(nd, rng);
+        applies = true;
+    }
+    guarded_new(&s->g[a], nd, sz, dt, &l, t);
+    s->has[a] = true;
+    ops_tensor *base = s->g[a].t;
+    s->v[a] = ops_ivalue_tensor(base);
+
+    /* stride-0 views over the guarded copy */
+    int64_t vs[OPS_MAX_DIMS], vst[OPS_MAX_DIMS];
+    int vnd = 0;
+    const int64_t *bst = ops_tensor_strides(base);
+    if (kind == LAY_OUTER0 || kind == LAY_INNER0) {
+        /* the outer dim goes before the result's dims: pad with size-1 dims to its rank */
+        const int pad = kind == LAY_OUTER0 && result != NULL ? (int)ops_tensor_ndim(result) - nd : 0;
+        if (nd + 1 + pad > OPS_MAX_DIMS || pad < 0 || !new_dims)
+            return applies;
+        if (kind == LAY_OUTER0) {
+            vs[vnd] = 2;
+            vst[vnd++] = 0;
+            for (int d = 0; d < pad; d++) {
+                vs[vnd] = 1;
+                vst[vnd++] = 0;
+            }
+        }
+        for (int d = 0; d < nd; d++) {
+            vs[vnd] = sz[d];
+            vst[vnd++] = bst[d];
+        }
+        if (kind == LAY_INNER0) {
+            vs[vnd] = 2;
+            vst[vnd++] = 0;
+        }
+    } else if ((kind == LAY_BROADCAST || (kind == LAY_RANDOM && (rng_next(rng) & 1))) && result != NULL) {
+        const int rnd = (int)ops_tensor_ndim(result);
+        const int64_t *rs = ops_tensor_sizes(result);
+        if (rnd < nd)
+            return applies;
+        const int lead = rnd - nd;
+        bool any = false;
+        for (int d = 0; d < rnd; d++) {
+            const int td = d - lead;
+            if (td < 0) {
+                vs[d] = rs[d];
+                vst[d] = 0;
+                any = true;
+            } else if (sz[td] == 1 && rs[d] != 1) {
+                vs[d] = rs[d];
+                vst[d] = 0;
+                any = true;
+            } else {
+                vs[d] = sz[td];
+                vst[d] = bst[td];
+            }
+        }
+        /* extra leading dims change a 0-dim input's part in promotion */
+        if (!any || (nd == 0 && !new_dims))
+            return applies;
+        vnd = rnd;
+    } else {
+        return applies;
+    }
+    s->view[a] = ops_tensor_new_view(base, vnd, vs, vst, ops_tensor_storage_offset(base));
+    if (s->view[a] == NULL) {
+        fprintf(stderr, "conformance: new_view failed: %s\n", ops_last_error());
+        exit(2);
+    }
+    owned_add(s->view[a], owned_release_tensor);
+    s->v[a] = ops_ivalue_tensor(s->view[a]);
+    return true;
+}
+
+/* Copies of args (op's argument list, n of them) with every tensor in a guarded
+ * buffer laid out by kind; written (the out= or in-place index, or -1) is left for
+ * the caller.  result: the expected tensor (for LAY_BROADCAST). */
+static void
+argset_build(argset *s, const ops_ivalue *args, int n, lay_kind kind, int written, const ops_tensor *result,
+             bool new_dims, uint64_t *rng)
+{
+    memset(s, 0, sizeof *s);
+    for (int a = 0; a < n; a++) {
+        s->v[a] = args[a];
+        if (a == written || args[a].tag != OPS_IVALUE_TENSOR)
+            continue;
+        if (make_arg(s, a, args[a].v.tensor, kind, result, new_dims, rng))
+            s->changed++;
+        guarded_snapshot(&s->g[a]);
+    }
+}
+
+/* The index of an input whose buffer changed, or -1. */
+static int
+argset_touched(const argset *s)
+{
+    for (int a = 0; a < MAX_ARGS; a++)
+        if (s->has[a] && !guarded_untouched(&s->g[a]))
+            return a;
+    return -1;
+}
+
+static void
+argset_free(argset *s)
+{
+    for (int a = 0; a < MAX_ARGS; a++) {
+        owned_drop(s->view[a]);
+        if (s->has[a])
+            guarded_free(&s->g[a]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* The case's arguments in the order of op (a form of the same op: the names match),
+ * None where op has an argument the case's entry lacks (its out=). */
+static void
+map_args(const test_case *c, const ops_op_info *op, ops_ivalue *out)
+{
+    for (int i = 0; i < op->num_args; i++) {
+        const int j = arg_index(c->op, op->args[i].name);
+        out[i] = j >= 0 ? c->args[j] : ops_ivalue_none();
+    }
+}
+
+static int
+category(ops_dtype dt)
+{
+    return dt == OPS_BOOL ? 0 : ops_dtype_is_floating(dt) ? 2 : 1;
+}
+
+static bool
+same_shape(const ops_tensor *a, const ops_tensor *b)
+{
+    return ops_tensor_ndim(a) == ops_tensor_ndim(b) &&
+           memcmp(ops_tensor_sizes(a), ops_tensor_sizes(b), sizeof(int64_t) * (size_t)ops_tensor_ndim(a)) == 0;
+}
+
+/* Fill g's elements with values that differ from every expected one (so an element
+ * the op forgets to write is caught), or with NaN. */
+static void
+prefill(guarded *g, const ops_tensor *exp, bool nan)
+{
+    const ops_dtype dt = ops_tensor_dtype(g->t);
+    const size_t is = ops_tensor_itemsize(g->t);
+    for (int64_t i = 0; i < ops_tensor_numel(g->t); i++) {
+        unsigned char *p = (unsigned char *)element_ptr(g->t, i);
+        const unsigned char *e = (const unsigned char *)element_ptr(exp, i);
+        if (nan && dt == OPS_FLOAT16) {
+            const uint16_t v = 0x7E00;
+            memcpy(p, &v, 2);
+        } else if (nan && dt == OPS_BFLOAT16) {
+            const uint16_t v = 0x7FC0;
+            memcpy(p, &v, 2);
+        } else if (nan && dt == OPS_FLOAT32) {
+            const float v = NAN;
+            memcpy(p, &v, 4);
+        } else if (nan && dt == OPS_FLOAT64) {
+            const double v = NAN;
+            memcpy(p, &v, 8);
+        } else if (dt == OPS_BOOL) {
+            *p = *e ? 0 : 1;
+        } else {
+            for (size_t b = 0; b < is; b++)
+                p[b] = (unsigned char)~e[b];
+        }
+    }
+}
+
+/* The call must fail with fragment in its message, leaving the inputs in s and
+ * the written tensor w (when not NULL) byte-identical. */
+static void
+expect_error(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+             const char *fragment, const argset *s, const guarded *w)
+{
+    ops_status st;
+    ops_tensor *r = call(op, args, &st);
+    if (st == OPS_OK) {
+        owned_drop(r);
+        FAIL(c, op, args, variant, "expected an error containing \"%s\"; the call succeeded", fragment);
+    }
+    if (strstr(ops_last_error(), fragment) == NULL)
+        FAIL(c, op, args, variant, "the error \"%s\" does not contain \"%s\"", ops_last_error(), fragment);
+    const int a = argset_touched(s);
+    if (a >= 0)
+        FAIL(c, op, args, variant, "argument '%s' changed by a failed call", op->args[a].name);
+    if (w != NULL && !guarded_untouched(w))
+        FAIL(c, op, args, variant, "the written tensor changed by a failed call");
+    counts.errors++;
+    mark(op);
+}
+
+/* Fail the 1st, 2nd, ... allocation of the call until it succeeds: each failure must
+ * be a clean OPS_ERR_OOM that leaves the inputs, the written tensor w and an empty
+ * out= as they were. */
+static void
+inject_faults(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+              const argset *s, const guarded *w, const ops_tensor *empty_out)
+{
+    for (int64_t nth = 1; nth <= MAX_FAULTS; nth++) {
+        ops_status st;
+        ops_alloc_fail_nth(nth);
+        ops_tensor *r = call(op, args, &st);
+        ops_alloc_fail_nth(0);
+        if (st == OPS_OK) {
+            owned_drop(r);
+            return;
+        }
+        counts.faults++;
+        if (st != OPS_ERR_OOM)
+            FAIL(c, op, args, variant, "with allocation %lld failing, the error is \"%s\" (%s), not out of memory",
+                 (long long)nth, ops_last_error(), ops_status_str(st));
+        const int a = argset_touched(s);
+        if (a >= 0)
+            FAIL(c, op, args, variant, "allocation %lld failing: argument '%s' changed", (long long)nth,
+                 op->args[a].name);
+        if (w != NULL && !guarded_untouched(w))
+            FAIL(c, op, args, variant, "allocation %lld failing: the written tensor changed", (long long)nth);
+        if (empty_out != NULL && ops_tensor_numel(empty_out) != 0)
+            FAIL(c, op, args, variant, "allocation %lld failing: the empty out= was resized", (long long)nth);
+    }
+    FAIL(c, op, args, variant, "still failing after %d injected allocation failures", MAX_FAULTS);
+}
+
+/* After a successful write into g: g is the result (r), kept its storage and
+ * strides, has the expected values and intact sentinels. */
+static void
+check_written(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+              const guarded *g, const ops_tensor *r, const void *ptr, const int64_t *strides, bool cast_ok)
+{
+    char msg[1024];
+    int64_t where;
+    const int nd = (int)ops_tensor_ndim(g->t);
+    if (r != g->t)
+        FAIL(c, op, args, variant, "did not return the tensor it wrote");
+    if (ops_tensor_data_ptr(g->t) != ptr)
+        FAIL(c, op, args, variant, "the written tensor's storage moved");
+    if (memcmp(ops_tensor_strides(g->t), strides, sizeof(int64_t) * (size_t)nd) != 0) {
+        char s1[160], s2[160];
+        FAIL(c, op, args, variant, "the written tensor's strides changed from %s to %s",
+             dims_str(nd, strides, s1, sizeof s1), dims_str(nd, ops_tensor_strides(g->t), s2, sizeof s2));
+    }
+    if (!check_values(c, c->expected, g->t, MAP_SAME, cast_ok, msg, sizeof msg))
+        FAIL(c, op, args, variant, "%s", msg);
+    if (!guarded_sentinels_ok(g, &where))
+        FAIL(c, op, args, variant,
+             "wrote outside its output: the sentinel byte at offset %lld from its data pointer changed",
+             (long long)where);
+}
+
+/* ---- CUDA: the same case on cuda:0, compared with the CPU result ------------------ */
+
+static void
+cuda_check(const test_case *c, const ops_ivalue *args, const ops_tensor *cpu_result)
+{
+#ifdef OPS_WITH_CUDA
+    if (ops_cuda_device_count() > 0) {
+        ops_ivalue dargs[MAX_ARGS];
+        ops_tensor *dev[MAX_ARGS] = {0};
+        ops_tensor *r = NULL, *host = NULL;
+        ops_status st = OPS_OK;
+        char msg[1024];
+        const ops_op_info *op = c->op;
+        for (int a = 0; a < op->num_args && st == OPS_OK; a++) {
+            dargs[a] = args[a];
+            if (args[a].tag == OPS_IVALUE_DEVICE) {
+                dargs[a] = ops_ivalue_device(OPS_DEVICE_CUDA(0));
+            } else if (args[a].tag == OPS_IVALUE_TENSOR) {
+                const ops_tensor *t = args[a].v.tensor;
+                dev[a] = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
+                                        ops_tensor_dtype(t), OPS_DEVICE_CUDA(0));
+                owned_add(dev[a], owned_release_tensor);
+                st = dev[a] ? ops_copy_(dev[a], t, false) : ops_last_status();
+                dargs[a] = ops_ivalue_tensor(dev[a]);
+            }
+        }
+        if (st == OPS_OK)
+            r = call(op, dargs, &st);
+        if (st == OPS_OK) {
+            host = ops_tensor_new("conformance", (int)ops_tensor_ndim(r), ops_tensor_sizes(r), NULL,
+                                  ops_tensor_dtype(r), OPS_DEVICE_CPU);
+            owned_add(host, owned_release_tensor);
+            st = host ? ops_copy_(host, r, false) : ops_last_status();
+        }
+        if (st == OPS_ERR_NOT_IMPLEMENTED) {
+            cuda_skip_reason = "no CUDA kernel";
+            counts.cuda_skipped++;
+        } else if (st != OPS_OK) {
+            FAIL(c, op, dargs, "cuda:0", "failed on cuda:0: %s", ops_last_error());
+        } else if (!check_values(c, cpu_result, host, MAP_SAME, false, msg, sizeof msg)) {
+            FAIL(c, op, dargs, "cuda:0 vs cpu", "%s", msg);
+        } else {
+            counts.cuda_run++;
+            counts.runs++;
+        }
+        owned_drop(host);
+        owned_drop(r);
+        for (int a = 0; a < op->num_args; a++)
+            owned_drop(dev[a]);
+        return;
+    }
+    cuda_skip_reason = "no CUDA device";
+#else
+    cuda_skip_reason = "libops built without CUDA";
+#endif
+    (void)c;
+    (void)args;
+    (void)cpu_result;
+    counts.cuda_skipped++;
+}
+
+/* ---- the families ------------------------------------------------------------------- */
+
+/* The case as written: functional ops on contiguous guarded inputs; entries that
+ * have only an in-place or out= form (fill_, copy_, arange.start_out) on a guarded
+ * self or a fresh empty out.  Then every allocation failed in turn. */
+static void
+run_primary(const test_case *c)
 {
     const ops_op_info *op = c->op;
-    if (op->kind == OPS_KIND_FUNCTIONAL)
-        return call(op, args, st);
-    ops_ivalue a2[MAX_ARGS];
-    memcpy(a2, args, sizeof(ops_ivalue) * (size_t)c->nargs);
-    int w = -1;
-    for (int i = 0; i < op->num_args; i++)
-        if (op->args[i].is_out || (op->kind == OPS_KIND_INPLACE && i == 0))
-            w = i;
-    ops_tensor *target = fresh_copy(args[w].v.tensor);
-    a2[w] = ops_ivalue_tensor(target);
-    ops_tensor *r = call(op, a2, st);
-    ops_tensor_release(r);
-    if (*st != OPS_OK) {
-        ops_tensor_release(target);
-        return NULL;
+    char msg[1024];
+    ops_status st;
+    argset s;
+    if (op->kind == OPS_KIND_FUNCTIONAL) {
+        argset_build(&s, c->args, c->nargs, LAY_CONTIGUOUS, -1, NULL, false, NULL);
+        ops_tensor *got = call(op, s.v, &st);
+        if (got == NULL)
+            FAIL(c, op, s.v, "contiguous", "failed: %s", st == OPS_OK ? "returned no tensor" : ops_last_error());
+        const int a = argset_touched(&s);
+        if (a >= 0)
+            FAIL(c, op, s.v, "contiguous", "wrote into its input '%s'", op->args[a].name);
+        if (!check_values(c, c->expected, got, MAP_SAME, false, msg, sizeof msg))
+            FAIL(c, op, s.v, "contiguous", "%s", msg);
+        counts.runs++;
+        mark(op);
+        cuda_check(c, s.v, got);
+        owned_drop(got);
+        inject_faults(c, op, s.v, "contiguous, allocation failures", &s, NULL, NULL);
+        argset_free(&s);
+        return;
     }
-    return target;
+    const int w = op->kind == OPS_KIND_OUT ? out_index(op) : 0;
+    const ops_tensor *given = c->args[w].v.tensor;
+    const int nd = (int)ops_tensor_ndim(given);
+    argset_build(&s, c->args, c->nargs, LAY_CONTIGUOUS, w, NULL, false, NULL);
+    if (op->kind == OPS_KIND_INPLACE) {
+        for (int pass = 0; pass < 2; pass++) {
+            guarded g;
+            layout l = pass == 0 ? layout_contiguous(nd) : layout_strided(nd);
+            l.lead = 3;
+            guarded_new(&g, nd, ops_tensor_sizes(given), ops_tensor_dtype(given), &l, given);
+            guarded_snapshot(&g);
+            s.v[w] = ops_ivalue_tensor(g.t);
+            const char *variant = pass == 0 ? "in-place" : "in-place, strided self";
+            if (pass == 0)
+                inject_faults(c, op, s.v, "in-place, allocation failures", &s, &g, NULL);
+            guarded_free(&g);
+            guarded_new(&g, nd, ops_tensor_sizes(given), ops_tensor_dtype(given), &l, given);
+            s.v[w] = ops_ivalue_tensor(g.t);
+            int64_t strides[OPS_MAX_DIMS];
+            memcpy(strides, ops_tensor_strides(g.t), sizeof(int64_t) * (size_t)nd);
+            const void *ptr = ops_tensor_data_ptr(g.t);
+            const uint64_t version = ops_tensor_version(g.t);
+            ops_tensor *r = call(op, s.v, &st);
+            if (st != OPS_OK)
+                FAIL(c, op, s.v, variant, "failed: %s", ops_last_error());
+            if (ops_tensor_version(g.t) <= version)
+                FAIL(c, op, s.v, variant, "the version counter was not bumped");
+            check_written(c, op, s.v, variant, &g, r, ptr, strides, false);
+            const int a = argset_touched(&s);
+            if (a >= 0)
+                FAIL(c, op, s.v, variant, "wrote into its input '%s'", op->args[a].name);
+            owned_drop(r);
+            guarded_free(&g);
+            counts.runs++;
+            mark(op);
+            if (nd == 0 || ops_tensor_numel(given) < 2)
+                break;
+        }
+    } else {
+        for (int pass = 0; pass < 2; pass++) {
+            ops_tensor *o = new_tensor(nd, ops_tensor_sizes(given), ops_tensor_dtype(given));
+            s.v[w] = ops_ivalue_tensor(o);
+            if (pass == 0) {
+                inject_faults(c, op, s.v, "out=, allocation failures", &s, NULL,
+                              ops_tensor_numel(given) == 0 ? o : NULL);
+                owned_drop(o);
+                continue;
+            }
+            ops_tensor *r = call(op, s.v, &st);
+            if (st != OPS_OK)
+                FAIL(c, op, s.v, "out=", "failed: %s", ops_last_error());
+            if (r != o)
+                FAIL(c, op, s.v, "out=", "did not return out");
+            if (!check_values(c, c->expected, o, MAP_SAME, false, msg, sizeof msg))
+                FAIL(c, op, s.v, "out=", "%s", msg);
+            owned_drop(r);
+            owned_drop(o);
+            counts.runs++;
+            mark(op);
+        }
+    }
+    argset_free(&s);
+}
+
+/* Non-contiguous and expanded inputs give the same values. */
+static void
+run_layouts(const test_case *c, int case_index)
+{
+    static const lay_kind kinds[] = {LAY_STRIDED, LAY_TRANSPOSED, LAY_BROADCAST, LAY_OUTER0,
+                                     LAY_INNER0,  LAY_RANDOM,     LAY_RANDOM};
+    const bool new_dims = dims_may_change(c);
+    char msg[1024];
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const lay_kind kind = kinds[k];
+        const bool elementwise_only = kind == LAY_BROADCAST || kind == LAY_OUTER0 || kind == LAY_INNER0;
+        if (elementwise_only && !(c->flags & F_ELEMENTWISE))
+            continue;
+        if (kind == LAY_RANDOM && !(c->flags & F_RANDOM))
+            continue;
+        uint64_t rng = runner_seed * 0x9E3779B97F4A7C15ull + (uint64_t)case_index * 131u + k;
+        argset s;
+        argset_build(&s, c->args, c->nargs, kind, -1, c->expected, new_dims, &rng);
+        if (s.changed == 0) {
+            argset_free(&s);
+            continue;
+        }
+        ops_status st;
+        const char *variant = lay_names[kind];
+        ops_tensor *got = call(c->op, s.v, &st);
+        if (got == NULL)
+            FAIL(c, c->op, s.v, variant, "failed: %s", ops_last_error());
+        const index_map map = kind == LAY_OUTER0 ? MAP_OUTER : kind == LAY_INNER0 ? MAP_INNER : MAP_SAME;
+        if (!check_values(c, c->expected, got, map, false, msg, sizeof msg))
+            FAIL(c, c->op, s.v, variant, "%s", msg);
+        const int a = argset_touched(&s);
+        if (a >= 0)
+            FAIL(c, c->op, s.v, variant, "wrote into its input '%s'", c->op->args[a].name);
+        owned_drop(got);
+        argset_free(&s);
+        counts.runs++;
+    }
+}
+
+/* The out= form (PyTorch's test_out): empty (resized), NaN-filled, strided and
+ * transposed outs; wrong shapes, unsafe casts and self-overlapping outs refused. */
+static void
+run_out(const test_case *c, int case_index)
+{
+    const ops_op_info *op = c->op->out;
+    const ops_tensor *exp = c->expected;
+    const ops_dtype ed = ops_tensor_dtype(exp);
+    const int nd = (int)ops_tensor_ndim(exp);
+    const int64_t *sizes = ops_tensor_sizes(exp);
+    const int64_t numel = ops_tensor_numel(exp);
+    const int oi = out_index(op);
+    char msg[1024];
+    ops_status st;
+    ops_ivalue base[MAX_ARGS];
+    map_args(c, op, base);
+    argset s;
+    argset_build(&s, base, op->num_args, LAY_CONTIGUOUS, oi, NULL, false, NULL);
+
+    /* an empty out is resized; allocation failures leave it empty */
+    ops_tensor *o = new_tensor(1, (int64_t[]){0}, ed);
+    s.v[oi] = ops_ivalue_tensor(o);
+    inject_faults(c, op, s.v, "out=, empty, allocation failures", &s, NULL, o);
+    owned_drop(o);
+    o = new_tensor(1, (int64_t[]){0}, ed);
+    s.v[oi] = ops_ivalue_tensor(o);
+    ops_tensor *r = call(op, s.v, &st);
+    if (st != OPS_OK)
+        FAIL(c, op, s.v, "out=, empty", "failed: %s", ops_last_error());
+    if (r != o)
+        FAIL(c, op, s.v, "out=, empty", "did not return out");
+    if (!check_values(c, exp, o, MAP_SAME, false, msg, sizeof msg))
+        FAIL(c, op, s.v, "out=, empty", "%s", msg);
+    if (argset_touched(&s) >= 0)
+        FAIL(c, op, s.v, "out=, empty", "wrote into an input");
+    owned_drop(r);
+    owned_drop(o);
+    counts.runs++;
+    mark(op);
+
+    /* outs of the right shape: their storage and strides are kept */
+    enum { OUT_NAN, OUT_CONTIG, OUT_STRIDED, OUT_TRANSPOSED, OUT_RANDOM, OUT_KINDS };
+    static const char *const names[] = {"out=, NaN-filled", "out=, contiguous", "out=, strided",
+                                        "out=, transposed", "out=, random layout"};
+    for (int k = 0; k < OUT_KINDS; k++) {
+        layout l;
+        if (k == OUT_NAN && !ops_dtype_is_floating(ed))
+            continue;
+        if ((k == OUT_STRIDED && (nd < 1 || numel < 2)) || (k == OUT_TRANSPOSED && (nd < 2 || numel < 2)) ||
+            (k == OUT_RANDOM && (!(c->flags & F_RANDOM) || nd < 1)))
+            continue;
+        uint64_t rng = runner_seed * 0xD1B54A32D192ED03ull + (uint64_t)case_index;
+        l = k == OUT_STRIDED ? layout_strided(nd) : k == OUT_TRANSPOSED ? layout_transposed(nd)
+            : k == OUT_RANDOM ? layout_random(nd, &rng) : layout_contiguous(nd);
+        if (k <= OUT_CONTIG)
+            l.lead = 2;
+        guarded g;
+        guarded_new(&g, nd, sizes, ed, &l, NULL);
+        prefill(&g, exp, k == OUT_NAN);
+        if (k == OUT_CONTIG) {
+            guarded_snapshot(&g);
+            s.v[oi] = ops_ivalue_tensor(g.t);
+            inject_faults(c, op, s.v, "out=, allocation failures", &s, &g, NULL);
+            guarded_free(&g);
+            guarded_new(&g, nd, sizes, ed, &l, NULL);
+            prefill(&g, exp, false);
+        }
+        s.v[oi] = ops_ivalue_tensor(g.t);
+        int64_t strides[OPS_MAX_DIMS];
+        memcpy(strides, ops_tensor_strides(g.t), sizeof(int64_t) * (size_t)nd);
+        const void *ptr = ops_tensor_data_ptr(g.t);
+        r = call(op, s.v, &st);
+        if (st != OPS_OK)
+            FAIL(c, op, s.v, names[k], "failed: %s", ops_last_error());
+        check_written(c, op, s.v, names[k], &g, r, ptr, strides, false);
+        if (argset_touched(&s) >= 0)
+            FAIL(c, op, s.v, names[k], "wrote into an input");
+        owned_drop(r);
+        guarded_free(&g);
+        counts.runs++;
+    }
+
+    if (c->flags & F_ELEMENTWISE) {
+        /* a non-empty out of another shape: an error, nothing written */
+        int64_t wrong[OPS_MAX_DIMS];
+        int wnd = nd > 0 ? nd : 1;
+        for (int d = 0; d < nd; d++)
+            wrong[d] = sizes[d] > 0 ? sizes[d] : 1;
+        if (nd == 0)
+            wrong[0] = 2;
+        else
+            wrong[nd - 1] += 1;
+        char shape[160];
+        dims_str(wnd, wrong, shape, sizeof shape);
+        guarded g;
+        layout l = layout_contiguous(wnd);
+        guarded_new(&g, wnd, wrong, ed, &l, NULL);
+        guarded_snapshot(&g);
+        s.v[oi] = ops_ivalue_tensor(g.t);
+        expect_error(c, op, s.v, "out=, wrong shape", shape, &s, &g);
+        guarded_free(&g);
+
+        /* an out the result cannot be cast to (float into int, int into bool) */
+        if (category(ed) > 0) {
+            const ops_dtype od = category(ed) == 2 ? OPS_INT64 : OPS_BOOL;
+            l = layout_contiguous(nd);
+            guarded_new(&g, nd, sizes, od, &l, NULL);
+            guarded_snapshot(&g);
+            s.v[oi] = ops_ivalue_tensor(g.t);
+            expect_error(c, op, s.v, "out=, unsafe cast", "can't be cast to the desired output type", &s, &g);
+            guarded_free(&g);
+        }
+
+        /* an out whose elements share memory */
+        if (numel >= 2) {
+            l = layout_expanded(nd);
+            guarded_new(&g, nd, sizes, ed, &l, NULL);
+            guarded_snapshot(&g);
+            s.v[oi] = ops_ivalue_tensor(g.t);
+            expect_error(c, op, s.v, "out=, overlapping itself", "more than one element of the written-to tensor",
+                         &s, &g);
+            guarded_free(&g);
+        }
+    }
+    argset_free(&s);
+}
+
+/* The in-place form: same storage, version bumped, strides kept, sentinels intact;
+ * a result self cannot hold, a self that would need broadcasting and a self whose
+ * elements share memory are errors. */
+static void
+run_inplace(const test_case *c, int case_index)
+{
+    const ops_op_info *op = c->op->inplace;
+    if (c->args[0].tag != OPS_IVALUE_TENSOR)
+        return;
+    const ops_tensor *self = c->args[0].v.tensor, *exp = c->expected;
+    const ops_dtype sd = ops_tensor_dtype(self), ed = ops_tensor_dtype(exp);
+    const int nd = (int)ops_tensor_ndim(self);
+    const int64_t *sizes = ops_tensor_sizes(self);
+    const bool elementwise = (c->flags & F_ELEMENTWISE) != 0;
+    ops_status st;
+    argset s;
+    ops_ivalue base[MAX_ARGS];
+    map_args(c, op, base);
+    argset_build(&s, base, op->num_args, LAY_CONTIGUOUS, 0, NULL, false, NULL);
+    guarded g;
+    layout l;
+    if (same_shape(self, exp)) {
+        const bool comparable = sd == ed || ed == OPS_BOOL || (ops_dtype_is_floating(sd) && ops_dtype_is_floating(ed));
+        if (comparable) {
+            enum { IP_CONTIG, IP_STRIDED, IP_TRANSPOSED, IP_RANDOM, IP_KINDS };
+            static const char *const names[] = {"in-place", "in-place, strided self", "in-place, transposed self",
+                                                "in-place, random layout"};
+            const int64_t numel = ops_tensor_numel(self);
+            for (int k = 0; k < IP_KINDS; k++) {
+                if ((k == IP_STRIDED && (nd < 1 || numel < 2)) || (k == IP_TRANSPOSED && (nd < 2 || numel < 2)) ||
+                    (k == IP_RANDOM && (!(c->flags & F_RANDOM) || nd < 1)))
+                    continue;
+                uint64_t rng = runner_seed * 0xA24BAED4963EE407ull + (uint64_t)case_index;
+                l = k == IP_STRIDED ? layout_strided(nd) : k == IP_TRANSPOSED ? layout_transposed(nd)
+                    : k == IP_RANDOM ? layout_random(nd, &rng) : layout_contiguous(nd);
+                if (k == IP_CONTIG) {
+                    l.lead = 3;
+                    guarded_new(&g, nd, sizes, sd, &l, self);
+                    guarded_snapshot(&g);
+                    s.v[0] = ops_ivalue_tensor(g.t);
+                    inject_faults(c, op, s.v, "in-place, allocation failures", &s, &g, NULL);
+                    guarded_free(&g);
+                }
+                guarded_new(&g, nd, sizes, sd, &l, self);
+                s.v[0] = ops_ivalue_tensor(g.t);
+                int64_t strides[OPS_MAX_DIMS];
+                memcpy(strides, ops_tensor_strides(g.t), sizeof(int64_t) * (size_t)nd);
+                const void *ptr = ops_tensor_data_ptr(g.t);
+                const uint64_t version = ops_tensor_version(g.t);
+                ops_tensor *r = call(op, s.v, &st);
+                if (st != OPS_OK)
+                    FAIL(c, op, s.v, names[k], "failed: %s", ops_last_error());
+                if (ops_tensor_version(g.t) <= version)
+                    FAIL(c, op, s.v, names[k], "the version counter was not bumped");
+                check_written(c, op, s.v, names[k], &g, r, ptr, strides, true);
+                if (argset_touched(&s) >= 0)
+                    FAIL(c, op, s.v, names[k], "wrote into an input");
+                owned_drop(r);
+                guarded_free(&g);
+                counts.runs++;
+                mark(op);
+            }
+            if (elementwise && numel >= 2) {
+                l = layout_expanded(nd);
+                guarded_new(&g, nd, sizes, sd, &l, self);
+                guarded_snapshot(&g);
+                s.v[0] = ops_ivalue_tensor(g.t);
+                expect_error(c, op, s.v, "in-place, expanded self", "more than one element of the written-to tensor",
+                             &s, &g);
+                guarded_free(&g);
+            }
+        } else if (elementwise && category(ed) > category(sd)) {
+            l = layout_contiguous(nd);
+            guarded_new(&g, nd, sizes, sd, &l, self);
+            guarded_snapshot(&g);
+            s.v[0] = ops_ivalue_tensor(g.t);
+            expect_error(c, op, s.v, "in-place, unsafe cast", "can't be cast to the desired output type", &s, &g);
+            guarded_free(&g);
+        }
+    } else if (elementwise && category(ed) <= category(sd)) {
+        l = layout_contiguous(nd);
+        guarded_new(&g, nd, sizes, sd, &l, self);
+        guarded_snapshot(&g);
+        s.v[0] = ops_ivalue_tensor(g.t);
+        expect_error(c, op, s.v, "in-place, self would broadcast", "doesn't match the broadcast shape", &s, &g);
+        guarded_free(&g);
+    }
+    argset_free(&s);
+}
+
+/* An expected error, in every form the case names. */
+static void
+run_error(const test_case *c)
+{
+    const ops_op_info *op = c->op;
+    argset s;
+    guarded g;
+    layout l;
+    ops_ivalue base[MAX_ARGS];
+    /* an undeclared dtype, or one of the metadata's `errors:` */
+    const bool undeclared = (c->flags & F_DTYPE_ERROR) != 0;
+    if ((c->forms & FORM_FUNCTIONAL) && op->kind == OPS_KIND_FUNCTIONAL) {
+        argset_build(&s, c->args, c->nargs, LAY_CONTIGUOUS, -1, NULL, false, NULL);
+        expect_error(c, op, s.v, undeclared ? "undeclared dtype" : "expected error", c->error, &s, NULL);
+        argset_free(&s);
+    }
+    const ops_op_info *o = op->kind == OPS_KIND_OUT ? op : op->out;
+    if ((c->forms & FORM_OUT) && o != NULL) {
+        map_args(c, o, base);
+        const int oi = out_index(o);
+        argset_build(&s, base, o->num_args, LAY_CONTIGUOUS, oi, NULL, false, NULL);
+        const ops_tensor *t = c->out_template;
+        ops_dtype od = t ? ops_tensor_dtype(t) : c->dtype != OPS_DTYPE_NONE ? c->dtype : OPS_FLOAT32;
+        if (t != NULL) {
+            l = layout_contiguous((int)ops_tensor_ndim(t));
+            l.lead = 2;
+            guarded_new(&g, (int)ops_tensor_ndim(t), ops_tensor_sizes(t), od, &l, t);
+            guarded_snapshot(&g);
+            s.v[oi] = ops_ivalue_tensor(g.t);
+            expect_error(c, o, s.v, undeclared ? "undeclared dtype, out=" : "expected error, out=", c->error, &s, &g);
+            guarded_free(&g);
+        }
+        ops_tensor *e = new_tensor(1, (int64_t[]){0}, od);
+        s.v[oi] = ops_ivalue_tensor(e);
+        const char *variant = undeclared ? "undeclared dtype, empty out=" : "expected error, empty out=";
+        expect_error(c, o, s.v, variant, c->error, &s, NULL);
+        if (ops_tensor_ndim(e) != 1 || ops_tensor_numel(e) != 0)
+            FAIL(c, o, s.v, variant, "a failed call resized the empty out=");
+        owned_drop(e);
+        argset_free(&s);
+    }
+    const ops_op_info *ip = op->kind == OPS_KIND_INPLACE ? op : op->inplace;
+    if ((c->forms & FORM_INPLACE) && ip != NULL) {
+        map_args(c, ip, base);
+        if (base[0].tag == OPS_IVALUE_TENSOR) {
+            const ops_tensor *self = base[0].v.tensor;
+            argset_build(&s, base, ip->num_args, LAY_CONTIGUOUS, 0, NULL, false, NULL);
+            l = layout_contiguous((int)ops_tensor_ndim(self));
+            l.lead = 3;
+            guarded_new(&g, (int)ops_tensor_ndim(self), ops_tensor_sizes(self), ops_tensor_dtype(self), &l, self);
+            guarded_snapshot(&g);
+            s.v[0] = ops_ivalue_tensor(g.t);
+            expect_error(c, ip, s.v, undeclared ? "undeclared dtype, in-place" : "expected error, in-place", c->error,
+                         &s, &g);
+            guarded_free(&g);
+            argset_free(&s);
+        }
+    }
 }
 
 START_TEST(test_case_run)
 {
-    const test_case *c = &cases[_i];
-    char msg[1024];
-    ops_status st;
-
+    const int ci = selected[_i];
+    const test_case *c = &cf.cases[ci];
+    owned_free_all(); /* what a failed case before this one left */
     if (c->flags & F_ERROR) {
-        /* snapshot every tensor argument's bytes */
-        unsigned char *snap[MAX_ARGS] = {0};
-        for (int a = 0; a < c->nargs; a++) {
-            const ops_tensor *t = c->args[a].v.tensor;
-            if (c->args[a].tag == OPS_IVALUE_TENSOR && ops_tensor_numel(t) > 0) {
-                size_t nb = (size_t)ops_tensor_numel(t) * ops_tensor_itemsize(t);
-                snap[a] = malloc(nb);
-                memcpy(snap[a], ops_tensor_data_ptr(t), nb);
-            }
-        }
-        ops_clear_error();
-        ops_tensor *r = run_primary(c, c->args, &st);
-        ops_tensor_release(r);
-        ck_assert_msg(st != OPS_OK, "%s: expected an error, the call succeeded", c->label);
-        ck_assert_msg(strstr(ops_last_error(), c->error) != NULL,
-                      "%s: error message '%s' does not contain '%s'", c->label, ops_last_error(),
-                      c->error);
-        for (int a = 0; a < c->nargs; a++) {
-            if (!snap[a])
-                continue;
-            const ops_tensor *t = c->args[a].v.tensor;
-            size_t nb = (size_t)ops_tensor_numel(t) * ops_tensor_itemsize(t);
-            ck_assert_msg(memcmp(snap[a], ops_tensor_data_ptr(t), nb) == 0,
-                          "%s: argument %d changed by a failed call", c->label, a);
-            free(snap[a]);
-        }
+        run_error(c);
         return;
     }
-
-    /* values, contiguous */
-    ops_tensor *got = run_primary(c, c->args, &st);
-    ck_assert_msg(got != NULL, "%s: failed: %s", c->label, ops_last_error());
-    bool ok = same_values(c, got, "contiguous", msg, sizeof msg);
-    ops_tensor_release(got);
-    ck_assert_msg(ok, "%s", msg);
-
-    /* fault injection: fail the 1st, 2nd, ... allocation until the call succeeds */
-    if (c->op->kind == OPS_KIND_FUNCTIONAL) {
-        for (int64_t nth = 1; nth <= 64; nth++) {
-            ops_clear_error();
-            ops_alloc_fail_nth(nth);
-            got = run_primary(c, c->args, &st);
-            ops_alloc_fail_nth(0);
-            if (got != NULL) {
-                ops_tensor_release(got);
-                break;
-            }
-            ck_assert_msg(ops_last_status() == OPS_ERR_OOM,
-                          "%s: with allocation %lld failing, the error is '%s' (status %d), not out of memory",
-                          c->label, (long long)nth, ops_last_error(), (int)ops_last_status());
-        }
-    }
-
-    /* values, every tensor argument non-contiguous */
-    if (c->flags & F_LAYOUTS) {
-        for (int kind = 0; kind < 2; kind++) {
-            ops_ivalue a2[MAX_ARGS];
-            ops_tensor *made[MAX_ARGS] = {0};
-            int changed = 0;
-            memcpy(a2, c->args, sizeof(ops_ivalue) * (size_t)c->nargs);
-            for (int a = 0; a < c->nargs; a++) {
-                const ops_tensor *t = c->args[a].v.tensor;
-                if (c->args[a].tag != OPS_IVALUE_TENSOR || ops_tensor_ndim(t) < 1 + kind ||
-                    ops_tensor_numel(t) < 2)
-                    continue;
-                made[a] = relayout(t, kind);
-                ck_assert_msg(made[a] != NULL, "%s: relayout failed: %s", c->label, ops_last_error());
-                a2[a] = ops_ivalue_tensor(made[a]);
-                changed++;
-            }
-            if (changed) {
-                got = run_primary(c, a2, &st);
-                ck_assert_msg(got != NULL, "%s [%s inputs]: failed: %s", c->label,
-                              kind ? "transposed" : "strided", ops_last_error());
-                ok = same_values(c, got, kind ? "transposed inputs" : "strided inputs", msg, sizeof msg);
-                ops_tensor_release(got);
-                ck_assert_msg(ok, "%s", msg);
-            }
-            for (int a = 0; a < c->nargs; a++)
-                ops_tensor_release(made[a]);
-        }
-    }
-
-    if (!(c->flags & F_VARIANTS) || c->op->kind != OPS_KIND_FUNCTIONAL)
+    run_primary(c);
+    if (c->op->kind != OPS_KIND_FUNCTIONAL)
         return;
-
-    /* the out= form: into an empty out (resized), then into a NaN-filled one */
-    const ops_op_info *out = c->op->out;
-    if (out) {
-        for (int pass = 0; pass < 2; pass++) {
-            ops_dtype edt = ops_tensor_dtype(c->expected);
-            ops_tensor *o;
-            if (pass == 0) {
-                o = ops_tensor_new("test", 1, (int64_t[]){0}, NULL, edt, OPS_DEVICE_CPU);
-            } else {
-                if (!ops_dtype_is_floating(edt))
-                    break;
-                o = ops_tensor_new("test", (int)ops_tensor_ndim(c->expected), ops_tensor_sizes(c->expected),
-                                   NULL, edt, OPS_DEVICE_CPU);
-                ops_tensor *nan = ops_scalar_tensor(OPS_SCALAR_FLOAT(NAN), edt);
-                for (int64_t i = 0; i < ops_tensor_numel(o); i++)
-                    memcpy((char *)element_ptr(o, i), ops_tensor_data_ptr(nan), ops_tensor_itemsize(o));
-                ops_tensor_release(nan);
-            }
-            ops_ivalue a2[MAX_ARGS];
-            for (int i = 0; i < out->num_args; i++) {
-                if (out->args[i].is_out) {
-                    a2[i] = ops_ivalue_tensor(o);
-                    continue;
-                }
-                a2[i] = ops_ivalue_none();
-                for (int j = 0; j < c->op->num_args; j++)
-                    if (strcmp(c->op->args[j].name, out->args[i].name) == 0)
-                        a2[i] = c->args[j];
-            }
-            ops_tensor *r = call(out, a2, &st);
-            ck_assert_msg(st == OPS_OK, "%s [out=, %s]: failed: %s", c->label, pass ? "NaN-filled" : "empty",
-                          ops_last_error());
-            ck_assert_msg(r == o, "%s [out=]: did not return out", c->label);
-            ok = same_values(c, o, pass ? "out=, NaN-filled" : "out=, empty", msg, sizeof msg);
-            ops_tensor_release(r);
-            ops_tensor_release(o);
-            ck_assert_msg(ok, "%s", msg);
-        }
-    }
-
-    /* the in-place form, where self already has the result's dtype and shape */
-    const ops_op_info *inp = c->op->inplace;
-    if (inp && c->args[0].tag == OPS_IVALUE_TENSOR) {
-        const ops_tensor *self = c->args[0].v.tensor;
-        const ops_tensor *exp = c->expected;
-        if (ops_tensor_dtype(self) == ops_tensor_dtype(exp) && ops_tensor_ndim(self) == ops_tensor_ndim(exp) &&
-            memcmp(ops_tensor_sizes(self), ops_tensor_sizes(exp), sizeof(int64_t) * (size_t)ops_tensor_ndim(exp)) == 0) {
-            ops_tensor *s = fresh_copy(self);
-            void *storage_before = ops_tensor_data_ptr(s);
-            uint64_t version = ops_tensor_version(s);
-            ops_ivalue a2[MAX_ARGS];
-            memcpy(a2, c->args, sizeof(ops_ivalue) * (size_t)c->nargs);
-            a2[0] = ops_ivalue_tensor(s);
-            ops_tensor *r = call(inp, a2, &st);
-            ck_assert_msg(st == OPS_OK, "%s [in-place]: failed: %s", c->label, ops_last_error());
-            ck_assert_msg(ops_tensor_data_ptr(s) == storage_before, "%s [in-place]: storage moved", c->label);
-            ck_assert_msg(ops_tensor_version(s) > version, "%s [in-place]: version not bumped", c->label);
-            ok = same_values(c, s, "in-place", msg, sizeof msg);
-            ops_tensor_release(r);
-            ops_tensor_release(s);
-            ck_assert_msg(ok, "%s", msg);
-        }
+    if (c->flags & F_LAYOUTS)
+        run_layouts(c, ci);
+    if (c->flags & F_VARIANTS) {
+        if (c->op->out)
+            run_out(c, ci);
+        if (c->op->inplace)
+            run_inplace(c, ci);
     }
 }
 END_TEST
 
+/* ---- command line, coverage, summary ------------------------------------------------ */
+
+static void
+usage(void)
+{
+    fprintf(stderr, "usage: conformance CASES.bin [--op NAME] [--dtype DTYPE] [--coverage] [--seed N]\n"
+                    "  --op NAME      only this op: a base name (add) or name.overload (add.Scalar)\n"
+                    "  --dtype DTYPE  only cases of this dtype (float32, int64, ...)\n"
+                    "  --coverage     list the registry entries no case ran; exit 1 if there are any\n"
+                    "  --seed N       seed of the runner's random layouts (default 1)\n");
+}
+
+/* op's name without a trailing '_' (add_ -> add), into buf. */
+static const char *
+base_name(const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", name);
+    size_t len = strlen(buf);
+    if (len > 1 && buf[len - 1] == '_')
+        buf[len - 1] = 0;
+    return buf;
+}
+
+static bool
+op_matches(const ops_op_info *op, const char *filter)
+{
+    if (op == NULL)
+        return false;
+    const char *dot = strchr(filter, '.');
+    if (dot != NULL)
+        return strlen(op->name) == (size_t)(dot - filter) && strncmp(op->name, filter, (size_t)(dot - filter)) == 0 &&
+               strcmp(op->overload, dot + 1) == 0;
+    char b1[128], b2[128];
+    return strcmp(base_name(op->name, b1, sizeof b1), base_name(filter, b2, sizeof b2)) == 0;
+}
+
+/* The entry, or one of the other forms of its op, matches. */
+static bool
+group_matches(const ops_op_info *op, const char *filter)
+{
+    return op_matches(op, filter) || op_matches(op->functional, filter) || op_matches(op->out, filter) ||
+           op_matches(op->inplace, filter);
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int
 main(int argc, char **argv)
 {
-    const char *path = argc > 1 ? argv[1] : getenv("OPS_CASES");
-    if (!path) {
-        fprintf(stderr, "usage: conformance runner CASES.bin\n");
+    const char *path = NULL, *op_filter = NULL, *dtype_name = NULL;
+    bool coverage = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
+            op_filter = argv[++i];
+        } else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) {
+            dtype_name = argv[++i];
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            char *end;
+            runner_seed = strtoull(argv[++i], &end, 0);
+            if (*end != 0) {
+                usage();
+                return 2;
+            }
+        } else if (strcmp(argv[i], "--coverage") == 0) {
+            coverage = true;
+        } else if (argv[i][0] != '-' && path == NULL) {
+            path = argv[i];
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (path == NULL)
+        path = getenv("OPS_CASES");
+    if (path == NULL) {
+        usage();
         return 2;
     }
-    load_cases(path);
-    Suite *s = suite_create("ops-values");
+    ops_dtype dtype_filter = OPS_DTYPE_NONE;
+    if (dtype_name != NULL && (dtype_filter = ops_dtype_from_name(dtype_name)) == OPS_DTYPE_NONE) {
+        fprintf(stderr, "conformance: unknown dtype '%s'\n", dtype_name);
+        return 2;
+    }
+
+    nregistry = ops_registry_count();
+    covered = calloc((size_t)nregistry + 1, sizeof *covered);
+    by_ptr = calloc((size_t)nregistry + 1, sizeof *by_ptr);
+    bool filter_known = op_filter == NULL;
+    for (int i = 0; i < nregistry; i++) {
+        by_ptr[i] = ops_registry_at(i);
+        filter_known |= op_filter != NULL && group_matches(by_ptr[i], op_filter);
+    }
+    qsort(by_ptr, (size_t)nregistry, sizeof *by_ptr, cmp_ptr);
+    if (!filter_known) {
+        fprintf(stderr, "conformance: no registry entry matches --op %s\n", op_filter);
+        return 2;
+    }
+    if (!cases_load(path, &cf)) {
+        cases_free(&cf);
+        return 2;
+    }
+
+    selected = calloc((size_t)cf.ncases + 1, sizeof *selected);
+    char *seen_ops = calloc((size_t)nregistry + 1, 1);
+    int nops = 0;
+    for (int i = 0; i < cf.ncases; i++) {
+        const test_case *c = &cf.cases[i];
+        if (op_filter != NULL && !group_matches(c->op, op_filter))
+            continue;
+        if (dtype_filter != OPS_DTYPE_NONE && c->dtype != dtype_filter)
+            continue;
+        selected[nselected++] = i;
+        /* count ops by base name: the first registry entry of that name stands for it */
+        char b1[128], b2[128];
+        base_name(c->op->name, b1, sizeof b1);
+        for (int r = 0; r < nregistry; r++) {
+            if (strcmp(base_name(ops_registry_at(r)->name, b2, sizeof b2), b1) == 0) {
+                if (!seen_ops[r])
+                    nops++;
+                seen_ops[r] = 1;
+                break;
+            }
+        }
+    }
+    free(seen_ops);
+
+    printf("conformance: %d of %d cases selected%s%s%s%s; runner seed %llu, case seed %llu\n", nselected, cf.ncases,
+           op_filter ? " (--op " : "", op_filter ? op_filter : "", op_filter ? ")" : "",
+           dtype_name ? " (--dtype)" : "", (unsigned long long)runner_seed, (unsigned long long)cf.seed);
+    fflush(stdout);
+    const double t0 = now_s();
+    Suite *suite = suite_create("conformance");
     TCase *tc = tcase_create("numpy-oracle");
     tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_case_run, 0, ncases);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
+    tcase_add_loop_test(tc, test_case_run, 0, nselected);
+    suite_add_tcase(suite, tc);
+    SRunner *sr = srunner_create(suite);
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
+    const int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    free_cases();
-    return failed == 0 ? 0 : 1;
+    const double wall = now_s() - t0;
+    owned_free_all();
+
+    /* coverage: every registry entry in scope must have had a checked call */
+    int uncovered = 0;
+    const bool check_coverage = coverage || dtype_filter == OPS_DTYPE_NONE;
+    if (check_coverage) {
+        for (int r = 0; r < nregistry; r++) {
+            const ops_op_info *e = ops_registry_at(r);
+            if (op_filter != NULL && !group_matches(e, op_filter))
+                continue;
+            const bool *slot = coverage_slot(e);
+            if (slot == NULL || !*slot) {
+                if (uncovered++ == 0)
+                    printf("conformance: registry entries with no conformance run:\n");
+                printf("    %s%s%s    %s\n", e->name, e->overload[0] ? "." : "", e->overload, e->schema);
+            }
+        }
+        if (uncovered)
+            printf("conformance: %d registry entr%s not covered (each needs a case: docs/conformance.md)\n", uncovered,
+                   uncovered == 1 ? "y" : "ies");
+        else if (coverage)
+            printf("conformance: coverage complete: every registry entry in scope had a conformance run\n");
+    }
+    printf("conformance: %d ops, %ld op x dtype x variant runs, %ld error cases, %ld fault-injection points, "
+           "%ld skipped (CUDA: %s), %.2f s\n",
+           nops, counts.runs, counts.errors, counts.faults, counts.cuda_skipped,
+           cuda_skip_reason ? cuda_skip_reason : counts.cuda_run ? "ran" : "no functional case", wall);
+    cases_free(&cf);
+    free(selected);
+    free(covered);
+    free(by_ptr);
+    return failed == 0 && uncovered == 0 ? 0 : 1;
 }

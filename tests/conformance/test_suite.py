@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""The conformance suite's own tests: metadata validation and the runner's verdicts.
+
+    test_suite.py --source-root DIR --runner CONFORMANCE
+
+1. Malformed `conformance:` metadata (unknown keys, bad `errors:` items, shape sets that
+   do not fit, ...) is refused with `file:line: reason` by both codegen/gen.py and
+   gen_cases.py.
+2. The runner, on case files gen_cases.py builds from small YAML files holding the neg
+   op (an op of the library, so the registry has it): passes the real metadata; fails
+   on a wrong reference, a wrong error fragment and an error that does not happen; a
+   full run fails on coverage; `shapes:` hints and `--op`/`--dtype`/`--coverage`/
+   `--seed` behave as docs/conformance.md says.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ARGS = None
+
+NEG = """\
+- func: neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  meta: unary
+  dispatch:
+    CPU: neg_out_cpu
+  conformance:
+{conf}
+
+- func: neg(Tensor self) -> Tensor
+  structured_delegate: neg.out
+  variants: function, method
+
+- func: neg_(Tensor(a!) self) -> Tensor(a!)
+  structured_delegate: neg.out
+  variants: function, method
+"""
+GOOD = """\
+    dtypes: numeric
+    ref: '-self'
+    errors:
+      - {dtype: bool, match: "on a bool tensor is not supported"}"""
+CONF_LINE = 6  # line of `conformance:` in NEG
+
+
+def py():
+    return sys.executable or "/usr/bin/python3"
+
+
+class Suite(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="conformance-test-")
+        cls.root = ARGS.source_root
+        cls.gen = os.path.join(cls.root, "tests", "conformance", "gen_cases.py")
+        cls.codegen = os.path.join(cls.root, "codegen", "gen.py")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def write_yaml(self, name, conf, extra=""):
+        path = os.path.join(self.tmp.name, name + ".yaml")
+        with open(path, "w") as f:
+            f.write(NEG.format(conf=conf) + extra)
+        return path
+
+    def gen_cases(self, yaml_path, *extra):
+        out = yaml_path[:-5] + ".bin"
+        p = subprocess.run([py(), self.gen, "--yaml", yaml_path, "--out", out, *extra],
+                           capture_output=True, text=True)
+        return p, out
+
+    def run_runner(self, cases, *args):
+        return subprocess.run([ARGS.runner, cases, *args], capture_output=True, text=True)
+
+    # ---- 1. validation ---------------------------------------------------------
+    def assert_refused(self, conf, reason, extra=""):
+        path = self.write_yaml("bad", conf, extra)
+        p, _ = self.gen_cases(path)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertRegex(p.stderr, re.escape(f"{path}:{CONF_LINE}:") + ".*" + reason)
+        q = subprocess.run([py(), self.codegen, "check", "--native", path, "--no-kernel-check"],
+                           capture_output=True, text=True)
+        self.assertEqual(q.returncode, 1, q.stderr)
+        self.assertRegex(q.stderr, re.escape(f"{path}:{CONF_LINE}:") + ".*" + reason)
+
+    def test_refuses_malformed_metadata(self):
+        bad = {
+            "unknown conformance key 'oops'": GOOD + "\n    oops: 1",
+            r"errors\[0\]: `match`": "    errors:\n      - {dtype: bool}",
+            r"errors\[0\]: unknown key 'matches'": "    errors:\n      - {matches: x}",
+            r"errors\[0\]: shapes names 'other', not an argument": "    errors:\n      - {shapes: {other: [2]}, match: x}",
+            r"errors\[0\]: unknown dtype 'float8'": "    errors:\n      - {dtype: float8, match: x}",
+            r"errors\[0\]: forms must be": "    errors:\n      - {forms: [backward], match: x}",
+            r"errors\[0\] applies to no entry": "    errors:\n      - {args: {self: 3}, match: x}",
+            r"errors\[0\]: entries names 'neg.Scalar'": "    errors:\n      - {entries: [neg.Scalar], match: x}",
+            r"shapes\[0\]: 2 shapes for 1 Tensor arguments": "    shapes: [[[2], [3]]]",
+            r"shapes\[1\]: 'other' is not a Tensor argument": "    shapes: [{self: [2]}, {other: [3]}]",
+            r"shapes\[0\]: the shape of 'self' must be a list of sizes >= 0": "    shapes: [{self: [-1]}]",
+            "tol must map dtypes": "    tol: {float32: [1, 2, 3, 4]}",
+            "signed_zeros must be true or false": "    signed_zeros: maybe",
+        }
+        for reason, conf in bad.items():
+            with self.subTest(reason=reason):
+                self.assert_refused(conf, reason)
+
+    def test_kernel_without_metadata_fails_the_cases_build(self):
+        path = os.path.join(self.tmp.name, "missing.yaml")
+        with open(path, "w") as f:
+            f.write(NEG.format(conf="    dtypes: all").replace("  conformance:\n    dtypes: all\n", ""))
+        p, _ = self.gen_cases(path)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("has a kernel but no conformance metadata", p.stderr)
+
+    # ---- 2. the runner's verdicts ------------------------------------------------
+    def test_passes_real_metadata_and_coverage_of_the_op(self):
+        p, cases = self.gen_cases(self.write_yaml("good", GOOD))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.run_runner(cases, "--op", "neg", "--coverage")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("Failures: 0", r.stdout)
+        self.assertIn("coverage complete", r.stdout)
+        self.assertRegex(r.stdout, r"conformance: 1 ops, [1-9][0-9]* op x dtype x variant runs, [1-9][0-9]* error "
+                                   r"cases, [1-9][0-9]* fault-injection points, [1-9][0-9]* skipped \(CUDA")
+        # the same cases without --op: every other registry entry lacks a run
+        full = self.run_runner(cases)
+        self.assertEqual(full.returncode, 1)
+        self.assertIn("registry entries with no conformance run", full.stdout)
+        self.assertRegex(full.stdout, r"\n    add\.Tensor ")
+        self.assertNotRegex(full.stdout, r"\n    neg ")
+
+    def test_wrong_reference_fails(self):
+        p, cases = self.gen_cases(self.write_yaml("wrongref", GOOD.replace("'-self'", "'self'")))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.run_runner(cases, "--op", "neg")
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stdout, r"neg \[[a-z0-9]+\] \(contiguous\).*\n(    self: .*\n)+  -> element \d+ "
+                                   r"\(index \[[0-9, ]*\]\) is .*, expected ")
+
+    def test_wrong_error_fragment_fails(self):
+        conf = GOOD.replace("on a bool tensor is not supported", "no such message")
+        _, cases = self.gen_cases(self.write_yaml("wrongmsg", conf))
+        r = self.run_runner(cases, "--op", "neg")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('does not contain "no such message"', r.stdout)
+
+    def test_error_that_does_not_happen_fails(self):
+        conf = GOOD + "\n      - {dtype: float32, match: anything}"
+        _, cases = self.gen_cases(self.write_yaml("noerror", conf))
+        r = self.run_runner(cases, "--op", "neg")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("the call succeeded", r.stdout)
+
+    def test_undeclared_dtype_that_works_fails(self):
+        # float16 works in the kernel: declaring dtypes without it must fail (not rejected)
+        conf = GOOD.replace("dtypes: numeric", "dtypes: [int64, float32]")
+        _, cases = self.gen_cases(self.write_yaml("undeclared", conf))
+        r = self.run_runner(cases, "--op", "neg", "--dtype", "float16")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("neg rejects float16", r.stdout)
+
+    def test_shapes_hint(self):
+        conf = GOOD + "\n    shapes: [{self: [7]}, [[2, 0, 3]]]"
+        p, cases = self.gen_cases(self.write_yaml("shapes", conf))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.run_runner(cases, "--op", "neg", "--dtype", "int16")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        # 2 shape sets for int16 (and no property cases: shapes replace the default shapes)
+        self.assertRegex(r.stdout, r"Checks: 2,")
+
+    def test_command_line(self):
+        _, cases = self.gen_cases(self.write_yaml("cli", GOOD))
+        self.assertEqual(self.run_runner(cases, "--op", "nosuchop").returncode, 2)
+        self.assertEqual(self.run_runner(cases, "--dtype", "float8").returncode, 2)
+        self.assertEqual(self.run_runner(cases, "--frobnicate").returncode, 2)
+        self.assertEqual(self.run_runner(os.path.join(self.tmp.name, "nosuch.bin")).returncode, 2)
+        truncated = os.path.join(self.tmp.name, "truncated.bin")
+        with open(cases, "rb") as f, open(truncated, "wb") as g:
+            g.write(f.read()[:-3])
+        self.assertEqual(self.run_runner(truncated, "--op", "neg").returncode, 2)
+        r = self.run_runner(cases, "--op", "neg_", "--seed", "12345")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("runner seed 12345", r.stdout)
+        r = self.run_runner(cases, "--op", "neg", "--dtype", "int8")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertRegex(r.stdout, r"conformance: \d+ of \d+ cases selected")
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source-root", required=True)
+    ap.add_argument("--runner", required=True)
+    ARGS, rest = ap.parse_known_args()
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()
