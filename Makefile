@@ -62,6 +62,7 @@ test-san: deps $(SANBUILD)/build.ninja
 	$(MESON) test -C $(SANBUILD) --print-errorlogs --num-processes 2 --timeout-multiplier 4
 
 check: test check-install test-san
+	@$(PYTHON) .ci/summary.py $(BUILD) $(SANBUILD)
 
 bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)

@@ -113,8 +113,13 @@ OPS_API ops_status ops_fail_dtype(const char *op, ops_dtype dt, unsigned support
     OPS_CASE_FLOAT32(__VA_ARGS__)                                                        \
     OPS_CASE_FLOAT64(__VA_ARGS__)
 
-/* The switch itself; MASK lists the supported dtypes for the error message. */
-#define OPS_DISPATCH_SWITCH_(DT, NAME, MASK, CASES)                                      \
+/* Dispatch over a chosen set of dtypes: CASES is a run of OPS_CASE_<DTYPE>(body)
+ * and MASK the same set as OPS_DTYPE_BIT()s, for the error message.  The named
+ * OPS_DISPATCH_* macros below are this with fixed sets:
+ *
+ *   OPS_DISPATCH_CASES(dt, "logit", OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64),
+ *                      OPS_CASE_FLOAT32(body) OPS_CASE_FLOAT64(body));              */
+#define OPS_DISPATCH_CASES(DT, NAME, MASK, CASES)                                      \
     do {                                                                                 \
         const ops_dtype ops_dt_ = (DT);                                                  \
         switch (ops_dt_) {                                                               \
@@ -126,22 +131,22 @@ OPS_API ops_status ops_fail_dtype(const char *op, ops_dtype dt, unsigned support
 
 /* Every dtype. */
 #define OPS_DISPATCH_ALL(DT, NAME, ...)                                                  \
-    OPS_DISPATCH_SWITCH_(DT, NAME, OPS_MASK_ALL,                                         \
+    OPS_DISPATCH_CASES(DT, NAME, OPS_MASK_ALL,                                         \
                          OPS_CASE_BOOL(__VA_ARGS__) OPS_CASES_INTEGRAL_(__VA_ARGS__)     \
                              OPS_CASES_FLOATING_(__VA_ARGS__))
 /* Every dtype but bool. */
 #define OPS_DISPATCH_NUMERIC(DT, NAME, ...)                                              \
-    OPS_DISPATCH_SWITCH_(DT, NAME, OPS_MASK_NUMERIC,                                     \
+    OPS_DISPATCH_CASES(DT, NAME, OPS_MASK_NUMERIC,                                     \
                          OPS_CASES_INTEGRAL_(__VA_ARGS__) OPS_CASES_FLOATING_(__VA_ARGS__))
 /* float16, bfloat16, float32, float64. */
 #define OPS_DISPATCH_FLOATING(DT, NAME, ...)                                             \
-    OPS_DISPATCH_SWITCH_(DT, NAME, OPS_MASK_FLOATING, OPS_CASES_FLOATING_(__VA_ARGS__))
+    OPS_DISPATCH_CASES(DT, NAME, OPS_MASK_FLOATING, OPS_CASES_FLOATING_(__VA_ARGS__))
 /* uint8 .. int64. */
 #define OPS_DISPATCH_INTEGRAL(DT, NAME, ...)                                             \
-    OPS_DISPATCH_SWITCH_(DT, NAME, OPS_MASK_INTEGRAL, OPS_CASES_INTEGRAL_(__VA_ARGS__))
+    OPS_DISPATCH_CASES(DT, NAME, OPS_MASK_INTEGRAL, OPS_CASES_INTEGRAL_(__VA_ARGS__))
 /* bool and uint8 .. int64. */
 #define OPS_DISPATCH_INTEGRAL_AND_BOOL(DT, NAME, ...)                                    \
-    OPS_DISPATCH_SWITCH_(DT, NAME, OPS_MASK_INTEGRAL | OPS_DTYPE_BIT(OPS_BOOL),          \
+    OPS_DISPATCH_CASES(DT, NAME, OPS_MASK_INTEGRAL | OPS_DTYPE_BIT(OPS_BOOL),          \
                          OPS_CASE_BOOL(__VA_ARGS__) OPS_CASES_INTEGRAL_(__VA_ARGS__))
 
 /* ---- elementwise loops over a built iterator ---------------------------------

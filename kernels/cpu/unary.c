@@ -24,7 +24,7 @@
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
  * where x < 0 is always false and the compiler says so). */
 #define DISPATCH_SIGNED_INT_(DT, NAME, MASK, ...)                                        \
-    OPS_DISPATCH_SWITCH_(DT, NAME, MASK,                                                 \
+    OPS_DISPATCH_CASES(DT, NAME, MASK,                                                 \
                          OPS_CASE_INT8(__VA_ARGS__) OPS_CASE_INT16(__VA_ARGS__)          \
                              OPS_CASE_INT32(__VA_ARGS__) OPS_CASE_INT64(__VA_ARGS__))
 
@@ -396,7 +396,7 @@ bitwise_not_out_cpu(ops_iter *it, const ops_tensor *self)
         OPS_UNARY_KERNEL(it, bool, bool, !x);
         return OPS_OK;
     }
-    OPS_DISPATCH_SWITCH_(it->common_dtype, "bitwise_not", OPS_MASK_INTEGRAL | OPS_DTYPE_BIT(OPS_BOOL),
+    OPS_DISPATCH_CASES(it->common_dtype, "bitwise_not", OPS_MASK_INTEGRAL | OPS_DTYPE_BIT(OPS_BOOL),
                          OPS_CASES_INTEGRAL_(OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ~x);));
     return OPS_OK;
 }

@@ -32,7 +32,7 @@ logit_f64(double x, bool clamp, double lo, double hi)
 /* Dispatch over float32 and float64 only; any other dtype returns OPS_ERR_DTYPE with
  * "logit: dtype float16 is not supported (supported: float32, float64)". */
 #define DISPATCH_FLOAT32_FLOAT64_(DT, NAME, ...)                                         \
-    OPS_DISPATCH_SWITCH_(DT, NAME, OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64), \
+    OPS_DISPATCH_CASES(DT, NAME, OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64), \
                          OPS_CASE_FLOAT32(__VA_ARGS__) OPS_CASE_FLOAT64(__VA_ARGS__))
 
 ops_status
