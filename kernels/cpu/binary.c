@@ -197,6 +197,26 @@ fail_bool(const ops_iter *it)
     return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
 }
 
+/* The body of the rounding divisions and remainders: bool is refused, integer
+ * divisors are checked for zero before anything is written, floats follow IEEE. */
+#define DIVISION_KERNEL_(IT, FLOAT_EXPR, INT_EXPR)                                          \
+    do {                                                                                    \
+        const ops_dtype dt_ = (IT)->common_dtype;                                           \
+        if (dt_ == OPS_BOOL)                                                                \
+            return fail_bool(IT);                                                           \
+        if (ops_dtype_is_floating(dt_)) {                                                   \
+            OPS_DISPATCH_FLOATING(dt_, (IT)->op,                                            \
+                                  OPS_BINARY_KERNEL(IT, scalar_t, scalar_t, scalar_t, FLOAT_EXPR);); \
+            return OPS_OK;                                                                  \
+        }                                                                                   \
+        const ops_status st_ = check_divisor(IT);                                           \
+        if (st_ != OPS_OK)                                                                  \
+            return st_;                                                                     \
+        OPS_DISPATCH_INTEGRAL(dt_, (IT)->op,                                                \
+                              OPS_BINARY_KERNEL(IT, scalar_t, scalar_t, scalar_t, INT_EXPR);); \
+        return OPS_OK;                                                                      \
+    } while (0)
+
 /* ---- add, sub, mul -------------------------------------------------------------- */
 
 ops_status
@@ -271,29 +291,9 @@ div_out_mode_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, 
         return ops_fail(OPS_ERR_VALUE,
                         "%s: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", it->op,
                         rounding_mode);
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return fail_bool(it);
-    if (ops_dtype_is_floating(dt)) {
-        if (trunc_mode)
-            OPS_DISPATCH_FLOATING(dt, it->op,
-                                  OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t,
-                                                    CPU_FP1(truncf, trunc, x / y)););
-        else
-            OPS_DISPATCH_FLOATING(dt, it->op,
-                                  OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, FLOAT_OP(floor_div, x, y)););
-        return OPS_OK;
-    }
-    const ops_status st = check_divisor(it);
-    if (st != OPS_OK)
-        return st;
     if (trunc_mode)
-        OPS_DISPATCH_INTEGRAL(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, INT_OP(trunc_div, x, y)););
-    else
-        OPS_DISPATCH_INTEGRAL(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, INT_OP(floor_div, x, y)););
-    return OPS_OK;
+        DIVISION_KERNEL_(it, CPU_FP1(truncf, trunc, x / y), INT_OP(trunc_div, x, y));
+    DIVISION_KERNEL_(it, FLOAT_OP(floor_div, x, y), INT_OP(floor_div, x, y));
 }
 
 ops_status
@@ -301,19 +301,7 @@ remainder_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return fail_bool(it);
-    if (ops_dtype_is_floating(dt)) {
-        OPS_DISPATCH_FLOATING(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, FLOAT_OP(py_mod, x, y)););
-        return OPS_OK;
-    }
-    const ops_status st = check_divisor(it);
-    if (st != OPS_OK)
-        return st;
-    OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, INT_OP(py_mod, x, y)););
-    return OPS_OK;
+    DIVISION_KERNEL_(it, FLOAT_OP(py_mod, x, y), INT_OP(py_mod, x, y));
 }
 
 ops_status
@@ -321,19 +309,7 @@ fmod_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return fail_bool(it);
-    if (ops_dtype_is_floating(dt)) {
-        OPS_DISPATCH_FLOATING(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_FP2(fmodf, fmod, x, y)););
-        return OPS_OK;
-    }
-    const ops_status st = check_divisor(it);
-    if (st != OPS_OK)
-        return st;
-    OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, INT_OP(c_mod, x, y)););
-    return OPS_OK;
+    DIVISION_KERNEL_(it, CPU_FP2(fmodf, fmod, x, y), INT_OP(c_mod, x, y));
 }
 
 /* ---- pow, maximum, minimum, atan2 ---------------------------------------------- */
