@@ -67,6 +67,7 @@ check: test check-install test-san
 bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
 	$(BUILD)/bench/bench_add
+	$(BUILD)/bench/bench_mm
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)

@@ -14,6 +14,10 @@
 
 #include "ops_internal.h"
 
+/* OpenBLAS's thread-count setter (cblas.h declares it; declared here to keep the
+ * BLAS header out of the runtime). */
+void openblas_set_num_threads(int num_threads);
+
 /* Tensors with at most this many bytes live inside their header's block.  Keeps
  * the block (headers + data + alignment slack) within malloc's per-thread cache. */
 #define OPS_EMBED_MAX_BYTES 512
@@ -777,6 +781,9 @@ ops_set_num_threads(int n)
     /* Loops pass ops_get_num_threads() to their parallel regions; this also covers
      * a plain `omp parallel` started from the calling thread. */
     omp_set_num_threads(n > 0 ? n : default_threads());
+    /* OpenBLAS runs its own thread pool (kernels/cpu/linalg.c): the same count, so
+     * the two never oversubscribe the machine. */
+    openblas_set_num_threads(n > 0 ? n : default_threads());
 }
 
 int

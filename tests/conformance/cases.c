@@ -128,6 +128,21 @@ rd_arg(reader *r, ops_ivalue *v)
             *v = ops_ivalue_tensor(t);
         break;
     }
+    case OPS_IVALUE_TENSOR_LIST: {
+        /* u32 count, then the tensors; the array holds new references */
+        const uint32_t n = rd_u32(r);
+        if (r->bad || n > (uint32_t)(r->end - r->p))
+            break;
+        const ops_tensor **data = calloc(n ? n : 1, sizeof *data);
+        if (data == NULL) {
+            fprintf(stderr, "conformance: out of memory reading the case file\n");
+            exit(2);
+        }
+        *v = ops_ivalue_tensor_list((ops_tensor_list){data, n});
+        for (uint32_t i = 0; i < n && !r->bad; i++)
+            data[i] = rd_tensor(r);
+        break;
+    }
     case OPS_IVALUE_SCALAR: {
         unsigned kind = rd_u8(r);
         if (kind == 2)
@@ -178,12 +193,17 @@ rd_arg(reader *r, ops_ivalue *v)
 static void
 free_arg(ops_ivalue *v)
 {
-    if (v->tag == OPS_IVALUE_TENSOR)
+    if (v->tag == OPS_IVALUE_TENSOR) {
         ops_tensor_release(v->v.tensor);
-    else if (v->tag == OPS_IVALUE_INT_LIST)
+    } else if (v->tag == OPS_IVALUE_TENSOR_LIST) {
+        for (int64_t i = 0; i < v->v.tensor_list.len; i++)
+            ops_tensor_release((ops_tensor *)v->v.tensor_list.data[i]);
+        free((void *)v->v.tensor_list.data);
+    } else if (v->tag == OPS_IVALUE_INT_LIST) {
         free((void *)v->v.int_list.data);
-    else if (v->tag == OPS_IVALUE_STR)
+    } else if (v->tag == OPS_IVALUE_STR) {
         free((void *)v->v.str);
+    }
     *v = ops_ivalue_none();
 }
 

@@ -320,7 +320,8 @@ assert set(HELPERS) == conf_mod.REF_HELPERS, set(HELPERS) ^ conf_mod.REF_HELPERS
 #   str label, str name, str overload, u32 flags, u8 dtype (NO_DTYPE: none),
 #   f64 rtol, f64 atol, f64 nmse, u32 nargs, nargs ivalues,
 #   F_ERROR: str match, u32 forms, u8 has_out [tensor out];  else: tensor expected.
-# str: u32 length + bytes; tensor: u8 dtype, u8 ndim, i64 sizes[ndim], raw row-major data.
+# str: u32 length + bytes; tensor: u8 dtype, u8 ndim, i64 sizes[ndim], raw row-major data;
+# Tensor[] (ivalue tag T_TENSOR_LIST): u32 count + count tensors.
 
 class Writer:
     def __init__(self, seed):
@@ -341,6 +342,8 @@ class Writer:
         out = struct.pack("<B", tag)
         if tag == T_TENSOR:
             out += self.tensor(value, dtype)
+        elif tag == T_TENSOR_LIST:  # value: [(array, dtype), ...]
+            out += struct.pack("<I", len(value)) + b"".join(self.tensor(a, d) for a, d in value)
         elif tag == T_SCALAR:
             if isinstance(value, bool) or isinstance(value, np.bool_):
                 out += struct.pack("<Bq", 0, int(bool(value)))
@@ -452,6 +455,13 @@ def shape_sets(c, tensor_names):
         else:
             out.append([tuple(x) for x in s])
     return out
+
+
+def list_item_spec(spec, d):
+    """(shape, dtype) of one element of a Tensor[] sample: a shape, or {shape, dtype}."""
+    if isinstance(spec, dict):
+        return list(spec.get("shape", [3, 4])), spec.get("dtype", d)
+    return list(spec), d
 
 
 def random_shapes(rng, n):
@@ -732,6 +742,20 @@ class Gen:
         combo = self.arg_choices(nf, c, args)[0] if elementwise else {}
         enc, shapes, dts = [], [], {}
         for a in args:
+            if a.type.is_tensor_list:
+                # the first sample's tensors; an error's `shapes:` gives the shape of the last
+                # one (a mismatch against the others), its dtype applies to all of them
+                specs = list(smp.get(a.name) or [list(ERROR_SHAPE), list(ERROR_SHAPE)])
+                if a.name in err.shapes:
+                    specs = (specs[:-1] or [list(ERROR_SHAPE)]) + [list(err.shapes[a.name])]
+                items = []
+                for spec in specs:
+                    shape, dd = list_item_spec(spec, d)
+                    dd = err.dtype.get(a.name, dd)
+                    items.append((sample(rng, dd, tuple(shape), c.domain.get(a.name)), dd))
+                    shapes.append(tuple(shape))
+                enc.append(self.w.arg(T_TENSOR_LIST, items))
+                continue
             if a.type.base == "Tensor":
                 spec = smp.get(a.name)
                 shape, dd = ERROR_SHAPE, d
@@ -820,10 +844,20 @@ class Gen:
                 self.sample_case(nf, c, rng, smp, d, has_dtype_arg)
 
     def sample_case(self, nf, c, rng, smp, d, has_dtype_arg):
-        values, enc, arrays = {}, [], {}
+        values, enc, arrays, lists = {}, [], {}, {}
         out_dt = None
         for a in nf.func.arguments:
             v = smp.get(a.name, a.default_value if a.default is not None else None)
+            if a.type.is_tensor_list:  # a list of element specs (shape, or {shape, dtype})
+                items = []
+                for spec in (v if v is not None else [[3, 4], [3, 4]]):
+                    shape, dd = list_item_spec(spec, d)
+                    items.append((sample(rng, dd, tuple(shape), c.domain.get(a.name)), dd))
+                lists[a.name] = items
+                values[a.name] = [x if dd not in ("float16", "bfloat16") else x.astype(np.float32)
+                                  for x, dd in items]
+                enc.append(self.w.arg(T_TENSOR_LIST, items))
+                continue
             if a.type.base == "Tensor":
                 spec = v if v is not None else [3, 4]
                 shape, dd = spec, d
@@ -846,7 +880,7 @@ class Gen:
             enc.append(self.encode(a, v))
         env = dict(HELPERS)
         env.update(values)
-        rule_dt = self.factory_dtype(nf, smp, values, arrays, d, out_dt)
+        rule_dt = self.factory_dtype(nf, smp, values, arrays, d, out_dt, lists)
         with np.errstate(all="ignore"):
             try:
                 expected = np.asarray(eval(c.ref, env))  # noqa: S307
@@ -855,7 +889,7 @@ class Gen:
         expected = to_dtype(expected, rule_dt)
         tol = tolerance(c, rule_dt)
         flags = (F_VALUES if c.values else 0) | F_VARIANTS
-        if arrays and nf.kind == "functional" and c.layouts:
+        if (arrays or lists) and nf.kind == "functional" and c.layouts:
             flags |= F_LAYOUTS
         if c.signed_zeros:
             flags |= F_SIGNED_ZEROS
@@ -863,12 +897,15 @@ class Gen:
                    expected, rule_dt)
 
     @staticmethod
-    def factory_dtype(nf, smp, values, arrays, d, out_dt):
+    def factory_dtype(nf, smp, values, arrays, d, out_dt, lists=None):
         if out_dt is not None:
             return out_dt
         dt = values.get("dtype")
         if dt is not None:
             return dt
+        if lists and "self" not in arrays:
+            # cat, stack, ...: the elements' dtypes promoted (PyTorch's result_type)
+            return result_type([("dim", dd) for items in lists.values() for _, dd in items])
         if nf.func.base_name == "to":
             return values["dtype"]
         if "self" in arrays:

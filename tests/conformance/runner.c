@@ -98,14 +98,25 @@ describe(char *buf, size_t n, const test_case *c, const ops_op_info *op, const o
                                    op->overload, c->dtype == OPS_DTYPE_NONE ? "-" : ops_dtype_name(c->dtype),
                                    variant, c->label);
     for (int i = 0; i < op->num_args && used < n; i++) {
-        if (args[i].tag != OPS_IVALUE_TENSOR)
+        const bool list = args[i].tag == OPS_IVALUE_TENSOR_LIST;
+        if (args[i].tag != OPS_IVALUE_TENSOR && !list)
             continue;
-        const ops_tensor *t = args[i].v.tensor;
-        char s1[160], s2[160];
-        int nd = (int)ops_tensor_ndim(t);
-        used += (size_t)snprintf(buf + used, n - used, "\n    %s: %s sizes %s strides %s", op->args[i].name,
-                                 ops_dtype_name(ops_tensor_dtype(t)), dims_str(nd, ops_tensor_sizes(t), s1, sizeof s1),
-                                 dims_str(nd, ops_tensor_strides(t), s2, sizeof s2));
+        const int64_t count = list ? args[i].v.tensor_list.len : 1;
+        if (list && count == 0)
+            used += (size_t)snprintf(buf + used, n - used, "\n    %s: []", op->args[i].name);
+        for (int64_t k = 0; k < count && used < n; k++) {
+            const ops_tensor *t = list ? args[i].v.tensor_list.data[k] : args[i].v.tensor;
+            char s1[160], s2[160], name[160];
+            int nd = (int)ops_tensor_ndim(t);
+            if (list)
+                snprintf(name, sizeof name, "%s[%lld]", op->args[i].name, (long long)k);
+            else
+                snprintf(name, sizeof name, "%s", op->args[i].name);
+            used += (size_t)snprintf(buf + used, n - used, "\n    %s: %s sizes %s strides %s", name,
+                                     ops_dtype_name(ops_tensor_dtype(t)),
+                                     dims_str(nd, ops_tensor_sizes(t), s1, sizeof s1),
+                                     dims_str(nd, ops_tensor_strides(t), s2, sizeof s2));
+        }
     }
 }
 
@@ -316,6 +327,10 @@ typedef struct argset {
     guarded g[MAX_ARGS];
     ops_tensor *view[MAX_ARGS];
     bool has[MAX_ARGS];
+    /* Tensor[] arguments: a guarded copy of each element, and the array passed */
+    guarded *lg[MAX_ARGS];
+    const ops_tensor **ldata[MAX_ARGS];
+    int64_t llen[MAX_ARGS];
     int changed; /* tensors not in their plain contiguous layout */
 } argset;
 
@@ -439,6 +454,44 @@ argset_build(argset *s, const ops_ivalue *args, int n, lay_kind kind, int writte
     memset(s, 0, sizeof *s);
     for (int a = 0; a < n; a++) {
         s->v[a] = args[a];
+        if (a != written && args[a].tag == OPS_IVALUE_TENSOR_LIST) {
+            /* each element in its own guarded buffer, laid out by kind (the
+             * elementwise kinds do not apply: list ops are not iterator ops) */
+            const ops_tensor_list l = args[a].v.tensor_list;
+            const int64_t m = l.len > 0 ? l.len : 1;
+            s->llen[a] = l.len;
+            s->lg[a] = calloc((size_t)m, sizeof *s->lg[a]);
+            s->ldata[a] = calloc((size_t)m, sizeof *s->ldata[a]);
+            if (s->lg[a] == NULL || s->ldata[a] == NULL) {
+                fprintf(stderr, "conformance: out of memory\n");
+                exit(2);
+            }
+            owned_add(s->lg[a], free);
+            owned_add(s->ldata[a], free);
+            for (int64_t k = 0; k < l.len; k++) {
+                const ops_tensor *t = l.data[k];
+                const int nd = (int)ops_tensor_ndim(t);
+                const int64_t numel = ops_tensor_numel(t);
+                layout lay = layout_contiguous(nd);
+                bool applies = false;
+                if (kind == LAY_STRIDED && nd >= 1 && numel >= 2) {
+                    lay = layout_strided(nd);
+                    applies = true;
+                } else if (kind == LAY_TRANSPOSED && nd >= 2 && numel >= 2) {
+                    lay = layout_transposed(nd);
+                    applies = true;
+                } else if (kind == LAY_RANDOM && nd >= 1 && numel >= 1) {
+                    lay = layout_random(nd, rng);
+                    applies = true;
+                }
+                guarded_new(&s->lg[a][k], nd, ops_tensor_sizes(t), ops_tensor_dtype(t), &lay, t);
+                guarded_snapshot(&s->lg[a][k]);
+                s->ldata[a][k] = s->lg[a][k].t;
+                s->changed += applies;
+            }
+            s->v[a] = ops_ivalue_tensor_list((ops_tensor_list){s->ldata[a], l.len});
+            continue;
+        }
         if (a == written || args[a].tag != OPS_IVALUE_TENSOR)
             continue;
         if (make_arg(s, a, args[a].v.tensor, kind, result, new_dims, rng))
@@ -451,9 +504,13 @@ argset_build(argset *s, const ops_ivalue *args, int n, lay_kind kind, int writte
 static int
 argset_touched(const argset *s)
 {
-    for (int a = 0; a < MAX_ARGS; a++)
+    for (int a = 0; a < MAX_ARGS; a++) {
         if (s->has[a] && !guarded_untouched(&s->g[a]))
             return a;
+        for (int64_t k = 0; s->lg[a] != NULL && k < s->llen[a]; k++)
+            if (!guarded_untouched(&s->lg[a][k]))
+                return a;
+    }
     return -1;
 }
 
@@ -464,6 +521,12 @@ argset_free(argset *s)
         owned_drop(s->view[a]);
         if (s->has[a])
             guarded_free(&s->g[a]);
+        if (s->lg[a] != NULL) {
+            for (int64_t k = 0; k < s->llen[a]; k++)
+                guarded_free(&s->lg[a][k]);
+            owned_drop(s->lg[a]);
+            owned_drop(s->ldata[a]);
+        }
     }
     memset(s, 0, sizeof *s);
 }
@@ -621,6 +684,24 @@ cuda_check(const test_case *c, const ops_ivalue *args, const ops_tensor *cpu_res
             dargs[a] = args[a];
             if (args[a].tag == OPS_IVALUE_DEVICE) {
                 dargs[a] = ops_ivalue_device(OPS_DEVICE_CUDA(0));
+            } else if (args[a].tag == OPS_IVALUE_TENSOR_LIST) {
+                /* every element copied to the device (owned: released with the case) */
+                const ops_tensor_list l = args[a].v.tensor_list;
+                const ops_tensor **data = calloc((size_t)(l.len > 0 ? l.len : 1), sizeof *data);
+                if (data == NULL) {
+                    fprintf(stderr, "conformance: out of memory\n");
+                    exit(2);
+                }
+                owned_add(data, free);
+                for (int64_t k = 0; k < l.len && st == OPS_OK; k++) {
+                    const ops_tensor *t = l.data[k];
+                    ops_tensor *d = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
+                                                   ops_tensor_dtype(t), OPS_DEVICE_CUDA(0));
+                    owned_add(d, owned_release_tensor);
+                    st = d ? ops_copy_(d, t, false) : ops_last_status();
+                    data[k] = d;
+                }
+                dargs[a] = ops_ivalue_tensor_list((ops_tensor_list){data, l.len});
             } else if (args[a].tag == OPS_IVALUE_TENSOR) {
                 const ops_tensor *t = args[a].v.tensor;
                 dev[a] = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
