@@ -742,3 +742,25 @@ ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src)
     ops_iter_release(&it);
     return st;
 }
+
+ops_status
+ops_write_out(const char *op, ops_tensor *r, ops_tensor *out)
+{
+    if (r == NULL)
+        return ops_last_status();
+    ops_status st = OPS_OK;
+    const bool same = same_shape(out->ndim, out->sizes, r->ndim, r->sizes);
+    if (!ops_can_cast(r->dtype, out->dtype))
+        st = ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s",
+                      op_name(op), ops_dtype_name(r->dtype), ops_dtype_name(out->dtype));
+    else if (same && ops_tensor_has_internal_overlap(out))
+        st = fail_internal_overlap(op);
+    else if (!same)
+        st = ops_tensor_resize_(op, out, r->ndim, r->sizes);
+    if (st == OPS_OK)
+        st = ops_copy_values(op, out, r);
+    if (st == OPS_OK)
+        ops_tensor_bump_version(out);
+    ops_tensor_release(r);
+    return st;
+}

@@ -159,6 +159,11 @@ OPS_API ops_status ops_iter_build_copy(ops_iter *it, const char *op, ops_tensor 
 /* Copy src into dst converting dtypes (src broadcast to dst's shape; dst must not
  * overlap src).  Does not bump dst's version.  CPU only. */
 OPS_API ops_status ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src);
+/* The out= step of an op that computes its result first: r (a new reference, or NULL
+ * after a failure, which is passed on) is copied into out, which is resized when its
+ * shape differs; an unsafe cast or an out that overlaps itself is an error with out
+ * untouched.  Bumps out's version.  Releases r. */
+OPS_API ops_status ops_write_out(const char *op, ops_tensor *r, ops_tensor *out);
 /* Convert n elements between any two dtypes: dst[i*dst_stride] = src[i*src_stride]
  * (byte strides).  Same dtype copies the bytes; float->integral out of range or NaN
  * gives the type's minimum (x86's "integer indefinite", as PyTorch on x86) without

@@ -56,32 +56,6 @@ read_index(const ops_tensor *t, int64_t linear)
     return v;
 }
 
-/* Same as shape.c's: out takes r's values (r released; NULL means r failed). */
-static ops_status
-write_out(const char *op, ops_tensor *r, ops_tensor *out)
-{
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = OPS_OK;
-    const bool same = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, (size_t)r->ndim * sizeof(int64_t)) == 0;
-    if (!ops_can_cast(r->dtype, out->dtype))
-        st = ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
-                      ops_dtype_name(r->dtype), ops_dtype_name(out->dtype));
-    else if (same && ops_tensor_has_internal_overlap(out))
-        st = ops_fail(OPS_ERR_VALUE,
-                      "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                      "memory location. Please clone() the tensor before performing the operation.",
-                      op);
-    else if (!same)
-        st = ops_tensor_resize_(op, out, r->ndim, r->sizes);
-    if (st == OPS_OK)
-        st = ops_copy_values(op, out, r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(out);
-    ops_tensor_release(r);
-    return st;
-}
-
 /* ---- index_select ------------------------------------------------------------------- */
 
 static ops_tensor *
@@ -154,7 +128,7 @@ index_select_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index)
 ops_status
 index_select_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_tensor *out)
 {
-    return write_out("index_select", index_select_impl("index_select", self, dim, index), out);
+    return ops_write_out("index_select", index_select_impl("index_select", self, dim, index), out);
 }
 
 /* ---- gather -------------------------------------------------------------------------- */
@@ -225,7 +199,7 @@ ops_status
 gather_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, bool sparse_grad, ops_tensor *out)
 {
     (void)sparse_grad;
-    return write_out("gather", gather_impl("gather", self, dim, index), out);
+    return ops_write_out("gather", gather_impl("gather", self, dim, index), out);
 }
 
 /* ---- masked_fill ------------------------------------------------------------------------ */

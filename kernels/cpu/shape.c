@@ -58,33 +58,6 @@ contiguous_copy(const char *op, const ops_tensor *t, ops_dtype dtype)
     return r;
 }
 
-/* The out= step of every op here: r (a new reference, or NULL after a failure) is
- * the result; out takes its values, resized when its shape differs.  Releases r. */
-static ops_status
-write_out(const char *op, ops_tensor *r, ops_tensor *out)
-{
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = OPS_OK;
-    const bool same = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, (size_t)r->ndim * sizeof(int64_t)) == 0;
-    if (!ops_can_cast(r->dtype, out->dtype))
-        st = ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
-                      ops_dtype_name(r->dtype), ops_dtype_name(out->dtype));
-    else if (same && ops_tensor_has_internal_overlap(out))
-        st = ops_fail(OPS_ERR_VALUE,
-                      "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                      "memory location. Please clone() the tensor before performing the operation.",
-                      op);
-    else if (!same)
-        st = ops_tensor_resize_(op, out, r->ndim, r->sizes);
-    if (st == OPS_OK)
-        st = ops_copy_values(op, out, r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(out);
-    ops_tensor_release(r);
-    return st;
-}
-
 static bool
 wrap_dim(const char *op, int64_t *dim, int64_t ndim)
 {
@@ -176,7 +149,7 @@ cat_cpu(ops_tensor_list tensors, int64_t dim)
 ops_status
 cat_out_cpu(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
 {
-    return write_out("cat", cat_impl("cat", tensors, dim), out);
+    return ops_write_out("cat", cat_impl("cat", tensors, dim), out);
 }
 
 static ops_tensor *
@@ -229,7 +202,7 @@ stack_cpu(ops_tensor_list tensors, int64_t dim)
 ops_status
 stack_out_cpu(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
 {
-    return write_out("stack", stack_impl("stack", tensors, dim), out);
+    return ops_write_out("stack", stack_impl("stack", tensors, dim), out);
 }
 
 /* hstack and vstack: cat of the inputs seen with at least min_nd dims (atleast_1d,
@@ -282,7 +255,7 @@ hstack_cpu(ops_tensor_list tensors)
 ops_status
 hstack_out_cpu(ops_tensor_list tensors, ops_tensor *out)
 {
-    return write_out("hstack", hvstack_impl("hstack", tensors, 1, true), out);
+    return ops_write_out("hstack", hvstack_impl("hstack", tensors, 1, true), out);
 }
 
 ops_tensor *
@@ -294,7 +267,7 @@ vstack_cpu(ops_tensor_list tensors)
 ops_status
 vstack_out_cpu(ops_tensor_list tensors, ops_tensor *out)
 {
-    return write_out("vstack", hvstack_impl("vstack", tensors, 2, false), out);
+    return ops_write_out("vstack", hvstack_impl("vstack", tensors, 2, false), out);
 }
 
 /* ---- flip, roll ------------------------------------------------------------------ */
@@ -478,7 +451,7 @@ tril_cpu(const ops_tensor *self, int64_t diagonal)
 ops_status
 tril_out_cpu(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
 {
-    return write_out("tril", triangle("tril", self, diagonal, true), out);
+    return ops_write_out("tril", triangle("tril", self, diagonal, true), out);
 }
 
 ops_status
@@ -496,7 +469,7 @@ triu_cpu(const ops_tensor *self, int64_t diagonal)
 ops_status
 triu_out_cpu(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
 {
-    return write_out("triu", triangle("triu", self, diagonal, false), out);
+    return ops_write_out("triu", triangle("triu", self, diagonal, false), out);
 }
 
 ops_status
