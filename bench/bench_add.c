@@ -15,22 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "libops.h"
-
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void
-die(const char *what)
-{
-    fprintf(stderr, "bench_add: %s failed: %s\n", what, ops_last_error());
-    exit(1);
-}
+#include "bench_util.h"
 
 /* The baseline: what a C programmer writes by hand. */
 static void __attribute__((noinline))
@@ -57,22 +42,22 @@ main(int argc, char **argv)
     ops_tensor *y = ops_ones(OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU);
     ops_tensor *z = ops_empty(OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU);
     if (!x || !y || !z)
-        die("setup");
+        bench_die("bench_add", "setup");
     const int calls = 200000;
     double best_fn = 1e9, best_out = 1e9;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int i = 0; i < calls; i++) {
             ops_tensor *s = ops_add(x, y, one);
             if (!s)
-                die("ops_add");
+                bench_die("bench_add", "ops_add");
             ops_tensor_release(s);
         }
-        double t1 = now();
+        double t1 = bench_now();
         for (int i = 0; i < calls; i++)
             if (ops_add_out(x, y, one, z) != OPS_OK)
-                die("ops_add_out");
-        double t2 = now();
+                bench_die("bench_add", "ops_add_out");
+        double t2 = bench_now();
         best_fn = min2(best_fn, (t1 - t0) / calls * 1e9);
         best_out = min2(best_out, (t2 - t1) / calls * 1e9);
     }
@@ -88,7 +73,7 @@ main(int argc, char **argv)
     ops_tensor *b = ops_full(OPS_INTS(n), OPS_SCALAR_FLOAT(2.0), OPS_FLOAT32, OPS_DEVICE_CPU);
     ops_tensor *c = ops_zeros(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU);
     if (!a || !b || !c)
-        die("setup 16M");
+        bench_die("bench_add", "setup 16M");
     float *pa = ops_tensor_data_ptr(a), *pb = ops_tensor_data_ptr(b), *pc = ops_tensor_data_ptr(c);
     /* a separate plain buffer for the baseline's output, touched once */
     float *plain_c = aligned_alloc(64, (size_t)n * sizeof(float));
@@ -97,21 +82,21 @@ main(int argc, char **argv)
     int default_threads = ops_get_num_threads();
     double t_plain = 1e9, t_out1 = 1e9, t_outn = 1e9, t_fn = 1e9;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         plain_add(plain_c, pa, pb, n);
-        double t1 = now();
+        double t1 = bench_now();
         ops_set_num_threads(1);
         if (ops_add_out(a, b, one, c) != OPS_OK)
-            die("add_out");
-        double t2 = now();
+            bench_die("bench_add", "add_out");
+        double t2 = bench_now();
         ops_set_num_threads(default_threads);
         if (ops_add_out(a, b, one, c) != OPS_OK)
-            die("add_out");
-        double t3 = now();
+            bench_die("bench_add", "add_out");
+        double t3 = bench_now();
         ops_tensor *s = ops_add(a, b, one);
         if (!s)
-            die("add");
-        double t4 = now();
+            bench_die("bench_add", "add");
+        double t4 = bench_now();
         ops_tensor_release(s);
         t_plain = min2(t_plain, t1 - t0);
         t_out1 = min2(t_out1, t2 - t1);
@@ -119,7 +104,7 @@ main(int argc, char **argv)
         t_fn = min2(t_fn, t4 - t3);
     }
     if (pc[n - 1] != 3.5f || plain_c[n - 1] != 3.5f)
-        die("result check");
+        bench_die("bench_add", "result check");
     const double gb = 3.0 * (double)n * sizeof(float) / 1e9;
     printf("16M float32 add, preallocated out: plain C loop %.2f GB/s; libops 1 thread %.2f GB/s "
            "(%.2fx), %d threads %.2f GB/s (%.2fx) (target >= 0.9x)\n",

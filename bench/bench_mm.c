@@ -13,22 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "libops.h"
-
-static double
-now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void
-die(const char *what)
-{
-    fprintf(stderr, "bench_mm: %s failed: %s\n", what, ops_last_error());
-    exit(1);
-}
+#include "bench_util.h"
 
 static float *
 filled(int64_t n, unsigned seed)
@@ -50,7 +35,7 @@ view(float *p, int64_t r, int64_t c, int64_t rs, int64_t cs)
 {
     ops_tensor *t = ops_tensor_from_blob(p, OPS_INTS(r, c), OPS_INTS(rs, cs), OPS_FLOAT32, OPS_DEVICE_CPU, NULL, NULL);
     if (t == NULL)
-        die("from_blob");
+        bench_die("bench_mm", "from_blob");
     return t;
 }
 
@@ -65,17 +50,17 @@ main(int argc, char **argv)
     const double flops = 2.0 * n * n * n;
     double t_ops = 1e30, t_blas = 1e30, t_opst = 1e30, t_blast = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double t1 = now();
+        double t1 = bench_now();
         if (ops_mm_out(ta, tb, tc) != OPS_OK)
-            die("mm_out");
-        double t2 = now();
+            bench_die("bench_mm", "mm_out");
+        double t2 = bench_now();
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double t3 = now();
+        double t3 = bench_now();
         if (ops_mm_out(tat, tb, tc) != OPS_OK)
-            die("mm_out (transposed)");
-        double t4 = now();
+            bench_die("bench_mm", "mm_out (transposed)");
+        double t4 = bench_now();
         t_blas = t1 - t0 < t_blas ? t1 - t0 : t_blas;
         t_ops = t2 - t1 < t_ops ? t2 - t1 : t_ops;
         t_blast = t3 - t2 < t_blast ? t3 - t2 : t_blast;
@@ -91,15 +76,15 @@ main(int argc, char **argv)
     ops_tensor *tx = ops_tensor_from_blob(x, OPS_INTS(nv), OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU, NULL, NULL);
     ops_tensor *ty = ops_tensor_from_blob(y, OPS_INTS(nv), OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU, NULL, NULL);
     if (tx == NULL || ty == NULL)
-        die("from_blob");
+        bench_die("bench_mm", "from_blob");
     double v_ops = 1e30, v_blas = 1e30;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         cblas_sgemv(CblasRowMajor, CblasNoTrans, nv, nv, 1.0f, m, nv, x, 1, 0.0f, y, 1);
-        double t1 = now();
+        double t1 = bench_now();
         if (ops_mv_out(tm, tx, ty) != OPS_OK)
-            die("mv_out");
-        double t2 = now();
+            bench_die("bench_mm", "mv_out");
+        double t2 = bench_now();
         v_blas = t1 - t0 < v_blas ? t1 - t0 : v_blas;
         v_ops = t2 - t1 < v_ops ? t2 - t1 : v_ops;
     }
