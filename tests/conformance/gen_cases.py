@@ -479,6 +479,25 @@ def random_shapes(rng, n):
     return shapes
 
 
+# Reductions whose result dtype is not self's when no dtype= is given (PyTorch's rules):
+# integer and bool sums, products and scans accumulate into int64; all/any give bool
+# (uint8 for uint8); logsumexp of integers gives the default float dtype.
+INT64_REDUCTIONS = ("sum", "nansum", "prod", "cumsum", "cumprod")
+
+
+def reduction_dtype(base, arrays):
+    if "self" not in arrays:
+        return None
+    sd = arrays["self"][1]
+    if base in INT64_REDUCTIONS and category(sd) < 2:
+        return "int64"
+    if base in ("all", "any"):
+        return "uint8" if sd == "uint8" else "bool"
+    if base == "logsumexp" and category(sd) < 2:
+        return "float32"
+    return None
+
+
 class Gen:
     def __init__(self, model, confs, torch_check, seed):
         self.model = model
@@ -903,6 +922,9 @@ class Gen:
         dt = values.get("dtype")
         if dt is not None:
             return dt
+        rd = reduction_dtype(nf.func.base_name, arrays)
+        if rd is not None:
+            return rd
         if lists and "self" not in arrays:
             # cat, stack, ...: the elements' dtypes promoted (PyTorch's result_type)
             return result_type([("dim", dd) for items in lists.values() for _, dd in items])

@@ -1,0 +1,974 @@
+/* Reductions (CPU): sum, mean, prod, nansum, amax, amin, all, any, logsumexp, and the
+ * one-dim ops softmax, log_softmax, cumsum, cumprod.
+ *
+ * A reduction is planned once (red_plan): the input's dims split into kept dims (one
+ * output element per index) and reduced dims.  The reduced elements of an output sit
+ * at the same offsets from its base for every output, so those offsets are listed once
+ * (the innermost reduced dim is a strided run); any strides, 0 and negative included,
+ * are read in place.  The input is first converted to the dtype the op computes in
+ * when that differs (sum of int32 is an int64 sum, sum(dtype=float64) a float64 one).
+ * Floating sums accumulate in opmath (float for float16/bfloat16) pairwise, in blocks
+ * of RED_BLOCK merged like a binary counter, so 2^24 ones sum to 2^24 exactly;
+ * integer sums and products wrap in uint64_t as PyTorch's int64 ones do.
+ *
+ * Results are computed into a fresh contiguous tensor; an out= tensor is checked and
+ * resized only once every allocation has succeeded, then written in one strided copy
+ * that cannot fail, so a failed call leaves out= untouched. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_util.h"
+#include "ops_functions.h"
+#include "ops_kernels.h"
+
+/* Elements summed plainly before a block joins the pairwise tree. */
+#define RED_BLOCK 128
+
+typedef enum {
+    RED_SUM,
+    RED_NANSUM,
+    RED_MEAN,
+    RED_PROD,
+    RED_AMAX,
+    RED_AMIN,
+    RED_ALL,
+    RED_ANY,
+    RED_LSE,
+} red_kind;
+
+typedef struct {
+    int64_t nout;                  /* output elements */
+    int64_t nred;                  /* reduced elements per output */
+    int nk;                        /* kept dims */
+    int64_t ksz[OPS_MAX_DIMS];     /* their sizes */
+    int64_t kst[OPS_MAX_DIMS];     /* their input strides (elements) */
+    int64_t rin, rstep;            /* innermost reduced dim: size and stride */
+    int64_t nro;                   /* runs of rin elements per output */
+    int64_t *roff;                 /* offsets of those runs from an output's base */
+    int ond;                       /* output rank */
+    int64_t osz[OPS_MAX_DIMS];     /* output sizes */
+} red_plan;
+
+/* Marks the reduced dims of a tensor of rank ndim in mask; dims NULL or empty: all.
+ * Errors name the op: out-of-range and repeated dims. */
+static ops_status
+red_dims(const char *op, int ndim, const ops_int_list *dims, bool *mask)
+{
+    for (int d = 0; d < OPS_MAX_DIMS; d++)
+        mask[d] = false;
+    if (dims == NULL || dims->len == 0) {
+        for (int d = 0; d < ndim; d++)
+            mask[d] = true;
+        return OPS_OK;
+    }
+    for (int64_t i = 0; i < dims->len; i++) {
+        int64_t d = dims->data[i];
+        if (!ops_wrap_dim(op, "dim", &d, ndim))
+            return ops_last_status();
+        if (ndim == 0)
+            continue;
+        if (mask[d])
+            return ops_fail(OPS_ERR_VALUE, "%s: dim %lld appears multiple times in the list of dims", op,
+                            (long long)d);
+        mask[d] = true;
+    }
+    return OPS_OK;
+}
+
+/* Fills p (but not roff) from t's geometry and the mask. */
+static void
+red_plan_geometry(red_plan *p, const ops_tensor *t, const bool *mask, bool keepdim)
+{
+    int64_t rsz[OPS_MAX_DIMS], rst[OPS_MAX_DIMS];
+    int nr = 0;
+    p->nk = 0;
+    p->ond = 0;
+    p->nout = 1;
+    p->nred = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        if (mask[d]) {
+            rsz[nr] = t->sizes[d];
+            rst[nr++] = t->strides[d];
+            p->nred *= t->sizes[d];
+            if (keepdim)
+                p->osz[p->ond++] = 1;
+        } else {
+            p->ksz[p->nk] = t->sizes[d];
+            p->kst[p->nk++] = t->strides[d];
+            p->nout *= t->sizes[d];
+            p->osz[p->ond++] = t->sizes[d];
+        }
+    }
+    p->rin = nr > 0 ? rsz[nr - 1] : 1;
+    p->rstep = nr > 0 ? rst[nr - 1] : 0;
+    p->nro = p->rin > 0 ? p->nred / p->rin : 0;
+    p->roff = NULL; /* the outer reduced dims' offsets: red_plan_offsets */
+}
+
+/* Allocates (one entry at least) and fills p->roff, the offsets of the runs, for t.
+ * Returns false on OOM (error set). */
+static bool
+red_plan_offsets(const char *op, red_plan *p, const ops_tensor *t, const bool *mask)
+{
+    int64_t rsz[OPS_MAX_DIMS], rst[OPS_MAX_DIMS];
+    int nr = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (mask[d]) {
+            rsz[nr] = t->sizes[d];
+            rst[nr++] = t->strides[d];
+        }
+    const int64_t n = p->nro > 0 ? p->nro : 1;
+    p->roff = ops_host_malloc((size_t)n * sizeof(int64_t));
+    if (p->roff == NULL) {
+        ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        return false;
+    }
+    int64_t idx[OPS_MAX_DIMS] = {0};
+    int64_t off = 0;
+    for (int64_t j = 0; j < p->nro; j++) {
+        p->roff[j] = off;
+        /* advance the counter over the outer reduced dims (0 .. nr-2) */
+        for (int d = nr - 2; d >= 0; d--) {
+            idx[d]++;
+            off += rst[d];
+            if (idx[d] < rsz[d])
+                break;
+            off -= idx[d] * rst[d];
+            idx[d] = 0;
+        }
+    }
+    if (p->nro == 0)
+        p->roff[0] = 0;
+    return true;
+}
+
+/* Element offset of output o's base in the input. */
+static inline int64_t
+red_base(const red_plan *p, int64_t o)
+{
+    int64_t off = 0;
+    for (int d = p->nk - 1; d >= 0; d--) {
+        off += (o % p->ksz[d]) * p->kst[d];
+        o /= p->ksz[d];
+    }
+    return off;
+}
+
+/* Runs BODY with `const SCALAR *V` at every reduced element of output base B. */
+#define RED_EACH(P, B, SCALAR, V, ...)                                                             \
+    for (int64_t j_ = 0; j_ < (P)->nro; j_++) {                                                    \
+        const SCALAR *const q_ = (B) + (P)->roff[j_];                                              \
+        for (int64_t i_ = 0; i_ < (P)->rin; i_++) {                                                \
+            const SCALAR *const V = q_ + i_ * (P)->rstep;                                          \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    }
+
+/* Threads over outputs; the loop declares red_par_on_ (red_par_) before it. */
+#ifdef _OPENMP
+#define RED_PARALLEL_FOR_(P) _Pragma("omp parallel for schedule(static) if (red_par_on_)")
+#else
+#define RED_PARALLEL_FOR_(P)
+#endif
+
+/* Threads over outputs only when there are several and enough work in all. */
+static inline bool
+red_par_(const red_plan *p)
+{
+    return p->nout > 1 && (double)p->nout * (double)(p->nred + 1) > OPS_GRAIN_SIZE;
+}
+
+/* ---- pairwise summation ------------------------------------------------------------ */
+
+#define RED_DEFINE_PAIRWISE_(ACC)                                                                  \
+    typedef struct {                                                                               \
+        ACC lev[64];                                                                               \
+        ACC blk;                                                                                   \
+        int64_t inblk;                                                                             \
+        uint64_t nblk;                                                                             \
+    } pw_##ACC;                                                                                    \
+    static inline void pw_init_##ACC(pw_##ACC *s)                                                  \
+    {                                                                                              \
+        s->blk = 0;                                                                                \
+        s->inblk = 0;                                                                              \
+        s->nblk = 0;                                                                               \
+    }                                                                                              \
+    static inline void pw_add_##ACC(pw_##ACC *s, ACC v)                                            \
+    {                                                                                              \
+        s->blk += v;                                                                               \
+        if (++s->inblk < RED_BLOCK)                                                                \
+            return;                                                                                \
+        ACC c = s->blk;                                                                            \
+        uint64_t n = s->nblk++;                                                                    \
+        int k = 0;                                                                                 \
+        for (; n & 1; n >>= 1, k++)                                                                \
+            c = s->lev[k] + c;                                                                     \
+        s->lev[k] = c;                                                                             \
+        s->blk = 0;                                                                                \
+        s->inblk = 0;                                                                              \
+    }                                                                                              \
+    static inline ACC pw_total_##ACC(const pw_##ACC *s)                                            \
+    {                                                                                              \
+        ACC t = s->blk;                                                                            \
+        uint64_t n = s->nblk;                                                                      \
+        for (int k = 0; n != 0; n >>= 1, k++)                                                      \
+            if (n & 1)                                                                             \
+                t = s->lev[k] + t;                                                                 \
+        return t;                                                                                  \
+    }
+
+RED_DEFINE_PAIRWISE_(float)
+RED_DEFINE_PAIRWISE_(double)
+
+/* ---- typed reduction loops ---------------------------------------------------------- */
+
+/* Integer (and bool) inputs: sums and products wrap in uint64_t. */
+#define RED_DEFINE_INT_(SUF, T)                                                                    \
+    static void red_int_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *const b = in + red_base(p, o);                                                \
+            if (kind == RED_SUM || kind == RED_NANSUM || kind == RED_PROD) {                       \
+                uint64_t acc = kind == RED_PROD ? 1 : 0;                                           \
+                if (kind == RED_PROD) {                                                            \
+                    RED_EACH(p, b, T, v, acc *= (uint64_t)(int64_t)*v;)                            \
+                } else {                                                                           \
+                    RED_EACH(p, b, T, v, acc += (uint64_t)(int64_t)*v;)                            \
+                }                                                                                  \
+                ((T *)dst)[o] = (T)(int64_t)acc;                                                   \
+            } else if (kind == RED_AMAX || kind == RED_AMIN) {                                     \
+                T acc = *(b + p->roff[0]);                                                         \
+                if (kind == RED_AMAX) {                                                            \
+                    RED_EACH(p, b, T, v, if (*v > acc) acc = *v;)                                  \
+                } else {                                                                           \
+                    RED_EACH(p, b, T, v, if (*v < acc) acc = *v;)                                  \
+                }                                                                                  \
+                ((T *)dst)[o] = acc;                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+RED_DEFINE_INT_(b, bool)
+RED_DEFINE_INT_(u8, uint8_t)
+RED_DEFINE_INT_(i8, int8_t)
+RED_DEFINE_INT_(i16, int16_t)
+RED_DEFINE_INT_(i32, int32_t)
+RED_DEFINE_INT_(i64, int64_t)
+
+/* Floating inputs, computed in ACC (float for float16/bfloat16). */
+#define RED_DEFINE_FLT_(SUF, T, ACC)                                                               \
+    static void red_flt_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *const b = in + red_base(p, o);                                                \
+            ACC r = 0;                                                                             \
+            if (kind == RED_SUM || kind == RED_MEAN || kind == RED_NANSUM) {                       \
+                pw_##ACC s;                                                                        \
+                pw_init_##ACC(&s);                                                                 \
+                if (kind == RED_NANSUM) {                                                          \
+                    RED_EACH(p, b, T, v, {                                                         \
+                        const ACC x = OPS_LOAD(v);                                                 \
+                        if (x == x)                                                                \
+                            pw_add_##ACC(&s, x);                                                   \
+                    })                                                                             \
+                } else {                                                                           \
+                    RED_EACH(p, b, T, v, pw_add_##ACC(&s, OPS_LOAD(v));)                           \
+                }                                                                                  \
+                r = pw_total_##ACC(&s);                                                            \
+                if (kind == RED_MEAN)                                                              \
+                    r = r / (ACC)p->nred;                                                          \
+            } else if (kind == RED_PROD) {                                                         \
+                r = 1;                                                                             \
+                RED_EACH(p, b, T, v, r *= OPS_LOAD(v);)                                            \
+            } else if (kind == RED_AMAX) {                                                         \
+                r = OPS_LOAD(b + p->roff[0]);                                                      \
+                RED_EACH(p, b, T, v, r = CPU_MAX_NAN(r, OPS_LOAD(v));)                             \
+            } else if (kind == RED_AMIN) {                                                         \
+                r = OPS_LOAD(b + p->roff[0]);                                                      \
+                RED_EACH(p, b, T, v, r = CPU_MIN_NAN(r, OPS_LOAD(v));)                             \
+            } else if (kind == RED_LSE) {                                                          \
+                ACC m = -INFINITY;                                                                 \
+                RED_EACH(p, b, T, v, m = CPU_MAX_NAN(m, OPS_LOAD(v));)                             \
+                if (isinf(m))                                                                      \
+                    m = 0; /* all -inf, or an inf: exp(x - m) must not be inf - inf */             \
+                pw_##ACC s;                                                                        \
+                pw_init_##ACC(&s);                                                                 \
+                RED_EACH(p, b, T, v, pw_add_##ACC(&s, CPU_FP1(expf, exp, (ACC)(OPS_LOAD(v) - m)));) \
+                r = CPU_FP1(logf, log, pw_total_##ACC(&s)) + m;                                    \
+            }                                                                                      \
+            OPS_STORE(&out[o], r);                                                                 \
+        }                                                                                          \
+    }
+
+RED_DEFINE_FLT_(f16, ops_half, float)
+RED_DEFINE_FLT_(bf16, ops_bfloat16, float)
+RED_DEFINE_FLT_(f32, float, float)
+RED_DEFINE_FLT_(f64, double, double)
+
+/* all/any of any dtype into bool or uint8 (the truth of each element). */
+#define RED_DEFINE_TRUTH_(SUF, T)                                                                  \
+    static void red_truth_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)      \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *const b = in + red_base(p, o);                                                \
+            bool r = kind == RED_ALL;                                                              \
+            if (kind == RED_ALL) {                                                                 \
+                RED_EACH(p, b, T, v, r = r && OPS_LOAD(v) != 0;)                                   \
+            } else {                                                                               \
+                RED_EACH(p, b, T, v, r = r || OPS_LOAD(v) != 0;)                                   \
+            }                                                                                      \
+            dst[o] = (char)r; /* bool and uint8 both hold 0 or 1 in one byte */                    \
+        }                                                                                          \
+    }
+
+RED_DEFINE_TRUTH_(b, bool)
+RED_DEFINE_TRUTH_(u8, uint8_t)
+RED_DEFINE_TRUTH_(i8, int8_t)
+RED_DEFINE_TRUTH_(i16, int16_t)
+RED_DEFINE_TRUTH_(i32, int32_t)
+RED_DEFINE_TRUTH_(i64, int64_t)
+RED_DEFINE_TRUTH_(f16, ops_half)
+RED_DEFINE_TRUTH_(bf16, ops_bfloat16)
+RED_DEFINE_TRUTH_(f32, float)
+RED_DEFINE_TRUTH_(f64, double)
+
+static void
+red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst)
+{
+    if (kind == RED_ALL || kind == RED_ANY) {
+        switch (dt) {
+        case OPS_BOOL: red_truth_b(kind, p, src, dst); break;
+        case OPS_UINT8: red_truth_u8(kind, p, src, dst); break;
+        case OPS_INT8: red_truth_i8(kind, p, src, dst); break;
+        case OPS_INT16: red_truth_i16(kind, p, src, dst); break;
+        case OPS_INT32: red_truth_i32(kind, p, src, dst); break;
+        case OPS_INT64: red_truth_i64(kind, p, src, dst); break;
+        case OPS_FLOAT16: red_truth_f16(kind, p, src, dst); break;
+        case OPS_BFLOAT16: red_truth_bf16(kind, p, src, dst); break;
+        case OPS_FLOAT32: red_truth_f32(kind, p, src, dst); break;
+        case OPS_FLOAT64: red_truth_f64(kind, p, src, dst); break;
+        default: break;
+        }
+        return;
+    }
+    switch (dt) {
+    case OPS_BOOL: red_int_b(kind, p, src, dst); break;
+    case OPS_UINT8: red_int_u8(kind, p, src, dst); break;
+    case OPS_INT8: red_int_i8(kind, p, src, dst); break;
+    case OPS_INT16: red_int_i16(kind, p, src, dst); break;
+    case OPS_INT32: red_int_i32(kind, p, src, dst); break;
+    case OPS_INT64: red_int_i64(kind, p, src, dst); break;
+    case OPS_FLOAT16: red_flt_f16(kind, p, src, dst); break;
+    case OPS_BFLOAT16: red_flt_bf16(kind, p, src, dst); break;
+    case OPS_FLOAT32: red_flt_f32(kind, p, src, dst); break;
+    case OPS_FLOAT64: red_flt_f64(kind, p, src, dst); break;
+    default: break;
+    }
+}
+
+/* ---- shared driver pieces ------------------------------------------------------------ */
+
+/* Copies the contiguous elements at src into t's strided elements (same dtype). */
+static void
+red_store_strided(ops_tensor *t, const char *src)
+{
+    const size_t isz = ops_dtype_itemsize(t->dtype);
+    const int64_t n = ops_shape_numel(t->ndim, t->sizes);
+    char *base = (char *)ops_tensor_data_ptr(t);
+    int64_t idx[OPS_MAX_DIMS] = {0};
+    int64_t off = 0;
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(base + off * (int64_t)isz, src + (size_t)i * isz, isz);
+        for (int d = t->ndim - 1; d >= 0; d--) {
+            idx[d]++;
+            off += t->strides[d];
+            if (idx[d] < t->sizes[d])
+                break;
+            off -= idx[d] * t->strides[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Checks an out= tensor before anything is allocated: its dtype (when want is not
+ * OPS_DTYPE_NONE) and that its elements do not share memory. */
+static ops_status
+red_check_out(const char *op, const ops_tensor *out, ops_dtype want, int nd, const int64_t *sizes)
+{
+    if (want != OPS_DTYPE_NONE && out->dtype != want)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                        ops_dtype_name(want), ops_dtype_name(out->dtype));
+    const bool same = out->ndim == nd && memcmp(out->sizes, sizes, (size_t)nd * sizeof(int64_t)) == 0;
+    if (same && ops_tensor_has_internal_overlap(out))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor refers to a "
+                        "single memory location. Please clone() the tensor before performing the operation.",
+                        op);
+    return OPS_OK;
+}
+
+/* self converted to dtype dt (a new contiguous tensor), or a new reference to self
+ * when it already has dt and contiguous is false. */
+static ops_tensor *
+red_convert(const char *op, const ops_tensor *self, ops_dtype dt, bool contiguous)
+{
+    if (self->dtype == dt && !contiguous) {
+        return ops_tensor_retain(self);
+    }
+    ops_tensor *t = ops_tensor_new(op, self->ndim, self->sizes, NULL, dt, OPS_DEVICE_CPU);
+    if (t == NULL)
+        return NULL;
+    if (ops_copy_(t, self, false) != OPS_OK) {
+        ops_tensor_release(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Writes the contiguous result r into out (resized if its shape differs): the last
+ * step, after every allocation but out's own resize. */
+static ops_status
+red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r)
+{
+    const bool same = out->ndim == r->ndim && memcmp(out->sizes, r->sizes, (size_t)r->ndim * sizeof(int64_t)) == 0;
+    ops_status st;
+    if (!same && (st = ops_tensor_resize_(op, out, r->ndim, r->sizes)) != OPS_OK)
+        return st;
+    red_store_strided(out, (const char *)ops_tensor_data_ptr(r));
+    ops_tensor_bump_version(out);
+    return OPS_OK;
+}
+
+/* ---- the reduction driver ------------------------------------------------------------ */
+
+/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result). */
+static ops_status
+reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+            ops_dtype dtype, ops_tensor *out, ops_tensor **result)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *src = NULL, *res = NULL;
+    red_plan p;
+    bool mask[OPS_MAX_DIMS];
+    p.roff = NULL;
+
+    if ((st = red_dims(op, self->ndim, dims, mask)) != OPS_OK)
+        return st;
+    red_plan_geometry(&p, self, mask, keepdim);
+
+    /* the dtype computed in (cd) and the result's (rd) */
+    ops_dtype cd = self->dtype, rd;
+    switch (kind) {
+    case RED_SUM:
+    case RED_NANSUM:
+    case RED_PROD:
+        if (dtype != OPS_DTYPE_NONE)
+            cd = dtype;
+        else if (out != NULL)
+            cd = out->dtype;
+        else if (ops_dtype_is_integral(self->dtype, true))
+            cd = OPS_INT64;
+        rd = cd;
+        break;
+    case RED_MEAN:
+        cd = dtype != OPS_DTYPE_NONE ? dtype : out != NULL ? out->dtype : self->dtype;
+        if (!ops_dtype_is_floating(cd))
+            return ops_fail(OPS_ERR_DTYPE,
+                            "%s: could not infer output dtype. %s dtype must be either a floating point or complex "
+                            "dtype. Got: %s",
+                            op, dtype != OPS_DTYPE_NONE ? "Optional" : "Input", ops_dtype_name(cd));
+        rd = cd;
+        break;
+    case RED_LSE:
+        cd = ops_dtype_is_floating(self->dtype) ? self->dtype : OPS_FLOAT32;
+        if (out != NULL) {
+            if (!ops_dtype_is_floating(out->dtype))
+                return ops_fail(OPS_ERR_DTYPE, "%s: Expected floating point type for result tensor, but got: %s",
+                                op, ops_dtype_name(out->dtype));
+            cd = out->dtype;
+        }
+        rd = cd;
+        break;
+    case RED_AMAX:
+    case RED_AMIN:
+        rd = cd;
+        if (out != NULL && out->dtype != cd)
+            return ops_fail(OPS_ERR_DTYPE,
+                            "%s: Expected the dtype for input and out to match, but got %s for input's dtype and "
+                            "%s for out's dtype.",
+                            op, ops_dtype_name(cd), ops_dtype_name(out->dtype));
+        break;
+    default: /* all, any */
+        rd = self->dtype == OPS_UINT8 ? OPS_UINT8 : OPS_BOOL;
+        if (out != NULL && out->dtype != rd)
+            return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                            ops_dtype_name(rd), ops_dtype_name(out->dtype));
+        break;
+    }
+    if (kind == RED_AMAX || kind == RED_AMIN) {
+        if (dims == NULL || dims->len == 0) {
+            if (ops_shape_numel(self->ndim, self->sizes) == 0)
+                return ops_fail(OPS_ERR_INDEX,
+                                "%s: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                                "reduction dim with the 'dim' argument.",
+                                op);
+        } else {
+            for (int d = 0; d < self->ndim; d++)
+                if (mask[d] && self->sizes[d] == 0)
+                    return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
+        }
+    }
+    if (out != NULL && (st = red_check_out(op, out, rd, p.ond, p.osz)) != OPS_OK)
+        return st;
+
+    if ((src = red_convert(op, self, kind == RED_ALL || kind == RED_ANY ? self->dtype : cd, false)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    red_plan_geometry(&p, src, mask, keepdim);
+    if ((res = ops_tensor_new(op, p.ond, p.osz, NULL, rd, OPS_DEVICE_CPU)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (p.nout > 0 && !red_plan_offsets(op, &p, src, mask)) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (p.nout > 0)
+        red_run(kind, src->dtype, &p, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
+    if (out != NULL) {
+        st = red_finish_out(op, out, res);
+    } else {
+        *result = res;
+        res = NULL;
+    }
+done:
+    ops_host_free(p.roff);
+    ops_tensor_release(src);
+    ops_tensor_release(res);
+    return st;
+}
+
+static ops_tensor *
+reduce_new(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+           ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    reduce_impl(op, kind, self, dims, keepdim, dtype, NULL, &r);
+    return r;
+}
+
+/* ---- entry points ---------------------------------------------------------------------- */
+
+ops_tensor *
+sum_cpu(const ops_tensor *self, ops_dtype dtype)
+{
+    return reduce_new("sum", RED_SUM, self, NULL, false, dtype);
+}
+
+ops_status
+sum_out_cpu(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("sum", RED_SUM, self, NULL, false, dtype, out, NULL);
+}
+
+ops_tensor *
+sum_dim_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
+{
+    return reduce_new("sum", RED_SUM, self, dim, keepdim, dtype);
+}
+
+ops_status
+sum_dim_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("sum", RED_SUM, self, dim, keepdim, dtype, out, NULL);
+}
+
+ops_tensor *
+nansum_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
+{
+    return reduce_new("nansum", RED_NANSUM, self, dim, keepdim, dtype);
+}
+
+ops_status
+nansum_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("nansum", RED_NANSUM, self, dim, keepdim, dtype, out, NULL);
+}
+
+ops_tensor *
+mean_cpu(const ops_tensor *self, ops_dtype dtype)
+{
+    return reduce_new("mean", RED_MEAN, self, NULL, false, dtype);
+}
+
+ops_status
+mean_dtype_out_cpu(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("mean", RED_MEAN, self, NULL, false, dtype, out, NULL);
+}
+
+ops_tensor *
+mean_dim_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
+{
+    return reduce_new("mean", RED_MEAN, self, dim, keepdim, dtype);
+}
+
+ops_status
+mean_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("mean", RED_MEAN, self, dim, keepdim, dtype, out, NULL);
+}
+
+ops_tensor *
+prod_cpu(const ops_tensor *self, ops_dtype dtype)
+{
+    return reduce_new("prod", RED_PROD, self, NULL, false, dtype);
+}
+
+ops_status
+prod_out_cpu(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("prod", RED_PROD, self, NULL, false, dtype, out, NULL);
+}
+
+ops_tensor *
+prod_dim_int_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_new("prod", RED_PROD, self, &d, keepdim, dtype);
+}
+
+ops_status
+prod_int_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_impl("prod", RED_PROD, self, &d, keepdim, dtype, out, NULL);
+}
+
+ops_tensor *
+amax_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim)
+{
+    return reduce_new("amax", RED_AMAX, self, &dim, keepdim, OPS_DTYPE_NONE);
+}
+
+ops_status
+amax_out_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
+{
+    return reduce_impl("amax", RED_AMAX, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+amin_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim)
+{
+    return reduce_new("amin", RED_AMIN, self, &dim, keepdim, OPS_DTYPE_NONE);
+}
+
+ops_status
+amin_out_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
+{
+    return reduce_impl("amin", RED_AMIN, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+all_cpu(const ops_tensor *self)
+{
+    return reduce_new("all", RED_ALL, self, NULL, false, OPS_DTYPE_NONE);
+}
+
+ops_status
+all_all_out_cpu(const ops_tensor *self, ops_tensor *out)
+{
+    return reduce_impl("all", RED_ALL, self, NULL, false, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+all_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_new("all", RED_ALL, self, &d, keepdim, OPS_DTYPE_NONE);
+}
+
+ops_status
+all_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_impl("all", RED_ALL, self, &d, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+any_cpu(const ops_tensor *self)
+{
+    return reduce_new("any", RED_ANY, self, NULL, false, OPS_DTYPE_NONE);
+}
+
+ops_status
+any_all_out_cpu(const ops_tensor *self, ops_tensor *out)
+{
+    return reduce_impl("any", RED_ANY, self, NULL, false, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+any_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_new("any", RED_ANY, self, &d, keepdim, OPS_DTYPE_NONE);
+}
+
+ops_status
+any_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_impl("any", RED_ANY, self, &d, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+logsumexp_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim)
+{
+    return reduce_new("logsumexp", RED_LSE, self, &dim, keepdim, OPS_DTYPE_NONE);
+}
+
+ops_status
+logsumexp_out_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
+{
+    return reduce_impl("logsumexp", RED_LSE, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+/* ---- one-dim ops: softmax, log_softmax, cumsum, cumprod ------------------------------- */
+
+typedef enum {
+    DIM_SOFTMAX,
+    DIM_LOG_SOFTMAX,
+    DIM_CUMSUM,
+    DIM_CUMPROD,
+} dim_kind;
+
+/* Lines of len elements, inner apart, in contiguous src and dst of the same shape. */
+typedef struct {
+    int64_t outer, len, inner;
+} dim_geom;
+
+#ifdef _OPENMP
+#define DIM_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) if (dim_par_on_)")
+#else
+#define DIM_PARALLEL_FOR_
+#endif
+
+/* Floating lines, computed in ACC (softmax) or double (scans, as PyTorch's CPU
+ * acc_type of float). */
+#define DIM_DEFINE_FLT_(SUF, T, ACC)                                                               \
+    static void dim_flt_##SUF(dim_kind kind, const dim_geom *g, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t lines = g->outer * g->inner, len = g->len, inner = g->inner;                 \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > OPS_GRAIN_SIZE;        \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t l = 0; l < lines; l++) {                                                      \
+            const int64_t base = (l / inner) * len * inner + l % inner;                            \
+            const T *const x = in + base;                                                          \
+            T *const y = out + base;                                                               \
+            if (kind == DIM_CUMSUM || kind == DIM_CUMPROD) {                                       \
+                double acc = kind == DIM_CUMPROD ? 1.0 : 0.0;                                      \
+                for (int64_t k = 0; k < len; k++) {                                                \
+                    const double v = (double)OPS_LOAD(&x[k * inner]);                              \
+                    acc = kind == DIM_CUMPROD ? acc * v : acc + v;                                 \
+                    OPS_STORE(&y[k * inner], (ACC)acc);                                            \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            ACC m = -INFINITY;                                                                     \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                m = CPU_MAX_NAN(m, (ACC)OPS_LOAD(&x[k * inner]));                                  \
+            ACC s = 0;                                                                             \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                s += CPU_FP1(expf, exp, (ACC)(OPS_LOAD(&x[k * inner]) - m));                       \
+            if (kind == DIM_SOFTMAX) {                                                             \
+                for (int64_t k = 0; k < len; k++)                                                  \
+                    OPS_STORE(&y[k * inner], CPU_FP1(expf, exp, (ACC)(OPS_LOAD(&x[k * inner]) - m)) / s); \
+            } else {                                                                               \
+                const ACC ls = CPU_FP1(logf, log, s);                                              \
+                for (int64_t k = 0; k < len; k++)                                                  \
+                    OPS_STORE(&y[k * inner], (ACC)(OPS_LOAD(&x[k * inner]) - m - ls));             \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DIM_DEFINE_FLT_(f16, ops_half, float)
+DIM_DEFINE_FLT_(bf16, ops_bfloat16, float)
+DIM_DEFINE_FLT_(f32, float, float)
+DIM_DEFINE_FLT_(f64, double, double)
+
+/* Integer (and bool) scans wrap in uint64_t. */
+#define DIM_DEFINE_INT_(SUF, T)                                                                    \
+    static void dim_int_##SUF(dim_kind kind, const dim_geom *g, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t lines = g->outer * g->inner, len = g->len, inner = g->inner;                 \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > OPS_GRAIN_SIZE;        \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t l = 0; l < lines; l++) {                                                      \
+            const int64_t base = (l / inner) * len * inner + l % inner;                            \
+            uint64_t acc = kind == DIM_CUMPROD ? 1 : 0;                                            \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                const uint64_t v = (uint64_t)(int64_t)in[base + k * inner];                        \
+                acc = kind == DIM_CUMPROD ? acc * v : acc + v;                                     \
+                out[base + k * inner] = (T)(int64_t)acc;                                           \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DIM_DEFINE_INT_(b, bool)
+DIM_DEFINE_INT_(u8, uint8_t)
+DIM_DEFINE_INT_(i8, int8_t)
+DIM_DEFINE_INT_(i16, int16_t)
+DIM_DEFINE_INT_(i32, int32_t)
+DIM_DEFINE_INT_(i64, int64_t)
+
+static void
+dim_run(dim_kind kind, ops_dtype dt, const dim_geom *g, const char *src, char *dst)
+{
+    switch (dt) {
+    case OPS_BOOL: dim_int_b(kind, g, src, dst); break;
+    case OPS_UINT8: dim_int_u8(kind, g, src, dst); break;
+    case OPS_INT8: dim_int_i8(kind, g, src, dst); break;
+    case OPS_INT16: dim_int_i16(kind, g, src, dst); break;
+    case OPS_INT32: dim_int_i32(kind, g, src, dst); break;
+    case OPS_INT64: dim_int_i64(kind, g, src, dst); break;
+    case OPS_FLOAT16: dim_flt_f16(kind, g, src, dst); break;
+    case OPS_BFLOAT16: dim_flt_bf16(kind, g, src, dst); break;
+    case OPS_FLOAT32: dim_flt_f32(kind, g, src, dst); break;
+    case OPS_FLOAT64: dim_flt_f64(kind, g, src, dst); break;
+    default: break;
+    }
+}
+
+/* kind along dim of self, into out (NULL: a new tensor in *result). */
+static ops_status
+dim_impl(const char *op, dim_kind kind, const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out,
+         ops_tensor **result)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *src = NULL, *res = NULL;
+
+    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+        return ops_last_status();
+    ops_dtype cd;
+    if (kind == DIM_SOFTMAX || kind == DIM_LOG_SOFTMAX) {
+        cd = dtype != OPS_DTYPE_NONE ? dtype : self->dtype;
+        if (!ops_dtype_is_floating(cd))
+            return ops_fail(OPS_ERR_DTYPE, "%s: expected a floating point dtype, but got %s", op,
+                            ops_dtype_name(cd));
+        if (out != NULL && out->dtype != cd)
+            return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                            ops_dtype_name(cd), ops_dtype_name(out->dtype));
+    } else {
+        cd = dtype != OPS_DTYPE_NONE ? dtype
+             : out != NULL         ? out->dtype
+             : ops_dtype_is_integral(self->dtype, true) ? OPS_INT64
+                                                         : self->dtype;
+    }
+    if (out != NULL && (st = red_check_out(op, out, cd, self->ndim, self->sizes)) != OPS_OK)
+        return st;
+    if ((src = red_convert(op, self, cd, true)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    dim_geom g = {1, 1, 1};
+    for (int d = 0; d < self->ndim; d++) {
+        if (d < dim)
+            g.outer *= self->sizes[d];
+        else if (d == dim)
+            g.len = self->sizes[d];
+        else
+            g.inner *= self->sizes[d];
+    }
+    if (ops_shape_numel(self->ndim, self->sizes) > 0)
+        dim_run(kind, cd, &g, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
+    if (out != NULL) {
+        st = red_finish_out(op, out, res);
+    } else {
+        *result = res;
+        res = NULL;
+    }
+done:
+    ops_tensor_release(src);
+    ops_tensor_release(res);
+    return st;
+}
+
+ops_tensor *
+softmax_int_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    dim_impl("softmax", DIM_SOFTMAX, self, dim, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+softmax_int_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
+{
+    return dim_impl("softmax", DIM_SOFTMAX, self, dim, dtype, out, NULL);
+}
+
+ops_tensor *
+log_softmax_int_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    dim_impl("log_softmax", DIM_LOG_SOFTMAX, self, dim, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+log_softmax_int_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
+{
+    return dim_impl("log_softmax", DIM_LOG_SOFTMAX, self, dim, dtype, out, NULL);
+}
+
+ops_tensor *
+cumsum_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    dim_impl("cumsum", DIM_CUMSUM, self, dim, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+cumsum_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
+{
+    return dim_impl("cumsum", DIM_CUMSUM, self, dim, dtype, out, NULL);
+}
+
+ops_tensor *
+cumprod_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    dim_impl("cumprod", DIM_CUMPROD, self, dim, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+cumprod_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
+{
+    return dim_impl("cumprod", DIM_CUMPROD, self, dim, dtype, out, NULL);
+}
