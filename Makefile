@@ -68,6 +68,7 @@ bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
 	$(BUILD)/bench/bench_add
 	$(BUILD)/bench/bench_mm
+	$(BUILD)/bench/bench_reduce
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)

@@ -616,7 +616,7 @@ mean_cpu(const ops_tensor *self, ops_dtype dtype)
 }
 
 ops_status
-mean_dtype_out_cpu(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
+mean_out_cpu(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
 {
     return reduce_impl("mean", RED_MEAN, self, NULL, false, dtype, out, NULL);
 }
@@ -628,7 +628,7 @@ mean_dim_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_
 }
 
 ops_status
-mean_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+mean_dim_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
 {
     return reduce_impl("mean", RED_MEAN, self, dim, keepdim, dtype, out, NULL);
 }
@@ -646,14 +646,14 @@ prod_out_cpu(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
 }
 
 ops_tensor *
-prod_dim_int_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype)
+prod_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype)
 {
     const ops_int_list d = {&dim, 1};
     return reduce_new("prod", RED_PROD, self, &d, keepdim, dtype);
 }
 
 ops_status
-prod_int_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+prod_dim_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
 {
     const ops_int_list d = {&dim, 1};
     return reduce_impl("prod", RED_PROD, self, &d, keepdim, dtype, out, NULL);
@@ -690,7 +690,7 @@ all_cpu(const ops_tensor *self)
 }
 
 ops_status
-all_all_out_cpu(const ops_tensor *self, ops_tensor *out)
+all_out_cpu(const ops_tensor *self, ops_tensor *out)
 {
     return reduce_impl("all", RED_ALL, self, NULL, false, OPS_DTYPE_NONE, out, NULL);
 }
@@ -703,7 +703,7 @@ all_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim)
 }
 
 ops_status
-all_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
+all_dim_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
 {
     const ops_int_list d = {&dim, 1};
     return reduce_impl("all", RED_ALL, self, &d, keepdim, OPS_DTYPE_NONE, out, NULL);
@@ -716,7 +716,7 @@ any_cpu(const ops_tensor *self)
 }
 
 ops_status
-any_all_out_cpu(const ops_tensor *self, ops_tensor *out)
+any_out_cpu(const ops_tensor *self, ops_tensor *out)
 {
     return reduce_impl("any", RED_ANY, self, NULL, false, OPS_DTYPE_NONE, out, NULL);
 }
@@ -729,7 +729,7 @@ any_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim)
 }
 
 ops_status
-any_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
+any_dim_out_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
 {
     const ops_int_list d = {&dim, 1};
     return reduce_impl("any", RED_ANY, self, &d, keepdim, OPS_DTYPE_NONE, out, NULL);
@@ -918,7 +918,7 @@ done:
 }
 
 ops_tensor *
-softmax_int_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
+softmax_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
 {
     ops_tensor *r = NULL;
     dim_impl("softmax", DIM_SOFTMAX, self, dim, dtype, NULL, &r);
@@ -926,13 +926,13 @@ softmax_int_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
 }
 
 ops_status
-softmax_int_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
+softmax_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
 {
     return dim_impl("softmax", DIM_SOFTMAX, self, dim, dtype, out, NULL);
 }
 
 ops_tensor *
-log_softmax_int_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
+log_softmax_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
 {
     ops_tensor *r = NULL;
     dim_impl("log_softmax", DIM_LOG_SOFTMAX, self, dim, dtype, NULL, &r);
@@ -940,7 +940,7 @@ log_softmax_int_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype)
 }
 
 ops_status
-log_softmax_int_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
+log_softmax_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
 {
     return dim_impl("log_softmax", DIM_LOG_SOFTMAX, self, dim, dtype, out, NULL);
 }

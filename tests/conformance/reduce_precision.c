@@ -54,7 +54,7 @@ START_TEST(test_strided_dim_sum)
     ck_assert_ptr_nonnull(tt);
     const int64_t d = 1;
     const ops_int_list dims = {&d, 1};
-    ops_tensor *s = ops_sum_dim_intlist(tt, &dims, false, OPS_DTYPE_NONE);
+    ops_tensor *s = ops_sum_dim(tt, &dims, false, OPS_DTYPE_NONE);
     ck_assert_msg(s != NULL, "%s", ops_last_error());
     ck_assert_int_eq(ops_tensor_ndim(s), 1);
     ck_assert_int_eq(ops_tensor_sizes(s)[0], 8);
