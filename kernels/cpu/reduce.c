@@ -379,6 +379,251 @@ red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *d
     }
 }
 
+/* ---- outer reductions ------------------------------------------------------------------ */
+
+/* When the kept dims are inner and contiguous (output o's base is input element o), the
+ * reduced elements of consecutive outputs are consecutive in memory: a reduced "row"
+ * holds every output's element at one reduced position.  Rather than walk each output's
+ * strided column (one cache line per element), whole rows are folded into an
+ * accumulator row, a tile of columns at a time, threads over tiles.  Sums keep the
+ * per-column pairwise scheme of pw_*: blocks of RED_BLOCK rows summed plainly, merged
+ * like a binary counter through level rows, in the same order as the column walk. */
+
+/* Columns per tile: a few KiB of input per row, narrower when that leaves threads idle. */
+#define RED_OUTER_TILE 1024
+/* Fewer outputs than this: the column walk is as good. */
+#define RED_OUTER_MIN_OUT 16
+
+/* True when the plan's outputs are the inner contiguous elements of each reduced row. */
+static bool
+red_outer_ok(const red_plan *p)
+{
+    if (p->nout < RED_OUTER_MIN_OUT || p->nred < 2)
+        return false;
+    int64_t expect = 1;
+    for (int d = p->nk - 1; d >= 0; d--) {
+        if (p->ksz[d] != 1 && p->kst[d] != expect)
+            return false;
+        expect *= p->ksz[d];
+    }
+    return true;
+}
+
+/* Level rows a pairwise row sum of p->nred rows needs (one per bit of the block count). */
+static int
+red_outer_levels(const red_plan *p)
+{
+    int l = 0;
+    for (uint64_t n = (uint64_t)(p->nred / RED_BLOCK); n != 0; n >>= 1)
+        l++;
+    return l;
+}
+
+/* Tile width for the plan: RED_OUTER_TILE, or less so that every thread gets a tile. */
+static int64_t
+red_outer_tile(const red_plan *p)
+{
+    const int nt = ops_get_num_threads();
+    int64_t w = RED_OUTER_TILE;
+    if (nt > 1 && (p->nout + w - 1) / w < nt) {
+        w = (p->nout + nt - 1) / nt;
+        w = (w + 15) / 16 * 16;
+        if (w < 64)
+            w = 64;
+    }
+    return w;
+}
+
+/* Threads over tiles, when there is enough work and more than one tile. */
+#ifdef _OPENMP
+#define RED_OUTER_FOR_ _Pragma("omp parallel for schedule(static) if (red_par_on_)")
+#else
+#define RED_OUTER_FOR_
+#endif
+
+/* Runs BODY with `const SCALAR *ROW`, the tile's start in each reduced row, in order. */
+#define RED_ROWS(P, IN, C0, SCALAR, ROW, ...)                                                      \
+    for (int64_t j_ = 0; j_ < (P)->nro; j_++) {                                                    \
+        for (int64_t i_ = 0; i_ < (P)->rin; i_++) {                                                \
+            const SCALAR *restrict const ROW = (IN) + (P)->roff[j_] + i_ * (P)->rstep + (C0);      \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    }
+
+/* Floating outer reductions: sum, nansum, mean, prod, amax, amin. ws holds
+ * (levels + 1) * nout ACC. */
+#define RED_DEFINE_OUTER_FLT_(SUF, T, ACC)                                                         \
+    static void red_outer_flt_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,  \
+                                    void *ws)                                                      \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t nout = p->nout, w = red_outer_tile(p), ntile = (nout + w - 1) / w;           \
+        const int nlev = red_outer_levels(p);                                                      \
+        const bool red_par_on_ = ntile > 1 && red_par_(p);                                         \
+        (void)red_par_on_;                                                                         \
+        RED_OUTER_FOR_                                                                             \
+        for (int64_t t = 0; t < ntile; t++) {                                                      \
+            const int64_t c0 = t * w, n = nout - c0 < w ? nout - c0 : w;                           \
+            ACC *restrict const acc = (ACC *)ws + c0;                                              \
+            if (kind == RED_SUM || kind == RED_MEAN || kind == RED_NANSUM) {                       \
+                int64_t inblk = 0;                                                                 \
+                uint64_t nblk = 0;                                                                 \
+                RED_ROWS(p, in, c0, T, row, {                                                      \
+                    if (inblk == 0) {                                                              \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = 0;                                                            \
+                    }                                                                              \
+                    if (kind == RED_NANSUM) {                                                      \
+                        for (int64_t c = 0; c < n; c++) {                                          \
+                            const ACC x = OPS_LOAD(&row[c]);                                       \
+                            acc[c] += x == x ? x : (ACC)0;                                         \
+                        }                                                                          \
+                    } else {                                                                       \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] += (ACC)OPS_LOAD(&row[c]);                                      \
+                    }                                                                              \
+                    if (++inblk == RED_BLOCK) {                                                    \
+                        uint64_t b = nblk++;                                                       \
+                        int k = 0;                                                                 \
+                        for (; b & 1; b >>= 1, k++) {                                              \
+                            const ACC *restrict const lv = (const ACC *)ws + (k + 1) * nout + c0;  \
+                            for (int64_t c = 0; c < n; c++)                                        \
+                                acc[c] = lv[c] + acc[c];                                           \
+                        }                                                                          \
+                        ACC *restrict const dl = (ACC *)ws + (k + 1) * nout + c0;                  \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            dl[c] = acc[c];                                                        \
+                        inblk = 0;                                                                 \
+                    }                                                                              \
+                })                                                                                 \
+                if (inblk == 0) {                                                                  \
+                    for (int64_t c = 0; c < n; c++)                                                \
+                        acc[c] = 0;                                                                \
+                }                                                                                  \
+                uint64_t b = nblk;                                                                 \
+                for (int k = 0; b != 0 && k < nlev; b >>= 1, k++) {                                \
+                    if (b & 1) {                                                                   \
+                        const ACC *restrict const lv = (const ACC *)ws + (k + 1) * nout + c0;      \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = lv[c] + acc[c];                                               \
+                    }                                                                              \
+                }                                                                                  \
+                if (kind == RED_MEAN) {                                                            \
+                    for (int64_t c = 0; c < n; c++)                                                \
+                        acc[c] = acc[c] / (ACC)p->nred;                                            \
+                }                                                                                  \
+            } else {                                                                               \
+                bool first = true;                                                                 \
+                RED_ROWS(p, in, c0, T, row, {                                                      \
+                    if (first) {                                                                   \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = kind == RED_PROD ? (ACC)1 : (ACC)OPS_LOAD(&row[c]);           \
+                        first = false;                                                             \
+                        if (kind != RED_PROD)                                                      \
+                            continue;                                                              \
+                    }                                                                              \
+                    if (kind == RED_PROD) {                                                        \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] *= (ACC)OPS_LOAD(&row[c]);                                      \
+                    } else if (kind == RED_AMAX) {                                                 \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = CPU_MAX_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));                  \
+                    } else {                                                                       \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = CPU_MIN_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));                  \
+                    }                                                                              \
+                })                                                                                 \
+            }                                                                                      \
+            for (int64_t c = 0; c < n; c++)                                                        \
+                OPS_STORE(&out[c0 + c], acc[c]);                                                   \
+        }                                                                                          \
+    }
+
+RED_DEFINE_OUTER_FLT_(f16, ops_half, float)
+RED_DEFINE_OUTER_FLT_(bf16, ops_bfloat16, float)
+RED_DEFINE_OUTER_FLT_(f32, float, float)
+RED_DEFINE_OUTER_FLT_(f64, double, double)
+
+/* Integer (and bool) outer reductions: sum, nansum, prod wrap in uint64_t; amax, amin. */
+#define RED_DEFINE_OUTER_INT_(SUF, T)                                                              \
+    static void red_outer_int_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,  \
+                                    void *ws)                                                      \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t nout = p->nout, w = red_outer_tile(p), ntile = (nout + w - 1) / w;           \
+        const bool red_par_on_ = ntile > 1 && red_par_(p);                                         \
+        (void)red_par_on_;                                                                         \
+        RED_OUTER_FOR_                                                                             \
+        for (int64_t t = 0; t < ntile; t++) {                                                      \
+            const int64_t c0 = t * w, n = nout - c0 < w ? nout - c0 : w;                           \
+            if (kind == RED_SUM || kind == RED_NANSUM || kind == RED_PROD) {                       \
+                uint64_t *restrict const acc = (uint64_t *)ws + c0;                                \
+                for (int64_t c = 0; c < n; c++)                                                    \
+                    acc[c] = kind == RED_PROD ? 1 : 0;                                             \
+                if (kind == RED_PROD) {                                                            \
+                    RED_ROWS(p, in, c0, T, row, {                                                  \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] *= (uint64_t)(int64_t)row[c];                                   \
+                    })                                                                             \
+                } else {                                                                           \
+                    RED_ROWS(p, in, c0, T, row, {                                                  \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] += (uint64_t)(int64_t)row[c];                                   \
+                    })                                                                             \
+                }                                                                                  \
+                for (int64_t c = 0; c < n; c++)                                                    \
+                    out[c0 + c] = (T)(int64_t)acc[c];                                              \
+            } else if (kind == RED_AMAX || kind == RED_AMIN) {                                     \
+                T *restrict const acc = out + c0;                                                  \
+                bool first = true;                                                                 \
+                RED_ROWS(p, in, c0, T, row, {                                                      \
+                    if (first) {                                                                   \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = row[c];                                                       \
+                        first = false;                                                             \
+                    } else if (kind == RED_AMAX) {                                                 \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = row[c] > acc[c] ? row[c] : acc[c];                            \
+                    } else {                                                                       \
+                        for (int64_t c = 0; c < n; c++)                                            \
+                            acc[c] = row[c] < acc[c] ? row[c] : acc[c];                            \
+                    }                                                                              \
+                })                                                                                 \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+RED_DEFINE_OUTER_INT_(b, bool)
+RED_DEFINE_OUTER_INT_(u8, uint8_t)
+RED_DEFINE_OUTER_INT_(i8, int8_t)
+RED_DEFINE_OUTER_INT_(i16, int16_t)
+RED_DEFINE_OUTER_INT_(i32, int32_t)
+RED_DEFINE_OUTER_INT_(i64, int64_t)
+
+/* The outer path for kind on dtype dt; false when it has none (the column walk runs). */
+static bool
+red_run_outer(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, void *ws)
+{
+    if (kind == RED_LSE || kind == RED_ALL || kind == RED_ANY)
+        return false;
+    switch (dt) {
+    case OPS_BOOL: red_outer_int_b(kind, p, src, dst, ws); break;
+    case OPS_UINT8: red_outer_int_u8(kind, p, src, dst, ws); break;
+    case OPS_INT8: red_outer_int_i8(kind, p, src, dst, ws); break;
+    case OPS_INT16: red_outer_int_i16(kind, p, src, dst, ws); break;
+    case OPS_INT32: red_outer_int_i32(kind, p, src, dst, ws); break;
+    case OPS_INT64: red_outer_int_i64(kind, p, src, dst, ws); break;
+    case OPS_FLOAT16: red_outer_flt_f16(kind, p, src, dst, ws); break;
+    case OPS_BFLOAT16: red_outer_flt_bf16(kind, p, src, dst, ws); break;
+    case OPS_FLOAT32: red_outer_flt_f32(kind, p, src, dst, ws); break;
+    case OPS_FLOAT64: red_outer_flt_f64(kind, p, src, dst, ws); break;
+    default: return false;
+    }
+    return true;
+}
+
 /* ---- shared driver pieces ------------------------------------------------------------ */
 
 /* Copies the contiguous elements at src into t's strided elements (same dtype). */
@@ -461,6 +706,7 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
 {
     ops_status st = OPS_OK;
     ops_tensor *src = NULL, *res = NULL;
+    void *ws = NULL;
     red_plan p;
     bool mask[OPS_MAX_DIMS];
     p.roff = NULL;
@@ -547,7 +793,17 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
         st = ops_last_status();
         goto done;
     }
-    if (p.nout > 0)
+    if (p.nout > 0 && kind != RED_LSE && kind != RED_ALL && kind != RED_ANY && red_outer_ok(&p)) {
+        /* the outer path's accumulator and level rows, 8 bytes covering every ACC */
+        const size_t rows = (size_t)red_outer_levels(&p) + 1;
+        if ((ws = ops_host_malloc(rows * (size_t)p.nout * 8)) == NULL) {
+            st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+            goto done;
+        }
+    }
+    if (p.nout > 0 &&
+        !(ws != NULL &&
+          red_run_outer(kind, src->dtype, &p, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res), ws)))
         red_run(kind, src->dtype, &p, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
     if (out != NULL) {
         st = red_finish_out(op, out, res);
@@ -556,6 +812,7 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
         res = NULL;
     }
 done:
+    ops_host_free(ws);
     ops_host_free(p.roff);
     ops_tensor_release(src);
     ops_tensor_release(res);
