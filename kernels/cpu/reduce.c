@@ -9,7 +9,9 @@
  * when that differs (sum of int32 is an int64 sum, sum(dtype=float64) a float64 one).
  * Floating sums accumulate in opmath (float for float16/bfloat16) pairwise, in blocks
  * of RED_BLOCK merged like a binary counter, so 2^24 ones sum to 2^24 exactly;
- * integer sums and products wrap in uint64_t as PyTorch's int64 ones do.
+ * integer sums and products wrap in uint64_t as PyTorch's int64 ones do.  When the kept
+ * dims are inner and contiguous (sum over dim 0 of a matrix) whole rows are folded into
+ * an accumulator row instead (red_outer_*), with the same per-element order and result.
  *
  * Results are computed into a fresh contiguous tensor; an out= tensor is checked and
  * resized only once every allocation has succeeded, then written in one strided copy
@@ -389,8 +391,9 @@ red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *d
  * per-column pairwise scheme of pw_*: blocks of RED_BLOCK rows summed plainly, merged
  * like a binary counter through level rows, in the same order as the column walk. */
 
-/* Columns per tile: a few KiB of input per row, narrower when that leaves threads idle. */
-#define RED_OUTER_TILE 1024
+/* Columns per tile: long runs of each row for the prefetcher; narrower (down to 256)
+ * when that leaves threads idle. */
+#define RED_OUTER_TILE 2048
 /* Fewer outputs than this: the column walk is as good. */
 #define RED_OUTER_MIN_OUT 16
 
@@ -428,8 +431,8 @@ red_outer_tile(const red_plan *p)
     if (nt > 1 && (p->nout + w - 1) / w < nt) {
         w = (p->nout + nt - 1) / nt;
         w = (w + 15) / 16 * 16;
-        if (w < 64)
-            w = 64;
+        if (w < 256)
+            w = 256;
     }
     return w;
 }
