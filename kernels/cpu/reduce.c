@@ -1,4 +1,5 @@
-/* Reductions (CPU): sum, mean, prod, nansum, amax, amin, all, any, logsumexp, and the
+/* Reductions (CPU): sum, mean, prod, nansum, nanmean, amax, amin, argmax, argmin, var,
+ * std, all, any, logsumexp, and the
  * one-dim ops softmax, log_softmax, cumsum, cumprod.
  *
  * A reduction is planned once (red_plan): the input's dims split into kept dims (one
@@ -36,6 +37,11 @@ typedef enum {
     RED_ALL,
     RED_ANY,
     RED_LSE,
+    RED_NANMEAN,
+    RED_VAR,
+    RED_STD,
+    RED_ARGMAX,
+    RED_ARGMIN,
 } red_kind;
 
 typedef struct {
@@ -49,6 +55,7 @@ typedef struct {
     int64_t *roff;                 /* offsets of those runs from an output's base */
     int ond;                       /* output rank */
     int64_t osz[OPS_MAX_DIMS];     /* output sizes */
+    double corr;                   /* var/std: the divisor is nred - corr (at least 0) */
 } red_plan;
 
 /* Marks the reduced dims of a tensor of rank ndim in mask; dims NULL or empty: all.
@@ -273,14 +280,17 @@ RED_DEFINE_INT_(i64, int64_t)
         for (int64_t o = 0; o < p->nout; o++) {                                                    \
             const T *const b = in + red_base(p, o);                                                \
             ACC r = 0;                                                                             \
-            if (kind == RED_SUM || kind == RED_MEAN || kind == RED_NANSUM) {                       \
+            if (kind == RED_SUM || kind == RED_MEAN || kind == RED_NANSUM || kind == RED_NANMEAN) { \
                 pw_##ACC s;                                                                        \
                 pw_init_##ACC(&s);                                                                 \
-                if (kind == RED_NANSUM) {                                                          \
+                int64_t cnt = 0; /* nanmean: the elements that are not NaN */                      \
+                if (kind == RED_NANSUM || kind == RED_NANMEAN) {                                   \
                     RED_EACH(p, b, T, v, {                                                         \
                         const ACC x = OPS_LOAD(v);                                                 \
-                        if (x == x)                                                                \
+                        if (x == x) {                                                              \
                             pw_add_##ACC(&s, x);                                                   \
+                            cnt++;                                                                 \
+                        }                                                                          \
                     })                                                                             \
                 } else {                                                                           \
                     RED_EACH(p, b, T, v, pw_add_##ACC(&s, OPS_LOAD(v));)                           \
@@ -288,6 +298,8 @@ RED_DEFINE_INT_(i64, int64_t)
                 r = pw_total_##ACC(&s);                                                            \
                 if (kind == RED_MEAN)                                                              \
                     r = r / (ACC)p->nred;                                                          \
+                else if (kind == RED_NANMEAN)                                                      \
+                    r = r / (ACC)cnt; /* none left: 0 / 0, NaN */                                 \
             } else if (kind == RED_PROD) {                                                         \
                 r = 1;                                                                             \
                 RED_EACH(p, b, T, v, r *= OPS_LOAD(v);)                                            \
@@ -315,6 +327,87 @@ RED_DEFINE_FLT_(f16, ops_half, float)
 RED_DEFINE_FLT_(bf16, ops_bfloat16, float)
 RED_DEFINE_FLT_(f32, float, float)
 RED_DEFINE_FLT_(f64, double, double)
+
+/* var/std of floating inputs: two passes (the mean, then the squared deviations from
+ * it), both pairwise in double, so that a large common offset costs no precision. */
+#define RED_DEFINE_VAR_(SUF, T, ACC)                                                               \
+    static void red_var_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *const b = in + red_base(p, o);                                                \
+            pw_double s;                                                                           \
+            pw_init_double(&s);                                                                    \
+            RED_EACH(p, b, T, v, pw_add_double(&s, (double)OPS_LOAD(v));)                          \
+            const double mean = pw_total_double(&s) / (double)p->nred; /* empty: NaN */           \
+            pw_init_double(&s);                                                                    \
+            RED_EACH(p, b, T, v, {                                                                 \
+                const double d = (double)OPS_LOAD(v) - mean;                                       \
+                pw_add_double(&s, d * d);                                                          \
+            })                                                                                     \
+            double dof = (double)p->nred - p->corr;                                                \
+            if (dof < 0)                                                                           \
+                dof = 0; /* as PyTorch: no negative divisor; 0 gives inf or NaN */                 \
+            double r = pw_total_double(&s) / dof;                                                  \
+            if (kind == RED_STD)                                                                   \
+                r = sqrt(r);                                                                       \
+            OPS_STORE(&out[o], (ACC)r);                                                            \
+        }                                                                                          \
+    }
+
+RED_DEFINE_VAR_(f16, ops_half, float)
+RED_DEFINE_VAR_(bf16, ops_bfloat16, float)
+RED_DEFINE_VAR_(f32, float, float)
+RED_DEFINE_VAR_(f64, double, double)
+
+/* argmax/argmin into int64: the position (in the reduced elements' row-major order) of
+ * the first extreme; a NaN is the extreme of both, as in PyTorch, so the first NaN wins. */
+#define RED_ISNAN_(x) ((x) != (x))
+#define RED_NONAN_(x) false
+#define RED_DEFINE_ARG_(SUF, T, ACC, ISNAN)                                                        \
+    static void red_arg_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        int64_t *const out = (int64_t *)dst;                                                       \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *const b = in + red_base(p, o);                                                \
+            ACC best = OPS_LOAD(b + p->roff[0]);                                                   \
+            int64_t bi = 0, k = 0;                                                                 \
+            bool found_nan = ISNAN(best);                                                          \
+            RED_EACH(p, b, T, v, {                                                                 \
+                if (!found_nan) {                                                                  \
+                    const ACC x = OPS_LOAD(v);                                                     \
+                    if (ISNAN(x)) {                                                                \
+                        bi = k;                                                                    \
+                        found_nan = true;                                                          \
+                    } else if (kind == RED_ARGMAX ? x > best : x < best) {                         \
+                        best = x;                                                                  \
+                        bi = k;                                                                    \
+                    }                                                                              \
+                }                                                                                  \
+                k++;                                                                               \
+            })                                                                                     \
+            out[o] = bi;                                                                           \
+        }                                                                                          \
+    }
+
+RED_DEFINE_ARG_(b, bool, bool, RED_NONAN_)
+RED_DEFINE_ARG_(u8, uint8_t, uint8_t, RED_NONAN_)
+RED_DEFINE_ARG_(i8, int8_t, int8_t, RED_NONAN_)
+RED_DEFINE_ARG_(i16, int16_t, int16_t, RED_NONAN_)
+RED_DEFINE_ARG_(i32, int32_t, int32_t, RED_NONAN_)
+RED_DEFINE_ARG_(i64, int64_t, int64_t, RED_NONAN_)
+RED_DEFINE_ARG_(f16, ops_half, float, RED_ISNAN_)
+RED_DEFINE_ARG_(bf16, ops_bfloat16, float, RED_ISNAN_)
+RED_DEFINE_ARG_(f32, float, float, RED_ISNAN_)
+RED_DEFINE_ARG_(f64, double, double, RED_ISNAN_)
 
 /* all/any of any dtype into bool or uint8 (the truth of each element). */
 #define RED_DEFINE_TRUTH_(SUF, T)                                                                  \
@@ -350,6 +443,32 @@ RED_DEFINE_TRUTH_(f64, double)
 static void
 red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst)
 {
+    if (kind == RED_VAR || kind == RED_STD) {
+        switch (dt) {
+        case OPS_FLOAT16: red_var_f16(kind, p, src, dst); break;
+        case OPS_BFLOAT16: red_var_bf16(kind, p, src, dst); break;
+        case OPS_FLOAT32: red_var_f32(kind, p, src, dst); break;
+        case OPS_FLOAT64: red_var_f64(kind, p, src, dst); break;
+        default: break;
+        }
+        return;
+    }
+    if (kind == RED_ARGMAX || kind == RED_ARGMIN) {
+        switch (dt) {
+        case OPS_BOOL: red_arg_b(kind, p, src, dst); break;
+        case OPS_UINT8: red_arg_u8(kind, p, src, dst); break;
+        case OPS_INT8: red_arg_i8(kind, p, src, dst); break;
+        case OPS_INT16: red_arg_i16(kind, p, src, dst); break;
+        case OPS_INT32: red_arg_i32(kind, p, src, dst); break;
+        case OPS_INT64: red_arg_i64(kind, p, src, dst); break;
+        case OPS_FLOAT16: red_arg_f16(kind, p, src, dst); break;
+        case OPS_BFLOAT16: red_arg_bf16(kind, p, src, dst); break;
+        case OPS_FLOAT32: red_arg_f32(kind, p, src, dst); break;
+        case OPS_FLOAT64: red_arg_f64(kind, p, src, dst); break;
+        default: break;
+        }
+        return;
+    }
     if (kind == RED_ALL || kind == RED_ANY) {
         switch (dt) {
         case OPS_BOOL: red_truth_b(kind, p, src, dst); break;
@@ -605,11 +724,19 @@ RED_DEFINE_OUTER_INT_(i16, int16_t)
 RED_DEFINE_OUTER_INT_(i32, int32_t)
 RED_DEFINE_OUTER_INT_(i64, int64_t)
 
+/* True for the kinds the outer path implements. */
+static bool
+red_outer_kind(red_kind kind)
+{
+    return kind == RED_SUM || kind == RED_NANSUM || kind == RED_MEAN || kind == RED_PROD || kind == RED_AMAX ||
+           kind == RED_AMIN;
+}
+
 /* The outer path for kind on dtype dt; false when it has none (the column walk runs). */
 static bool
 red_run_outer(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, void *ws)
 {
-    if (kind == RED_LSE || kind == RED_ALL || kind == RED_ANY)
+    if (!red_outer_kind(kind))
         return false;
     switch (dt) {
     case OPS_BOOL: red_outer_int_b(kind, p, src, dst, ws); break;
@@ -702,10 +829,11 @@ red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r)
 
 /* ---- the reduction driver ------------------------------------------------------------ */
 
-/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result). */
+/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); corr is
+ * var/std's correction. */
 static ops_status
-reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-            ops_dtype dtype, ops_tensor *out, ops_tensor **result)
+reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+            ops_dtype dtype, double corr, ops_tensor *out, ops_tensor **result)
 {
     ops_status st = OPS_OK;
     ops_tensor *src = NULL, *res = NULL;
@@ -713,6 +841,7 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
     red_plan p;
     bool mask[OPS_MAX_DIMS];
     p.roff = NULL;
+    p.corr = corr;
 
     if ((st = red_dims(op, self->ndim, dims, mask)) != OPS_OK)
         return st;
@@ -751,6 +880,28 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
         }
         rd = cd;
         break;
+    case RED_NANMEAN:
+        if (!ops_dtype_is_floating(self->dtype))
+            return ops_fail(OPS_ERR_DTYPE,
+                            "%s: expected input to have floating point or complex dtype but got %s", op,
+                            ops_dtype_name(self->dtype));
+        cd = dtype != OPS_DTYPE_NONE ? dtype : out != NULL ? out->dtype : self->dtype;
+        if (!ops_dtype_is_floating(cd))
+            return ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
+                            ops_dtype_name(self->dtype), ops_dtype_name(cd));
+        rd = cd;
+        break;
+    case RED_VAR:
+    case RED_STD:
+        if (!ops_dtype_is_floating(self->dtype))
+            return ops_fail(OPS_ERR_DTYPE, "%s: std and var only support floating point and complex dtypes, but got %s",
+                            op, ops_dtype_name(self->dtype));
+        rd = cd;
+        break;
+    case RED_ARGMAX:
+    case RED_ARGMIN:
+        rd = OPS_INT64;
+        break;
     case RED_AMAX:
     case RED_AMIN:
         rd = cd;
@@ -767,7 +918,7 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
                             ops_dtype_name(rd), ops_dtype_name(out->dtype));
         break;
     }
-    if (kind == RED_AMAX || kind == RED_AMIN) {
+    if (kind == RED_AMAX || kind == RED_AMIN || kind == RED_ARGMAX || kind == RED_ARGMIN) {
         if (dims == NULL || dims->len == 0) {
             if (ops_shape_numel(self->ndim, self->sizes) == 0)
                 return ops_fail(OPS_ERR_INDEX,
@@ -796,7 +947,7 @@ reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int
         st = ops_last_status();
         goto done;
     }
-    if (p.nout > 0 && kind != RED_LSE && kind != RED_ALL && kind != RED_ANY && red_outer_ok(&p)) {
+    if (p.nout > 0 && red_outer_kind(kind) && red_outer_ok(&p)) {
         /* the outer path's accumulator and level rows, 8 bytes covering every ACC */
         const size_t rows = (size_t)red_outer_levels(&p) + 1;
         if ((ws = ops_host_malloc(rows * (size_t)p.nout * 8)) == NULL) {
@@ -820,6 +971,14 @@ done:
     ops_tensor_release(src);
     ops_tensor_release(res);
     return st;
+}
+
+/* reduce_core for the ops without a correction. */
+static ops_status
+reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+            ops_dtype dtype, ops_tensor *out, ops_tensor **result)
+{
+    return reduce_core(op, kind, self, dims, keepdim, dtype, 1.0, out, result);
 }
 
 static ops_tensor *
@@ -1005,6 +1164,92 @@ ops_status
 logsumexp_out_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
 {
     return reduce_impl("logsumexp", RED_LSE, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+nanmean_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
+{
+    return reduce_new("nanmean", RED_NANMEAN, self, dim, keepdim, dtype);
+}
+
+ops_status
+nanmean_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
+{
+    return reduce_impl("nanmean", RED_NANMEAN, self, dim, keepdim, dtype, out, NULL);
+}
+
+/* argmax/argmin: dim NULL reduces every dim (the flat index). */
+static ops_status
+arg_impl(const char *op, red_kind kind, const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out,
+         ops_tensor **result)
+{
+    const ops_int_list d = {dim, 1};
+    return reduce_impl(op, kind, self, dim != NULL ? &d : NULL, keepdim, OPS_DTYPE_NONE, out, result);
+}
+
+ops_tensor *
+argmax_cpu(const ops_tensor *self, const int64_t *dim, bool keepdim)
+{
+    ops_tensor *r = NULL;
+    arg_impl("argmax", RED_ARGMAX, self, dim, keepdim, NULL, &r);
+    return r;
+}
+
+ops_status
+argmax_out_cpu(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out)
+{
+    return arg_impl("argmax", RED_ARGMAX, self, dim, keepdim, out, NULL);
+}
+
+ops_tensor *
+argmin_cpu(const ops_tensor *self, const int64_t *dim, bool keepdim)
+{
+    ops_tensor *r = NULL;
+    arg_impl("argmin", RED_ARGMIN, self, dim, keepdim, NULL, &r);
+    return r;
+}
+
+ops_status
+argmin_out_cpu(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out)
+{
+    return arg_impl("argmin", RED_ARGMIN, self, dim, keepdim, out, NULL);
+}
+
+/* var/std: correction None is 1 (Bessel's). */
+static double
+red_correction(const ops_scalar *correction)
+{
+    return correction != NULL ? ops_scalar_to_double(*correction) : 1.0;
+}
+
+ops_tensor *
+var_correction_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim)
+{
+    ops_tensor *r = NULL;
+    reduce_core("var", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL, &r);
+    return r;
+}
+
+ops_status
+var_correction_out_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
+                       ops_tensor *out)
+{
+    return reduce_core("var", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out, NULL);
+}
+
+ops_tensor *
+std_correction_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim)
+{
+    ops_tensor *r = NULL;
+    reduce_core("std", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL, &r);
+    return r;
+}
+
+ops_status
+std_correction_out_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
+                       ops_tensor *out)
+{
+    return reduce_core("std", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out, NULL);
 }
 
 /* ---- one-dim ops: softmax, log_softmax, cumsum, cumprod ------------------------------- */

@@ -481,7 +481,8 @@ def random_shapes(rng, n):
 
 # Reductions whose result dtype is not self's when no dtype= is given (PyTorch's rules):
 # integer and bool sums, products and scans accumulate into int64; all/any give bool
-# (uint8 for uint8); logsumexp of integers gives the default float dtype.
+# (uint8 for uint8); logsumexp of integers gives the default float dtype; argmax/argmin
+# give int64 indices.
 INT64_REDUCTIONS = ("sum", "nansum", "prod", "cumsum", "cumprod")
 
 
@@ -495,6 +496,8 @@ def reduction_dtype(base, arrays):
         return "uint8" if sd == "uint8" else "bool"
     if base == "logsumexp" and category(sd) < 2:
         return "float32"
+    if base in ("argmax", "argmin"):
+        return "int64"
     return None
 
 
