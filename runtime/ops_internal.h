@@ -7,6 +7,7 @@
 #define OPS_INTERNAL_H
 
 #include <stdarg.h>
+#include <string.h>
 
 #include "ops_base.h"
 #include "ops_tensor.h"
@@ -153,6 +154,23 @@ OPS_API ops_tensor *ops_tensor_new(const char *op, int ndim, const int64_t *size
 /* New view of base's storage with the given geometry (no checks, no copy). */
 OPS_API ops_tensor *ops_tensor_new_view(const ops_tensor *base, int ndim, const int64_t *sizes,
                                         const int64_t *strides, int64_t offset);
+/* A view header over base's storage on the caller's stack: never retained or
+ * released, valid while base is.  For runtime helpers that do not retain their
+ * operands (ops_copy_values) and for direct element access in kernels. */
+static inline ops_tensor
+ops_borrowed_view(const ops_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
+{
+    ops_tensor v;
+    memset(&v, 0, sizeof v);
+    v.refcount = 1;
+    v.storage = base->storage;
+    v.offset = offset;
+    v.ndim = ndim;
+    v.dtype = base->dtype;
+    memcpy(v.sizes, sizes, (size_t)ndim * sizeof(int64_t));
+    memcpy(v.strides, strides, (size_t)ndim * sizeof(int64_t));
+    return v;
+}
 /* Give t the new sizes with contiguous strides, reallocating its storage if it is
  * too small (out= tensors that were empty). */
 OPS_API ops_status ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes);

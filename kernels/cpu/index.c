@@ -11,23 +11,6 @@
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
-/* A view header over base's storage (never retained or released; for
- * ops_copy_values, which does not retain its operands). */
-static ops_tensor
-stack_view(const ops_tensor *base, int nd, const int64_t *sizes, const int64_t *strides, int64_t offset)
-{
-    ops_tensor v;
-    memset(&v, 0, sizeof v);
-    v.refcount = 1;
-    v.storage = base->storage;
-    v.offset = offset;
-    v.ndim = nd;
-    v.dtype = base->dtype;
-    memcpy(v.sizes, sizes, (size_t)nd * sizeof(int64_t));
-    memcpy(v.strides, strides, (size_t)nd * sizeof(int64_t));
-    return v;
-}
-
 /* Element offset (in elements, from the storage start) of t's linear-th element
  * in row-major order. */
 static int64_t
@@ -85,7 +68,7 @@ index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops
         if (r == NULL)
             return NULL;
         const int64_t zero = 0;
-        ops_tensor src = stack_view(self, index->ndim, index->sizes, &zero, self->offset);
+        ops_tensor src = ops_borrowed_view(self, index->ndim, index->sizes, &zero, self->offset);
         if (ops_copy_values(op, r, &src) != OPS_OK) {
             ops_tensor_release(r);
             return NULL;
@@ -109,8 +92,8 @@ index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops
     }
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = read_index(index, i);
-        ops_tensor src = stack_view(self, m, sizes, sst, self->offset + k * self->strides[dim]);
-        ops_tensor dst = stack_view(r, m, sizes, rst, r->offset + i * r->strides[dim]);
+        ops_tensor src = ops_borrowed_view(self, m, sizes, sst, self->offset + k * self->strides[dim]);
+        ops_tensor dst = ops_borrowed_view(r, m, sizes, rst, r->offset + i * r->strides[dim]);
         if (ops_copy_values(op, &dst, &src) != OPS_OK) {
             ops_tensor_release(r);
             return NULL;

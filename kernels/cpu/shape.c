@@ -20,28 +20,11 @@
 
 /* ---- helpers ------------------------------------------------------------------- */
 
-/* A view header over base's storage, valid while base is (never retained or
- * released: only for ops_copy_values and direct element access). */
-static ops_tensor
-stack_view(const ops_tensor *base, int nd, const int64_t *sizes, const int64_t *strides, int64_t offset)
-{
-    ops_tensor v;
-    memset(&v, 0, sizeof v);
-    v.refcount = 1;
-    v.storage = base->storage;
-    v.offset = offset;
-    v.ndim = nd;
-    v.dtype = base->dtype;
-    memcpy(v.sizes, sizes, (size_t)nd * sizeof(int64_t));
-    memcpy(v.strides, strides, (size_t)nd * sizeof(int64_t));
-    return v;
-}
-
 /* t narrowed along dim to [start, start + len). */
 static ops_tensor
 narrow_view(const ops_tensor *t, int dim, int64_t start, int64_t len)
 {
-    ops_tensor v = stack_view(t, t->ndim, t->sizes, t->strides, t->offset + start * t->strides[dim]);
+    ops_tensor v = ops_borrowed_view(t, t->ndim, t->sizes, t->strides, t->offset + start * t->strides[dim]);
     v.sizes[dim] = len;
     return v;
 }
@@ -184,7 +167,7 @@ stack_impl(const char *op, ops_tensor_list tensors, int64_t dim)
         if (d != dim)
             st[k++] = out->strides[d];
     for (int64_t i = 0; i < tensors.len; i++) {
-        ops_tensor piece = stack_view(out, t0->ndim, t0->sizes, st, out->offset + i * out->strides[dim]);
+        ops_tensor piece = ops_borrowed_view(out, t0->ndim, t0->sizes, st, out->offset + i * out->strides[dim]);
         if (ops_copy_values(op, &piece, tensors.data[i]) != OPS_OK) {
             ops_tensor_release(out);
             return NULL;
@@ -235,7 +218,7 @@ hvstack_impl(const char *op, ops_tensor_list tensors, int min_nd, bool horizonta
             }
             nd = min_nd;
         }
-        views[i] = stack_view(t, nd, sz, st, t->offset);
+        views[i] = ops_borrowed_view(t, nd, sz, st, t->offset);
         ptrs[i] = &views[i];
     }
     const int64_t dim = horizontal && views[0].ndim > 1 ? 1 : 0;
@@ -302,7 +285,7 @@ flip_cpu(const ops_tensor *self, ops_int_list dims)
     if (!wrap_dims(op, dims, self->ndim, wrapped, seen))
         return NULL;
     /* read self backwards along the flipped dims: negative strides */
-    ops_tensor v = stack_view(self, self->ndim, self->sizes, self->strides, self->offset);
+    ops_tensor v = ops_borrowed_view(self, self->ndim, self->sizes, self->strides, self->offset);
     for (int d = 0; d < self->ndim; d++) {
         if (!seen[d] || v.sizes[d] == 0)
             continue;
@@ -342,7 +325,7 @@ roll_cpu(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
                           : NULL;
         if (r != NULL) {
             const int64_t n = ops_tensor_numel(self), one = 1;
-            ops_tensor src = stack_view(c, 1, &n, &one, c->offset), dst = stack_view(r, 1, &n, &one, r->offset);
+            ops_tensor src = ops_borrowed_view(c, 1, &n, &one, c->offset), dst = ops_borrowed_view(r, 1, &n, &one, r->offset);
             if (roll_dim(op, &dst, &src, 0, shifts.data[0]) != OPS_OK) {
                 ops_tensor_release(r);
                 r = NULL;
@@ -512,8 +495,8 @@ repeat_cpu(const ops_tensor *self, ops_int_list repeats)
     if (r == NULL)
         return NULL;
     ops_contiguous_strides(2 * n, src_sz, dst_st);
-    ops_tensor src = stack_view(self, 2 * n, src_sz, src_st, self->offset);
-    ops_tensor dst = stack_view(r, 2 * n, src_sz, dst_st, r->offset);
+    ops_tensor src = ops_borrowed_view(self, 2 * n, src_sz, src_st, self->offset);
+    ops_tensor dst = ops_borrowed_view(r, 2 * n, src_sz, dst_st, r->offset);
     if (ops_copy_values(op, &dst, &src) != OPS_OK) {
         ops_tensor_release(r);
         return NULL;
