@@ -32,10 +32,14 @@ ERROR_KEYS = {"match", "shapes", "args", "fill", "dtype", "forms", "entries", "n
 FORMS = ("functional", "out", "inplace")
 # Names a reference expression may use besides the schema's arguments; the case
 # generator (tests/conformance/gen_cases.py) defines exactly these and checks that it does.
+# Names starting with `ref_` are also allowed: they are the per-area reference functions in
+# tests/conformance/refs/*.py, which gen_cases.py loads (an unknown one fails there, with
+# the entry's file:line).
 REF_HELPERS = {"np", "math", "gelu", "sigmoid", "silu", "relu", "rsqrt", "sign", "frac", "square",
                "div_mode", "shift_left", "shift_right", "pow_", "clamp", "lerp", "nan_to_num",
                "where", "erf", "erfc", "unfold", "as_strided", "expand", "slice_", "narrow",
                "squeeze_dims", "flatten", "unflatten"}
+REF_PREFIX = "ref_"
 
 
 @dataclasses.dataclass
@@ -206,7 +210,8 @@ def parse(nf: NativeFunction) -> Conformance:
     if ref is not None:
         if not isinstance(ref, str):
             raise ValueError(f"{where}: ref must be a string")
-        unknown_names = _names_in(ref, f"{where}: ref") - argnames - REF_HELPERS
+        unknown_names = {n for n in _names_in(ref, f"{where}: ref") - argnames - REF_HELPERS
+                         if not n.startswith(REF_PREFIX)}
         if unknown_names:
             raise ValueError(f"{where}: ref names '{sorted(unknown_names)[0]}', which is neither an "
                              f"argument of {nf.name} nor a helper")

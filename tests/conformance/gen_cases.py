@@ -314,6 +314,28 @@ HELPERS = {"np": np, "math": math, "gelu": gelu, "sigmoid": sigmoid, "silu": sil
 assert set(HELPERS) == conf_mod.REF_HELPERS, set(HELPERS) ^ conf_mod.REF_HELPERS
 
 
+def load_ref_modules():
+    """The per-area reference functions: every `ref_*` name of tests/conformance/refs/*.py."""
+    import importlib.util
+    refs = {}
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refs")
+    for fn in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if not fn.endswith(".py") or fn.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"refs_{fn[:-3]}", os.path.join(folder, fn))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        for name, fn_obj in vars(mod).items():
+            if name.startswith(conf_mod.REF_PREFIX) and callable(fn_obj):
+                if name in refs:
+                    raise SystemExit(f"tests/conformance/refs/{fn}: {name} is defined twice")
+                refs[name] = fn_obj
+    return refs
+
+
+HELPERS.update(load_ref_modules())
+
+
 # ---- the case file -----------------------------------------------------------
 # Layout (little-endian), read by tests/conformance/cases.c:
 #   "OPSCASE2" u32 ncases u64 seed, then per case:
