@@ -22,6 +22,8 @@ def c_type(a: Argument) -> str:
         return "ops_dtype"
     if t.base == "Device":
         return "ops_device"
+    if t.base == "Generator":
+        return "ops_generator *"
     if t.is_int:
         if t.is_list:
             return "const ops_int_list *" if t.optional else "ops_int_list"
@@ -42,7 +44,8 @@ def decl(ctype: str, name: str) -> str:
 
 def returns_tensor(s: FunctionSchema) -> bool:
     """A functional entry with one Tensor return returns `ops_tensor *`."""
-    return s.kind == "functional" and len(s.returns) == 1 and s.returns[0].type.base == "Tensor"
+    return (s.kind == "functional" and len(s.returns) == 1 and s.returns[0].type.base == "Tensor"
+            and not s.returns[0].type.is_list)
 
 
 def return_type(s: FunctionSchema) -> str:
@@ -55,10 +58,11 @@ _RET_PTR = {"Tensor": "ops_tensor **", "bool": "bool *", "int": "int64_t *",
 
 def out_params(s: FunctionSchema) -> List[Tuple[str, str, Return]]:
     """Trailing out-parameters (C type, name, return) of a functional entry that
-    returns several values or a non-Tensor (docs/codegen.md "C signature")."""
+    returns several values, a Tensor[] or a non-Tensor (docs/codegen.md "C signature")."""
     if s.kind != "functional" or returns_tensor(s):
         return []
-    return [(_RET_PTR[r.type.base], n, r) for r, n in zip(s.returns, s.return_names)]
+    return [("ops_tensor_vec *" if r.type.is_list else _RET_PTR[r.type.base], n, r)
+            for r, n in zip(s.returns, s.return_names)]
 
 
 def params(s: FunctionSchema) -> List[str]:

@@ -102,7 +102,8 @@ def _function(nf: NativeFunction) -> dict:
             if a.type.is_tensor:
                 b(f'_st = ops_glue_device_tensor("{op}", &_gd, "{a.name}", {a.name}, {chk});')
             elif a.type.is_tensor_list:
-                b(f'_st = ops_glue_device_list("{op}", &_gd, "{a.name}", {a.name}, {chk});')
+                none = "true" if a.type.elem_optional else "false"
+                b(f'_st = ops_glue_device_list("{op}", &_gd, "{a.name}", {a.name}, {chk}, {none});')
             else:
                 continue
             b("if (OPS_UNLIKELY(_st != OPS_OK))")

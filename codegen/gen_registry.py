@@ -17,12 +17,15 @@ def _unbox(a: Argument, i: int, op: str):
     ref = f'{cnames.c_string(op)}, "{n}", {cnames.c_string(a.type_str)}, &_a[{i}]'
     if t.is_tensor:
         if a.is_write:
-            return [f"ops_tensor *{n} = NULL;"], f"unbox_tensor_mut({ref}, &{n})"
+            helper = "unbox_opt_tensor_mut" if t.optional else "unbox_tensor_mut"
+            return [f"ops_tensor *{n} = NULL;"], f"{helper}({ref}, &{n})"
         if t.optional:
             return [f"const ops_tensor *{n} = NULL;"], f"unbox_opt_tensor({ref}, &{n})"
         return [f"const ops_tensor *{n} = NULL;"], f"unbox_tensor({ref}, &{n})"
     if t.is_tensor_list:
         return [f"ops_tensor_list {n} = {{0}};"], f"unbox_tensor_list({ref}, &{n})"
+    if t.base == "Generator":
+        return [f"ops_generator *{n} = NULL;"], f"unbox_opt_generator({ref}, &{n})"
     simple = {"Scalar": ("ops_scalar", "scalar", "{0}"), "float": ("double", "double", "0.0"),
               "bool": ("bool", "bool", "false"), "int": ("int64_t", "int", "0"),
               "SymInt": ("int64_t", "int", "0")}
@@ -62,7 +65,8 @@ def _box(nf: NativeFunction) -> dict:
         lines += [f"if ((_st = {call}) != OPS_OK)", "    return _st;"]
     outs = cnames.out_params(s)
     for _, n, r in outs:
-        decls.append(_RET_DECL[r.type.base].format(f"_o_{n}"))
+        decls.append(f"ops_tensor_vec _o_{n} = {{0}};" if r.type.is_list
+                     else _RET_DECL[r.type.base].format(f"_o_{n}"))
     call_args = ", ".join([a.name for a in s.arguments] + [f"&_o_{n}" for _, n, _ in outs])
     if cnames.returns_tensor(s):
         lines += [f"ops_tensor *_res = {s.c_name}({call_args});",
@@ -77,7 +81,8 @@ def _box(nf: NativeFunction) -> dict:
                 lines.append(f"_r[{j}] = ops_ivalue_tensor(ops_tensor_retain({a.name}));")
         else:
             for j, (_, n, r) in enumerate(outs):
-                lines.append(f"_r[{j}] = {_BOX_RET[r.type.base]}(_o_{n});")
+                box = "ops_ivalue_tensor_vec" if r.type.is_list else _BOX_RET[r.type.base]
+                lines.append(f"_r[{j}] = {box}(_o_{n});")
     lines.append("return OPS_OK;")
     if any("_st" in x for x in lines):
         decls.append("ops_status _st;")
@@ -125,7 +130,8 @@ def generate(model: Model, inputs) -> dict:
             if m:
                 used.add(m.group(1))
     for h in list(used):  # unbox_opt_X calls unbox_X (the optional tensor excepted)
-        if h.startswith("unbox_opt_") and h != "unbox_opt_tensor":
+        if h.startswith("unbox_opt_") and h not in ("unbox_opt_tensor", "unbox_opt_generator",
+                                                                  "unbox_opt_tensor_mut"):
             used.add("unbox_" + h[len("unbox_opt_"):])
     order = sorted(range(len(model.functions)),
                    key=lambda i: (model.functions[i].func.name.encode(), model.functions[i].func.overload.encode()))

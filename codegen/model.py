@@ -56,7 +56,8 @@ class _Fail(Exception):
 
 # ---- types ----------------------------------------------------------------
 
-BASE_TYPES = ("Tensor", "Scalar", "ScalarType", "Device", "int", "SymInt", "float", "bool", "str")
+BASE_TYPES = ("Tensor", "Scalar", "ScalarType", "Device", "Generator", "int", "SymInt", "float", "bool",
+              "str")
 
 # (base, is_list, optional) combinations with a C mapping in docs/codegen.md.
 _ALLOWED_TYPES = {
@@ -64,6 +65,7 @@ _ALLOWED_TYPES = {
     ("Scalar", False, False), ("Scalar", False, True),
     ("ScalarType", False, False), ("ScalarType", False, True),
     ("Device", False, False), ("Device", False, True),
+    ("Generator", False, True),
     ("int", False, False), ("int", False, True), ("int", True, False), ("int", True, True),
     ("SymInt", False, False), ("SymInt", False, True), ("SymInt", True, False), ("SymInt", True, True),
     ("float", False, False), ("float", False, True),
@@ -99,9 +101,10 @@ class Type:
     optional: bool = False
     is_list: bool = False
     size: Optional[int] = None  # N of int[N]
+    elem_optional: bool = False  # Tensor?[]: a list whose elements may be None
 
     def __str__(self) -> str:
-        s = self.base
+        s = self.base + ("?" if self.elem_optional else "")
         if self.is_list:
             s += f"[{self.size}]" if self.size is not None else "[]"
         return s + ("?" if self.optional else "")
@@ -151,7 +154,7 @@ class Argument:
     def type_str(self) -> str:
         """The type as written in a schema: Tensor(a!), int[2], Scalar?."""
         t = self.type
-        s = t.base + (str(self.annotation) if self.annotation else "")
+        s = t.base + (str(self.annotation) if self.annotation else "") + ("?" if t.elem_optional else "")
         if t.is_list:
             s += f"[{t.size}]" if t.size is not None else "[]"
         return s + ("?" if t.optional else "")
@@ -168,7 +171,7 @@ class Return:
 
     @property
     def type_str(self) -> str:
-        return self.type.base + (str(self.annotation) if self.annotation else "")
+        return self.type.base + (str(self.annotation) if self.annotation else "") + ("[]" if self.type.is_list else "")
 
     def __str__(self) -> str:
         return self.type_str + (f" {self.name}" if self.name else "")
@@ -382,10 +385,13 @@ def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
     base = m.group("base")
     if base not in BASE_TYPES:
         raise GrammarError(f"unknown type '{base}' of {what} (known: {', '.join(BASE_TYPES)})")
-    if m.group("opt1") and m.group("list"):
-        raise GrammarError(f"unsupported type '{text}' of {what}: lists of optionals have no C mapping")
-    optional = bool(m.group("opt1") or m.group("opt2"))
     is_list = m.group("list") is not None
+    elem_optional = bool(m.group("opt1")) and is_list
+    if elem_optional and base != "Tensor":
+        raise GrammarError(f"unsupported type '{text}' of {what}: only Tensor?[] lists may hold None")
+    optional = bool((m.group("opt1") and not is_list) or m.group("opt2"))
+    if elem_optional and optional:
+        raise GrammarError(f"unsupported type '{text}' of {what}: a Tensor?[] list cannot itself be optional")
     size = None
     if is_list and m.group("size"):
         size = int(m.group("size"))
@@ -397,12 +403,12 @@ def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
         raise GrammarError(f"unsupported type '{text}' of {what}: no C mapping in docs/codegen.md")
     ann = None
     if m.group("alias"):
-        if base != "Tensor" or is_list:
+        if base != "Tensor":
             raise GrammarError(f"alias annotation on non-Tensor type '{text}' of {what}")
         ann = Annotation(m.group("alias"), bool(m.group("write")))
-        if ann.is_write and optional:
-            raise GrammarError(f"unsupported type '{text}' of {what}: a written tensor cannot be optional")
-    return Type(base, optional, is_list, size), ann
+        if ann.is_write and is_list:
+            raise GrammarError(f"unsupported type '{text}' of {what}: a Tensor list cannot be written")
+    return Type(base, optional, is_list, size, elem_optional), ann
 
 
 def _parse_default(t: Type, text: str, name: str) -> Any:
@@ -495,8 +501,10 @@ def _parse_return(text: str) -> Return:
     if name is not None:
         _check_ident(name, "return")
     t, ann = _parse_type(parts[0], "a return")
-    if t.base not in RETURN_BASES or t.is_list or t.optional:
-        raise GrammarError(f"unsupported return type '{parts[0]}' (returns are Tensor, bool, int, float or Scalar)")
+    if (t.base not in RETURN_BASES or t.optional or t.elem_optional
+            or (t.is_list and t.base != "Tensor")):
+        raise GrammarError(f"unsupported return type '{parts[0]}' (returns are Tensor, Tensor[], bool, int, "
+                           "float or Scalar)")
     return Return(name, t, ann)
 
 
@@ -567,6 +575,8 @@ def parse_schema(text: str) -> FunctionSchema:
         if rets[0].name is not None:
             raise GrammarError("a single return is not named; use '-> (Type name)'")
     s = FunctionSchema(name, overload, tuple(args), rets)
+    if any(r.type.is_list for r in rets) and len(rets) != 1:
+        raise GrammarError("a Tensor[] return must be the only return")
     names = s.return_names
     if len(set(names)) != len(names):
         raise GrammarError("two returns have the same name")
@@ -591,10 +601,10 @@ def check_kind(s: FunctionSchema) -> None:
             raise GrammarError(f"in-place op '{s.name}' must return {a0.type_str} (its self)")
         return
     for a in writes:
-        if not a.kwarg_only:
-            raise GrammarError(
-                f"argument '{a.name}' is written ({a.type_str}) but is neither in-place self "
-                "nor a keyword-only out= argument")
+        if a.kwarg_only and a.type.optional:
+            raise GrammarError(f"out= argument '{a.name}' ({a.type_str}) cannot be optional")
+    if any(r.type.is_list for r in s.returns) and (s.out_arguments or any(a.is_write for a in s.arguments)):
+        raise GrammarError(f"'{s.full_name}' returns Tensor[]: it has no out= form and writes no argument")
     outs = s.out_arguments
     if outs:
         ok = len(s.returns) == len(outs) and all(

@@ -154,11 +154,23 @@ typedef struct ops_int_list {
 
 typedef struct ops_tensor ops_tensor;
 
-/* Tensor[] arguments: a borrowed array of borrowed tensors. */
+/* Tensor[] arguments: a borrowed array of borrowed tensors.  For a `Tensor?[]`
+ * argument an element may be NULL (None). */
 typedef struct ops_tensor_list {
     const ops_tensor *const *data;
     int64_t len;
 } ops_tensor_list;
+
+/* Tensor[] returns: an owned array of new references (split, unbind, ...); free it
+ * with ops_tensor_vec_release (ops_tensor.h). */
+typedef struct ops_tensor_vec {
+    ops_tensor **data;
+    int64_t len;
+} ops_tensor_vec;
+
+/* A random-number generator (runtime/ops_random.h); `Generator?` arguments take one,
+ * NULL meaning the default generator. */
+typedef struct ops_generator ops_generator;
 
 /* ---- threads --------------------------------------------------------- */
 

@@ -95,6 +95,9 @@ OPS_API void *ops_host_malloc(size_t nbytes);
 OPS_API void *ops_host_realloc(void *p, size_t nbytes);
 /* Frees what ops_host_malloc/ops_host_realloc returned; NULL is a no-op. */
 OPS_API void ops_host_free(void *p);
+/* A Tensor[] return of n NULL slots (len n), to fill with new references; the
+ * array comes from ops_host_malloc.  OPS_ERR_OOM (message naming op) on failure. */
+OPS_API ops_status ops_tensor_vec_init(const char *op, ops_tensor_vec *v, int64_t n);
 /* Cap on the bytes the CPU allocator keeps cached (trims at once); < 0 restores the
  * default: env OPS_CPU_CACHE_MAX_BYTES (K/M/G suffixes allowed), else 2 GiB. */
 OPS_API void ops_cpu_allocator_set_cache_max(int64_t bytes);

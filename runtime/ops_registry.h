@@ -42,6 +42,7 @@ typedef enum ops_ivalue_tag {
     OPS_IVALUE_STR,         /* str (v.str) */
     OPS_IVALUE_DTYPE,       /* ScalarType (v.dtype) */
     OPS_IVALUE_DEVICE,      /* Device (v.device) */
+    OPS_IVALUE_GENERATOR,   /* Generator (v.generator); None is the default generator */
     OPS_NUM_IVALUE_TAGS
 } ops_ivalue_tag;
 
@@ -59,6 +60,7 @@ typedef struct ops_ivalue {
         const char *str;
         ops_dtype dtype;
         ops_device device;
+        ops_generator *generator;
     } v;
 } ops_ivalue;
 
@@ -153,12 +155,37 @@ ops_ivalue_device(ops_device d)
     return v;
 }
 
-/* Release a returned value (drops the tensor reference) and make it None. */
+static inline ops_ivalue
+ops_ivalue_generator(ops_generator *g)
+{
+    ops_ivalue v = {OPS_IVALUE_GENERATOR, {0}};
+    v.v.generator = g;
+    return v;
+}
+
+/* A returned Tensor[]: the ivalue takes over the vector (its array and references);
+ * ops_ivalue_release frees them.  Only returns own their lists: a Tensor[] argument
+ * built with ops_ivalue_tensor_list is borrowed and must not be released. */
+static inline ops_ivalue
+ops_ivalue_tensor_vec(ops_tensor_vec vec)
+{
+    ops_ivalue v = {OPS_IVALUE_TENSOR_LIST, {0}};
+    v.v.tensor_list.data = (const ops_tensor *const *)vec.data;
+    v.v.tensor_list.len = vec.len;
+    return v;
+}
+
+/* Release a returned value (drops its tensor references, frees a returned list's
+ * array) and make it None. */
 static inline void
 ops_ivalue_release(ops_ivalue *v)
 {
-    if (v->tag == OPS_IVALUE_TENSOR)
+    if (v->tag == OPS_IVALUE_TENSOR) {
         ops_tensor_release(v->v.tensor);
+    } else if (v->tag == OPS_IVALUE_TENSOR_LIST) {
+        ops_tensor_vec vec = {(ops_tensor **)v->v.tensor_list.data, v->v.tensor_list.len};
+        ops_tensor_vec_release(&vec);
+    }
     *v = ops_ivalue_none();
 }
 

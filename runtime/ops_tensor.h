@@ -56,6 +56,9 @@ typedef struct ops_storage ops_storage;
 OPS_API ops_tensor *ops_tensor_retain(const ops_tensor *t);
 /* Drop a reference; frees the tensor (and its storage, when unshared) at zero. */
 OPS_API void ops_tensor_release(ops_tensor *t);
+/* Releases every tensor of a returned Tensor[] and frees its array; leaves {NULL, 0}.
+ * NULL and an empty vector are fine. */
+OPS_API void ops_tensor_vec_release(ops_tensor_vec *v);
 
 OPS_API int64_t ops_tensor_ndim(const ops_tensor *t);
 /* Size of dim (negative counts from the end); -1 with the error set if out of range. */

@@ -109,6 +109,33 @@ ops_tensor_release(ops_tensor *t)
     storage_release(s);
 }
 
+void
+ops_tensor_vec_release(ops_tensor_vec *v)
+{
+    if (v == NULL)
+        return;
+    for (int64_t i = 0; i < v->len; i++)
+        ops_tensor_release(v->data[i]);
+    ops_host_free(v->data);
+    v->data = NULL;
+    v->len = 0;
+}
+
+ops_status
+ops_tensor_vec_init(const char *op, ops_tensor_vec *v, int64_t n)
+{
+    v->len = 0;
+    v->data = NULL;
+    if (n == 0)
+        return OPS_OK;
+    v->data = ops_host_malloc((size_t)n * sizeof *v->data);
+    if (v->data == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory allocating a list of %lld tensors", op, (long long)n);
+    memset(v->data, 0, (size_t)n * sizeof *v->data);
+    v->len = n;
+    return OPS_OK;
+}
+
 /* ---- accessors ------------------------------------------------------------ */
 
 int64_t

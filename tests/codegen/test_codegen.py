@@ -79,7 +79,8 @@ class Rejections(unittest.TestCase):
     REQUIRED_NATIVE = [
         "unknown_key", "unknown_type", "unsupported_type", "bad_grammar", "bad_argument", "double_star",
         "bad_default_int", "bad_default_bool", "bad_default_none", "bad_default_list_size",
-        "duplicate_overload", "same_c_name", "out_returns", "inplace_first_arg", "mutable_not_out",
+        "duplicate_overload", "same_c_name", "out_returns", "inplace_first_arg", "optional_out",
+        "optional_list_optional",
         "unsupported_return", "structured_no_meta", "structured_no_dispatch", "structured_not_out",
         "meta_not_structured", "unknown_meta", "delegate_missing", "delegate_not_structured",
         "delegate_args", "delegate_arg_count", "both_dispatch_delegate", "neither_dispatch_delegate",
