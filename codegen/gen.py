@@ -20,8 +20,8 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from codegen import (conformance, derivatives, gen_dispatch, gen_functions_h, gen_glue,  # noqa: E402
-                     gen_kernels_h, gen_registry, model, render)
+from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
+                     gen_glue, gen_kernels_h, gen_registry, model, render)
 
 ARTIFACTS = {
     "functions_h": gen_functions_h,
@@ -29,6 +29,7 @@ ARTIFACTS = {
     "dispatch": gen_dispatch,
     "glue": gen_glue,
     "registry": gen_registry,
+    "autograd": gen_autograd,
 }
 
 
@@ -39,6 +40,8 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
     conformance.check(m)
     if derivs:
         m.derivatives = derivatives.load_derivatives(derivs, m)
+    # formulas translated once (errors with file:line); the glue and autograd use it
+    m.autograd = gen_autograd.plan(m)
     if kernel_check:
         model.check_kernels(m, kernel_sources, cuda)
     return m

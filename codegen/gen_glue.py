@@ -9,7 +9,7 @@ hash of the op's base name, so an edit to one op recompiles one shard.
 import zlib
 from typing import List
 
-from . import cnames, render
+from . import cnames, gen_autograd, render
 from .model import Model, NativeFunction
 
 N_SHARDS = 4
@@ -239,10 +239,75 @@ def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: b
     b("return _result;" if ptr else "return _st;")
 
 
+def _wrapper(nf: NativeFunction, kind: str, g) -> List[str]:
+    """The public function of an entry with an autograd layer (codegen/gen_autograd.py):
+    the plain call unless an input requires grad under grad mode."""
+    s = nf.func
+    op = s.name
+    base = "ops_base_" + s.c_name[4:]
+    call = ", ".join([a.name for a in s.arguments] + [n for _, n, _ in cnames.out_params(s)])
+    fixed = [a.name for a in s.arguments if a.type.base == "Tensor" and not a.type.is_list]
+    lists = [a.name for a in s.arguments if a.type.base == "Tensor" and a.type.is_list]
+    conds = []
+    lines = []
+    if fixed:
+        lines.append(f"const ops_tensor *const _ag[{len(fixed)}] = {{{', '.join(fixed)}}};")
+        conds.append(f"ops_ag_needed({len(fixed)}, _ag)")
+    conds += [f"ops_ag_needed_list({n})" for n in lists]
+    single = cnames.returns_tensor(s)
+    lines.append(f"if (OPS_UNLIKELY({' || '.join(conds)})) {{")
+    if kind == "out":
+        lines.append(f'    return ops_autograd_out_error("{op}");')
+    elif isinstance(g, gen_autograd.NonDiff):
+        # no output carries a gradient: run below autograd, record nothing
+        if kind == "inplace":
+            lines += [f'    ops_status _st = ops_autograd_check_inplace("{op}", self);',
+                      "    if (_st != OPS_OK)", "        return _st;"]
+        lines.append("    bool _prev = ops_set_grad_enabled(false);")
+        ret = cnames.return_type(s)
+        lines += [f"    {cnames.decl(ret, '_r')} = {base}({call});", "    ops_set_grad_enabled(_prev);",
+                  "    return _r;"]
+    elif g is not None:
+        lines.append(f"    return ops_ag_{s.c_name[4:]}({call});")
+    else:
+        if kind == "inplace":
+            lines += [f'    ops_status _st = ops_autograd_inplace_no_formula("{op}", self);',
+                      "    if (_st != OPS_OK)", "        return _st;"]
+        lines.append("    bool _prev = ops_set_grad_enabled(false);")
+        if single:
+            lines += [f"    ops_tensor *_r = {base}({call});", "    ops_set_grad_enabled(_prev);",
+                      f'    return ops_autograd_no_formula("{op}", _r);']
+        else:
+            lines += [f"    ops_status _st2 = {base}({call});", "    ops_set_grad_enabled(_prev);"]
+            outs = cnames.out_params(s)
+            if kind == "functional" and outs:
+                lines += ["    if (_st2 != OPS_OK)", "        return _st2;"]
+                if outs[0][2].type.is_list:
+                    lines.append(f'    return ops_autograd_no_formula_vec("{op}", {outs[0][1]});')
+                else:
+                    tens = [n for _, n, r in outs if r.type.base == "Tensor"]
+                    lines.append(f"    ops_tensor **const _o[{len(tens)}] = {{{', '.join(tens)}}};")
+                    lines.append(f'    return ops_autograd_no_formula_outs("{op}", {len(tens)}, _o);')
+            else:
+                lines.append("    return _st2;")
+    lines.append("}")
+    lines.append(f"return {base}({call});")
+    return ["    " + x for x in lines]
+
+
 def generate(model: Model, inputs) -> dict:
     shards = [[] for _ in range(N_SHARDS)]
+    wraps = gen_autograd.wrapped_entries(model, model.autograd)
     for nf in model.functions:
-        shards[shard_of(nf)].append(_function(nf))
+        f = _function(nf)
+        w = wraps.get(id(nf))
+        if w is not None:
+            pub = dict(f)
+            f = dict(f, c_name="ops_base_" + nf.func.c_name[4:], internal=True)
+            pub["body"] = _wrapper(nf, w[0], w[1])
+            shards[shard_of(nf)].append(f)
+            f = pub
+        shards[shard_of(nf)].append(f)
     banner = render.banner("gen_glue.py", inputs)
     return {f"ops_glue_{i}.c": render.render("ops_glue.c.j2", banner=banner, shard=i, nshards=N_SHARDS,
                                              functions=fns)

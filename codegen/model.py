@@ -310,6 +310,7 @@ class Model:
     groups: List[NativeFunctionsGroup]
     by_name: Dict[str, NativeFunction]
     derivatives: list = dataclasses.field(default_factory=list)
+    autograd: list = dataclasses.field(default_factory=list)  # gen_autograd.plan
 
     @property
     def op_names(self) -> frozenset:

@@ -67,7 +67,7 @@ struct ops_tensor {
     uint32_t flags;
     int64_t sizes[OPS_MAX_DIMS];
     int64_t strides[OPS_MAX_DIMS]; /* in elements; may be 0 or negative */
-    void *autograd; /* reserved for autograd metadata; NULL for now */
+    void *autograd; /* autograd state (runtime/autograd.c); NULL when none */
 };
 
 /* ---- errors ---------------------------------------------------------- */

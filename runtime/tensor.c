@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_autograd_impl.h"
 #include "ops_internal.h"
 
 /* OpenBLAS's thread-count setter (cblas.h declares it; declared here to keep the
@@ -102,6 +103,8 @@ ops_tensor_release(ops_tensor *t)
 {
     if (t == NULL || !refcount_drop(&t->refcount))
         return;
+    if (t->autograd != NULL)
+        ops_autograd_meta_free(t->autograd);
     ops_storage *s = t->storage;
     /* An embedded header is part of its storage's block and goes with it. */
     if (!(t->flags & OPS_TENSOR_EMBEDDED))

@@ -297,7 +297,8 @@ class Generated(unittest.TestCase):
 
     def test_outputs(self):
         self.assertEqual(sorted(os.listdir(self.out)), sorted(
-            ["ops_functions.h", "ops_kernels.h", "ops_op_ids.h", "ops_dispatch.c", "ops_registry.c"]
+            ["ops_functions.h", "ops_kernels.h", "ops_op_ids.h", "ops_dispatch.c", "ops_registry.c",
+             "ops_autograd_gen.h", "ops_autograd_gen.c"]
             + [f"ops_glue_{i}.c" for i in range(gen_glue.N_SHARDS)]))
 
     def test_first_line_says_generated(self):
@@ -397,8 +398,14 @@ class Generated(unittest.TestCase):
             m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", glue, re.S)
             self.assertIsNotNone(m, c_name)
             return m.group(1)
+        # The public function is the autograd layer: the plain call unless an input
+        # requires grad; the checks and the kernel call live below it in ops_base_*.
+        pub = body("ops_add_scalar_")
+        self.assertIn("ops_ag_needed(1, _ag)", pub)
+        self.assertIn("return ops_base_add_scalar_(self, other, alpha);", pub)
+        self.assertIn('ops_autograd_out_error("add")', body("ops_add_scalar_out"))
         # Scalar where the kernel entry has a Tensor: wrapped, passed as a tensor, released.
-        b = body("ops_add_scalar_")
+        b = body("ops_base_add_scalar_")
         self.assertIn("ops_wrap_scalar(other)", b)
         self.assertIn(".mode = OPS_ITER_INPLACE", b)
         self.assertIn(".out = self", b)
@@ -409,14 +416,14 @@ class Generated(unittest.TestCase):
         self.assertIn("ops_tensor_release(_w_other)", b)
         self.assertIn('"add_: argument \'self\' must be a Tensor, got NULL"', b)
         # str arguments reach the meta (div's rounding_mode).
-        self.assertIn(".strs = {rounding_mode}", body("ops_div_scalar_mode"))
+        self.assertIn(".strs = {rounding_mode}", body("ops_base_div_scalar_mode"))
         # device_check: NoCheck skips the same-device check; zeros dispatches on its device argument.
-        self.assertNotIn("ops_check_same_device", body("ops_copy_"))
-        self.assertIn("ops_check_same_device", body("ops_add"))
+        self.assertNotIn("ops_check_same_device", body("ops_base_copy_"))
+        self.assertIn("ops_check_same_device", body("ops_base_add"))
         self.assertIn("device.type != OPS_DEVICE_TYPE_NONE ? device : OPS_DEVICE_CPU", body("ops_zeros"))
         self.assertIn('ops_dispatch_no_kernel("zeros", _dev)', body("ops_zeros"))
         # int[N] lengths are checked.
-        self.assertIn("stride.len != 2", body("ops_conv_like"))
+        self.assertIn("stride.len != 2", body("ops_base_conv_like"))
 
     def test_no_strings_or_hashing_on_the_success_path(self):
         glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))

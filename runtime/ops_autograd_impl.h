@@ -1,0 +1,170 @@
+/* libops internal: the backward-graph structures the generated autograd layer builds
+ * (runtime/autograd.c).  Not installed.
+ *
+ * A node stands for one recorded op.  It takes one gradient per output of the op
+ * (num_inputs) and produces one per differentiable input of the op, sent along its
+ * edges (num_next) to the nodes that produced those inputs; an edge to a leaf goes to
+ * the leaf's AccumulateGrad node, which adds the gradient into the leaf's .grad.
+ *
+ * Ownership: a tensor owns its grad_fn; a node owns the nodes its edges point to, so
+ * the graph lives as long as some output refers to it.  A node never owns the tensors
+ * it produced: a saved output is kept without its history and given it back when
+ * unpacked (ops_saved_unpack), so no tensor -> node -> tensor cycle exists. */
+#ifndef OPS_AUTOGRAD_IMPL_H
+#define OPS_AUTOGRAD_IMPL_H
+
+#include "ops_autograd.h"
+#include "ops_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ops_edge {
+    ops_node *node; /* owned; NULL: that input needs no gradient */
+    int input_nr;   /* which gradient slot of node */
+} ops_edge;
+
+typedef struct ops_node_vtable {
+    const char *name; /* "MulBackward0" */
+    /* grads[num_inputs] (never NULL: missing ones are zeros) -> out[num_next], each a new
+     * reference or NULL where next[i].node is NULL or the gradient is zero. */
+    ops_status (*apply)(ops_node *n, ops_tensor *const *grads, ops_tensor **out);
+    /* Drops what the node saved (backward without retain_graph); NULL if nothing. */
+    void (*release_saved)(ops_node *n);
+} ops_node_vtable;
+
+/* Shape, dtype and device of one gradient a node takes (its op's output). */
+typedef struct ops_grad_meta {
+    int32_t ndim;
+    ops_dtype dtype;
+    ops_device device;
+    int64_t sizes[OPS_MAX_DIMS];
+} ops_grad_meta;
+
+typedef struct ops_node_hook ops_node_hook;
+
+struct ops_node {
+    int64_t refcount;
+    const ops_node_vtable *vt;
+    uint64_t seq;            /* creation order */
+    int num_inputs;
+    int num_next;
+    ops_edge *next;          /* num_next */
+    ops_grad_meta *in_meta;  /* num_inputs */
+    ops_node_hook *hooks;    /* tensor hooks and retain_grad of non-leaf outputs */
+    bool released;           /* saved values freed by a backward pass */
+    ops_tensor *leaf;        /* AccumulateGrad only: the leaf (owned) */
+};
+
+/* A new node of `size` bytes (>= sizeof(ops_node); generated nodes embed ops_node
+ * first) with zeroed edges and metadata; NULL with an OOM error on failure. */
+OPS_API ops_node *ops_node_new(const ops_node_vtable *vt, size_t size, int num_inputs, int num_next);
+OPS_API ops_node *ops_node_retain(ops_node *n);
+OPS_API void ops_node_release(ops_node *n);
+/* Points edge i at the node producing t's gradient (t's grad_fn, or its leaf's
+ * AccumulateGrad); no edge when t is NULL or does not require grad. */
+OPS_API ops_status ops_node_set_next(ops_node *n, int i, const ops_tensor *t);
+/* Records the shape/dtype/device of gradient slot i from the op's output t. */
+OPS_API void ops_node_set_input_meta(ops_node *n, int i, const ops_tensor *t);
+/* Makes node (a new reference is taken) t's grad_fn, t being output output_nr. */
+OPS_API ops_status ops_autograd_set_history(ops_tensor *t, ops_node *n, int output_nr);
+/* True when an op over these inputs must be recorded: grad mode on and one requires grad. */
+OPS_API bool ops_autograd_any_requires_grad(int n, const ops_tensor *const *ts);
+
+/* The fast test every generated entry point makes: false at once unless some input
+ * carries autograd state (then grad mode and requires_grad decide). */
+static inline bool
+ops_ag_needed(int n, const ops_tensor *const *ts)
+{
+    for (int i = 0; i < n; i++)
+        if (ts[i] != NULL && ts[i]->autograd != NULL)
+            return ops_autograd_any_requires_grad(n, ts);
+    return false;
+}
+
+/* As ops_ag_needed for the elements of a Tensor[] argument. */
+static inline bool
+ops_ag_needed_list(ops_tensor_list l)
+{
+    return l.len > 0 && l.data != NULL && ops_ag_needed((int)l.len, l.data);
+}
+
+/* Sums a gradient back to an input's shape (the input was broadcast to g's shape). */
+OPS_API ops_tensor *ops_autograd_reduce_to(const ops_tensor *g, int ndim, const int64_t *sizes);
+/* Backward helpers the formulas of ops/derivatives.yaml call (codegen/gen_autograd.py
+ * RUNTIME_HELPERS): the gradient of a sum / mean over dim (NULL or empty: all) of an
+ * input of the given shape; of permute(dims); of select and slice (zeros with the
+ * gradient written where the view looked). */
+OPS_API ops_tensor *ops_autograd_sum_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                              const ops_int_list *dim, bool keepdim);
+OPS_API ops_tensor *ops_autograd_mean_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                               const ops_int_list *dim, bool keepdim);
+OPS_API ops_tensor *ops_autograd_permute_backward(const ops_tensor *g, ops_int_list dims);
+OPS_API ops_tensor *ops_autograd_select_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
+                                                 int64_t index);
+OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
+                                                const int64_t *start, const int64_t *end, int64_t step);
+
+/* An op without a formula ran on inputs requiring grad (with grad mode off): fine
+ * when its results cannot carry gradients (integer or bool), else the results are
+ * released and the call fails with "the derivative for 'op' is not implemented". */
+OPS_API ops_tensor *ops_autograd_no_formula(const char *op, ops_tensor *result);
+OPS_API ops_status ops_autograd_no_formula_outs(const char *op, int n, ops_tensor **outs);
+OPS_API ops_status ops_autograd_no_formula_vec(const char *op, ops_tensor_vec *v);
+/* The error of an out= call under grad mode with an argument requiring grad. */
+OPS_API ops_status ops_autograd_out_error(const char *op);
+/* Checks an in-place op may be recorded on self: not a leaf requiring grad. */
+OPS_API ops_status ops_autograd_check_inplace(const char *op, const ops_tensor *self);
+/* An in-place op without a formula with an input requiring grad: an error unless
+ * self cannot carry gradients (integer or bool). */
+OPS_API ops_status ops_autograd_inplace_no_formula(const char *op, const ops_tensor *self);
+
+/* Scalar arithmetic in formulas (`exponent - 1`): integers stay integers except
+ * under '/', as Python numbers do. */
+static inline ops_scalar
+ops_ag_scalar_arith(ops_scalar a, ops_scalar b, char op)
+{
+    const bool ints = a.kind != OPS_SCALAR_FLOAT && b.kind != OPS_SCALAR_FLOAT && op != '/';
+    if (ints) {
+        int64_t x = a.kind == OPS_SCALAR_BOOL ? a.v.b : a.v.i, y = b.kind == OPS_SCALAR_BOOL ? b.v.b : b.v.i;
+        return OPS_SCALAR_INT(op == '+' ? x + y : op == '-' ? x - y : x * y);
+    }
+    double x = a.kind == OPS_SCALAR_FLOAT ? a.v.f : (a.kind == OPS_SCALAR_BOOL ? a.v.b : (double)a.v.i);
+    double y = b.kind == OPS_SCALAR_FLOAT ? b.v.f : (b.kind == OPS_SCALAR_BOOL ? b.v.b : (double)b.v.i);
+    return OPS_SCALAR_FLOAT(op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : x / y);
+}
+
+/* Elements of a shape kept by a node. */
+static inline int64_t
+ops_ag_numel(int ndim, const int64_t *sizes)
+{
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= sizes[i];
+    return n;
+}
+
+/* A value saved for backward, with the version it had when saved. */
+typedef struct ops_saved_tensor {
+    ops_tensor *data;  /* NULL: nothing saved (an undefined optional) */
+    uint64_t version;
+    bool is_output;    /* data is kept without history; unpack restores it */
+    int output_nr;
+} ops_saved_tensor;
+
+OPS_API ops_status ops_saved_save(ops_saved_tensor *s, const ops_tensor *t, bool is_output);
+/* New reference to the saved value; for a saved output its history points at owner.
+ * Fails (naming owner) when the value was modified in place since it was saved or
+ * when the graph was freed. */
+OPS_API ops_status ops_saved_unpack(ops_saved_tensor *s, ops_node *owner, ops_tensor **out);
+OPS_API void ops_saved_release(ops_saved_tensor *s);
+
+/* Called by ops_tensor_release for a tensor with autograd state. */
+OPS_API void ops_autograd_meta_free(void *meta);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPS_AUTOGRAD_IMPL_H */
