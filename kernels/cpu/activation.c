@@ -2,7 +2,8 @@
  * hardtanh, hardsigmoid, hardswish, mish, softsign, log_sigmoid, threshold.
  *
  * All are structured ops with meta: unary (output dtype = input dtype) over the
- * floating dtypes, as PyTorch's CPU kernels.  Their Scalar arguments are the
+ * floating dtypes, as PyTorch's CPU kernels; hardtanh and threshold also take the
+ * integer dtypes, as PyTorch's do.  Their Scalar arguments are the
  * kernel's own parameters, not operands: they never take part in type promotion,
  * and are converted once to opmath_t (float for float16/bfloat16/float32, double
  * for float64) before the loop, as PyTorch converts them to its opmath type.  The
@@ -10,6 +11,7 @@
  * (aten/src/ATen/native/cpu/Activation.cpp), so NaN, infinities and signed zeros
  * come out the same way. */
 #include <math.h>
+#include <stdint.h>
 
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
@@ -150,10 +152,29 @@ softplus_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar beta, ops_scal
                 SOFTPLUS_(x, bb, tt));
 }
 
+/* hardtanh is PyTorch's clamp with legacy rules: bool is refused, integer inputs take
+ * the limits truncated to int64 (toLong) and uint8 refuses negative limits; the
+ * limits never promote the input. */
 ops_status
 hardtanh_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar min_val, ops_scalar max_val)
 {
     (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Bool inputs not supported for hardtanh", it->op);
+    if (ops_dtype_is_integral(dt, false)) {
+        const int64_t lo = ops_scalar_to_int64(min_val), hi = ops_scalar_to_int64(max_val);
+        if (dt == OPS_UINT8 && (lo < 0 || hi < 0))
+            return ops_fail(OPS_ERR_VALUE, "%s: cannot do hardtanh on an unsigned type with negative limits",
+                            it->op);
+        /* compared in int64 so limits outside the narrow type clamp nothing */
+        OPS_DISPATCH_INTEGRAL(dt, it->op, {
+            OPS_UNARY_KERNEL(it, scalar_t, scalar_t,
+                             (scalar_t)(((int64_t)x < lo ? lo : (int64_t)x) > hi ? hi
+                                                                               : ((int64_t)x < lo ? lo : (int64_t)x)));
+        });
+        return OPS_OK;
+    }
     const double lo_d = ops_scalar_to_double(min_val), hi_d = ops_scalar_to_double(max_val);
     /* clamp as PyTorch's: max with min_val first, then min with max_val (so
      * min_val > max_val gives max_val); NaN passes both comparisons. */
@@ -200,10 +221,52 @@ log_sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
     ACT_KERNEL_(it, (void)0, FP_(x, log_sigmoid_f32, log_sigmoid_f64));
 }
 
+/* PyTorch's Scalar::to<T>() for an integer T (checked_convert): a value outside T's
+ * range is an error naming T as PyTorch's message does; fractions truncate. */
+static ops_status
+threshold_int_arg(const char *op, ops_dtype dt, ops_scalar s, int64_t *v)
+{
+    static const struct {
+        int64_t lo, hi;
+        const char *name;
+    } lim[] = {
+        [OPS_UINT8] = {0, 255, "uint8_t"},           [OPS_INT8] = {-128, 127, "int8_t"},
+        [OPS_INT16] = {-32768, 32767, "int16_t"},    [OPS_INT32] = {INT32_MIN, INT32_MAX, "int"},
+        [OPS_INT64] = {INT64_MIN, INT64_MAX, "int64_t"},
+    };
+    bool bad;
+    if (s.kind == OPS_SCALAR_FLOAT)
+        bad = !(s.v.f > (double)lim[dt].lo - 1.0 && s.v.f < (double)lim[dt].hi + 1.0);
+    else
+        bad = ops_scalar_to_int64(s) < lim[dt].lo || ops_scalar_to_int64(s) > lim[dt].hi;
+    if (bad)
+        return ops_fail(OPS_ERR_VALUE, "%s: value cannot be converted to type %s without overflow", op,
+                        lim[dt].name);
+    *v = ops_scalar_to_int64(s);
+    return OPS_OK;
+}
+
+/* threshold: x <= threshold ? value : x, over every numeric dtype (PyTorch's CPU
+ * set); threshold and value are converted to the input's type first. */
 ops_status
 threshold_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar threshold, ops_scalar value)
 {
     (void)self;
+    const ops_dtype dt = it->common_dtype;
+    if (!(OPS_MASK_NUMERIC & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
+    if (ops_dtype_is_integral(dt, false)) {
+        int64_t t, v;
+        ops_status st;
+        if ((st = threshold_int_arg(it->op, dt, threshold, &t)) != OPS_OK ||
+            (st = threshold_int_arg(it->op, dt, value, &v)) != OPS_OK)
+            return st;
+        OPS_DISPATCH_INTEGRAL(dt, it->op, {
+            const scalar_t tt = (scalar_t)t, vv = (scalar_t)v;
+            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x <= tt ? vv : x);
+        });
+        return OPS_OK;
+    }
     const double t = ops_scalar_to_double(threshold), v = ops_scalar_to_double(value);
     ACT_KERNEL_(it, const opmath_t tt = (opmath_t)t; const opmath_t vv = (opmath_t)v,
                 x <= tt ? vv : x);

@@ -1,4 +1,4 @@
-/* Linear algebra (CPU): mm, bmm, mv, dot, outer, addmm, addmv, baddbmm, addbmm,
+/* Linear algebra (CPU): mm, bmm, mv, dot, vdot, outer, addmm, addmv, baddbmm, addbmm,
  * matmul, linear.
  *
  * Every product is described once, as a batched GEMM (gemm_desc): batch dims, M, N, K
@@ -819,6 +819,22 @@ ops_status
 dot_out_cpu(const ops_tensor *self, const ops_tensor *tensor, ops_tensor *out)
 {
     return dot_impl("dot", self, tensor, out, NULL);
+}
+
+/* vdot: conj(self) . other; every dtype here is real, so it is dot (PyTorch's vdot
+ * calls at::dot for real dtypes, with dot's checks and messages). */
+ops_tensor *
+vdot_cpu(const ops_tensor *self, const ops_tensor *other)
+{
+    ops_tensor *r = NULL;
+    dot_impl("vdot", self, other, NULL, &r);
+    return r;
+}
+
+ops_status
+vdot_out_cpu(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
+{
+    return dot_impl("vdot", self, other, out, NULL);
 }
 
 /* ---- outer: self[:, None] * vec2 (mul's promotion, every dtype) -------------------------- */
