@@ -27,7 +27,9 @@ DTYPE_SETS = {
 }
 KEYS = {"dtypes", "ref", "domain", "args", "fixed_dtypes", "compute", "special",
         "samples", "values", "tol", "torch", "note", "layouts", "promote",
-        "errors", "shapes", "signed_zeros", "property"}
+        "errors", "shapes", "signed_zeros", "property", "returns"}
+RETURN_KEYS = {"dtype", "compare"}
+TENSOR_SPEC_KEYS = {"shape", "dtype", "data"}
 ERROR_KEYS = {"match", "shapes", "args", "fill", "dtype", "forms", "entries", "note"}
 FORMS = ("functional", "out", "inplace")
 # Names a reference expression may use besides the schema's arguments; the case
@@ -75,6 +77,7 @@ class Conformance:
     shapes: Optional[List[Any]]     # shape sets: a map name -> shape, or a list in Tensor order
     signed_zeros: bool
     property: bool
+    returns: Dict[str, Dict[str, Any]]  # return name -> {dtype: .., compare: ..}
 
 
 def _dtypes(v: Any, where: str) -> Tuple[str, ...]:
@@ -92,12 +95,23 @@ def _dtypes(v: Any, where: str) -> Tuple[str, ...]:
     raise ValueError(f"{where}: expected a dtype set name or a list of dtypes")
 
 
+# Python builtins a reference may use (tuple(...), [.. for i in ..], len(x), ...).
+REF_BUILTINS = {"list", "tuple", "slice", "range", "len", "min", "max", "sorted", "zip", "enumerate",
+                "abs", "int", "float", "bool", "sum", "any", "all", "dict", "map", "reversed",
+                "isinstance", "round", "None", "True", "False"}
+
+
 def _names_in(expr: str, where: str) -> set:
+    """The free names of expr: names it reads, less the variables its comprehensions and
+    lambdas bind, less the allowed builtins."""
     try:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise ValueError(f"{where}: not a Python expression: {e.msg}") from None
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
+    return {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)} - bound - REF_BUILTINS
 
 
 def _is_shape(v: Any) -> bool:
@@ -218,13 +232,21 @@ def parse(nf: NativeFunction) -> Conformance:
     domain = c.get("domain", {}) or {}
     if not isinstance(domain, dict):
         raise ValueError(f"{where}: domain must map argument names to [lo, hi] or nonzero")
+    list_args = {a.name for a in nf.func.arguments if a.type.base == "Tensor" and a.type.is_list}
+    opt_lists = {a.name for a in nf.func.arguments if getattr(a.type, "elem_optional", False)}
     for k, v in domain.items():
         if k not in argnames:
             raise ValueError(f"{where}: domain names '{k}', not an argument of {nf.name}")
+        if v == "index":
+            if k not in list_args:
+                raise ValueError(f"{where}: domain `index` is for a Tensor[] or Tensor?[] argument, "
+                                 f"and '{k}' is not one")
+            continue
         ok = v == "nonzero" or (isinstance(v, list) and len(v) == 2
                                 and all(isinstance(x, (int, float)) for x in v) and v[0] <= v[1])
         if not ok:
-            raise ValueError(f"{where}: domain of '{k}' must be [lo, hi] or nonzero")
+            raise ValueError(f"{where}: domain of '{k}' must be [lo, hi] or nonzero"
+                             + (" (or index)" if k in list_args else ""))
     args = {}
     raw_args = c.get("args", {}) or {}
     if not isinstance(raw_args, dict):
@@ -249,10 +271,16 @@ def parse(nf: NativeFunction) -> Conformance:
     samples = c.get("samples", []) or []
     if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
         raise ValueError(f"{where}: samples must be a list of maps")
-    for s in samples:
-        for k in s:
+    for i, s in enumerate(samples):
+        for k, v in s.items():
             if k not in argnames:
                 raise ValueError(f"{where}: a sample names '{k}', not an argument of {nf.name}")
+            if k in tensor_args:
+                items = v if k in list_args and isinstance(v, list) else [v]
+                for item in items:
+                    _tensor_spec(item, f"{where}: samples[{i}]: '{k}'")
+                if k in list_args and isinstance(v, list) and None in v and k not in opt_lists:
+                    raise ValueError(f"{where}: samples[{i}]: '{k}' is a Tensor[]: only a Tensor?[] holds null items")
     tol = {}
     raw_tol = c.get("tol", {}) or {}
     if not isinstance(raw_tol, dict):
@@ -273,6 +301,7 @@ def parse(nf: NativeFunction) -> Conformance:
     if not isinstance(raw_errors, list):
         raise ValueError(f"{where}: errors must be a list")
     errors = [_parse_error(i, e, nf, where) for i, e in enumerate(raw_errors)]
+    returns = _returns(c.get("returns"), nf, where)
     for k in ("special", "values", "layouts", "promote", "signed_zeros", "property"):
         if k in c and not isinstance(c[k], bool):
             raise ValueError(f"{where}: {k} must be true or false")
@@ -283,7 +312,79 @@ def parse(nf: NativeFunction) -> Conformance:
                        layouts=bool(c.get("layouts", True)),
                        promote=bool(c.get("promote", True)), errors=errors, shapes=shapes,
                        signed_zeros=bool(c.get("signed_zeros", True)),
-                       property=bool(c.get("property", True)))
+                       property=bool(c.get("property", True)), returns=returns)
+
+
+def _tensor_spec(v: Any, where: str) -> None:
+    """A sample's Tensor value: a shape, a dtype name (out=), null, or {shape, dtype, data}."""
+    if v is None or _is_shape(v) or (isinstance(v, str) and v in DTYPES):
+        return
+    if not isinstance(v, dict):
+        raise ValueError(f"{where}: a Tensor value is a shape, {{shape, dtype, data}}, a dtype or null, got {v!r}")
+    unknown = sorted(set(v) - TENSOR_SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"{where}: unknown key '{unknown[0]}' (known: {', '.join(sorted(TENSOR_SPEC_KEYS))})")
+    if "shape" in v and not _is_shape(v["shape"]):
+        raise ValueError(f"{where}: shape must be a list of sizes >= 0, got {v['shape']!r}")
+    if "dtype" in v and v["dtype"] not in DTYPES:
+        raise ValueError(f"{where}: unknown dtype '{v['dtype']}'")
+    if "data" in v:
+        shape = _data_shape(v["data"])
+        if shape is None:
+            raise ValueError(f"{where}: data must be a number or nested lists of numbers of one shape")
+        if "shape" in v:
+            want = 1
+            for x in v["shape"]:
+                want *= x
+            have = 1
+            for x in shape:
+                have *= x
+            if want != have:
+                raise ValueError(f"{where}: data has {have} elements, shape {v['shape']} needs {want}")
+
+
+def _data_shape(d: Any) -> Optional[Tuple[int, ...]]:
+    """The shape of nested lists of numbers (bools allowed), or None if ragged."""
+    if isinstance(d, (bool, int, float)):
+        return ()
+    if not isinstance(d, list):
+        return None
+    inner = [_data_shape(x) for x in d]
+    if any(x is None for x in inner) or len(set(inner)) > 1:
+        return None
+    return (len(d),) + (inner[0] if inner else ())
+
+
+def _returns(v: Any, nf: NativeFunction, where: str) -> Dict[str, Dict[str, Any]]:
+    """`returns:`: return name -> {dtype: <dtype>, compare: <bool>}."""
+    if v is None:
+        return {}
+    names = nf.func.return_names
+    if nf.structured:
+        raise ValueError(f"{where}: returns is for entries with a dispatch kernel; a structured entry's "
+                         f"result dtype follows its meta")
+    if not isinstance(v, dict):
+        raise ValueError(f"{where}: returns must map return names to {{dtype: .., compare: ..}}")
+    out = {}
+    for k, opt in v.items():
+        if k not in names:
+            raise ValueError(f"{where}: returns names '{k}', not a return of {nf.name} "
+                             f"(returns: {', '.join(names)})")
+        i = names.index(k)
+        if nf.func.returns[i].type.base != "Tensor":
+            raise ValueError(f"{where}: returns: '{k}' is not a Tensor return")
+        if not isinstance(opt, dict) or not opt:
+            raise ValueError(f"{where}: returns: '{k}' must map to {{dtype: <dtype>}} and/or {{compare: false}}")
+        unknown = sorted(set(opt) - RETURN_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: returns: '{k}': unknown key '{unknown[0]}' "
+                             f"(known: {', '.join(sorted(RETURN_KEYS))})")
+        if "dtype" in opt and opt["dtype"] not in DTYPES:
+            raise ValueError(f"{where}: returns: '{k}': unknown dtype '{opt['dtype']}'")
+        if "compare" in opt and not isinstance(opt["compare"], bool):
+            raise ValueError(f"{where}: returns: '{k}': compare must be true or false")
+        out[k] = dict(opt)
+    return out
 
 
 def _is_int_list_arg(nf: NativeFunction, name: str) -> bool:

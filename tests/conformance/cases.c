@@ -129,7 +129,8 @@ rd_arg(reader *r, ops_ivalue *v)
         break;
     }
     case OPS_IVALUE_TENSOR_LIST: {
-        /* u32 count, then the tensors; the array holds new references */
+        /* u32 count, then per element u8 present (0: None, in a Tensor?[]) and the
+         * tensor; the array holds new references */
         const uint32_t n = rd_u32(r);
         if (r->bad || n > (uint32_t)(r->end - r->p))
             break;
@@ -140,7 +141,7 @@ rd_arg(reader *r, ops_ivalue *v)
         }
         *v = ops_ivalue_tensor_list((ops_tensor_list){data, n});
         for (uint32_t i = 0; i < n && !r->bad; i++)
-            data[i] = rd_tensor(r);
+            data[i] = rd_u8(r) ? rd_tensor(r) : NULL;
         break;
     }
     case OPS_IVALUE_SCALAR: {
@@ -229,8 +230,8 @@ cases_load(const char *path, case_file *cf)
     }
     fclose(f);
     reader r = {blob, blob + n, false};
-    if (!need(&r, 8) || memcmp(r.p, "OPSCASE2", 8) != 0) {
-        fprintf(stderr, "conformance: %s is not a case file of this runner (OPSCASE2)\n", path);
+    if (!need(&r, 8) || memcmp(r.p, "OPSCASE3", 8) != 0) {
+        fprintf(stderr, "conformance: %s is not a case file of this runner (OPSCASE3)\n", path);
         goto done;
     }
     r.p += 8;
@@ -275,10 +276,46 @@ cases_load(const char *path, case_file *cf)
         if (c->flags & F_ERROR) {
             c->error = rd_str(&r);
             c->forms = rd_u32(&r);
-            if (rd_u8(&r))
-                c->out_template = rd_tensor(&r);
+            const uint32_t nouts = rd_u32(&r);
+            if (nouts > MAX_RETS) {
+                r.bad = true;
+                break;
+            }
+            for (uint32_t k = 0; k < nouts && !r.bad; k++) {
+                c->out_templates[k] = rd_tensor(&r);
+                c->nouts = (int)k + 1;
+            }
         } else {
-            c->expected = rd_tensor(&r);
+            const uint32_t nret = rd_u32(&r);
+            if (r.bad || nret < 1 || nret > MAX_RETS || (int)nret != c->op->num_returns) {
+                fprintf(stderr, "conformance: %s: %s: %u returns, the schema has %d (rebuild cases.bin)\n", path,
+                        c->label, nret, c->op->num_returns);
+                goto done;
+            }
+            for (uint32_t k = 0; k < nret && !r.bad; k++) {
+                expected_ret *e = &c->ret[k];
+                c->nret = (int)k + 1;
+                e->flags = rd_u8(&r);
+                if (e->flags & RET_LIST) {
+                    const uint32_t n = rd_u32(&r);
+                    if (r.bad || n > (uint32_t)(r.end - r.p)) {
+                        r.bad = true;
+                        break;
+                    }
+                    e->list = calloc(n ? n : 1, sizeof *e->list);
+                    if (e->list == NULL) {
+                        fprintf(stderr, "conformance: out of memory reading the case file\n");
+                        exit(2);
+                    }
+                    for (uint32_t i = 0; i < n && !r.bad; i++) {
+                        e->list[i] = rd_tensor(&r);
+                        e->len = (int64_t)i + 1;
+                    }
+                } else {
+                    e->t = rd_tensor(&r);
+                }
+            }
+            c->expected = c->ret[0].t;
         }
         if (r.bad)
             break;
@@ -302,8 +339,14 @@ cases_free(case_file *cf)
             free_arg(&c->args[a]);
         free(c->label);
         free(c->error);
-        ops_tensor_release(c->out_template);
-        ops_tensor_release(c->expected);
+        for (int k = 0; k < c->nouts; k++)
+            ops_tensor_release(c->out_templates[k]);
+        for (int k = 0; k < c->nret; k++) {
+            ops_tensor_release(c->ret[k].t);
+            for (int64_t i = 0; i < c->ret[k].len; i++)
+                ops_tensor_release(c->ret[k].list[i]);
+            free(c->ret[k].list);
+        }
     }
     free(cf->cases);
     memset(cf, 0, sizeof *cf);

@@ -28,6 +28,21 @@ enum {
 enum { FORM_FUNCTIONAL = 1, FORM_OUT = 2, FORM_INPLACE = 4 };
 
 #define MAX_ARGS 16
+#define MAX_RETS 8
+
+/* Per-return flags (gen_cases.py's R_*). */
+enum {
+    RET_COMPARE = 1, /* compare this return's values (with F_VALUES); else shape and dtype only */
+    RET_LIST = 2,    /* a Tensor[] return: list/len hold the expected elements */
+};
+
+/* One expected return of a value case. */
+typedef struct expected_ret {
+    uint32_t flags;     /* RET_* */
+    ops_tensor *t;      /* a Tensor return */
+    ops_tensor **list;  /* RET_LIST: len expected elements */
+    int64_t len;
+} expected_ret;
 
 typedef struct test_case {
     char *label;
@@ -38,11 +53,14 @@ typedef struct test_case {
     int nargs;
     ops_ivalue args[MAX_ARGS];
     /* F_ERROR */
-    char *error;               /* fragment the message must contain */
-    uint32_t forms;            /* FORM_* */
-    ops_tensor *out_template;  /* the out= tensor for FORM_OUT, or NULL */
-    /* otherwise */
-    ops_tensor *expected;
+    char *error;                         /* fragment the message must contain */
+    uint32_t forms;                      /* FORM_* */
+    int nouts;                           /* out= templates: one per out= argument of the out= form */
+    ops_tensor *out_templates[MAX_RETS]; /* ... for FORM_OUT (none: an empty out of the case's dtype) */
+    /* otherwise: the returns, in schema order (one for most ops) */
+    int nret;
+    expected_ret ret[MAX_RETS];
+    ops_tensor *expected; /* ret[0].t (NULL when the first return is a Tensor[]) */
 } test_case;
 
 typedef struct case_file {

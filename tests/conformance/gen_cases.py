@@ -45,6 +45,11 @@ TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-
 # ivalue tags (runtime/ops_registry.h)
 T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
     T_DTYPE, T_DEVICE = range(11)
+# (OPS_IVALUE_GENERATOR follows T_DEVICE in the registry; a `Generator?` argument is always
+# written as None, so the case file never holds one.)
+
+# per-return flags of a value case (tests/conformance/cases.h RET_*)
+R_COMPARE, R_LIST = 1, 2
 
 # case flags (tests/conformance/cases.h)
 F_VALUES, F_ERROR, F_LAYOUTS, F_VARIANTS = 1, 2, 4, 8
@@ -338,12 +343,16 @@ HELPERS.update(load_ref_modules())
 
 # ---- the case file -----------------------------------------------------------
 # Layout (little-endian), read by tests/conformance/cases.c:
-#   "OPSCASE2" u32 ncases u64 seed, then per case:
+#   "OPSCASE3" u32 ncases u64 seed, then per case:
 #   str label, str name, str overload, u32 flags, u8 dtype (NO_DTYPE: none),
 #   f64 rtol, f64 atol, f64 nmse, u32 nargs, nargs ivalues,
-#   F_ERROR: str match, u32 forms, u8 has_out [tensor out];  else: tensor expected.
+#   F_ERROR: str match, u32 forms, u32 nouts, nouts tensors (the out= templates, one per
+#            out= argument of the op's out= form; 0 when it has none);
+#   else:    u32 nret, then per return (schema order): u8 R_* flags, and a tensor, or
+#            (R_LIST) u32 count + count tensors.
 # str: u32 length + bytes; tensor: u8 dtype, u8 ndim, i64 sizes[ndim], raw row-major data;
-# Tensor[] (ivalue tag T_TENSOR_LIST): u32 count + count tensors.
+# Tensor[] and Tensor?[] (ivalue tag T_TENSOR_LIST): u32 count, then per element u8 present
+# (0: None, a Tensor?[] element) and, when present, a tensor.
 
 class Writer:
     def __init__(self, seed):
@@ -364,8 +373,10 @@ class Writer:
         out = struct.pack("<B", tag)
         if tag == T_TENSOR:
             out += self.tensor(value, dtype)
-        elif tag == T_TENSOR_LIST:  # value: [(array, dtype), ...]
-            out += struct.pack("<I", len(value)) + b"".join(self.tensor(a, d) for a, d in value)
+        elif tag == T_TENSOR_LIST:  # value: [(array, dtype) or None, ...]
+            out += struct.pack("<I", len(value))
+            for item in value:
+                out += struct.pack("<B", 0) if item is None else struct.pack("<B", 1) + self.tensor(*item)
         elif tag == T_SCALAR:
             if isinstance(value, bool) or isinstance(value, np.bool_):
                 out += struct.pack("<Bq", 0, int(bool(value)))
@@ -390,23 +401,32 @@ class Writer:
         return out
 
     def add(self, label, entry, flags, dtype, tol, args, expected=None, exp_dtype=None, error="",
-            forms=0, out=None):
+            forms=0, out=None, rets=None):
+        """A case.  Its expected results: `rets`, a list of (array or list of arrays, dtype,
+        R_* flags) in schema order, or one tensor `expected` of `exp_dtype`.  An error case's
+        `out`: the out= templates, a list of (array, dtype), or one (array, dtype)."""
         body = self.s(label) + self.s(entry.func.name) + self.s(entry.func.overload)
         body += struct.pack("<IB", flags, CODE.get(dtype, NO_DTYPE))
         body += struct.pack("<ddd", tol[0], tol[1], tol[2])
         body += struct.pack("<I", len(args)) + b"".join(args)
         if flags & F_ERROR:
             body += self.s(error) + struct.pack("<I", forms)
-            if out is None:
-                body += struct.pack("<B", 0)
-            else:
-                body += struct.pack("<B", 1) + self.tensor(out[0], out[1])
+            outs = [] if out is None else [out] if isinstance(out, tuple) else list(out)
+            body += struct.pack("<I", len(outs)) + b"".join(self.tensor(a, d) for a, d in outs)
         else:
-            body += self.tensor(expected, exp_dtype)
+            if rets is None:
+                rets = [(expected, exp_dtype, R_COMPARE)]
+            body += struct.pack("<I", len(rets))
+            for value, d, rflags in rets:
+                body += struct.pack("<B", rflags)
+                if rflags & R_LIST:
+                    body += struct.pack("<I", len(value)) + b"".join(self.tensor(a, d) for a in value)
+                else:
+                    body += self.tensor(value, d)
         self.cases.append(body)
 
     def bytes(self):
-        return (b"OPSCASE2" + struct.pack("<IQ", len(self.cases), self.seed) + b"".join(self.cases))
+        return (b"OPSCASE3" + struct.pack("<IQ", len(self.cases), self.seed) + b"".join(self.cases))
 
 
 # ---- sampling ------------------------------------------------------------------
@@ -479,11 +499,52 @@ def shape_sets(c, tensor_names):
     return out
 
 
-def list_item_spec(spec, d):
-    """(shape, dtype) of one element of a Tensor[] sample: a shape, or {shape, dtype}."""
+def tensor_spec(spec, d, default_shape=(3, 4)):
+    """(shape, dtype, data) of a sample's Tensor value: a shape, a dtype name (an out=
+    argument: an empty tensor of that dtype), or {shape, dtype, data} (each optional; `data`
+    gives the values, nested lists, and then the shape defaults to the data's)."""
     if isinstance(spec, dict):
-        return list(spec.get("shape", [3, 4])), spec.get("dtype", d)
-    return list(spec), d
+        data = spec.get("data")
+        shape = spec.get("shape")
+        if shape is None:
+            shape = list(np.shape(data)) if data is not None else list(default_shape)
+        return list(shape), spec.get("dtype", d), data
+    if isinstance(spec, str):
+        return [0], spec, None
+    if spec is None:
+        return list(default_shape), d, None
+    return list(spec), d, None
+
+
+def list_item_spec(spec, d):
+    """(shape, dtype) of one element of a Tensor[] sample: a shape, or {shape, dtype, data}."""
+    shape, dd, _ = tensor_spec(spec, d)
+    return shape, dd
+
+
+def make_tensor(rng, d, shape, domain, data=None):
+    """A sample tensor: the given data (cast to d), else values drawn inside domain."""
+    if data is not None:
+        return to_dtype(np.asarray(data, dtype=np.float64 if d != "bool" else np.bool_).reshape(shape), d)
+    return sample(rng, d, tuple(shape), domain)
+
+
+def list_items(rng, specs, d, domain, base_shape):
+    """The elements of a Tensor[] / Tensor?[] sample: (array, dtype), or None for a null
+    item.  domain `index`: element k (integral) indexes dim k of base_shape (self's), its
+    values drawn from [-size, size - 1]; a bool element is a random mask."""
+    items = []
+    for k, spec in enumerate(specs):
+        if spec is None:
+            items.append(None)
+            continue
+        shape, dd, data = tensor_spec(spec, d)
+        dom = domain
+        if domain == "index":
+            n = base_shape[k] if base_shape is not None and k < len(base_shape) else 1
+            dom = [-n, n - 1] if n > 0 else [0, 0]
+        items.append((make_tensor(rng, dd, shape, dom, data), dd))
+    return items
 
 
 def random_shapes(rng, n):
@@ -792,27 +853,27 @@ class Gen:
                 specs = list(smp.get(a.name) or [list(ERROR_SHAPE), list(ERROR_SHAPE)])
                 if a.name in err.shapes:
                     specs = (specs[:-1] or [list(ERROR_SHAPE)]) + [list(err.shapes[a.name])]
-                items = []
-                for spec in specs:
-                    shape, dd = list_item_spec(spec, d)
-                    dd = err.dtype.get(a.name, dd)
-                    items.append((sample(rng, dd, tuple(shape), c.domain.get(a.name)), dd))
-                    shapes.append(tuple(shape))
+                base = next((x for x in shapes), None)
+                specs = [s if s is None else {**(s if isinstance(s, dict) else {"shape": s}),
+                                              **({"dtype": err.dtype[a.name]} if a.name in err.dtype else {})}
+                         for s in specs]
+                items = list_items(rng, specs, d, c.domain.get(a.name), base)
+                shapes.extend(tuple(x[0].shape) for x in items if x is not None)
                 enc.append(self.w.arg(T_TENSOR_LIST, items))
                 continue
+            if a.type.base == "Generator":
+                enc.append(self.w.arg(T_NONE, None))
+                continue
             if a.type.base == "Tensor":
-                spec = smp.get(a.name)
-                shape, dd = ERROR_SHAPE, d
-                if isinstance(spec, dict):
-                    shape, dd = tuple(spec.get("shape", ERROR_SHAPE)), spec.get("dtype", d)
-                elif isinstance(spec, list):
-                    shape = tuple(spec)
-                shape = tuple(err.shapes.get(a.name, shape))
+                shape, dd, data = tensor_spec(smp.get(a.name), d, ERROR_SHAPE)
+                if a.name in err.shapes:
+                    shape, data = err.shapes[a.name], None
+                shape = tuple(shape)
                 dd = err.dtype.get(a.name, c.fixed_dtypes.get(a.name, dd))
                 if a.name in err.fill:
                     arr = to_dtype(np.full(shape, err.fill[a.name]), dd)
                 else:
-                    arr = sample(rng, dd, shape, c.domain.get(a.name))
+                    arr = make_tensor(rng, dd, shape, c.domain.get(a.name), data)
                 if a.type.optional and a.name not in err.shapes and a.name not in err.fill \
                         and a.name in err.args:
                     enc.append(self.w.arg(T_NONE, None))
@@ -840,9 +901,15 @@ class Gen:
             if elementwise:
                 out = self.out_template(nf, meta, shapes, dts, d)
             else:
-                spec = smp.get("out")
-                od = spec if isinstance(spec, str) else d
-                out = (np.full(ERROR_SHAPE, 1), od)
+                # one template per out= argument of the out= form (several returns: one
+                # each, with the return's fixed dtype where `returns:` gives one)
+                out = []
+                names = nf.group.functional.func.return_names if nf.group.functional else ()
+                for i, oa in enumerate(nf.group.out.func.out_arguments):
+                    spec = smp.get(oa.name)
+                    rname = names[i] if i < len(names) else oa.name
+                    od = spec if isinstance(spec, str) else c.returns.get(rname, {}).get("dtype", d)
+                    out.append((np.full(ERROR_SHAPE, 1), od))
         what = ", ".join([f"{k}={list(v)}" for k, v in err.shapes.items()] +
                          [f"{k}={v!r}" for k, v in err.args.items()] +
                          [f"{k} filled with {v}" for k, v in err.fill.items()])
@@ -851,7 +918,7 @@ class Gen:
 
     def encode(self, a, v):
         t = a.type
-        if v is None:
+        if v is None or t.base == "Generator":  # a Generator? is always None (default generator)
             return self.w.arg(T_NONE, None)
         if t.base == "Scalar":
             return self.w.arg(T_SCALAR, v)
@@ -890,30 +957,37 @@ class Gen:
     def sample_case(self, nf, c, rng, smp, d, has_dtype_arg):
         values, enc, arrays, lists = {}, [], {}, {}
         out_dt = None
+        first = next((a for a in nf.func.arguments if a.type.is_tensor), None)
+        base_shape = tensor_spec(smp.get(first.name), d)[0] if first is not None else None
         for a in nf.func.arguments:
             v = smp.get(a.name, a.default_value if a.default is not None else None)
-            if a.type.is_tensor_list:  # a list of element specs (shape, or {shape, dtype})
-                items = []
-                for spec in (v if v is not None else [[3, 4], [3, 4]]):
-                    shape, dd = list_item_spec(spec, d)
-                    items.append((sample(rng, dd, tuple(shape), c.domain.get(a.name)), dd))
-                lists[a.name] = items
-                values[a.name] = [x if dd not in ("float16", "bfloat16") else x.astype(np.float32)
-                                  for x, dd in items]
+            if a.type.base == "Generator":  # the runner always passes None
+                values[a.name] = None
+                enc.append(self.w.arg(T_NONE, None))
+                continue
+            if a.type.is_tensor_list:  # a list of element specs (shape, {shape, dtype, data}, null)
+                if v is None and a.type.optional and a.name in smp:  # Tensor[]? given None
+                    values[a.name] = None
+                    enc.append(self.w.arg(T_NONE, None))
+                    continue
+                items = list_items(rng, v if v is not None else [[3, 4], [3, 4]], d, c.domain.get(a.name),
+                                   base_shape)
+                lists[a.name] = [x for x in items if x is not None]
+                values[a.name] = [None if x is None else x[0] if x[1] not in ("float16", "bfloat16")
+                                  else x[0].astype(np.float32) for x in items]
                 enc.append(self.w.arg(T_TENSOR_LIST, items))
                 continue
             if a.type.base == "Tensor":
-                spec = v if v is not None else [3, 4]
-                shape, dd = spec, d
-                if isinstance(spec, dict):
-                    shape, dd = spec.get("shape", [3, 4]), spec.get("dtype", d)
-                elif isinstance(spec, str):
-                    shape, dd = [0], spec
+                if v is None and a.type.optional and a.name in smp:  # Tensor? given None
+                    values[a.name] = None
+                    enc.append(self.w.arg(T_NONE, None))
+                    continue
+                shape, dd, data = tensor_spec(v, d)
                 if a.is_write and a.kwarg_only:  # out=: an empty tensor of the dtype
                     arr = np.zeros((0,), dtype=NP[dd])
                     out_dt = dd
                 else:
-                    arr = sample(rng, dd, tuple(shape), c.domain.get(a.name))
+                    arr = make_tensor(rng, dd, shape, c.domain.get(a.name), data)
                 arrays[a.name] = (arr, dd)
                 values[a.name] = arr if dd not in ("float16", "bfloat16") else arr.astype(np.float32)
                 enc.append(self.w.arg(T_TENSOR, arr, dd))
@@ -927,10 +1001,10 @@ class Gen:
         rule_dt = self.factory_dtype(nf, smp, values, arrays, d, out_dt, lists)
         with np.errstate(all="ignore"):
             try:
-                expected = np.asarray(eval(c.ref, env))  # noqa: S307
+                got = eval(c.ref, env)  # noqa: S307
             except Exception as e:
                 raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed: {e}")
-        expected = to_dtype(expected, rule_dt)
+        rets = self.expected_returns(nf, c, got, rule_dt)
         tol = tolerance(c, rule_dt)
         flags = (F_VALUES if c.values else 0) | F_VARIANTS
         if (arrays or lists) and nf.kind == "functional" and c.layouts:
@@ -938,7 +1012,36 @@ class Gen:
         if c.signed_zeros:
             flags |= F_SIGNED_ZEROS
         self.w.add(f"{nf.name} {d} " + ", ".join(f"{k}={v}" for k, v in smp.items()), nf, flags, d, tol, enc,
-                   expected, rule_dt)
+                   rets=rets)
+
+    @staticmethod
+    def expected_returns(nf, c, got, rule_dt):
+        """The ref's value as the case's returns: one array per Tensor return (a tuple, in
+        schema order, when there are several), a list of arrays for a Tensor[] return.
+        Each return has the case's result dtype unless `returns:` fixes it."""
+        rets = [r for r in nf.func.returns]
+        names = nf.func.return_names
+        where = f"{c.entry.key_locs.get('conformance', c.entry.loc)}: ref of {nf.name}"
+        if len(rets) > 1:
+            if not isinstance(got, (tuple, list)) or len(got) != len(rets):
+                raise SystemExit(f"{where} must give a tuple of {len(rets)} arrays ({', '.join(names)}), "
+                                 f"got {type(got).__name__}")
+            values = list(got)
+        else:
+            values = [got]
+        out = []
+        for r, name, v in zip(rets, names, values):
+            opt = c.returns.get(name, {})
+            dt = opt.get("dtype", rule_dt)
+            rflags = R_COMPARE if opt.get("compare", True) else 0
+            if r.type.is_list:
+                if not isinstance(v, (list, tuple)):
+                    raise SystemExit(f"{where}: the Tensor[] return '{name}' must be a list of arrays, "
+                                     f"got {type(v).__name__}")
+                out.append(([to_dtype(np.asarray(x), dt) for x in v], dt, rflags | R_LIST))
+            else:
+                out.append((to_dtype(np.asarray(v), dt), dt, rflags))
+        return out
 
     @staticmethod
     def factory_dtype(nf, smp, values, arrays, d, out_dt, lists=None):

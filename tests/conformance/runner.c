@@ -107,11 +107,15 @@ describe(char *buf, size_t n, const test_case *c, const ops_op_info *op, const o
         for (int64_t k = 0; k < count && used < n; k++) {
             const ops_tensor *t = list ? args[i].v.tensor_list.data[k] : args[i].v.tensor;
             char s1[160], s2[160], name[160];
-            int nd = (int)ops_tensor_ndim(t);
             if (list)
                 snprintf(name, sizeof name, "%s[%lld]", op->args[i].name, (long long)k);
             else
                 snprintf(name, sizeof name, "%s", op->args[i].name);
+            if (t == NULL) {
+                used += (size_t)snprintf(buf + used, n - used, "\n    %s: None", name);
+                continue;
+            }
+            int nd = (int)ops_tensor_ndim(t);
             used += (size_t)snprintf(buf + used, n - used, "\n    %s: %s sizes %s strides %s", name,
                                      ops_dtype_name(ops_tensor_dtype(t)),
                                      dims_str(nd, ops_tensor_sizes(t), s1, sizeof s1),
@@ -162,7 +166,7 @@ index_str(const ops_tensor *t, int64_t linear, char *buf, size_t n)
  * float result rounded to self's float dtype. */
 static bool
 check_values(const test_case *c, const ops_tensor *exp, const ops_tensor *got, index_map map, bool cast_ok,
-             char *msg, size_t n)
+             bool values, char *msg, size_t n)
 {
     const ops_dtype ed = ops_tensor_dtype(exp), gd = ops_tensor_dtype(got);
     char s1[256], s2[256];
@@ -189,7 +193,7 @@ check_values(const test_case *c, const ops_tensor *exp, const ops_tensor *got, i
         snprintf(msg, n, "result is not on the cpu");
         return false;
     }
-    if (!(c->flags & F_VALUES))
+    if (!values)
         return true;
     double rtol = c->rtol, atol = c->atol;
     if (gd != ed && ops_dtype_is_floating(gd)) {
@@ -256,22 +260,141 @@ check_values(const test_case *c, const ops_tensor *exp, const ops_tensor *got, i
 
 /* ---- calling ---------------------------------------------------------------------- */
 
-/* Call op; the first tensor result (new reference) or NULL. */
+/* What a call returned: rets[0..n-1] as the boxed call filled them (new references; a
+ * Tensor[] return owns its elements and array, which ops_ivalue_release frees). */
+typedef struct result {
+    int n;
+    ops_ivalue v[MAX_RETS];
+} result;
+
+static void
+result_free(void *p)
+{
+    result *r = p;
+    for (int i = 0; i < r->n; i++)
+        ops_ivalue_release(&r->v[i]);
+    free(r);
+}
+
+/* Call op; every return (owned: owned_drop it), or NULL when the call failed. */
+static result *
+call_all(const ops_op_info *op, const ops_ivalue *args, ops_status *st)
+{
+    result *r = calloc(1, sizeof *r);
+    if (r == NULL || op->num_returns > MAX_RETS) {
+        fprintf(stderr, "conformance: %s: out of memory or more than %d returns\n", op->name, MAX_RETS);
+        exit(2);
+    }
+    r->n = op->num_returns;
+    for (int i = 0; i < MAX_RETS; i++)
+        r->v[i] = ops_ivalue_none();
+    ops_clear_error();
+    *st = op->call(args, r->v);
+    if (*st != OPS_OK) {
+        free(r);
+        return NULL;
+    }
+    owned_add(r, result_free);
+    return r;
+}
+
+/* Return i of a call's result when it is a tensor, else NULL. */
+static ops_tensor *
+ret_tensor(const result *r, int i)
+{
+    return r != NULL && i < r->n && r->v[i].tag == OPS_IVALUE_TENSOR ? r->v[i].v.tensor : NULL;
+}
+
+/* Call op; its first return when that is a tensor (a new, owned reference), or NULL.
+ * Every other return is released. */
 static ops_tensor *
 call(const ops_op_info *op, const ops_ivalue *args, ops_status *st)
 {
-    ops_ivalue rets[8];
-    for (int i = 0; i < 8; i++)
-        rets[i] = ops_ivalue_none();
-    ops_clear_error();
-    *st = op->call(args, rets);
-    if (*st != OPS_OK)
+    result *res = call_all(op, args, st);
+    if (res == NULL)
         return NULL;
-    ops_tensor *r = rets[0].tag == OPS_IVALUE_TENSOR ? rets[0].v.tensor : NULL;
-    for (int i = 1; i < op->num_returns && i < 8; i++)
-        ops_ivalue_release(&rets[i]);
+    ops_tensor *r = ret_tensor(res, 0);
+    if (r != NULL)
+        res->v[0] = ops_ivalue_none();
+    owned_drop(res);
     owned_add(r, owned_release_tensor);
     return r;
+}
+
+/* The name of op's return i, for messages ("min", or "result1" when unnamed). */
+static const char *
+ret_name(const ops_op_info *op, int i, char *buf, size_t n)
+{
+    if (i < op->num_returns && op->returns[i].name != NULL)
+        snprintf(buf, n, "%s", op->returns[i].name);
+    else if (op->num_returns == 1)
+        snprintf(buf, n, "result");
+    else
+        snprintf(buf, n, "result%d", i);
+    return buf;
+}
+
+/* Every return of got against the case's expected ones (count, then each return's
+ * dtype, shape and values; a Tensor[] return element by element: views allowed). */
+static bool
+check_results(const test_case *c, const ops_op_info *op, const result *got, index_map map, char *msg, size_t n)
+{
+    char name[64], why[900];
+    if (got->n != c->nret) {
+        snprintf(msg, n, "%d returns, expected %d", got->n, c->nret);
+        return false;
+    }
+    for (int i = 0; i < c->nret; i++) {
+        const expected_ret *e = &c->ret[i];
+        const bool values = (c->flags & F_VALUES) && (e->flags & RET_COMPARE);
+        ret_name(op, i, name, sizeof name);
+        if (e->flags & RET_LIST) {
+            if (got->v[i].tag != OPS_IVALUE_TENSOR_LIST) {
+                snprintf(msg, n, "return '%s' is a %s, not a tensor list", name, ops_ivalue_tag_name(got->v[i].tag));
+                return false;
+            }
+            const ops_tensor_list l = got->v[i].v.tensor_list;
+            if (l.len != e->len) {
+                snprintf(msg, n, "return '%s' has %lld tensors, expected %lld", name, (long long)l.len,
+                         (long long)e->len);
+                return false;
+            }
+            for (int64_t k = 0; k < l.len; k++) {
+                if (l.data[k] == NULL) {
+                    snprintf(msg, n, "return '%s'[%lld] is NULL", name, (long long)k);
+                    return false;
+                }
+                if (!check_values(c, e->list[k], l.data[k], map, false, values, why, sizeof why)) {
+                    snprintf(msg, n, "return '%s'[%lld]: %s", name, (long long)k, why);
+                    return false;
+                }
+            }
+            continue;
+        }
+        const ops_tensor *t = ret_tensor(got, i);
+        if (t == NULL) {
+            snprintf(msg, n, "return '%s' is a %s, not a tensor", name, ops_ivalue_tag_name(got->v[i].tag));
+            return false;
+        }
+        if (!check_values(c, e->t, t, map, false, values, why, sizeof why)) {
+            if (c->nret > 1)
+                snprintf(msg, n, "return '%s': %s", name, why);
+            else
+                snprintf(msg, n, "%s", why);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* True when every expected return is a Tensor (no Tensor[]). */
+static bool
+tensor_returns(const test_case *c)
+{
+    for (int i = 0; i < c->nret; i++)
+        if (c->ret[i].flags & RET_LIST)
+            return false;
+    return c->nret > 0;
 }
 
 /* A new (owned) CPU tensor of the runner's; exits if memory runs out. */
@@ -294,6 +417,26 @@ arg_index(const ops_op_info *op, const char *name)
         if (strcmp(op->args[i].name, name) == 0)
             return i;
     return -1;
+}
+
+/* The indices of op's out= arguments, in schema order (the order of its returns); their count. */
+static int
+out_indices(const ops_op_info *op, int *idx)
+{
+    int n = 0;
+    for (int i = 0; i < op->num_args && n < MAX_RETS; i++)
+        if (op->args[i].is_out)
+            idx[n++] = i;
+    return n;
+}
+
+/* The name of op's k-th out= argument (in-place: self), for messages. */
+static const char *
+out_name(const ops_op_info *op, int k)
+{
+    int idx[MAX_RETS];
+    const int n = out_indices(op, idx);
+    return k < n ? op->args[idx[k]].name : op->kind == OPS_KIND_INPLACE ? "self" : "out";
 }
 
 static int
@@ -470,6 +613,8 @@ argset_build(argset *s, const ops_ivalue *args, int n, lay_kind kind, int writte
             owned_add(s->ldata[a], free);
             for (int64_t k = 0; k < l.len; k++) {
                 const ops_tensor *t = l.data[k];
+                if (t == NULL) /* a None element of a Tensor?[] */
+                    continue;
                 const int nd = (int)ops_tensor_ndim(t);
                 const int64_t numel = ops_tensor_numel(t);
                 layout lay = layout_contiguous(nd);
@@ -508,7 +653,41 @@ argset_touched(const argset *s)
         if (s->has[a] && !guarded_untouched(&s->g[a]))
             return a;
         for (int64_t k = 0; s->lg[a] != NULL && k < s->llen[a]; k++)
-            if (!guarded_untouched(&s->lg[a][k]))
+            if (s->lg[a][k].t != NULL && !guarded_untouched(&s->lg[a][k]))
+                return a;
+    }
+    return -1;
+}
+
+/* True when a successful call of op may write its argument a: a mutable functional's
+ * `Tensor(a!)` positional argument (batch norm's running stats), not an out= or an
+ * in-place self (those are checked as written tensors). */
+static bool
+arg_written(const ops_op_info *op, int a)
+{
+    return a < op->num_args && !op->args[a].is_out && !(op->kind == OPS_KIND_INPLACE && a == 0) &&
+           strchr(op->args[a].type, '!') != NULL;
+}
+
+/* After a successful call of op: the index of an input whose buffer changed, or -1.
+ * Arguments op writes may change their elements but not their sentinels; they are
+ * snapshot again (the state the next call starts from). */
+static int
+argset_touched_after(argset *s, const ops_op_info *op)
+{
+    for (int a = 0; a < MAX_ARGS; a++) {
+        if (s->has[a] && arg_written(op, a)) {
+            int64_t where;
+            if (!guarded_sentinels_ok(&s->g[a], &where))
+                return a;
+            guarded_snapshot(&s->g[a]);
+        }
+    }
+    for (int a = 0; a < MAX_ARGS; a++) {
+        if (s->has[a] && !arg_written(op, a) && !guarded_untouched(&s->g[a]))
+            return a;
+        for (int64_t k = 0; s->lg[a] != NULL && k < s->llen[a]; k++)
+            if (s->lg[a][k].t != NULL && !guarded_untouched(&s->lg[a][k]))
                 return a;
     }
     return -1;
@@ -523,7 +702,8 @@ argset_free(argset *s)
             guarded_free(&s->g[a]);
         if (s->lg[a] != NULL) {
             for (int64_t k = 0; k < s->llen[a]; k++)
-                guarded_free(&s->lg[a][k]);
+                if (s->lg[a][k].t != NULL)
+                    guarded_free(&s->lg[a][k]);
             owned_drop(s->lg[a]);
             owned_drop(s->ldata[a]);
         }
@@ -587,13 +767,15 @@ prefill(guarded *g, const ops_tensor *exp, bool nan)
 }
 
 /* The call must fail with fragment in its message, leaving the inputs in s and
- * the written tensor w (when not NULL) byte-identical. */
+ * every written tensor ws[0..nw-1] byte-identical and every empty out empties[0..ne-1]
+ * empty. */
 static void
-expect_error(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
-             const char *fragment, const argset *s, const guarded *w)
+expect_error_n(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+               const char *fragment, const argset *s, const guarded *const *ws, int nw,
+               const ops_tensor *const *empties, int ne)
 {
     ops_status st;
-    ops_tensor *r = call(op, args, &st);
+    result *r = call_all(op, args, &st);
     if (st == OPS_OK) {
         owned_drop(r);
         FAIL(c, op, args, variant, "expected an error containing \"%s\"; the call succeeded", fragment);
@@ -603,26 +785,39 @@ expect_error(const test_case *c, const ops_op_info *op, const ops_ivalue *args, 
     const int a = argset_touched(s);
     if (a >= 0)
         FAIL(c, op, args, variant, "argument '%s' changed by a failed call", op->args[a].name);
-    if (w != NULL && !guarded_untouched(w))
-        FAIL(c, op, args, variant, "the written tensor changed by a failed call");
+    for (int k = 0; k < nw; k++)
+        if (ws[k] != NULL && !guarded_untouched(ws[k]))
+            FAIL(c, op, args, variant, "the written tensor '%s' changed by a failed call",
+                 nw > 1 ? out_name(op, k) : "out");
+    for (int k = 0; k < ne; k++)
+        if (empties[k] != NULL && (ops_tensor_ndim(empties[k]) != 1 || ops_tensor_numel(empties[k]) != 0))
+            FAIL(c, op, args, variant, "a failed call resized the empty out= '%s'", out_name(op, k));
     counts.errors++;
     mark(op);
 }
 
-/* Fail the 1st, 2nd, ... allocation of the call until it succeeds: each failure must
- * be a clean OPS_ERR_OOM that leaves the inputs, the written tensor w and an empty
- * out= as they were. */
 static void
-inject_faults(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
-              const argset *s, const guarded *w, const ops_tensor *empty_out)
+expect_error(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+             const char *fragment, const argset *s, const guarded *w)
+{
+    expect_error_n(c, op, args, variant, fragment, s, &w, 1, NULL, 0);
+}
+
+/* Fail the 1st, 2nd, ... allocation of the call until it succeeds: each failure must
+ * be a clean OPS_ERR_OOM that leaves the inputs, every written tensor ws[0..nw-1] and
+ * every empty out= empties[0..ne-1] as they were. */
+static void
+inject_faults_n(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+                const argset *s, const guarded *const *ws, int nw, const ops_tensor *const *empties, int ne)
 {
     for (int64_t nth = 1; nth <= MAX_FAULTS; nth++) {
         ops_status st;
         ops_alloc_fail_nth(nth);
-        ops_tensor *r = call(op, args, &st);
+        result *r = call_all(op, args, &st);
         ops_alloc_fail_nth(0);
         if (st == OPS_OK) {
             owned_drop(r);
+            (void)argset_touched_after((argset *)s, op); /* what it wrote is the next call's start */
             return;
         }
         counts.faults++;
@@ -633,19 +828,31 @@ inject_faults(const test_case *c, const ops_op_info *op, const ops_ivalue *args,
         if (a >= 0)
             FAIL(c, op, args, variant, "allocation %lld failing: argument '%s' changed", (long long)nth,
                  op->args[a].name);
-        if (w != NULL && !guarded_untouched(w))
-            FAIL(c, op, args, variant, "allocation %lld failing: the written tensor changed", (long long)nth);
-        if (empty_out != NULL && ops_tensor_numel(empty_out) != 0)
-            FAIL(c, op, args, variant, "allocation %lld failing: the empty out= was resized", (long long)nth);
+        for (int k = 0; k < nw; k++)
+            if (ws[k] != NULL && !guarded_untouched(ws[k]))
+                FAIL(c, op, args, variant, "allocation %lld failing: the written tensor '%s' changed", (long long)nth,
+                     nw > 1 ? out_name(op, k) : "out");
+        for (int k = 0; k < ne; k++)
+            if (empties[k] != NULL && ops_tensor_numel(empties[k]) != 0)
+                FAIL(c, op, args, variant, "allocation %lld failing: the empty out= '%s' was resized", (long long)nth,
+                     out_name(op, k));
     }
     FAIL(c, op, args, variant, "still failing after %d injected allocation failures", MAX_FAULTS);
+}
+
+static void
+inject_faults(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+              const argset *s, const guarded *w, const ops_tensor *empty_out)
+{
+    inject_faults_n(c, op, args, variant, s, &w, 1, &empty_out, 1);
 }
 
 /* After a successful write into g: g is the result (r), kept its storage and
  * strides, has the expected values and intact sentinels. */
 static void
-check_written(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
-              const guarded *g, const ops_tensor *r, const void *ptr, const int64_t *strides, bool cast_ok)
+check_written_ret(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+                  const guarded *g, const ops_tensor *r, const void *ptr, const int64_t *strides, bool cast_ok,
+                  int ri)
 {
     char msg[1024];
     int64_t where;
@@ -659,25 +866,81 @@ check_written(const test_case *c, const ops_op_info *op, const ops_ivalue *args,
         FAIL(c, op, args, variant, "the written tensor's strides changed from %s to %s",
              dims_str(nd, strides, s1, sizeof s1), dims_str(nd, ops_tensor_strides(g->t), s2, sizeof s2));
     }
-    if (!check_values(c, c->expected, g->t, MAP_SAME, cast_ok, msg, sizeof msg))
-        FAIL(c, op, args, variant, "%s", msg);
+    const bool values = (c->flags & F_VALUES) && (c->ret[ri].flags & RET_COMPARE);
+    if (!check_values(c, c->ret[ri].t, g->t, MAP_SAME, cast_ok, values, msg, sizeof msg))
+        FAIL(c, op, args, variant, "%s%s%.900s", c->nret > 1 ? out_name(op, ri) : "", c->nret > 1 ? ": " : "", msg);
     if (!guarded_sentinels_ok(g, &where))
         FAIL(c, op, args, variant,
-             "wrote outside its output: the sentinel byte at offset %lld from its data pointer changed",
-             (long long)where);
+             "wrote outside its output%s%s: the sentinel byte at offset %lld from its data pointer changed",
+             c->nret > 1 ? " " : "", c->nret > 1 ? out_name(op, ri) : "", (long long)where);
+}
+
+static void
+check_written(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
+              const guarded *g, const ops_tensor *r, const void *ptr, const int64_t *strides, bool cast_ok)
+{
+    check_written_ret(c, op, args, variant, g, r, ptr, strides, cast_ok, 0);
 }
 
 /* ---- CUDA: the same case on cuda:0, compared with the CPU result ------------------ */
 
+#ifdef OPS_WITH_CUDA
+/* A host copy of the device tensor t (owned), or NULL with *st set. */
+static ops_tensor *
+to_host(const ops_tensor *t, ops_status *st)
+{
+    ops_tensor *host = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
+                                      ops_tensor_dtype(t), OPS_DEVICE_CPU);
+    owned_add(host, owned_release_tensor);
+    *st = host ? ops_copy_(host, t, false) : ops_last_status();
+    return *st == OPS_OK ? host : NULL;
+}
+
+/* The device results dev against the CPU ones, return by return (Tensor[] element by
+ * element); false with msg on a mismatch, *st set when a copy failed. */
+static bool
+cuda_compare(const test_case *c, const result *cpu, const result *dev, ops_status *st, char *msg, size_t n)
+{
+    char why[900];
+    for (int i = 0; i < cpu->n && i < c->nret && *st == OPS_OK; i++) {
+        const bool values = (c->flags & F_VALUES) && (c->ret[i].flags & RET_COMPARE);
+        const bool list = cpu->v[i].tag == OPS_IVALUE_TENSOR_LIST;
+        if (dev->v[i].tag != cpu->v[i].tag) {
+            snprintf(msg, n, "return %d is a %s on cuda:0, a %s on the cpu", i, ops_ivalue_tag_name(dev->v[i].tag),
+                     ops_ivalue_tag_name(cpu->v[i].tag));
+            return false;
+        }
+        const int64_t count = list ? cpu->v[i].v.tensor_list.len : cpu->v[i].tag == OPS_IVALUE_TENSOR;
+        if (list && dev->v[i].v.tensor_list.len != count) {
+            snprintf(msg, n, "return %d has %lld tensors on cuda:0, %lld on the cpu", i,
+                     (long long)dev->v[i].v.tensor_list.len, (long long)count);
+            return false;
+        }
+        for (int64_t k = 0; k < count && *st == OPS_OK; k++) {
+            const ops_tensor *ct = list ? cpu->v[i].v.tensor_list.data[k] : cpu->v[i].v.tensor;
+            const ops_tensor *dt = list ? dev->v[i].v.tensor_list.data[k] : dev->v[i].v.tensor;
+            ops_tensor *host = to_host(dt, st);
+            if (host != NULL && !check_values(c, ct, host, MAP_SAME, false, values, why, sizeof why)) {
+                snprintf(msg, n, "return %d%s: %s", i, list ? " (an element)" : "", why);
+                return false;
+            }
+            owned_drop(host);
+        }
+    }
+    return true;
+}
+#endif
+
 static void
-cuda_check(const test_case *c, const ops_ivalue *args, const ops_tensor *cpu_result)
+cuda_check(const test_case *c, const ops_ivalue *args, const result *cpu_result)
 {
 #ifdef OPS_WITH_CUDA
     if (ops_cuda_device_count() > 0) {
         ops_ivalue dargs[MAX_ARGS];
         ops_tensor *dev[MAX_ARGS] = {0};
-        ops_tensor *r = NULL, *host = NULL;
+        result *r = NULL;
         ops_status st = OPS_OK;
+        bool same = true;
         char msg[1024];
         const ops_op_info *op = c->op;
         for (int a = 0; a < op->num_args && st == OPS_OK; a++) {
@@ -695,6 +958,8 @@ cuda_check(const test_case *c, const ops_ivalue *args, const ops_tensor *cpu_res
                 owned_add(data, free);
                 for (int64_t k = 0; k < l.len && st == OPS_OK; k++) {
                     const ops_tensor *t = l.data[k];
+                    if (t == NULL)
+                        continue;
                     ops_tensor *d = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
                                                    ops_tensor_dtype(t), OPS_DEVICE_CUDA(0));
                     owned_add(d, owned_release_tensor);
@@ -712,25 +977,20 @@ cuda_check(const test_case *c, const ops_ivalue *args, const ops_tensor *cpu_res
             }
         }
         if (st == OPS_OK)
-            r = call(op, dargs, &st);
-        if (st == OPS_OK) {
-            host = ops_tensor_new("conformance", (int)ops_tensor_ndim(r), ops_tensor_sizes(r), NULL,
-                                  ops_tensor_dtype(r), OPS_DEVICE_CPU);
-            owned_add(host, owned_release_tensor);
-            st = host ? ops_copy_(host, r, false) : ops_last_status();
-        }
+            r = call_all(op, dargs, &st);
+        if (st == OPS_OK)
+            same = cuda_compare(c, cpu_result, r, &st, msg, sizeof msg);
         if (st == OPS_ERR_NOT_IMPLEMENTED) {
             cuda_skip_reason = "no CUDA kernel";
             counts.cuda_skipped++;
         } else if (st != OPS_OK) {
             FAIL(c, op, dargs, "cuda:0", "failed on cuda:0: %s", ops_last_error());
-        } else if (!check_values(c, cpu_result, host, MAP_SAME, false, msg, sizeof msg)) {
+        } else if (!same) {
             FAIL(c, op, dargs, "cuda:0 vs cpu", "%s", msg);
         } else {
             counts.cuda_run++;
             counts.runs++;
         }
-        owned_drop(host);
         owned_drop(r);
         for (int a = 0; a < op->num_args; a++)
             owned_drop(dev[a]);
@@ -760,13 +1020,13 @@ run_primary(const test_case *c)
     argset s;
     if (op->kind == OPS_KIND_FUNCTIONAL) {
         argset_build(&s, c->args, c->nargs, LAY_CONTIGUOUS, -1, NULL, false, NULL);
-        ops_tensor *got = call(op, s.v, &st);
+        result *got = call_all(op, s.v, &st);
         if (got == NULL)
-            FAIL(c, op, s.v, "contiguous", "failed: %s", st == OPS_OK ? "returned no tensor" : ops_last_error());
-        const int a = argset_touched(&s);
+            FAIL(c, op, s.v, "contiguous", "failed: %s", ops_last_error());
+        const int a = argset_touched_after(&s, op);
         if (a >= 0)
             FAIL(c, op, s.v, "contiguous", "wrote into its input '%s'", op->args[a].name);
-        if (!check_values(c, c->expected, got, MAP_SAME, false, msg, sizeof msg))
+        if (!check_results(c, op, got, MAP_SAME, msg, sizeof msg))
             FAIL(c, op, s.v, "contiguous", "%s", msg);
         counts.runs++;
         mark(op);
@@ -804,7 +1064,7 @@ run_primary(const test_case *c)
             if (ops_tensor_version(g.t) <= version)
                 FAIL(c, op, s.v, variant, "the version counter was not bumped");
             check_written(c, op, s.v, variant, &g, r, ptr, strides, false);
-            const int a = argset_touched(&s);
+            const int a = argset_touched_after(&s, op);
             if (a >= 0)
                 FAIL(c, op, s.v, variant, "wrote into its input '%s'", op->args[a].name);
             owned_drop(r);
@@ -829,7 +1089,8 @@ run_primary(const test_case *c)
                 FAIL(c, op, s.v, "out=", "failed: %s", ops_last_error());
             if (r != o)
                 FAIL(c, op, s.v, "out=", "did not return out");
-            if (!check_values(c, c->expected, o, MAP_SAME, false, msg, sizeof msg))
+            if (!check_values(c, c->expected, o, MAP_SAME, false, (c->flags & F_VALUES) && (c->ret[0].flags & RET_COMPARE),
+                              msg, sizeof msg))
                 FAIL(c, op, s.v, "out=", "%s", msg);
             owned_drop(r);
             owned_drop(o);
@@ -864,13 +1125,13 @@ run_layouts(const test_case *c, int case_index)
         }
         ops_status st;
         const char *variant = lay_names[kind];
-        ops_tensor *got = call(c->op, s.v, &st);
+        result *got = call_all(c->op, s.v, &st);
         if (got == NULL)
             FAIL(c, c->op, s.v, variant, "failed: %s", ops_last_error());
         const index_map map = kind == LAY_OUTER0 ? MAP_OUTER : kind == LAY_INNER0 ? MAP_INNER : MAP_SAME;
-        if (!check_values(c, c->expected, got, map, false, msg, sizeof msg))
+        if (!check_results(c, c->op, got, map, msg, sizeof msg))
             FAIL(c, c->op, s.v, variant, "%s", msg);
-        const int a = argset_touched(&s);
+        const int a = argset_touched_after(&s, c->op);
         if (a >= 0)
             FAIL(c, c->op, s.v, variant, "wrote into its input '%s'", c->op->args[a].name);
         owned_drop(got);
@@ -880,42 +1141,56 @@ run_layouts(const test_case *c, int case_index)
 }
 
 /* The out= form (PyTorch's test_out): empty (resized), NaN-filled, strided and
- * transposed outs; wrong shapes, unsafe casts and self-overlapping outs refused. */
+ * transposed outs; wrong shapes, unsafe casts and self-overlapping outs refused.  An op
+ * with several returns has one out= per return (out i holds return i): every check
+ * gives all of them the same kind of out, and an error case makes one of them wrong in
+ * turn, the others right, and requires all of them byte-identical afterwards. */
 static void
 run_out(const test_case *c, int case_index)
 {
     const ops_op_info *op = c->op->out;
-    const ops_tensor *exp = c->expected;
-    const ops_dtype ed = ops_tensor_dtype(exp);
-    const int nd = (int)ops_tensor_ndim(exp);
-    const int64_t *sizes = ops_tensor_sizes(exp);
-    const int64_t numel = ops_tensor_numel(exp);
-    const int oi = out_index(op);
+    int oi[MAX_RETS];
+    const int nout = out_indices(op, oi);
+    if (!tensor_returns(c) || nout != c->nret)
+        return; /* Tensor[] returns have no out= form here */
+    const bool elementwise = (c->flags & F_ELEMENTWISE) != 0;
     char msg[1024];
     ops_status st;
     ops_ivalue base[MAX_ARGS];
     map_args(c, op, base);
     argset s;
-    argset_build(&s, base, op->num_args, LAY_CONTIGUOUS, oi, NULL, false, NULL);
+    argset_build(&s, base, op->num_args, LAY_CONTIGUOUS, oi[0], NULL, false, NULL);
+    for (int k = 1; k < nout; k++)
+        s.v[oi[k]] = ops_ivalue_none();
 
-    /* an empty out is resized; allocation failures leave it empty */
-    ops_tensor *o = new_tensor(1, (int64_t[]){0}, ed);
-    s.v[oi] = ops_ivalue_tensor(o);
-    inject_faults(c, op, s.v, "out=, empty, allocation failures", &s, NULL, o);
-    owned_drop(o);
-    o = new_tensor(1, (int64_t[]){0}, ed);
-    s.v[oi] = ops_ivalue_tensor(o);
-    ops_tensor *r = call(op, s.v, &st);
-    if (st != OPS_OK)
+    /* empty outs are resized; allocation failures leave them empty */
+    ops_tensor *o[MAX_RETS];
+    for (int k = 0; k < nout; k++) {
+        o[k] = new_tensor(1, (int64_t[]){0}, ops_tensor_dtype(c->ret[k].t));
+        s.v[oi[k]] = ops_ivalue_tensor(o[k]);
+    }
+    inject_faults_n(c, op, s.v, "out=, empty, allocation failures", &s, NULL, 0, (const ops_tensor *const *)o, nout);
+    for (int k = 0; k < nout; k++) {
+        owned_drop(o[k]);
+        o[k] = new_tensor(1, (int64_t[]){0}, ops_tensor_dtype(c->ret[k].t));
+        s.v[oi[k]] = ops_ivalue_tensor(o[k]);
+    }
+    result *r = call_all(op, s.v, &st);
+    if (r == NULL)
         FAIL(c, op, s.v, "out=, empty", "failed: %s", ops_last_error());
-    if (r != o)
-        FAIL(c, op, s.v, "out=, empty", "did not return out");
-    if (!check_values(c, exp, o, MAP_SAME, false, msg, sizeof msg))
-        FAIL(c, op, s.v, "out=, empty", "%s", msg);
-    if (argset_touched(&s) >= 0)
+    for (int k = 0; k < nout; k++) {
+        if (ret_tensor(r, k) != o[k])
+            FAIL(c, op, s.v, "out=, empty", "did not return %s", nout > 1 ? out_name(op, k) : "out");
+        const bool values = (c->flags & F_VALUES) && (c->ret[k].flags & RET_COMPARE);
+        if (!check_values(c, c->ret[k].t, o[k], MAP_SAME, false, values, msg, sizeof msg))
+            FAIL(c, op, s.v, "out=, empty", "%s%s%.900s", nout > 1 ? out_name(op, k) : "", nout > 1 ? ": " : "",
+                 msg);
+    }
+    if (argset_touched_after(&s, op) >= 0)
         FAIL(c, op, s.v, "out=, empty", "wrote into an input");
     owned_drop(r);
-    owned_drop(o);
+    for (int k = 0; k < nout; k++)
+        owned_drop(o[k]);
     counts.runs++;
     mark(op);
 
@@ -923,84 +1198,137 @@ run_out(const test_case *c, int case_index)
     enum { OUT_NAN, OUT_CONTIG, OUT_STRIDED, OUT_TRANSPOSED, OUT_RANDOM, OUT_KINDS };
     static const char *const names[] = {"out=, NaN-filled", "out=, contiguous", "out=, strided",
                                         "out=, transposed", "out=, random layout"};
-    for (int k = 0; k < OUT_KINDS; k++) {
-        layout l;
-        if (k == OUT_NAN && !ops_dtype_is_floating(ed))
-            continue;
-        if ((k == OUT_STRIDED && (nd < 1 || numel < 2)) || (k == OUT_TRANSPOSED && (nd < 2 || numel < 2)) ||
-            (k == OUT_RANDOM && (!(c->flags & F_RANDOM) || nd < 1)))
+    guarded g[MAX_RETS];
+    const guarded *gp[MAX_RETS];
+    for (int kind = 0; kind < OUT_KINDS; kind++) {
+        /* a kind runs when it applies to some out (the others get a contiguous one) */
+        bool any = false;
+        for (int k = 0; k < nout; k++) {
+            const ops_tensor *exp = c->ret[k].t;
+            const int nd = (int)ops_tensor_ndim(exp);
+            const int64_t numel = ops_tensor_numel(exp);
+            any |= (kind == OUT_NAN && ops_dtype_is_floating(ops_tensor_dtype(exp))) || kind == OUT_CONTIG ||
+                   (kind == OUT_STRIDED && nd >= 1 && numel >= 2) || (kind == OUT_TRANSPOSED && nd >= 2 && numel >= 2) ||
+                   (kind == OUT_RANDOM && (c->flags & F_RANDOM) && nd >= 1);
+        }
+        if (!any)
             continue;
         uint64_t rng = runner_seed * 0xD1B54A32D192ED03ull + (uint64_t)case_index;
-        l = k == OUT_STRIDED ? layout_strided(nd) : k == OUT_TRANSPOSED ? layout_transposed(nd)
-            : k == OUT_RANDOM ? layout_random(nd, &rng) : layout_contiguous(nd);
-        if (k <= OUT_CONTIG)
-            l.lead = 2;
-        guarded g;
-        guarded_new(&g, nd, sizes, ed, &l, NULL);
-        prefill(&g, exp, k == OUT_NAN);
-        if (k == OUT_CONTIG) {
-            guarded_snapshot(&g);
-            s.v[oi] = ops_ivalue_tensor(g.t);
-            inject_faults(c, op, s.v, "out=, allocation failures", &s, &g, NULL);
-            guarded_free(&g);
-            guarded_new(&g, nd, sizes, ed, &l, NULL);
-            prefill(&g, exp, false);
+        layout l[MAX_RETS];
+        for (int k = 0; k < nout; k++) {
+            const ops_tensor *exp = c->ret[k].t;
+            const int nd = (int)ops_tensor_ndim(exp);
+            const int64_t numel = ops_tensor_numel(exp);
+            l[k] = layout_contiguous(nd);
+            if (kind == OUT_STRIDED && nd >= 1 && numel >= 2)
+                l[k] = layout_strided(nd);
+            else if (kind == OUT_TRANSPOSED && nd >= 2 && numel >= 2)
+                l[k] = layout_transposed(nd);
+            else if (kind == OUT_RANDOM && nd >= 1)
+                l[k] = layout_random(nd, &rng);
+            if (kind <= OUT_CONTIG)
+                l[k].lead = 2;
+            guarded_new(&g[k], nd, ops_tensor_sizes(exp), ops_tensor_dtype(exp), &l[k], NULL);
+            prefill(&g[k], exp, kind == OUT_NAN && ops_dtype_is_floating(ops_tensor_dtype(exp)));
+            gp[k] = &g[k];
         }
-        s.v[oi] = ops_ivalue_tensor(g.t);
-        int64_t strides[OPS_MAX_DIMS];
-        memcpy(strides, ops_tensor_strides(g.t), sizeof(int64_t) * (size_t)nd);
-        const void *ptr = ops_tensor_data_ptr(g.t);
-        r = call(op, s.v, &st);
-        if (st != OPS_OK)
-            FAIL(c, op, s.v, names[k], "failed: %s", ops_last_error());
-        check_written(c, op, s.v, names[k], &g, r, ptr, strides, false);
-        if (argset_touched(&s) >= 0)
-            FAIL(c, op, s.v, names[k], "wrote into an input");
+        if (kind == OUT_CONTIG) {
+            for (int k = 0; k < nout; k++) {
+                guarded_snapshot(&g[k]);
+                s.v[oi[k]] = ops_ivalue_tensor(g[k].t);
+            }
+            inject_faults_n(c, op, s.v, "out=, allocation failures", &s, gp, nout, NULL, 0);
+            for (int k = 0; k < nout; k++) {
+                const ops_tensor *exp = c->ret[k].t;
+                guarded_free(&g[k]);
+                guarded_new(&g[k], (int)ops_tensor_ndim(exp), ops_tensor_sizes(exp), ops_tensor_dtype(exp), &l[k],
+                            NULL);
+                prefill(&g[k], exp, false);
+            }
+        }
+        int64_t strides[MAX_RETS][OPS_MAX_DIMS];
+        const void *ptr[MAX_RETS];
+        for (int k = 0; k < nout; k++) {
+            s.v[oi[k]] = ops_ivalue_tensor(g[k].t);
+            memcpy(strides[k], ops_tensor_strides(g[k].t), sizeof(int64_t) * (size_t)ops_tensor_ndim(g[k].t));
+            ptr[k] = ops_tensor_data_ptr(g[k].t);
+        }
+        r = call_all(op, s.v, &st);
+        if (r == NULL)
+            FAIL(c, op, s.v, names[kind], "failed: %s", ops_last_error());
+        for (int k = 0; k < nout; k++)
+            check_written_ret(c, op, s.v, names[kind], &g[k], ret_tensor(r, k), ptr[k], strides[k], false, k);
+        if (argset_touched_after(&s, op) >= 0)
+            FAIL(c, op, s.v, names[kind], "wrote into an input");
         owned_drop(r);
-        guarded_free(&g);
+        for (int k = 0; k < nout; k++)
+            guarded_free(&g[k]);
         counts.runs++;
     }
 
-    if (c->flags & F_ELEMENTWISE) {
-        /* a non-empty out of another shape: an error, nothing written */
-        int64_t wrong[OPS_MAX_DIMS];
-        int wnd = nd > 0 ? nd : 1;
-        for (int d = 0; d < nd; d++)
-            wrong[d] = sizes[d] > 0 ? sizes[d] : 1;
-        if (nd == 0)
-            wrong[0] = 2;
-        else
-            wrong[nd - 1] += 1;
-        char shape[160];
-        dims_str(wnd, wrong, shape, sizeof shape);
-        guarded g;
-        layout l = layout_contiguous(wnd);
-        guarded_new(&g, wnd, wrong, ed, &l, NULL);
-        guarded_snapshot(&g);
-        s.v[oi] = ops_ivalue_tensor(g.t);
-        expect_error(c, op, s.v, "out=, wrong shape", shape, &s, &g);
-        guarded_free(&g);
-
-        /* an out the result cannot be cast to (float into int, int into bool) */
-        if (category(ed) > 0) {
-            const ops_dtype od = category(ed) == 2 ? OPS_INT64 : OPS_BOOL;
-            l = layout_contiguous(nd);
-            guarded_new(&g, nd, sizes, od, &l, NULL);
-            guarded_snapshot(&g);
-            s.v[oi] = ops_ivalue_tensor(g.t);
-            expect_error(c, op, s.v, "out=, unsafe cast", "can't be cast to the desired output type", &s, &g);
-            guarded_free(&g);
-        }
-
-        /* an out whose elements share memory */
-        if (numel >= 2) {
-            l = layout_expanded(nd);
-            guarded_new(&g, nd, sizes, ed, &l, NULL);
-            guarded_snapshot(&g);
-            s.v[oi] = ops_ivalue_tensor(g.t);
-            expect_error(c, op, s.v, "out=, overlapping itself", "more than one element of the written-to tensor",
-                         &s, &g);
-            guarded_free(&g);
+    /* one bad out (k) among right ones: an error, and no out written */
+    for (int bad = 0; bad < nout; bad++) {
+        const ops_tensor *bexp = c->ret[bad].t;
+        const int bnd = (int)ops_tensor_ndim(bexp);
+        const int64_t *bsizes = ops_tensor_sizes(bexp);
+        const ops_dtype bed = ops_tensor_dtype(bexp);
+        enum { BAD_SHAPE, BAD_CAST, BAD_DTYPE, BAD_OVERLAP, BAD_KINDS };
+        for (int why = 0; why < BAD_KINDS; why++) {
+            /* the out's geometry and dtype, and the message expected */
+            int64_t wrong[OPS_MAX_DIMS];
+            int wnd = bnd;
+            ops_dtype od = bed;
+            layout bl = layout_contiguous(bnd);
+            char shape[160], variant[200];
+            const char *fragment = NULL;
+            memcpy(wrong, bsizes, sizeof(int64_t) * (size_t)bnd);
+            if (why == BAD_SHAPE && elementwise) {
+                /* a non-empty out of another shape (non-elementwise ops resize it, as PyTorch's) */
+                wnd = bnd > 0 ? bnd : 1;
+                for (int d = 0; d < bnd; d++)
+                    wrong[d] = bsizes[d] > 0 ? bsizes[d] : 1;
+                if (bnd == 0)
+                    wrong[0] = 2;
+                else
+                    wrong[bnd - 1] += 1;
+                bl = layout_contiguous(wnd);
+                fragment = dims_str(wnd, wrong, shape, sizeof shape);
+                snprintf(variant, sizeof variant, "out=, wrong shape%s%s", nout > 1 ? " of " : "",
+                         nout > 1 ? out_name(op, bad) : "");
+            } else if (why == BAD_CAST && elementwise && category(bed) > 0) {
+                /* an out the result cannot be cast to (float into int, int into bool) */
+                od = category(bed) == 2 ? OPS_INT64 : OPS_BOOL;
+                fragment = "can't be cast to the desired output type";
+                snprintf(variant, sizeof variant, "out=, unsafe cast");
+            } else if (why == BAD_DTYPE && !elementwise && nout > 1) {
+                /* several returns: each out must have exactly its return's dtype */
+                od = bed == OPS_INT64 ? OPS_INT32 : ops_dtype_is_floating(bed) ? OPS_INT64 : OPS_FLOAT32;
+                fragment = op->name;
+                snprintf(variant, sizeof variant, "out=, %s of dtype %s for %s", out_name(op, bad), ops_dtype_name(od),
+                         ops_dtype_name(bed));
+            } else if (why == BAD_OVERLAP && (elementwise || nout > 1) && ops_tensor_numel(bexp) >= 2) {
+                /* an out whose elements share memory */
+                bl = layout_expanded(bnd);
+                fragment = "more than one element of the written-to tensor";
+                snprintf(variant, sizeof variant, "out=, %s overlapping itself", nout > 1 ? out_name(op, bad) : "out");
+            }
+            if (fragment == NULL)
+                continue;
+            for (int k = 0; k < nout; k++) {
+                const ops_tensor *exp = c->ret[k].t;
+                layout lk = layout_contiguous((int)ops_tensor_ndim(exp));
+                if (k == bad)
+                    guarded_new(&g[k], wnd, wrong, od, &bl, NULL);
+                else
+                    guarded_new(&g[k], (int)ops_tensor_ndim(exp), ops_tensor_sizes(exp), ops_tensor_dtype(exp), &lk,
+                                NULL);
+                guarded_snapshot(&g[k]);
+                gp[k] = &g[k];
+                s.v[oi[k]] = ops_ivalue_tensor(g[k].t);
+            }
+            expect_error_n(c, op, s.v, variant, fragment, &s, gp, nout, NULL, 0);
+            for (int k = 0; k < nout; k++)
+                guarded_free(&g[k]);
         }
     }
     argset_free(&s);
@@ -1013,7 +1341,7 @@ static void
 run_inplace(const test_case *c, int case_index)
 {
     const ops_op_info *op = c->op->inplace;
-    if (c->args[0].tag != OPS_IVALUE_TENSOR)
+    if (c->args[0].tag != OPS_IVALUE_TENSOR || c->nret != 1 || !tensor_returns(c))
         return;
     const ops_tensor *self = c->args[0].v.tensor, *exp = c->expected;
     const ops_dtype sd = ops_tensor_dtype(self), ed = ops_tensor_dtype(exp);
@@ -1061,7 +1389,7 @@ run_inplace(const test_case *c, int case_index)
                 if (ops_tensor_version(g.t) <= version)
                     FAIL(c, op, s.v, names[k], "the version counter was not bumped");
                 check_written(c, op, s.v, names[k], &g, r, ptr, strides, true);
-                if (argset_touched(&s) >= 0)
+                if (argset_touched_after(&s, op) >= 0)
                     FAIL(c, op, s.v, names[k], "wrote into an input");
                 owned_drop(r);
                 guarded_free(&g);
@@ -1114,27 +1442,44 @@ run_error(const test_case *c)
     }
     const ops_op_info *o = op->kind == OPS_KIND_OUT ? op : op->out;
     if ((c->forms & FORM_OUT) && o != NULL) {
+        /* every out= argument: its template (guarded), then all of them empty */
         map_args(c, o, base);
-        const int oi = out_index(o);
-        argset_build(&s, base, o->num_args, LAY_CONTIGUOUS, oi, NULL, false, NULL);
-        const ops_tensor *t = c->out_template;
-        ops_dtype od = t ? ops_tensor_dtype(t) : c->dtype != OPS_DTYPE_NONE ? c->dtype : OPS_FLOAT32;
-        if (t != NULL) {
-            l = layout_contiguous((int)ops_tensor_ndim(t));
-            l.lead = 2;
-            guarded_new(&g, (int)ops_tensor_ndim(t), ops_tensor_sizes(t), od, &l, t);
-            guarded_snapshot(&g);
-            s.v[oi] = ops_ivalue_tensor(g.t);
-            expect_error(c, o, s.v, undeclared ? "undeclared dtype, out=" : "expected error, out=", c->error, &s, &g);
-            guarded_free(&g);
+        int oi[MAX_RETS] = {0};
+        const int nout = out_indices(o, oi);
+        argset_build(&s, base, o->num_args, LAY_CONTIGUOUS, nout > 0 ? oi[0] : -1, NULL, false, NULL);
+        for (int k = 1; k < nout; k++)
+            s.v[oi[k]] = ops_ivalue_none();
+        guarded gs[MAX_RETS];
+        const guarded *gp[MAX_RETS];
+        ops_tensor *e[MAX_RETS];
+        ops_dtype od[MAX_RETS];
+        const bool templates = c->nouts == nout && nout > 0;
+        for (int k = 0; k < nout; k++) {
+            const ops_tensor *t = templates ? c->out_templates[k] : NULL;
+            od[k] = t ? ops_tensor_dtype(t) : c->dtype != OPS_DTYPE_NONE ? c->dtype : OPS_FLOAT32;
+            if (templates) {
+                l = layout_contiguous((int)ops_tensor_ndim(t));
+                l.lead = 2;
+                guarded_new(&gs[k], (int)ops_tensor_ndim(t), ops_tensor_sizes(t), od[k], &l, t);
+                guarded_snapshot(&gs[k]);
+                gp[k] = &gs[k];
+                s.v[oi[k]] = ops_ivalue_tensor(gs[k].t);
+            }
         }
-        ops_tensor *e = new_tensor(1, (int64_t[]){0}, od);
-        s.v[oi] = ops_ivalue_tensor(e);
+        if (templates) {
+            expect_error_n(c, o, s.v, undeclared ? "undeclared dtype, out=" : "expected error, out=", c->error, &s,
+                           gp, nout, NULL, 0);
+            for (int k = 0; k < nout; k++)
+                guarded_free(&gs[k]);
+        }
+        for (int k = 0; k < nout; k++) {
+            e[k] = new_tensor(1, (int64_t[]){0}, od[k]);
+            s.v[oi[k]] = ops_ivalue_tensor(e[k]);
+        }
         const char *variant = undeclared ? "undeclared dtype, empty out=" : "expected error, empty out=";
-        expect_error(c, o, s.v, variant, c->error, &s, NULL);
-        if (ops_tensor_ndim(e) != 1 || ops_tensor_numel(e) != 0)
-            FAIL(c, o, s.v, variant, "a failed call resized the empty out=");
-        owned_drop(e);
+        expect_error_n(c, o, s.v, variant, c->error, &s, NULL, 0, (const ops_tensor *const *)e, nout);
+        for (int k = 0; k < nout; k++)
+            owned_drop(e[k]);
         argset_free(&s);
     }
     const ops_op_info *ip = op->kind == OPS_KIND_INPLACE ? op : op->inplace;

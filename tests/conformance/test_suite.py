@@ -11,6 +11,10 @@
    on a wrong reference, a wrong error fragment and an error that does not happen; a
    full run fails on coverage; `shapes:` hints and `--op`/`--dtype`/`--coverage`/
    `--seed` behave as docs/conformance.md says.
+3. Several returns (aminmax: `-> (Tensor min, Tensor max)` and its out= form with two
+   outs): a wrong reference for either return fails, in the functional and the out=
+   forms; `returns:` fixes a return's dtype or compares only its shape and dtype; a
+   sample's `data:` gives exact values; malformed `returns:` and `data:` are refused.
 """
 import argparse
 import os
@@ -45,6 +49,28 @@ GOOD = """\
     errors:
       - {dtype: bool, match: "on a bool tensor is not supported"}"""
 CONF_LINE = 6  # line of `conformance:` in NEG
+
+AMINMAX = """\
+- func: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+  variants: function, method
+  dispatch:
+    CPU: aminmax_cpu
+  conformance:
+{conf}
+
+- func: aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
+  dispatch:
+    CPU: aminmax_out_cpu
+  conformance: {{note: "covered by aminmax's cases"}}
+"""
+AMM_REF = "'(np.amin(self, axis=dim, keepdims=keepdim), np.amax(self, axis=dim, keepdims=keepdim))'"
+AMM_GOOD = f"""\
+    dtypes: [int32, float32]
+    ref: {AMM_REF}
+    samples: [{{self: [3, 4], dim: 1}}, {{self: [2, 3, 4], dim: null, keepdim: true}}]
+    errors:
+      - {{args: {{dim: 2}}, match: "Dimension out of range"}}"""
+AMM_CONF_LINE = 5
 
 
 def py():
@@ -118,6 +144,91 @@ class Suite(unittest.TestCase):
         self.assertIn("has a kernel but no conformance metadata", p.stderr)
 
     # ---- 2. the runner's verdicts ------------------------------------------------
+    def write_amm(self, name, conf):
+        path = os.path.join(self.tmp.name, name + ".yaml")
+        with open(path, "w") as f:
+            f.write(AMINMAX.format(conf=conf))
+        return path
+
+    def amm_run(self, name, conf, *args):
+        p, cases = self.gen_cases(self.write_amm(name, conf))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return self.run_runner(cases, "--op", "aminmax", *args)
+
+    def test_several_returns(self):
+        r = self.amm_run("amm_good", AMM_GOOD, "--coverage")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("coverage complete", r.stdout)
+        # a wrong reference for the second return only: the functional form names it ...
+        wrong_max = AMM_GOOD.replace("np.amax(self", "np.amin(self")
+        r = self.amm_run("amm_wrongmax", wrong_max)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stdout, r"aminmax \[[a-z0-9]+\] \(contiguous\).*\n(    self: .*\n)+  -> return 'max': "
+                                   r"element \d+ \(index \[[0-9, ]*\]\) is .*, expected ")
+        # ... and so does a wrong first return
+        wrong_min = AMM_GOOD.replace("np.amin(self", "np.amax(self")
+        r = self.amm_run("amm_wrongmin", wrong_min)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("-> return 'min': element", r.stdout)
+        # compare: false: the wrong max passes (shape and dtype still checked) ...
+        r = self.amm_run("amm_nocompare", wrong_max + "\n    returns: {max: {compare: false}}")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        # ... but a wrong shape does not
+        bad_shape = AMM_GOOD.replace("np.amax(self, axis=dim, keepdims=keepdim)", "np.amax(self)")
+        r = self.amm_run("amm_badshape", bad_shape + "\n    returns: {max: {compare: false}}")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("return 'max': result shape", r.stdout)
+        # values: false (random sampling): no return compared in any form, while the out=,
+        # error, guard and fault-injection families still run
+        r = self.amm_run("amm_novalues", wrong_max + "\n    values: false")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertRegex(r.stdout, r"[1-9][0-9]* error cases, [1-9][0-9]* fault-injection points")
+        # a return's fixed dtype: the kernel returns self's dtype, so int64 must fail on it
+        r = self.amm_run("amm_dtype", AMM_GOOD + "\n    returns: {max: {dtype: int64}}", "--dtype", "float32")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("return 'max': result dtype float32, expected int64", r.stdout)
+
+    def test_sample_data(self):
+        # exact values with ties: a constant reference holds only if `data:` was used
+        conf = ("    dtypes: [int64, float32]\n"
+                "    ref: '(np.full(2, 1), np.full(2, 5))'\n"
+                "    samples: [{self: {data: [[1, 5, 1], [5, 1, 5]]}, dim: 1},"
+                " {self: {shape: [2, 2], dtype: int32, data: [[1, 5], [5, 1]]}, dim: 0}]")
+        r = self.amm_run("amm_data", conf)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        r = self.amm_run("amm_data_wrong", conf.replace("np.full(2, 5)", "np.full(2, 4)"))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("return 'max'", r.stdout)
+
+    def test_refuses_malformed_returns(self):
+        bad = {
+            "returns names 'values', not a return of aminmax": "    returns: {values: {dtype: int64}}",
+            "returns: 'max': unknown key 'dtypes'": "    returns: {max: {dtypes: int64}}",
+            "returns: 'max': unknown dtype 'long'": "    returns: {max: {dtype: long}}",
+            "returns: 'min': compare must be true or false": "    returns: {min: {compare: 0}}",
+            r"samples\[0\]: 'self': unknown key 'values'": "    samples: [{self: {values: [1, 2]}}]",
+            r"samples\[0\]: 'self': data has 3 elements, shape \[2, 2\] needs 4":
+                "    samples: [{self: {shape: [2, 2], data: [1, 2, 3]}}]",
+            r"samples\[0\]: 'self': data must be": "    samples: [{self: {data: [[1, 2], [3]]}}]",
+            "domain `index` is for a Tensor\\[\\] or Tensor\\?\\[\\] argument": "    domain: {self: index}",
+        }
+        for reason, extra in bad.items():
+            with self.subTest(reason=reason):
+                path = self.write_amm("amm_bad", AMM_GOOD + "\n" + extra if "samples" not in extra
+                                      else AMM_GOOD.replace("    samples: [{self: [3, 4], dim: 1}, {self: [2, 3, 4], "
+                                                            "dim: null, keepdim: true}]", extra))
+                p, _ = self.gen_cases(path)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertRegex(p.stderr, re.escape(f"{path}:{AMM_CONF_LINE}:") + ".*" + reason)
+                q = subprocess.run([py(), self.codegen, "check", "--native", path, "--no-kernel-check"],
+                                   capture_output=True, text=True)
+                self.assertEqual(q.returncode, 1, q.stderr)
+                self.assertRegex(q.stderr, re.escape(f"{path}:{AMM_CONF_LINE}:") + ".*" + reason)
+        # a reference that is not a tuple of one array per return
+        p, _ = self.gen_cases(self.write_amm("amm_notuple", AMM_GOOD.replace(AMM_REF, "'np.amin(self)'")))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("must give a tuple of 2 arrays (min, max)", p.stderr)
+
     def test_passes_real_metadata_and_coverage_of_the_op(self):
         p, cases = self.gen_cases(self.write_yaml("good", GOOD))
         self.assertEqual(p.returncode, 0, p.stderr)
