@@ -1317,16 +1317,16 @@ ops_autograd_no_formula(const char *op, ops_tensor *result)
 }
 
 ops_status
-ops_autograd_no_formula_outs(const char *op, int n, ops_tensor **outs)
+ops_autograd_no_formula_outs(const char *op, int n, ops_tensor **const *outs)
 {
     bool bad = false;
     for (int i = 0; i < n; i++)
-        bad = bad || differentiable_dtype(outs[i]);
+        bad = bad || differentiable_dtype(*outs[i]);
     if (!bad)
         return OPS_OK;
     for (int i = 0; i < n; i++) {
-        ops_tensor_release(outs[i]);
-        outs[i] = NULL;
+        ops_tensor_release(*outs[i]);
+        *outs[i] = NULL;
     }
     return not_implemented(op);
 }

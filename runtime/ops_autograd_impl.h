@@ -110,7 +110,8 @@ OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, c
  * when its results cannot carry gradients (integer or bool), else the results are
  * released and the call fails with "the derivative for 'op' is not implemented". */
 OPS_API ops_tensor *ops_autograd_no_formula(const char *op, ops_tensor *result);
-OPS_API ops_status ops_autograd_no_formula_outs(const char *op, int n, ops_tensor **outs);
+/* outs: the op's out-parameters (each points at a returned tensor). */
+OPS_API ops_status ops_autograd_no_formula_outs(const char *op, int n, ops_tensor **const *outs);
 OPS_API ops_status ops_autograd_no_formula_vec(const char *op, ops_tensor_vec *v);
 /* The error of an out= call under grad mode with an argument requiring grad. */
 OPS_API ops_status ops_autograd_out_error(const char *op);
