@@ -692,7 +692,7 @@ def _node_text(g: NodeGen) -> Dict:
     if g.ntemps == 0 and not unpacked:
         apply = [x for x in apply if x not in ("fail:", "_st = ops_last_status();")]
     release = [f"ops_saved_release(&(({g.struct} *)_n)->s_{n});" for n in unpacked]
-    return {"struct": g.struct, "name": g.name, "entry": g.nf.name, "fields": g.struct_fields(), "apply": apply,
+    return {"struct": g.struct, "name": g.name, "entry": g.nf.name, "inputs": ",".join(g.diff), "fields": g.struct_fields(), "apply": apply,
             "release": release, "schema": cnames.c_comment(g.nf.schema_text)}
 
 
@@ -728,6 +728,8 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
             # an op that returned its input itself (contiguous of a contiguous tensor,
             # to() of the same dtype) is the identity: the tensor keeps its history
             body += [f"if ({' || '.join(f'_r == {n}' for n in same)})", "    return _r;"]
+        # an integer or bool result (to(int64)) carries no gradient
+        body += ["if (!ops_dtype_is_floating(ops_tensor_dtype(_r)))", "    return _r;"]
         outs = ["_r"]
     elif inplace:
         body.append(f"_st = ops_base_{s.c_name[4:]}({', '.join(call_args)});")

@@ -25,6 +25,10 @@
  *              write outside its output, nor into its inputs at all;
  *   faults     every allocation of the call failed in turn (ops_alloc_fail_nth) gives
  *              a clean out-of-memory error and leaves inputs and outputs untouched;
+ *   gradients  for an op with a formula in ops/derivatives.yaml: ops_gradcheck and
+ *              ops_gradgradcheck (backward and double backward against finite
+ *              differences) on the case's inputs in float64, contiguous and transposed;
+ *              a full run fails when some formula had no gradient run;
  *   CUDA       with a CUDA build and a device, the case again on cuda:0, compared with
  *              the CPU result; otherwise counted as skipped.
  *
@@ -39,6 +43,8 @@
 #include <time.h>
 
 #include "cases.h"
+#include "ops_autograd.h"
+#include "ops_autograd_gen.h"
 
 enum { MAX_FAULTS = 64 };
 
@@ -59,7 +65,11 @@ static struct {
     long faults;   /* injected allocation failures */
     long cuda_skipped;
     long cuda_run;
+    long grads;    /* gradcheck runs (each with its gradgradcheck unless skipped) */
+    long gradgrad_skipped; /* double backward not implemented for the op's backward */
 } counts;
+static bool *grad_checked;  /* by formula entry: some gradcheck ran */
+static bool *has_f64_case;  /* by by_ptr's index: the op has a float64 value case */
 static const char *cuda_skip_reason;
 
 static int
@@ -1501,6 +1511,159 @@ run_error(const test_case *c)
     }
 }
 
+/* ---- gradients ---------------------------------------------------------------- */
+
+static int
+by_ptr_index(const ops_op_info *op)
+{
+    const ops_op_info **hit = bsearch(&op, by_ptr, (size_t)nregistry, sizeof *by_ptr, cmp_ptr);
+    return hit != NULL ? (int)(hit - by_ptr) : -1;
+}
+
+/* The formula entry of a functional op, or -1. */
+static int
+formula_index(const ops_op_info *op)
+{
+    char full[160];
+    snprintf(full, sizeof full, "%s%s%s", op->name, op->overload[0] ? "." : "", op->overload);
+    for (int e = 0; e < ops_autograd_num_formula_entries; e++)
+        if (strcmp(ops_autograd_formula_entries[e], full) == 0)
+            return e;
+    return -1;
+}
+
+static bool
+in_list(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *q = strchr(p, ',');
+        const size_t len = q != NULL ? (size_t)(q - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p = q != NULL ? q + 1 : p + len;
+    }
+    return false;
+}
+
+typedef struct {
+    const ops_op_info *op;
+    ops_ivalue args[MAX_ARGS];
+    int nargs;
+} grad_call;
+
+/* f(inputs) for ops_gradcheck: the boxed call with the tensors replaced. */
+static ops_status
+grad_fn(ops_tensor *const *inputs, int n, ops_tensor **out, void *ctx)
+{
+    const grad_call *g = ctx;
+    ops_ivalue args[MAX_ARGS], r[MAX_RETS];
+    memcpy(args, g->args, sizeof args);
+    for (int i = 0; i < n; i++)
+        if (inputs[i] != NULL)
+            args[i] = ops_ivalue_tensor(inputs[i]);
+    ops_status st = g->op->call(args, r);
+    if (st != OPS_OK)
+        return st;
+    *out = r[0].v.tensor; /* the first return (the others are released) */
+    for (int i = 1; i < g->op->num_returns; i++)
+        ops_ivalue_release(&r[i]);
+    return OPS_OK;
+}
+
+static bool
+all_finite(const ops_tensor *t)
+{
+    const int64_t n = ops_tensor_numel(t);
+    const double *p = ops_tensor_data_ptr(t);
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(p[i]))
+            return false;
+    return true;
+}
+
+/* backward and double backward of the case's op against finite differences, with its
+ * floating tensor inputs in float64 (contiguous, then transposed when 2-D or more). */
+static void
+run_gradients(const test_case *c)
+{
+    const ops_op_info *op = c->op;
+    const int e = formula_index(op);
+    if (e < 0 || op->kind != OPS_KIND_FUNCTIONAL || !(c->flags & F_VALUES) || op->returns == NULL ||
+        strncmp(op->returns[0].type, "Tensor", 6) != 0 || strstr(op->returns[0].type, "[]") != NULL)
+        return;
+    if (c->dtype != OPS_FLOAT64 && !(c->dtype == OPS_FLOAT32 && !has_f64_case[by_ptr_index(op)]))
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        grad_call g = {.op = op, .nargs = c->nargs};
+        memcpy(g.args, c->args, sizeof g.args);
+        ops_tensor *inputs[MAX_ARGS] = {0};
+        bool any = false, usable = true, transposable = false;
+        for (int a = 0; a < c->nargs && usable; a++) {
+            const ops_ivalue *v = &c->args[a];
+            if (v->tag != OPS_IVALUE_TENSOR || v->v.tensor == NULL ||
+                !ops_dtype_is_floating(ops_tensor_dtype(v->v.tensor)))
+                continue;
+            const ops_tensor *t = v->v.tensor;
+            ops_tensor *x = ops_to_dtype(t, OPS_FLOAT64, false, true);
+            ck_assert_ptr_nonnull(x);
+            if (pass == 1 && ops_tensor_ndim(x) >= 2) {
+                /* the same values through a transposed layout */
+                const int nd = (int)ops_tensor_ndim(x);
+                ops_tensor *xt = ops_transpose(x, nd - 2, nd - 1);
+                ops_tensor *c2 = ops_contiguous(xt);
+                ops_tensor *back = ops_transpose(c2, nd - 2, nd - 1);
+                ops_tensor_release(xt);
+                ops_tensor_release(c2);
+                ops_tensor_release(x);
+                x = back;
+                transposable = true;
+            }
+            {
+                ops_tensor *cx = ops_contiguous(x);
+                usable = all_finite(cx);
+                ops_tensor_release(cx);
+            }
+            if (in_list(ops_autograd_formula_inputs[e], op->args[a].name)) {
+                ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+                any = true;
+            }
+            inputs[a] = x;
+            g.args[a] = ops_ivalue_tensor(x);
+        }
+        if (any && usable && (pass == 0 || transposable)) {
+            /* Finite differences need a float64 result, finite where it is probed (a
+             * case may sit outside the op's smooth domain: sqrt of negatives), and
+             * an op that takes this layout at all (view of a transposed tensor). */
+            ops_tensor *y = NULL;
+            const bool prev = ops_set_grad_enabled(false);
+            usable = grad_fn(inputs, c->nargs, &y, &g) == OPS_OK && ops_tensor_dtype(y) == OPS_FLOAT64;
+            ops_set_grad_enabled(prev);
+            if (usable) {
+                ops_tensor *cy = ops_contiguous(y);
+                usable = all_finite(cy);
+                ops_tensor_release(cy);
+            }
+            ops_tensor_release(y);
+        }
+        if (any && usable && (pass == 0 || transposable)) {
+            const char *variant = pass == 0 ? "gradcheck" : "gradcheck, transposed inputs";
+            if (ops_gradcheck(grad_fn, &g, c->nargs, inputs, NULL) != OPS_OK)
+                FAIL(c, op, g.args, variant, "%s", ops_last_error());
+            const ops_status st = ops_gradgradcheck(grad_fn, &g, c->nargs, inputs, NULL);
+            if (st == OPS_ERR_NOT_IMPLEMENTED)
+                counts.gradgrad_skipped++;
+            else if (st != OPS_OK)
+                FAIL(c, op, g.args, pass == 0 ? "gradgradcheck" : "gradgradcheck, transposed inputs", "%s",
+                     ops_last_error());
+            counts.grads++;
+            grad_checked[e] = true;
+        }
+        for (int a = 0; a < MAX_ARGS; a++)
+            ops_tensor_release(inputs[a]);
+    }
+}
+
 START_TEST(test_case_run)
 {
     const int ci = selected[_i];
@@ -1521,6 +1684,7 @@ START_TEST(test_case_run)
         if (c->op->inplace)
             run_inplace(c, ci);
     }
+    run_gradients(c);
 }
 END_TEST
 
@@ -1633,6 +1797,16 @@ main(int argc, char **argv)
     }
 
     selected = calloc((size_t)cf.ncases + 1, sizeof *selected);
+    grad_checked = calloc((size_t)ops_autograd_num_formula_entries + 1, sizeof *grad_checked);
+    has_f64_case = calloc((size_t)nregistry + 1, sizeof *has_f64_case);
+    for (int i = 0; i < cf.ncases; i++) {
+        const test_case *c = &cf.cases[i];
+        if (!(c->flags & F_ERROR) && c->dtype == OPS_FLOAT64) {
+            const int k = by_ptr_index(c->op);
+            if (k >= 0)
+                has_f64_case[k] = true;
+        }
+    }
     char *seen_ops = calloc((size_t)nregistry + 1, 1);
     int nops = 0;
     for (int i = 0; i < cf.ncases; i++) {
@@ -1692,14 +1866,25 @@ main(int argc, char **argv)
         if (uncovered)
             printf("conformance: %d registry entr%s not covered (each needs a case: docs/conformance.md)\n", uncovered,
                    uncovered == 1 ? "y" : "ies");
-        else if (coverage)
+        /* every formula of ops/derivatives.yaml had a gradient run */
+        for (int e = 0; e < ops_autograd_num_formula_entries; e++) {
+            const ops_op_info *fo = ops_registry_find(ops_autograd_formula_entries[e], NULL);
+            if (grad_checked[e] || (op_filter != NULL && fo != NULL && !group_matches(fo, op_filter)))
+                continue;
+            printf("conformance: %s has a formula but no gradcheck ran (needs a floating case)\n",
+                   ops_autograd_formula_entries[e]);
+            uncovered++;
+        }
+        if (!uncovered && coverage)
             printf("conformance: coverage complete: every registry entry in scope had a conformance run\n");
     }
     printf("conformance: %d ops, %ld op x dtype x variant runs, %ld error cases, %ld fault-injection points, "
-           "%ld skipped (CUDA: %s), %.2f s\n",
-           nops, counts.runs, counts.errors, counts.faults, counts.cuda_skipped,
+           "%ld gradchecks (%ld without double backward), %ld skipped (CUDA: %s), %.2f s\n",
+           nops, counts.runs, counts.errors, counts.faults, counts.grads, counts.gradgrad_skipped, counts.cuda_skipped,
            cuda_skip_reason ? cuda_skip_reason : counts.cuda_run ? "ran" : "no functional case", wall);
     cases_free(&cf);
+    free(grad_checked);
+    free(has_f64_case);
     free(selected);
     free(covered);
     free(by_ptr);
