@@ -21,7 +21,8 @@ from .model import (Errors, GrammarError, Loc, Model, NativeFunction, SchemaErro
 HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones_like",
                    "full_like", "empty_like", "maybe_multiply", "handle_r_to_c", "grad_for",
                    "scalar_to_tensor", "wrap_scalar", "sum_backward", "mean_backward",
-                   "permute_backward", "select_backward", "slice_backward")
+                   "permute_backward", "select_backward", "slice_backward",
+                   "narrow_backward")
 
 # Tensor accessors a formula may call as methods (`self.sizes()`) or read (`self.dtype`).
 ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type", "dtype",

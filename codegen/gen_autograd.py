@@ -34,6 +34,7 @@ RUNTIME_HELPERS = {
     "permute_backward": ("ops_autograd_permute_backward", ("Tensor", "intlist")),
     "select_backward": ("ops_autograd_select_backward", ("Tensor", "shape", "int", "int")),
     "slice_backward": ("ops_autograd_slice_backward", ("Tensor", "shape", "int", "int?", "int?", "int")),
+    "narrow_backward": ("ops_autograd_narrow_backward", ("Tensor", "shape", "int", "int", "int")),
 }
 
 MAX_LIST = 16  # int[] arguments kept by a node: 2 * OPS_MAX_DIMS

@@ -1492,3 +1492,16 @@ ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
     view_args a = {.dim = dim, .start = start, .end = end, .step = step};
     return scatter_into_zeros("slice_backward", g, ndim, sizes, slice_view, &a);
 }
+
+ops_tensor *
+ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim, int64_t start,
+                             int64_t length)
+{
+    int64_t d = dim;
+    if (!ops_wrap_dim("narrow_backward", "dim", &d, ndim))
+        return NULL;
+    if (start < 0)
+        start += sizes[d]; /* narrow's negative start counts from the end */
+    const int64_t end = start + length;
+    return ops_autograd_slice_backward(g, ndim, sizes, d, &start, &end, 1);
+}

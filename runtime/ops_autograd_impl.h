@@ -103,6 +103,8 @@ OPS_API ops_tensor *ops_autograd_mean_backward(const ops_tensor *g, int ndim, co
 OPS_API ops_tensor *ops_autograd_permute_backward(const ops_tensor *g, ops_int_list dims);
 OPS_API ops_tensor *ops_autograd_select_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t index);
+OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
+                                                 int64_t start, int64_t length);
 OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                 const int64_t *start, const int64_t *end, int64_t step);
 
