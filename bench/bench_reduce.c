@@ -3,7 +3,9 @@
  *   - sum over the last dim and over the first dim of a 4096 x 4096 float32 matrix
  *     (64 MiB read per call; GB/s counts the bytes read), into a preallocated out;
  *   - softmax over the last dim of [4096, 1024] float32 (read + write), into a
- *     preallocated out.
+ *     preallocated out;
+ *   - max.dim (values and indices) and the 2-norm over the last dim of a 4096 x 4096
+ *     float32 matrix of pseudo-random values, into preallocated outs.
  * The plain loops are single-threaded, written as a C programmer would; libops runs
  * on its default thread count.  Best of several repetitions, interleaved. */
 #include <math.h>
@@ -46,6 +48,34 @@ plain_softmax(const float *restrict a, float *restrict out, int64_t rows, int64_
         }
         for (int64_t j = 0; j < cols; j++)
             y[j] /= s;
+    }
+}
+
+static void __attribute__((noinline))
+plain_max_rows(const float *restrict a, float *restrict vals, int64_t *restrict idx, int64_t rows, int64_t cols)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        const float *x = a + i * cols;
+        float best = x[0];
+        int64_t bi = 0;
+        for (int64_t j = 1; j < cols; j++)
+            if (x[j] > best) {
+                best = x[j];
+                bi = j;
+            }
+        vals[i] = best;
+        idx[i] = bi;
+    }
+}
+
+static void __attribute__((noinline))
+plain_norm_rows(const float *restrict a, float *restrict out, int64_t rows, int64_t cols)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        float s = 0.0f;
+        for (int64_t j = 0; j < cols; j++)
+            s += a[i * cols + j] * a[i * cols + j];
+        out[i] = sqrtf(s);
     }
 }
 
@@ -113,6 +143,50 @@ main(int argc, char **argv)
     const double gbs = 2.0 * (double)rows * cols * sizeof(float) / 1e9;
     printf("softmax over the last dim of [4096, 1024] float32: plain loop %.2f GB/s, libops %.2f GB/s (%.2fx; target >= 0.5x)\n",
            gbs / t_ps, gbs / t_os, t_ps / t_os);
+
+    /* max.dim and norm over the last dim of pseudo-random values (an LCG) */
+    float *rnd = malloc((size_t)(n * n) * sizeof(float));
+    int64_t *plain_i = malloc((size_t)n * sizeof(int64_t));
+    if (!rnd || !plain_i)
+        bench_die("bench_reduce", "max.dim setup");
+    uint32_t st = 12345u;
+    for (int64_t i = 0; i < n * n; i++) {
+        st = st * 1664525u + 1013904223u;
+        rnd[i] = (float)(st >> 8) / 16777216.0f - 0.5f;
+    }
+    ops_tensor *rm = ops_tensor_from_data(rnd, OPS_INTS(n, n), OPS_FLOAT32);
+    ops_tensor *vals = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *idx = ops_empty(OPS_INTS(n), OPS_INT64, OPS_DEVICE_CPU);
+    if (!rm || !vals || !idx)
+        bench_die("bench_reduce", "max.dim setup");
+    const float *pr = ops_tensor_data_ptr(rm);
+    double t_pm = 1e9, t_om = 1e9, t_pn = 1e9, t_on = 1e9;
+    for (int r = 0; r < reps; r++) {
+        double t0 = bench_now();
+        plain_max_rows(pr, plain, plain_i, n, n);
+        double t1 = bench_now();
+        if (ops_max_dim_max(rm, 1, false, vals, idx) != OPS_OK)
+            bench_die("bench_reduce", "max.dim");
+        double t2 = bench_now();
+        plain_norm_rows(pr, plain, n, n);
+        double t3 = bench_now();
+        if (ops_norm_out(rm, NULL, OPS_INTS(1), false, out) != OPS_OK)
+            bench_die("bench_reduce", "norm");
+        double t4 = bench_now();
+        t_pm = min2(t_pm, t1 - t0);
+        t_om = min2(t_om, t2 - t1);
+        t_pn = min2(t_pn, t3 - t2);
+        t_on = min2(t_on, t4 - t3);
+    }
+    printf("max.dim over the last dim of 4096x4096 float32: plain loop %.2f GB/s, libops %.2f GB/s (%.2fx; target >= 0.8x)\n",
+           gb / t_pm, gb / t_om, t_pm / t_om);
+    printf("2-norm over the last dim of 4096x4096 float32: plain loop %.2f GB/s, libops %.2f GB/s (%.2fx; target >= 0.8x)\n",
+           gb / t_pn, gb / t_on, t_pn / t_on);
+    ops_tensor_release(rm);
+    ops_tensor_release(vals);
+    ops_tensor_release(idx);
+    free(rnd);
+    free(plain_i);
 
     free(plain);
     free(plain_y);

@@ -1,6 +1,7 @@
-/* Reductions (CPU): sum, mean, prod, nansum, nanmean, amax, amin, argmax, argmin, var,
- * std, all, any, logsumexp, and the
- * one-dim ops softmax, log_softmax, cumsum, cumprod.
+/* Reductions (CPU): sum, mean, prod, nansum, nanmean, amax, amin, max, min (whole
+ * tensor, and over one dim with indices), argmax, argmin, var, std, var_mean, std_mean,
+ * norm, frobenius_norm, linalg_vector_norm, all, any, logsumexp, and the one-dim ops
+ * softmax, log_softmax, cumsum(_), cumprod(_), cummax, cummin.
  *
  * A reduction is planned once (red_plan): the input's dims split into kept dims (one
  * output element per index) and reduced dims.  The reduced elements of an output sit
@@ -42,6 +43,9 @@ typedef enum {
     RED_STD,
     RED_ARGMAX,
     RED_ARGMIN,
+    RED_NORM,   /* vector norm of order p->arg */
+    RED_MAXDIM, /* max.dim: values and int64 indices (one reduced dim) */
+    RED_MINDIM,
 } red_kind;
 
 typedef struct {
@@ -55,7 +59,8 @@ typedef struct {
     int64_t *roff;                 /* offsets of those runs from an output's base */
     int ond;                       /* output rank */
     int64_t osz[OPS_MAX_DIMS];     /* output sizes */
-    double corr;                   /* var/std: the divisor is nred - corr (at least 0) */
+    double arg;                    /* var/std: the correction (divisor nred - arg, at least
+                                      0); norm: its order */
 } red_plan;
 
 /* Marks the reduced dims of a tensor of rank ndim in mask; dims NULL or empty: all.
@@ -329,12 +334,15 @@ RED_DEFINE_FLT_(f32, float, float)
 RED_DEFINE_FLT_(f64, double, double)
 
 /* var/std of floating inputs: two passes (the mean, then the squared deviations from
- * it), both pairwise in double, so that a large common offset costs no precision. */
+ * it), both pairwise in double, so that a large common offset costs no precision.
+ * dst2, when not NULL, gets the means (var_mean, std_mean). */
 #define RED_DEFINE_VAR_(SUF, T, ACC)                                                               \
-    static void red_var_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    static void red_var_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,        \
+                              char *dst2)                                                          \
     {                                                                                              \
         const T *const in = (const T *)src;                                                        \
         T *const out = (T *)dst;                                                                   \
+        T *const means = (T *)dst2;                                                                \
         const bool red_par_on_ = red_par_(p);                                                      \
         (void)red_par_on_;                                                                         \
         RED_PARALLEL_FOR_(p)                                                                       \
@@ -344,12 +352,14 @@ RED_DEFINE_FLT_(f64, double, double)
             pw_init_double(&s);                                                                    \
             RED_EACH(p, b, T, v, pw_add_double(&s, (double)OPS_LOAD(v));)                          \
             const double mean = pw_total_double(&s) / (double)p->nred; /* empty: NaN */           \
+            if (means != NULL)                                                                     \
+                OPS_STORE(&means[o], (ACC)mean);                                                   \
             pw_init_double(&s);                                                                    \
             RED_EACH(p, b, T, v, {                                                                 \
                 const double d = (double)OPS_LOAD(v) - mean;                                       \
                 pw_add_double(&s, d * d);                                                          \
             })                                                                                     \
-            double dof = (double)p->nred - p->corr;                                                \
+            double dof = (double)p->nred - p->arg;                                                 \
             if (dof < 0)                                                                           \
                 dof = 0; /* as PyTorch: no negative divisor; 0 gives inf or NaN */                 \
             double r = pw_total_double(&s) / dof;                                                  \
@@ -409,6 +419,124 @@ RED_DEFINE_ARG_(bf16, ops_bfloat16, float, RED_ISNAN_)
 RED_DEFINE_ARG_(f32, float, float, RED_ISNAN_)
 RED_DEFINE_ARG_(f64, double, double, RED_ISNAN_)
 
+/* Vector norms of floating inputs, computed in ACC: order 0 counts the nonzero elements
+ * (NaN included), inf and -inf take the largest and the smallest magnitude (a NaN
+ * wins), 1 and 2 sum |x| and x*x pairwise, any other order sums |x|^p and takes the
+ * 1/p power.  A single reduced element gives |x| (x != 0 for order 0) exactly, as
+ * PyTorch does, where x*x could overflow. */
+#define RED_DEFINE_NORM_(SUF, T, ACC)                                                              \
+    static void red_norm_##SUF(const red_plan *p, const char *src, char *dst)                      \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const double ord = p->arg;                                                                 \
+        const ACC pw = (ACC)ord, inv = (ACC)(1.0 / ord);                                           \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *const b = in + red_base(p, o);                                                \
+            ACC r;                                                                                 \
+            if (p->nred == 1) {                                                                    \
+                const ACC x = OPS_LOAD(b + p->roff[0]);                                            \
+                r = ord == 0 ? (ACC)(x != 0) : CPU_FP1(fabsf, fabs, x);                            \
+            } else if (ord == 0) {                                                                 \
+                int64_t cnt = 0;                                                                   \
+                RED_EACH(p, b, T, v, cnt += OPS_LOAD(v) != 0;)                                     \
+                r = (ACC)cnt;                                                                      \
+            } else if (ord == INFINITY) {                                                          \
+                r = 0;                                                                             \
+                RED_EACH(p, b, T, v, r = CPU_MAX_NAN(r, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));)  \
+            } else if (ord == -INFINITY) {                                                         \
+                r = INFINITY;                                                                      \
+                RED_EACH(p, b, T, v, r = CPU_MIN_NAN(r, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));)  \
+            } else {                                                                               \
+                pw_##ACC s;                                                                        \
+                pw_init_##ACC(&s);                                                                 \
+                if (ord == 1) {                                                                    \
+                    RED_EACH(p, b, T, v, pw_add_##ACC(&s, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));) \
+                } else if (ord == 2) {                                                             \
+                    RED_EACH(p, b, T, v, {                                                         \
+                        const ACC x = OPS_LOAD(v);                                                 \
+                        pw_add_##ACC(&s, x * x);                                                   \
+                    })                                                                             \
+                } else {                                                                           \
+                    RED_EACH(p, b, T, v, {                                                         \
+                        const ACC x = OPS_LOAD(v);                                                 \
+                        pw_add_##ACC(&s, CPU_FP2(powf, pow, CPU_FP1(fabsf, fabs, x), pw));         \
+                    })                                                                             \
+                }                                                                                  \
+                r = pw_total_##ACC(&s);                                                            \
+                if (ord == 2)                                                                      \
+                    r = CPU_FP1(sqrtf, sqrt, r);                                                   \
+                else if (ord != 1)                                                                 \
+                    r = CPU_FP2(powf, pow, r, inv);                                                \
+            }                                                                                      \
+            OPS_STORE(&out[o], r);                                                                 \
+        }                                                                                          \
+    }
+
+RED_DEFINE_NORM_(f16, ops_half, float)
+RED_DEFINE_NORM_(bf16, ops_bfloat16, float)
+RED_DEFINE_NORM_(f32, float, float)
+RED_DEFINE_NORM_(f64, double, double)
+
+/* max.dim/min.dim: the extreme of each output's run (the one reduced dim) into dst and
+ * its position into the int64 dst2.  Ties keep the first position, and a NaN is taken
+ * at once and ends the scan (PyTorch's CPU rule): `!(x <= best)` is true for a larger
+ * x and for NaN, so the common case costs one compare per element. */
+#define RED_EXT_SCAN_(ACC, ISNAN, CMP, LOADX)                                                      \
+    for (int64_t i = 1; i < n; i++) {                                                              \
+        const ACC x = LOADX;                                                                       \
+        if (!(x CMP best)) {                                                                       \
+            best = x;                                                                              \
+            bi = i;                                                                                \
+            if (ISNAN(x))                                                                          \
+                break;                                                                             \
+        }                                                                                          \
+    }
+#define RED_DEFINE_EXT_(SUF, T, ACC, ISNAN)                                                        \
+    static void red_ext_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,        \
+                              char *dst2)                                                          \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const vals = (T *)dst;                                                                  \
+        int64_t *const idx = (int64_t *)dst2;                                                      \
+        const int64_t n = p->rin, st = p->rstep;                                                   \
+        const bool red_par_on_ = red_par_(p);                                                      \
+        (void)red_par_on_;                                                                         \
+        RED_PARALLEL_FOR_(p)                                                                       \
+        for (int64_t o = 0; o < p->nout; o++) {                                                    \
+            const T *restrict const q = in + red_base(p, o) + p->roff[0];                          \
+            ACC best = OPS_LOAD(q);                                                                \
+            int64_t bi = 0;                                                                        \
+            if (!ISNAN(best)) {                                                                    \
+                if (kind == RED_MAXDIM && st == 1) {                                               \
+                    RED_EXT_SCAN_(ACC, ISNAN, <=, OPS_LOAD(q + i))                                 \
+                } else if (kind == RED_MAXDIM) {                                                   \
+                    RED_EXT_SCAN_(ACC, ISNAN, <=, OPS_LOAD(q + i * st))                            \
+                } else if (st == 1) {                                                              \
+                    RED_EXT_SCAN_(ACC, ISNAN, >=, OPS_LOAD(q + i))                                 \
+                } else {                                                                           \
+                    RED_EXT_SCAN_(ACC, ISNAN, >=, OPS_LOAD(q + i * st))                            \
+                }                                                                                  \
+            }                                                                                      \
+            OPS_STORE(&vals[o], best);                                                             \
+            idx[o] = bi;                                                                           \
+        }                                                                                          \
+    }
+
+RED_DEFINE_EXT_(b, bool, bool, RED_NONAN_)
+RED_DEFINE_EXT_(u8, uint8_t, uint8_t, RED_NONAN_)
+RED_DEFINE_EXT_(i8, int8_t, int8_t, RED_NONAN_)
+RED_DEFINE_EXT_(i16, int16_t, int16_t, RED_NONAN_)
+RED_DEFINE_EXT_(i32, int32_t, int32_t, RED_NONAN_)
+RED_DEFINE_EXT_(i64, int64_t, int64_t, RED_NONAN_)
+RED_DEFINE_EXT_(f16, ops_half, float, RED_ISNAN_)
+RED_DEFINE_EXT_(bf16, ops_bfloat16, float, RED_ISNAN_)
+RED_DEFINE_EXT_(f32, float, float, RED_ISNAN_)
+RED_DEFINE_EXT_(f64, double, double, RED_ISNAN_)
+
 /* all/any of any dtype into bool or uint8 (the truth of each element). */
 #define RED_DEFINE_TRUTH_(SUF, T)                                                                  \
     static void red_truth_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)      \
@@ -440,15 +568,42 @@ RED_DEFINE_TRUTH_(bf16, ops_bfloat16)
 RED_DEFINE_TRUTH_(f32, float)
 RED_DEFINE_TRUTH_(f64, double)
 
+/* kind over the plan from src into dst (and dst2: var_mean's means, max.dim's indices). */
 static void
-red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst)
+red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, char *dst2)
 {
     if (kind == RED_VAR || kind == RED_STD) {
         switch (dt) {
-        case OPS_FLOAT16: red_var_f16(kind, p, src, dst); break;
-        case OPS_BFLOAT16: red_var_bf16(kind, p, src, dst); break;
-        case OPS_FLOAT32: red_var_f32(kind, p, src, dst); break;
-        case OPS_FLOAT64: red_var_f64(kind, p, src, dst); break;
+        case OPS_FLOAT16: red_var_f16(kind, p, src, dst, dst2); break;
+        case OPS_BFLOAT16: red_var_bf16(kind, p, src, dst, dst2); break;
+        case OPS_FLOAT32: red_var_f32(kind, p, src, dst, dst2); break;
+        case OPS_FLOAT64: red_var_f64(kind, p, src, dst, dst2); break;
+        default: break;
+        }
+        return;
+    }
+    if (kind == RED_NORM) {
+        switch (dt) {
+        case OPS_FLOAT16: red_norm_f16(p, src, dst); break;
+        case OPS_BFLOAT16: red_norm_bf16(p, src, dst); break;
+        case OPS_FLOAT32: red_norm_f32(p, src, dst); break;
+        case OPS_FLOAT64: red_norm_f64(p, src, dst); break;
+        default: break;
+        }
+        return;
+    }
+    if (kind == RED_MAXDIM || kind == RED_MINDIM) {
+        switch (dt) {
+        case OPS_BOOL: red_ext_b(kind, p, src, dst, dst2); break;
+        case OPS_UINT8: red_ext_u8(kind, p, src, dst, dst2); break;
+        case OPS_INT8: red_ext_i8(kind, p, src, dst, dst2); break;
+        case OPS_INT16: red_ext_i16(kind, p, src, dst, dst2); break;
+        case OPS_INT32: red_ext_i32(kind, p, src, dst, dst2); break;
+        case OPS_INT64: red_ext_i64(kind, p, src, dst, dst2); break;
+        case OPS_FLOAT16: red_ext_f16(kind, p, src, dst, dst2); break;
+        case OPS_BFLOAT16: red_ext_bf16(kind, p, src, dst, dst2); break;
+        case OPS_FLOAT32: red_ext_f32(kind, p, src, dst, dst2); break;
+        case OPS_FLOAT64: red_ext_f64(kind, p, src, dst, dst2); break;
         default: break;
         }
         return;
@@ -724,20 +879,93 @@ RED_DEFINE_OUTER_INT_(i16, int16_t)
 RED_DEFINE_OUTER_INT_(i32, int32_t)
 RED_DEFINE_OUTER_INT_(i64, int64_t)
 
+/* max.dim/min.dim over an outer dim: each reduced row updates the running extremes (in
+ * ACC, the first nout of ws) and their positions (written in place into dst2), with the
+ * column walk's rules: the first extreme wins a tie, a NaN is taken once and kept. */
+#define RED_DEFINE_OUTER_EXT_(SUF, T, ACC, ISNAN)                                                  \
+    static void red_outer_ext_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,  \
+                                    char *dst2, void *ws)                                          \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t nout = p->nout, w = red_outer_tile(p), ntile = (nout + w - 1) / w;           \
+        const bool red_par_on_ = ntile > 1 && red_par_(p);                                         \
+        (void)red_par_on_;                                                                         \
+        RED_OUTER_FOR_                                                                             \
+        for (int64_t t = 0; t < ntile; t++) {                                                      \
+            const int64_t c0 = t * w, n = nout - c0 < w ? nout - c0 : w;                           \
+            ACC *restrict const best = (ACC *)ws + c0;                                             \
+            int64_t *restrict const idx = (int64_t *)dst2 + c0;                                    \
+            int64_t k = 0;                                                                         \
+            RED_ROWS(p, in, c0, T, row, {                                                          \
+                if (k == 0) {                                                                      \
+                    for (int64_t c = 0; c < n; c++) {                                              \
+                        best[c] = OPS_LOAD(&row[c]);                                               \
+                        idx[c] = 0;                                                                \
+                    }                                                                              \
+                } else if (kind == RED_MAXDIM) {                                                   \
+                    for (int64_t c = 0; c < n; c++) {                                              \
+                        const ACC x = OPS_LOAD(&row[c]), b = best[c];                              \
+                        const bool take = !(x <= b) && !ISNAN(b);                                  \
+                        best[c] = take ? x : b;                                                    \
+                        idx[c] = take ? k : idx[c];                                                \
+                    }                                                                              \
+                } else {                                                                           \
+                    for (int64_t c = 0; c < n; c++) {                                              \
+                        const ACC x = OPS_LOAD(&row[c]), b = best[c];                              \
+                        const bool take = !(x >= b) && !ISNAN(b);                                  \
+                        best[c] = take ? x : b;                                                    \
+                        idx[c] = take ? k : idx[c];                                                \
+                    }                                                                              \
+                }                                                                                  \
+                k++;                                                                               \
+            })                                                                                     \
+            for (int64_t c = 0; c < n; c++)                                                        \
+                OPS_STORE(&out[c0 + c], best[c]);                                                  \
+        }                                                                                          \
+    }
+
+RED_DEFINE_OUTER_EXT_(b, bool, bool, RED_NONAN_)
+RED_DEFINE_OUTER_EXT_(u8, uint8_t, uint8_t, RED_NONAN_)
+RED_DEFINE_OUTER_EXT_(i8, int8_t, int8_t, RED_NONAN_)
+RED_DEFINE_OUTER_EXT_(i16, int16_t, int16_t, RED_NONAN_)
+RED_DEFINE_OUTER_EXT_(i32, int32_t, int32_t, RED_NONAN_)
+RED_DEFINE_OUTER_EXT_(i64, int64_t, int64_t, RED_NONAN_)
+RED_DEFINE_OUTER_EXT_(f16, ops_half, float, RED_ISNAN_)
+RED_DEFINE_OUTER_EXT_(bf16, ops_bfloat16, float, RED_ISNAN_)
+RED_DEFINE_OUTER_EXT_(f32, float, float, RED_ISNAN_)
+RED_DEFINE_OUTER_EXT_(f64, double, double, RED_ISNAN_)
+
 /* True for the kinds the outer path implements. */
 static bool
 red_outer_kind(red_kind kind)
 {
     return kind == RED_SUM || kind == RED_NANSUM || kind == RED_MEAN || kind == RED_PROD || kind == RED_AMAX ||
-           kind == RED_AMIN;
+           kind == RED_AMIN || kind == RED_MAXDIM || kind == RED_MINDIM;
 }
 
 /* The outer path for kind on dtype dt; false when it has none (the column walk runs). */
 static bool
-red_run_outer(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, void *ws)
+red_run_outer(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, char *dst2, void *ws)
 {
     if (!red_outer_kind(kind))
         return false;
+    if (kind == RED_MAXDIM || kind == RED_MINDIM) {
+        switch (dt) {
+        case OPS_BOOL: red_outer_ext_b(kind, p, src, dst, dst2, ws); break;
+        case OPS_UINT8: red_outer_ext_u8(kind, p, src, dst, dst2, ws); break;
+        case OPS_INT8: red_outer_ext_i8(kind, p, src, dst, dst2, ws); break;
+        case OPS_INT16: red_outer_ext_i16(kind, p, src, dst, dst2, ws); break;
+        case OPS_INT32: red_outer_ext_i32(kind, p, src, dst, dst2, ws); break;
+        case OPS_INT64: red_outer_ext_i64(kind, p, src, dst, dst2, ws); break;
+        case OPS_FLOAT16: red_outer_ext_f16(kind, p, src, dst, dst2, ws); break;
+        case OPS_BFLOAT16: red_outer_ext_bf16(kind, p, src, dst, dst2, ws); break;
+        case OPS_FLOAT32: red_outer_ext_f32(kind, p, src, dst, dst2, ws); break;
+        case OPS_FLOAT64: red_outer_ext_f64(kind, p, src, dst, dst2, ws); break;
+        default: return false;
+        }
+        return true;
+    }
     switch (dt) {
     case OPS_BOOL: red_outer_int_b(kind, p, src, dst, ws); break;
     case OPS_UINT8: red_outer_int_u8(kind, p, src, dst, ws); break;
@@ -827,21 +1055,74 @@ red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r)
     return OPS_OK;
 }
 
+/* Writes r0 into out0 and r1 into out1 (the results of an op with two returns): both
+ * are resized before either is written, and when the second resize fails the first
+ * out's geometry is put back, so a failure leaves both as they were. */
+static ops_status
+red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r0, ops_tensor *out1, const ops_tensor *r1)
+{
+    const int nd0 = out0->ndim;
+    const int64_t off0 = out0->offset;
+    int64_t sz0[OPS_MAX_DIMS], st0[OPS_MAX_DIMS];
+    memcpy(sz0, out0->sizes, sizeof sz0);
+    memcpy(st0, out0->strides, sizeof st0);
+    ops_status st;
+    if (!(out0->ndim == r0->ndim && memcmp(out0->sizes, r0->sizes, (size_t)r0->ndim * sizeof(int64_t)) == 0) &&
+        (st = ops_tensor_resize_(op, out0, r0->ndim, r0->sizes)) != OPS_OK)
+        return st;
+    if (!(out1->ndim == r1->ndim && memcmp(out1->sizes, r1->sizes, (size_t)r1->ndim * sizeof(int64_t)) == 0) &&
+        (st = ops_tensor_resize_(op, out1, r1->ndim, r1->sizes)) != OPS_OK) {
+        out0->ndim = nd0;
+        out0->offset = off0;
+        memcpy(out0->sizes, sz0, sizeof sz0);
+        memcpy(out0->strides, st0, sizeof st0);
+        return st;
+    }
+    red_store_strided(out0, (const char *)ops_tensor_data_ptr(r0));
+    red_store_strided(out1, (const char *)ops_tensor_data_ptr(r1));
+    ops_tensor_bump_version(out0);
+    ops_tensor_bump_version(out1);
+    return OPS_OK;
+}
+
+/* Checks the two outs of an op with two returns: each as red_check_out, and that they
+ * do not share memory. */
+static ops_status
+red_check_out2(const char *op, const ops_tensor *out0, ops_dtype want0, const ops_tensor *out1, ops_dtype want1,
+               int nd, const int64_t *sizes)
+{
+    ops_status st;
+    if ((st = red_check_out(op, out0, want0, nd, sizes)) != OPS_OK ||
+        (st = red_check_out(op, out1, want1, nd, sizes)) != OPS_OK)
+        return st;
+    if (ops_tensor_numel(out0) > 0 && ops_tensor_numel(out1) > 0 && ops_tensor_may_overlap(out0, out1))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: some elements of the input tensor and the written-to tensor "
+                        "refer to a single memory location. Please clone() the tensor before performing the "
+                        "operation.",
+                        op);
+    return OPS_OK;
+}
+
 /* ---- the reduction driver ------------------------------------------------------------ */
 
-/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); corr is
- * var/std's correction. */
+/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); arg is
+ * var/std's correction or norm's order.  Kinds with a second result (var_mean's means
+ * with RED_VAR/RED_STD, max.dim's indices) write it into out2 or *result2 when either
+ * is given. */
 static ops_status
-reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-            ops_dtype dtype, double corr, ops_tensor *out, ops_tensor **result)
+reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+             ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
+             ops_tensor **result2)
 {
     ops_status st = OPS_OK;
-    ops_tensor *src = NULL, *res = NULL;
+    ops_tensor *src = NULL, *res = NULL, *res2 = NULL;
     void *ws = NULL;
     red_plan p;
     bool mask[OPS_MAX_DIMS];
+    const bool two = out2 != NULL || result2 != NULL;
     p.roff = NULL;
-    p.corr = corr;
+    p.arg = arg;
 
     if ((st = red_dims(op, self->ndim, dims, mask)) != OPS_OK)
         return st;
@@ -902,6 +1183,14 @@ reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int
     case RED_ARGMIN:
         rd = OPS_INT64;
         break;
+    case RED_NORM: /* the dtypes were checked by norm_impl */
+        cd = dtype != OPS_DTYPE_NONE ? dtype : self->dtype;
+        rd = cd;
+        break;
+    case RED_MAXDIM:
+    case RED_MINDIM:
+        rd = cd;
+        break;
     case RED_AMAX:
     case RED_AMIN:
         rd = cd;
@@ -918,6 +1207,11 @@ reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int
                             ops_dtype_name(rd), ops_dtype_name(out->dtype));
         break;
     }
+    if (kind == RED_MAXDIM || kind == RED_MINDIM) {
+        for (int d = 0; d < self->ndim; d++)
+            if (mask[d] && self->sizes[d] == 0)
+                return ops_fail(OPS_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", op, d);
+    }
     if (kind == RED_AMAX || kind == RED_AMIN || kind == RED_ARGMAX || kind == RED_ARGMIN) {
         if (dims == NULL || dims->len == 0) {
             if (ops_shape_numel(self->ndim, self->sizes) == 0)
@@ -931,15 +1225,21 @@ reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int
                     return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
         }
     }
-    if (out != NULL && (st = red_check_out(op, out, rd, p.ond, p.osz)) != OPS_OK)
+    const ops_dtype rd2 = kind == RED_MAXDIM || kind == RED_MINDIM ? OPS_INT64 : rd;
+    if (out2 != NULL) {
+        if ((st = red_check_out2(op, out, rd, out2, rd2, p.ond, p.osz)) != OPS_OK)
+            return st;
+    } else if (out != NULL && (st = red_check_out(op, out, rd, p.ond, p.osz)) != OPS_OK) {
         return st;
+    }
 
     if ((src = red_convert(op, self, kind == RED_ALL || kind == RED_ANY ? self->dtype : cd, false)) == NULL) {
         st = ops_last_status();
         goto done;
     }
     red_plan_geometry(&p, src, mask, keepdim);
-    if ((res = ops_tensor_new(op, p.ond, p.osz, NULL, rd, OPS_DEVICE_CPU)) == NULL) {
+    if ((res = ops_tensor_new(op, p.ond, p.osz, NULL, rd, OPS_DEVICE_CPU)) == NULL ||
+        (two && (res2 = ops_tensor_new(op, p.ond, p.osz, NULL, rd2, OPS_DEVICE_CPU)) == NULL)) {
         st = ops_last_status();
         goto done;
     }
@@ -955,22 +1255,40 @@ reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int
             goto done;
         }
     }
-    if (p.nout > 0 &&
-        !(ws != NULL &&
-          red_run_outer(kind, src->dtype, &p, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res), ws)))
-        red_run(kind, src->dtype, &p, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
-    if (out != NULL) {
+    if (p.nout > 0) {
+        char *const dst = (char *)ops_tensor_data_ptr(res);
+        char *const dst2 = res2 != NULL ? (char *)ops_tensor_data_ptr(res2) : NULL;
+        const char *const in = (const char *)ops_tensor_data_ptr(src);
+        if (!(ws != NULL && red_run_outer(kind, src->dtype, &p, in, dst, dst2, ws)))
+            red_run(kind, src->dtype, &p, in, dst, dst2);
+    }
+    if (out2 != NULL) {
+        st = red_finish_out2(op, out, res, out2, res2);
+    } else if (out != NULL) {
         st = red_finish_out(op, out, res);
     } else {
         *result = res;
         res = NULL;
+        if (two) {
+            *result2 = res2;
+            res2 = NULL;
+        }
     }
 done:
     ops_host_free(ws);
     ops_host_free(p.roff);
     ops_tensor_release(src);
     ops_tensor_release(res);
+    ops_tensor_release(res2);
     return st;
+}
+
+/* reduce_core2 for the ops with one result. */
+static ops_status
+reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+            ops_dtype dtype, double arg, ops_tensor *out, ops_tensor **result)
+{
+    return reduce_core2(op, kind, self, dims, keepdim, dtype, arg, out, NULL, result, NULL);
 }
 
 /* reduce_core for the ops without a correction. */
@@ -1252,7 +1570,315 @@ std_correction_out_cpu(const ops_tensor *self, const ops_int_list *dim, const op
     return reduce_core("std", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out, NULL);
 }
 
-/* ---- one-dim ops: softmax, log_softmax, cumsum, cumprod ------------------------------- */
+/* ---- max, min: whole tensor, and over one dim with indices ------------------------- */
+
+/* max()/min() of every element; out= may have any dtype the result can be cast to. */
+static ops_status
+minmax_all(const char *op, red_kind kind, const ops_tensor *self, ops_tensor *out, ops_tensor **result)
+{
+    if (ops_shape_numel(self->ndim, self->sizes) == 0)
+        return ops_fail(OPS_ERR_INDEX,
+                        "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                        "reduction dim with the 'dim' argument.",
+                        op);
+    if (out == NULL || out->dtype == self->dtype)
+        return reduce_impl(op, kind, self, NULL, false, OPS_DTYPE_NONE, out, result);
+    if (!ops_can_cast(self->dtype, out->dtype))
+        return ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(out->dtype));
+    ops_tensor *r = NULL, *c = NULL;
+    ops_status st = reduce_impl(op, kind, self, NULL, false, OPS_DTYPE_NONE, NULL, &r);
+    if (st == OPS_OK && (c = red_convert(op, r, out->dtype, false)) == NULL)
+        st = ops_last_status();
+    if (st == OPS_OK)
+        st = red_finish_out(op, out, c);
+    ops_tensor_release(r);
+    ops_tensor_release(c);
+    return st;
+}
+
+ops_tensor *
+max_cpu(const ops_tensor *self)
+{
+    ops_tensor *r = NULL;
+    minmax_all("max", RED_AMAX, self, NULL, &r);
+    return r;
+}
+
+ops_status
+max_unary_out_cpu(const ops_tensor *self, ops_tensor *out)
+{
+    return minmax_all("max", RED_AMAX, self, out, NULL);
+}
+
+ops_tensor *
+min_cpu(const ops_tensor *self)
+{
+    ops_tensor *r = NULL;
+    minmax_all("min", RED_AMIN, self, NULL, &r);
+    return r;
+}
+
+ops_status
+min_unary_out_cpu(const ops_tensor *self, ops_tensor *out)
+{
+    return minmax_all("min", RED_AMIN, self, out, NULL);
+}
+
+/* max.dim/min.dim: values (self's dtype) and int64 indices along dim. */
+static ops_status
+minmax_dim(const char *op, red_kind kind, const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *values_out,
+           ops_tensor *indices_out, ops_tensor **values, ops_tensor **indices)
+{
+    const ops_int_list d = {&dim, 1};
+    return reduce_core2(op, kind, self, &d, keepdim, OPS_DTYPE_NONE, 0.0, values_out, indices_out, values, indices);
+}
+
+ops_status
+max_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor **values, ops_tensor **indices)
+{
+    return minmax_dim("max", RED_MAXDIM, self, dim, keepdim, NULL, NULL, values, indices);
+}
+
+ops_status
+max_dim_max_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *max, ops_tensor *max_values)
+{
+    /* PyTorch's names: max holds the values, max_values the indices */
+    return minmax_dim("max", RED_MAXDIM, self, dim, keepdim, max, max_values, NULL, NULL);
+}
+
+ops_status
+min_dim_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor **values, ops_tensor **indices)
+{
+    return minmax_dim("min", RED_MINDIM, self, dim, keepdim, NULL, NULL, values, indices);
+}
+
+ops_status
+min_dim_min_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *min, ops_tensor *min_indices)
+{
+    return minmax_dim("min", RED_MINDIM, self, dim, keepdim, min, min_indices, NULL, NULL);
+}
+
+/* ---- var_mean, std_mean ---------------------------------------------------------------- */
+
+ops_status
+var_mean_correction_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
+                        ops_tensor **result0, ops_tensor **result1)
+{
+    return reduce_core2("var_mean", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL,
+                        NULL, result0, result1);
+}
+
+ops_status
+var_mean_correction_out_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction,
+                            bool keepdim, ops_tensor *out0, ops_tensor *out1)
+{
+    return reduce_core2("var_mean", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out0,
+                        out1, NULL, NULL);
+}
+
+ops_status
+var_mean_cpu(const ops_tensor *self, bool unbiased, ops_tensor **result0, ops_tensor **result1)
+{
+    return reduce_core2("var_mean", RED_VAR, self, NULL, false, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
+                        result0, result1);
+}
+
+ops_status
+var_mean_dim_cpu(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor **result0,
+                 ops_tensor **result1)
+{
+    return reduce_core2("var_mean", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
+                        result0, result1);
+}
+
+ops_status
+std_mean_correction_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
+                        ops_tensor **result0, ops_tensor **result1)
+{
+    return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL,
+                        NULL, result0, result1);
+}
+
+ops_status
+std_mean_correction_out_cpu(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction,
+                            bool keepdim, ops_tensor *out0, ops_tensor *out1)
+{
+    return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out0,
+                        out1, NULL, NULL);
+}
+
+ops_status
+std_mean_cpu(const ops_tensor *self, bool unbiased, ops_tensor **result0, ops_tensor **result1)
+{
+    return reduce_core2("std_mean", RED_STD, self, NULL, false, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
+                        result0, result1);
+}
+
+ops_status
+std_mean_dim_cpu(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor **result0,
+                 ops_tensor **result1)
+{
+    return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
+                        result0, result1);
+}
+
+/* ---- norm, frobenius_norm, linalg_vector_norm ------------------------------------------ */
+
+/* The vector norm of order ord over dims (NULL or empty: all) in dtype (NONE: self's),
+ * with PyTorch's checks: floating self, a floating dtype self converts to without
+ * narrowing, and no inf or negative order over nothing (those have no identity).
+ * linalg picks linalg.vector_norm's wording over norm's. */
+static ops_status
+norm_impl(const char *op, bool linalg, const ops_tensor *self, double ord, const ops_int_list *dims, bool keepdim,
+          ops_dtype dtype, ops_tensor *out, ops_tensor **result)
+{
+    if (!ops_dtype_is_floating(self->dtype))
+        return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: Expected a floating point or complex tensor as input. Got %s",
+                                 op, ops_dtype_name(self->dtype))
+                      : ops_fail(OPS_ERR_DTYPE,
+                                 "%s: input dtype should be either floating point or complex. Got %s instead.", op,
+                                 ops_dtype_name(self->dtype));
+    if (dtype != OPS_DTYPE_NONE) {
+        if (!ops_dtype_is_floating(dtype))
+            return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: dtype should be floating point or complex, but got %s", op,
+                                     ops_dtype_name(dtype))
+                          : ops_fail(OPS_ERR_DTYPE,
+                                     "%s: the desired output dtype should be either floating point or complex. Got "
+                                     "%s instead.",
+                                     op, ops_dtype_name(dtype));
+        if (ops_promote_types(self->dtype, dtype) != dtype)
+            return ops_fail(OPS_ERR_DTYPE,
+                            "%s: the dtype of the input (%s) should be convertible without narrowing to the "
+                            "specified dtype (%s)",
+                            op, ops_dtype_name(self->dtype), ops_dtype_name(dtype));
+    }
+    if (ops_shape_numel(self->ndim, self->sizes) == 0 && (ord < 0 || ord == INFINITY)) {
+        if (dims == NULL || dims->len == 0)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: cannot compute the %g norm on an empty tensor because the operation does not "
+                            "have an identity",
+                            op, ord);
+        for (int64_t i = 0; i < dims->len; i++) {
+            int64_t d = dims->data[i];
+            if (!ops_wrap_dim(op, "dim", &d, self->ndim))
+                return ops_last_status();
+            if (self->ndim > 0 && self->sizes[d] == 0)
+                return ops_fail(OPS_ERR_VALUE,
+                                "%s: cannot compute the %g norm on the dimension %lld because this dimension is "
+                                "empty and the operation does not have an identity",
+                                op, ord, (long long)d);
+        }
+    }
+    return reduce_core(op, RED_NORM, self, dims, keepdim, dtype, ord, out, result);
+}
+
+/* norm's p: None is 2. */
+static double
+norm_order(const ops_scalar *p)
+{
+    return p != NULL ? ops_scalar_to_double(*p) : 2.0;
+}
+
+ops_tensor *
+norm_scalar_cpu(const ops_tensor *self, ops_scalar p)
+{
+    ops_tensor *r = NULL;
+    norm_impl("norm", false, self, ops_scalar_to_double(p), NULL, false, OPS_DTYPE_NONE, NULL, &r);
+    return r;
+}
+
+ops_status
+norm_scalar_out_cpu(const ops_tensor *self, ops_scalar p, ops_tensor *out)
+{
+    return norm_impl("norm", false, self, ops_scalar_to_double(p), NULL, false, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+norm_scalaropt_dim_cpu(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim)
+{
+    ops_tensor *r = NULL;
+    norm_impl("norm", false, self, norm_order(p), &dim, keepdim, OPS_DTYPE_NONE, NULL, &r);
+    return r;
+}
+
+ops_status
+norm_out_cpu(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim, ops_tensor *out)
+{
+    return norm_impl("norm", false, self, norm_order(p), &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
+}
+
+ops_tensor *
+norm_scalaropt_dim_dtype_cpu(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim,
+                             ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    norm_impl("norm", false, self, norm_order(p), &dim, keepdim, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+norm_dtype_out_cpu(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim, ops_dtype dtype,
+                   ops_tensor *out)
+{
+    return norm_impl("norm", false, self, norm_order(p), &dim, keepdim, dtype, out, NULL);
+}
+
+ops_tensor *
+norm_scalaropt_dtype_cpu(const ops_tensor *self, const ops_scalar *p, ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    norm_impl("norm", false, self, norm_order(p), NULL, false, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+norm_scalaropt_dtype_out_cpu(const ops_tensor *self, const ops_scalar *p, ops_dtype dtype, ops_tensor *out)
+{
+    return norm_impl("norm", false, self, norm_order(p), NULL, false, dtype, out, NULL);
+}
+
+/* frobenius_norm: the 2-norm over at most two dims. */
+static ops_status
+frobenius_impl(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out, ops_tensor **result)
+{
+    if (dim.len > 2)
+        return ops_fail(OPS_ERR_VALUE,
+                        "frobenius_norm: Expected at most 2 dimensions, but got %lld dimensions instead.",
+                        (long long)dim.len);
+    return norm_impl("frobenius_norm", false, self, 2.0, &dim, keepdim, OPS_DTYPE_NONE, out, result);
+}
+
+ops_tensor *
+frobenius_norm_dim_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim)
+{
+    ops_tensor *r = NULL;
+    frobenius_impl(self, dim, keepdim, NULL, &r);
+    return r;
+}
+
+ops_status
+frobenius_norm_out_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
+{
+    return frobenius_impl(self, dim, keepdim, out, NULL);
+}
+
+ops_tensor *
+linalg_vector_norm_cpu(const ops_tensor *self, ops_scalar ord, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
+{
+    ops_tensor *r = NULL;
+    norm_impl("linalg_vector_norm", true, self, ops_scalar_to_double(ord), dim, keepdim, dtype, NULL, &r);
+    return r;
+}
+
+ops_status
+linalg_vector_norm_out_cpu(const ops_tensor *self, ops_scalar ord, const ops_int_list *dim, bool keepdim,
+                           ops_dtype dtype, ops_tensor *out)
+{
+    return norm_impl("linalg_vector_norm", true, self, ops_scalar_to_double(ord), dim, keepdim, dtype, out, NULL);
+}
+
+/* ---- one-dim ops: softmax, log_softmax, cumsum, cumprod, cummax, cummin -------------- */
 
 typedef enum {
     DIM_SOFTMAX,
@@ -1345,6 +1971,65 @@ DIM_DEFINE_INT_(i8, int8_t)
 DIM_DEFINE_INT_(i16, int16_t)
 DIM_DEFINE_INT_(i32, int32_t)
 DIM_DEFINE_INT_(i64, int64_t)
+
+/* cummax/cummin along each line: the running extreme, and the position it was last
+ * taken at.  Ties move the position forward (>=, <=); once a NaN is seen the value
+ * stays NaN and only a later NaN moves the position (PyTorch's CPU rule). */
+#define DIM_DEFINE_CUMEXT_(SUF, T, ACC, ISNAN)                                                     \
+    static void dim_cumext_##SUF(bool is_max, const dim_geom *g, const char *src, char *dst,       \
+                                 int64_t *idx)                                                     \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t lines = g->outer * g->inner, len = g->len, inner = g->inner;                 \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > OPS_GRAIN_SIZE;        \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t l = 0; l < lines; l++) {                                                      \
+            const int64_t base = (l / inner) * len * inner + l % inner;                            \
+            ACC best = 0;                                                                          \
+            int64_t bi = 0;                                                                        \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                const int64_t at = base + k * inner;                                               \
+                const ACC x = OPS_LOAD(&in[at]);                                                   \
+                if (k == 0 || ISNAN(x) || (!ISNAN(best) && (is_max ? x >= best : x <= best))) {    \
+                    best = x;                                                                      \
+                    bi = k;                                                                        \
+                }                                                                                  \
+                OPS_STORE(&out[at], best);                                                         \
+                idx[at] = bi;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DIM_DEFINE_CUMEXT_(b, bool, bool, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(u8, uint8_t, uint8_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i8, int8_t, int8_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i16, int16_t, int16_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i32, int32_t, int32_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i64, int64_t, int64_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(f16, ops_half, float, RED_ISNAN_)
+DIM_DEFINE_CUMEXT_(bf16, ops_bfloat16, float, RED_ISNAN_)
+DIM_DEFINE_CUMEXT_(f32, float, float, RED_ISNAN_)
+DIM_DEFINE_CUMEXT_(f64, double, double, RED_ISNAN_)
+
+static void
+dim_cumext_run(bool is_max, ops_dtype dt, const dim_geom *g, const char *src, char *dst, int64_t *idx)
+{
+    switch (dt) {
+    case OPS_BOOL: dim_cumext_b(is_max, g, src, dst, idx); break;
+    case OPS_UINT8: dim_cumext_u8(is_max, g, src, dst, idx); break;
+    case OPS_INT8: dim_cumext_i8(is_max, g, src, dst, idx); break;
+    case OPS_INT16: dim_cumext_i16(is_max, g, src, dst, idx); break;
+    case OPS_INT32: dim_cumext_i32(is_max, g, src, dst, idx); break;
+    case OPS_INT64: dim_cumext_i64(is_max, g, src, dst, idx); break;
+    case OPS_FLOAT16: dim_cumext_f16(is_max, g, src, dst, idx); break;
+    case OPS_BFLOAT16: dim_cumext_bf16(is_max, g, src, dst, idx); break;
+    case OPS_FLOAT32: dim_cumext_f32(is_max, g, src, dst, idx); break;
+    case OPS_FLOAT64: dim_cumext_f64(is_max, g, src, dst, idx); break;
+    default: break;
+    }
+}
 
 static void
 dim_run(dim_kind kind, ops_dtype dt, const dim_geom *g, const char *src, char *dst)
@@ -1476,4 +2161,99 @@ ops_status
 cumprod_out_cpu(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
 {
     return dim_impl("cumprod", DIM_CUMPROD, self, dim, dtype, out, NULL);
+}
+
+/* In-place cumsum_/cumprod_: self keeps its dtype, so a dtype= must be self's. */
+static ops_status
+dim_inplace(const char *op, dim_kind kind, ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+        return ops_last_status();
+    if (dtype != OPS_DTYPE_NONE && dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: Bad in-place call: input tensor dtype %s and output tensor dtype %s should match", op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(dtype));
+    return dim_impl(op, kind, self, dim, dtype, self, NULL);
+}
+
+ops_status
+cumsum_inplace_cpu(ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    return dim_inplace("cumsum_", DIM_CUMSUM, self, dim, dtype);
+}
+
+ops_status
+cumprod_inplace_cpu(ops_tensor *self, int64_t dim, ops_dtype dtype)
+{
+    return dim_inplace("cumprod_", DIM_CUMPROD, self, dim, dtype);
+}
+
+/* cummax/cummin along dim: values (self's dtype) and int64 indices, into the outs or
+ * new tensors. */
+static ops_status
+cumext_impl(const char *op, bool is_max, const ops_tensor *self, int64_t dim, ops_tensor *values_out,
+            ops_tensor *indices_out, ops_tensor **values, ops_tensor **indices)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *src = NULL, *res = NULL, *idx = NULL;
+
+    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+        return ops_last_status();
+    if (values_out != NULL &&
+        (st = red_check_out2(op, values_out, self->dtype, indices_out, OPS_INT64, self->ndim, self->sizes)) != OPS_OK)
+        return st;
+    if ((src = red_convert(op, self, self->dtype, true)) == NULL ||
+        (res = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, OPS_DEVICE_CPU)) == NULL ||
+        (idx = ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    dim_geom g = {1, 1, 1};
+    for (int d = 0; d < self->ndim; d++) {
+        if (d < dim)
+            g.outer *= self->sizes[d];
+        else if (d == dim)
+            g.len = self->sizes[d];
+        else
+            g.inner *= self->sizes[d];
+    }
+    if (ops_shape_numel(self->ndim, self->sizes) > 0)
+        dim_cumext_run(is_max, self->dtype, &g, (const char *)ops_tensor_data_ptr(src),
+                       (char *)ops_tensor_data_ptr(res), (int64_t *)ops_tensor_data_ptr(idx));
+    if (values_out != NULL) {
+        st = red_finish_out2(op, values_out, res, indices_out, idx);
+    } else {
+        *values = res;
+        *indices = idx;
+        res = idx = NULL;
+    }
+done:
+    ops_tensor_release(src);
+    ops_tensor_release(res);
+    ops_tensor_release(idx);
+    return st;
+}
+
+ops_status
+cummax_cpu(const ops_tensor *self, int64_t dim, ops_tensor **values, ops_tensor **indices)
+{
+    return cumext_impl("cummax", true, self, dim, NULL, NULL, values, indices);
+}
+
+ops_status
+cummax_out_cpu(const ops_tensor *self, int64_t dim, ops_tensor *values, ops_tensor *indices)
+{
+    return cumext_impl("cummax", true, self, dim, values, indices, NULL, NULL);
+}
+
+ops_status
+cummin_cpu(const ops_tensor *self, int64_t dim, ops_tensor **values, ops_tensor **indices)
+{
+    return cumext_impl("cummin", false, self, dim, NULL, NULL, values, indices);
+}
+
+ops_status
+cummin_out_cpu(const ops_tensor *self, int64_t dim, ops_tensor *values, ops_tensor *indices)
+{
+    return cumext_impl("cummin", false, self, dim, values, indices, NULL, NULL);
 }
