@@ -1,0 +1,698 @@
+/* Convolution (CPU): conv1d, conv2d (and their padding="valid"/"same" overloads),
+ * conv_transpose1d, conv_transpose2d.
+ *
+ * Every op is described once as a 2-D convolution (conv_geom): a 1-D one is a 2-D one
+ * of height 1.  The work is im2col + GEMM per image and group, as PyTorch's slow
+ * path: the input windows are gathered into a (Cin/g * kh * kw) x (oh * ow) column
+ * matrix, read straight from the input's strides, and one cblas_?gemm multiplies the
+ * group's weights by it into the output.  A transposed convolution runs the other way:
+ * one GEMM of the transposed weights by the input gives the columns, which col2im adds
+ * into the output.  float16/bfloat16 are widened to float while gathering (weights,
+ * inputs) and go through cblas_sgemm, so they accumulate in float and are rounded once
+ * at the end, as PyTorch's CPU kernels do.
+ *
+ * Threads: only the BLAS's.  im2col/col2im stay on one thread on purpose: an OpenMP
+ * region between two cblas calls for every image made libgomp's and OpenBLAS's worker
+ * threads spin against each other (bench/bench_conv.c on a loaded 2-core machine: 4x
+ * slower than the same im2col on one thread), and the GEMM is where the time goes.
+ *
+ * Everything is validated and every buffer allocated before the output is written;
+ * outputs are fresh tensors (PyTorch has no out= form of these ops). */
+#include <cblas.h>
+#include <limits.h>
+#include <string.h>
+
+#include "ops_dispatch.h"
+#include "ops_functions.h"
+#include "ops_kernels.h"
+
+#define CONV_MAX_SP 2 /* spatial dims handled: 1 or 2 */
+
+typedef struct {
+    const char *op;
+    int nsp;         /* spatial dims of the op (1 or 2) */
+    bool transposed; /* conv_transpose */
+    ops_dtype dt;    /* input dtype; ct is its compute type (float32 or float64) */
+    ops_dtype ct;
+    int64_t n, cin, ih, iw;      /* input (height 1 for 1-D) */
+    int64_t cout, kh, kw, groups;
+    int64_t sh, sw, dh, dw;      /* stride, dilation */
+    int64_t pt, pb, pl, pr;      /* padding top, bottom, left, right */
+    int64_t oh, ow;              /* output */
+    int64_t xs[4];               /* input strides (n, c, h, w) in elements */
+} conv_geom;
+
+/* ---- argument checks ----------------------------------------------------------------- */
+
+/* A stride/padding/dilation list: one value for every spatial dim, or one per dim. */
+static ops_status
+conv_param(const char *op, const char *name, ops_int_list l, int nsp, int64_t *v)
+{
+    if (l.len == 1 || l.len == nsp) {
+        for (int i = 0; i < nsp; i++)
+            v[i] = l.data[l.len == 1 ? 0 : i];
+        return OPS_OK;
+    }
+    char buf[OPS_SHAPE_STR_LEN];
+    return ops_fail(OPS_ERR_VALUE,
+                    "%s: expected %s to be a single integer value or a list of %d values to match the convolution "
+                    "dimensions, but got %s=%s",
+                    op, name, nsp, name,
+                    ops_shape_str(l.len <= OPS_MAX_DIMS ? (int)l.len : OPS_MAX_DIMS, l.data, buf, sizeof buf));
+}
+
+static ops_status
+conv_check_dtypes(const char *op, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
+{
+    if (bias != NULL && bias->dtype != input->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and bias type (%s) should be the same", op,
+                        ops_dtype_name(input->dtype), ops_dtype_name(bias->dtype));
+    if (weight->dtype != input->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and weight type (%s) should be the same", op,
+                        ops_dtype_name(input->dtype), ops_dtype_name(weight->dtype));
+    if (!ops_dtype_is_floating(input->dtype))
+        return ops_fail_dtype(op, input->dtype, OPS_MASK_FLOATING);
+    return OPS_OK;
+}
+
+/* The input's batched shape (a batch of 1 for an unbatched input), for messages. */
+static const char *
+batched_shape(const ops_tensor *input, bool batched, char *buf, size_t n)
+{
+    int64_t s[OPS_MAX_DIMS];
+    int nd = 0;
+    if (!batched)
+        s[nd++] = 1;
+    for (int i = 0; i < input->ndim && nd < OPS_MAX_DIMS; i++)
+        s[nd++] = input->sizes[i];
+    return ops_shape_str(nd, s, buf, n);
+}
+
+/* PyTorch's check_shape_forward and output-size rule.  pad_lo/pad_hi: padding before and
+ * after each spatial dim; opad: output_padding (transposed only). */
+static ops_status
+conv_setup(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+           const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *dil,
+           const int64_t *opad, int64_t groups)
+{
+    const char *op = g->op;
+    const int nsp = g->nsp;
+    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
+    if (input->ndim != nsp + 1 && input->ndim != nsp + 2)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected %dD (unbatched) or %dD (batched) input to %s, but got input of size: %s",
+                        op, nsp + 1, nsp + 2, op, ops_shape_str(input->ndim, input->sizes, b1, sizeof b1));
+    const bool batched = input->ndim == nsp + 2;
+    for (int i = 0; i < nsp; i++)
+        if (pad_lo[i] < 0 || pad_hi[i] < 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: negative padding is not supported", op);
+    for (int i = 0; opad != NULL && i < nsp; i++)
+        if (opad[i] < 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: negative output_padding is not supported", op);
+    for (int i = 0; i < nsp; i++)
+        if (stride[i] <= 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: non-positive stride is not supported", op);
+    for (int i = 0; i < nsp; i++)
+        if (dil[i] <= 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: dilation should be greater than zero", op);
+    if (groups <= 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: non-positive groups is not supported", op);
+    if (weight->ndim != nsp + 2)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected %d-dimensional input for %d-dimensional weight %s, but got %d-dimensional input "
+                        "of size %s instead",
+                        op, (int)weight->ndim, (int)weight->ndim,
+                        ops_shape_str(weight->ndim, weight->sizes, b1, sizeof b1), nsp + 2,
+                        batched_shape(input, batched, b2, sizeof b2));
+    const int64_t *ws = weight->sizes;
+    if (ws[0] < groups)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Given groups=%lld, expected weight to be at least %lld at dimension 0, but got weight of "
+                        "size %s instead",
+                        op, (long long)groups, (long long)groups, ops_shape_str(weight->ndim, ws, b1, sizeof b1));
+    if (ws[0] % groups != 0)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Given groups=%lld, expected weight to be divisible by %lld at dimension 0, but got weight "
+                        "of size %s instead",
+                        op, (long long)groups, (long long)groups, ops_shape_str(weight->ndim, ws, b1, sizeof b1));
+    const int cdim = batched ? 1 : 0;
+    const int64_t in_c = input->sizes[cdim];
+    int64_t isp[CONV_MAX_SP] = {1, 1}, ksp[CONV_MAX_SP] = {1, 1};
+    for (int i = 0; i < nsp; i++) {
+        isp[CONV_MAX_SP - nsp + i] = input->sizes[cdim + 1 + i];
+        ksp[CONV_MAX_SP - nsp + i] = ws[2 + i];
+    }
+    int64_t out_c;
+    if (!g->transposed) {
+        if (in_c != ws[1] * groups)
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
+                            "%lld channels instead",
+                            op, (long long)groups, ops_shape_str(weight->ndim, ws, b1, sizeof b1),
+                            batched_shape(input, batched, b2, sizeof b2), (long long)(ws[1] * groups),
+                            (long long)in_c);
+        out_c = ws[0];
+        if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != ws[0])) {
+            char b3[OPS_SHAPE_STR_LEN];
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Given weight of size %s, expected bias to be 1-dimensional with %lld elements, but "
+                            "got bias of size %s instead",
+                            op, ops_shape_str(weight->ndim, ws, b1, sizeof b1), (long long)ws[0],
+                            ops_shape_str(bias->ndim, bias->sizes, b3, sizeof b3));
+        }
+        bool fits = true;
+        int64_t padded[CONV_MAX_SP], kern[CONV_MAX_SP];
+        for (int i = 0; i < nsp; i++) {
+            padded[i] = input->sizes[cdim + 1 + i] + pad_lo[i] + pad_hi[i];
+            kern[i] = dil[i] * (ws[2 + i] - 1) + 1;
+            fits = fits && padded[i] >= kern[i];
+        }
+        if (!fits) {
+            if (nsp == 1)
+                return ops_fail(OPS_ERR_SHAPE,
+                                "%s: Calculated padded input size per channel: (%lld). Kernel size: (%lld). Kernel "
+                                "size can't be greater than actual input size",
+                                op, (long long)padded[0], (long long)kern[0]);
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Calculated padded input size per channel: (%lld x %lld). Kernel size: (%lld x "
+                            "%lld). Kernel size can't be greater than actual input size",
+                            op, (long long)padded[0], (long long)padded[1], (long long)kern[0], (long long)kern[1]);
+        }
+    } else {
+        if (in_c != ws[0])
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Given transposed=1, weight of size %s, expected input%s to have %lld channels, but "
+                            "got %lld channels instead",
+                            op, ops_shape_str(weight->ndim, ws, b1, sizeof b1),
+                            batched_shape(input, batched, b2, sizeof b2), (long long)ws[0], (long long)in_c);
+        out_c = ws[1] * groups;
+        if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != out_c)) {
+            char b3[OPS_SHAPE_STR_LEN];
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Given transposed=1, weight of size %s, expected bias to be 1-dimensional with %lld "
+                            "elements, but got bias of size %s instead",
+                            op, ops_shape_str(weight->ndim, ws, b1, sizeof b1), (long long)out_c,
+                            ops_shape_str(bias->ndim, bias->sizes, b3, sizeof b3));
+        }
+        for (int i = 0; i < nsp; i++)
+            if (opad[i] >= stride[i] && opad[i] >= dil[i]) {
+                if (nsp == 1) /* PyTorch runs it as 2-D with a height of 1 */
+                    return ops_fail(OPS_ERR_VALUE,
+                                    "%s: output padding must be smaller than either stride or dilation, but got "
+                                    "output_padding_height: 0 output_padding_width: %lld stride_height: 1 "
+                                    "stride_width: %lld dilation_height: 1 dilation_width: %lld",
+                                    op, (long long)opad[0], (long long)stride[0], (long long)dil[0]);
+                return ops_fail(OPS_ERR_VALUE,
+                                "%s: output padding must be smaller than either stride or dilation, but got "
+                                "output_padding_height: %lld output_padding_width: %lld stride_height: %lld "
+                                "stride_width: %lld dilation_height: %lld dilation_width: %lld",
+                                op, (long long)opad[0], (long long)opad[1], (long long)stride[0],
+                                (long long)stride[1], (long long)dil[0], (long long)dil[1]);
+            }
+    }
+
+    /* the geometry, as 2-D (a 1-D op has height 1) */
+    const int off = CONV_MAX_SP - nsp;
+    int64_t st2[2] = {1, 1}, dl2[2] = {1, 1}, lo2[2] = {0, 0}, hi2[2] = {0, 0}, op2[2] = {0, 0};
+    for (int i = 0; i < nsp; i++) {
+        st2[off + i] = stride[i];
+        dl2[off + i] = dil[i];
+        lo2[off + i] = pad_lo[i];
+        hi2[off + i] = pad_hi[i];
+        op2[off + i] = opad != NULL ? opad[i] : 0;
+    }
+    g->dt = input->dtype;
+    g->ct = input->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
+    g->n = batched ? input->sizes[0] : 1;
+    g->cin = in_c;
+    g->ih = isp[0];
+    g->iw = isp[1];
+    g->cout = out_c;
+    g->kh = ksp[0];
+    g->kw = ksp[1];
+    g->groups = groups;
+    g->sh = st2[0], g->sw = st2[1], g->dh = dl2[0], g->dw = dl2[1];
+    g->pt = lo2[0], g->pb = hi2[0], g->pl = lo2[1], g->pr = hi2[1];
+    int64_t osp[2];
+    for (int i = 0; i < 2; i++) {
+        if (!g->transposed)
+            osp[i] = (isp[i] + lo2[i] + hi2[i] - dl2[i] * (ksp[i] - 1) - 1) / st2[i] + 1;
+        else
+            osp[i] = (isp[i] - 1) * st2[i] - lo2[i] - hi2[i] + dl2[i] * (ksp[i] - 1) + op2[i] + 1;
+    }
+    g->oh = osp[0];
+    g->ow = osp[1];
+    if (g->transposed && (g->oh <= 0 || g->ow <= 0)) {
+        /* PyTorch's slow_conv_transpose2d shape check */
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Given input size per channel: (%lld x %lld). Calculated output size per channel: (%lld "
+                        "x %lld). Output size is too small",
+                        op, (long long)g->ih, (long long)g->iw, (long long)g->oh, (long long)g->ow);
+    }
+    /* input strides as (n, c, h, w) */
+    g->xs[0] = batched ? input->strides[0] : 0;
+    g->xs[1] = input->strides[cdim];
+    g->xs[2] = nsp == 2 ? input->strides[cdim + 1] : 0;
+    g->xs[3] = input->strides[cdim + nsp];
+    if (g->oh > INT_MAX || g->ow > INT_MAX || g->oh * g->ow > INT_MAX || g->ih * g->iw > INT_MAX ||
+        (g->cin / groups) * g->kh * g->kw > INT_MAX || (g->cout / groups) * g->kh * g->kw > INT_MAX)
+        return ops_fail(OPS_ERR_VALUE, "%s: the problem is too large for the BLAS's 32-bit sizes", op);
+    return OPS_OK;
+}
+
+/* ---- typed gathers ----------------------------------------------------------------- */
+
+/* col[K x oh*ow] (ct) from the image at x (strides g->xs[1..3]), channels c0.. of the
+ * group: the windows of every output position, zeros in the padding. */
+#define CONV_DEFINE_IM2COL_(NAME, SCALAR, CT)                                                      \
+    static void NAME(const conv_geom *g, const SCALAR *x, CT *col)                                 \
+    {                                                                                              \
+        const int64_t cg = g->cin / g->groups, kh = g->kh, kw = g->kw, oh = g->oh, ow = g->ow;     \
+        const int64_t rows = cg * kh * kw, ohw = oh * ow;                                          \
+        const int64_t xsc = g->xs[1], xsh = g->xs[2], xsw = g->xs[3];                              \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            const int64_t c = r / (kh * kw), ki = (r / kw) % kh, kj = r % kw;                      \
+            CT *dst = col + r * ohw;                                                               \
+            const int64_t xoff = kj * g->dw - g->pl; /* ix = ox * sw + xoff */                     \
+            int64_t ox0 = 0, ox1 = ow;                                                             \
+            if (xoff < 0)                                                                          \
+                ox0 = (-xoff + g->sw - 1) / g->sw;                                                 \
+            if (g->iw - 1 - xoff < 0)                                                              \
+                ox1 = 0;                                                                           \
+            else if ((g->iw - 1 - xoff) / g->sw + 1 < ow)                                          \
+                ox1 = (g->iw - 1 - xoff) / g->sw + 1;                                              \
+            if (ox0 > ox1)                                                                         \
+                ox0 = ox1;                                                                         \
+            for (int64_t oy = 0; oy < oh; oy++) {                                                  \
+                CT *d = dst + oy * ow;                                                             \
+                const int64_t iy = oy * g->sh - g->pt + ki * g->dh;                                \
+                if (iy < 0 || iy >= g->ih) {                                                       \
+                    for (int64_t ox = 0; ox < ow; ox++)                                            \
+                        d[ox] = 0;                                                                 \
+                    continue;                                                                      \
+                }                                                                                  \
+                for (int64_t ox = 0; ox < ox0; ox++)                                               \
+                    d[ox] = 0;                                                                     \
+                if (ox0 < ox1) {                                                                   \
+                    /* the first tap inside the input; the pointer never leaves it */              \
+                    const SCALAR *src = x + c * xsc + iy * xsh + (ox0 * g->sw + xoff) * xsw;       \
+                    if (g->sw == 1 && xsw == 1) {                                                  \
+                        for (int64_t ox = ox0; ox < ox1; ox++)                                     \
+                            d[ox] = OPS_LOAD(src + (ox - ox0));                                    \
+                    } else {                                                                       \
+                        const int64_t step = g->sw * xsw;                                          \
+                        for (int64_t ox = ox0; ox < ox1; ox++)                                     \
+                            d[ox] = OPS_LOAD(src + (ox - ox0) * step);                             \
+                    }                                                                              \
+                }                                                                                  \
+                for (int64_t ox = ox1; ox < ow; ox++)                                              \
+                    d[ox] = 0;                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+CONV_DEFINE_IM2COL_(im2col_f32, float, float)
+CONV_DEFINE_IM2COL_(im2col_f64, double, double)
+CONV_DEFINE_IM2COL_(im2col_f16, ops_half, float)
+CONV_DEFINE_IM2COL_(im2col_bf16, ops_bfloat16, float)
+
+static void
+im2col(const conv_geom *g, const char *x, void *col)
+{
+    switch (g->dt) {
+    case OPS_FLOAT32: im2col_f32(g, (const float *)x, col); break;
+    case OPS_FLOAT64: im2col_f64(g, (const double *)x, col); break;
+    case OPS_FLOAT16: im2col_f16(g, (const ops_half *)x, col); break;
+    case OPS_BFLOAT16: im2col_bf16(g, (const ops_bfloat16 *)x, col); break;
+    default: break; /* refused by conv_check_dtypes */
+    }
+}
+
+/* dst (ct, contiguous, n0 x n1 x n2 x n3) = src read with the given strides. */
+#define CONV_DEFINE_PACK_(NAME, SCALAR, CT)                                                        \
+    static void NAME(CT *dst, const SCALAR *src, const int64_t *sz, const int64_t *st)             \
+    {                                                                                              \
+        for (int64_t a = 0; a < sz[0]; a++)                                                        \
+            for (int64_t b = 0; b < sz[1]; b++)                                                    \
+                for (int64_t c = 0; c < sz[2]; c++) {                                              \
+                    const SCALAR *s = src + a * st[0] + b * st[1] + c * st[2];                     \
+                    for (int64_t d = 0; d < sz[3]; d++)                                            \
+                        *dst++ = OPS_LOAD(s + d * st[3]);                                          \
+                }                                                                                  \
+    }
+
+CONV_DEFINE_PACK_(pack_f32, float, float)
+CONV_DEFINE_PACK_(pack_f64, double, double)
+CONV_DEFINE_PACK_(pack_f16, ops_half, float)
+CONV_DEFINE_PACK_(pack_bf16, ops_bfloat16, float)
+
+static void
+pack4(ops_dtype dt, void *dst, const char *src, const int64_t *sz, const int64_t *st)
+{
+    switch (dt) {
+    case OPS_FLOAT32: pack_f32(dst, (const float *)src, sz, st); break;
+    case OPS_FLOAT64: pack_f64(dst, (const double *)src, sz, st); break;
+    case OPS_FLOAT16: pack_f16(dst, (const ops_half *)src, sz, st); break;
+    case OPS_BFLOAT16: pack_bf16(dst, (const ops_bfloat16 *)src, sz, st); break;
+    default: break;
+    }
+}
+
+/* A tensor of up to 4 dims as (sizes, strides) of exactly 4, leading dims of size 1,
+ * with nsp == 1 tensors given a height of 1 before their last dim. */
+static void
+as4(const ops_tensor *t, int nsp, int64_t *sz, int64_t *st)
+{
+    int nd = t->ndim;
+    int64_t s[4], r[4];
+    int k = 0;
+    for (int i = 0; i < nd; i++) {
+        if (nsp == 1 && i == nd - 1 && nd >= 2) {
+            s[k] = 1;
+            r[k++] = 0;
+        }
+        s[k] = t->sizes[i];
+        r[k++] = t->strides[i];
+    }
+    const int lead = 4 - k;
+    for (int i = 0; i < 4; i++) {
+        sz[i] = i < lead ? 1 : s[i - lead];
+        st[i] = i < lead ? 0 : r[i - lead];
+    }
+}
+
+/* Store ct values of a contiguous buffer into dst of dtype dt (float16/bfloat16 rounding). */
+static void
+store_from_ct(ops_dtype dt, void *dst, const float *src, int64_t n)
+{
+    if (dt == OPS_FLOAT16) {
+        ops_half *d = dst;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = ops_float_to_half(src[i]);
+    } else {
+        ops_bfloat16 *d = dst;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = ops_float_to_bfloat16(src[i]);
+    }
+}
+
+static void
+gemm(ops_dtype ct, bool ta, int m, int n, int k, const void *a, int lda, const void *b, int ldb, double beta,
+     void *c, int ldc)
+{
+    const enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
+    if (ct == OPS_FLOAT32)
+        cblas_sgemm(CblasRowMajor, TA, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, (float)beta, c, ldc);
+    else
+        cblas_dgemm(CblasRowMajor, TA, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* Fill nrows rows of len elements of out (ct) with bias[row] (or 0). */
+static void
+fill_rows(ops_dtype ct, void *out, const void *bias, int64_t nrows, int64_t len)
+{
+    for (int64_t r = 0; r < nrows; r++) {
+        if (ct == OPS_FLOAT32) {
+            float *o = (float *)out + r * len;
+            const float v = bias ? ((const float *)bias)[r] : 0.0f;
+            for (int64_t i = 0; i < len; i++)
+                o[i] = v;
+        } else {
+            double *o = (double *)out + r * len;
+            const double v = bias ? ((const double *)bias)[r] : 0.0;
+            for (int64_t i = 0; i < len; i++)
+                o[i] = v;
+        }
+    }
+}
+
+/* col2im of the transposed convolution: out[co, oy, ox] += col[co, ki, kj, iy, ix] for
+ * the cout_g output channels of one group. */
+#define CONV_DEFINE_COL2IM_(NAME, CT)                                                              \
+    static void NAME(const conv_geom *g, const CT *col, CT *out)                                   \
+    {                                                                                              \
+        const int64_t cog = g->cout / g->groups, kh = g->kh, kw = g->kw;                           \
+        const int64_t ih = g->ih, iw = g->iw, oh = g->oh, ow = g->ow;                              \
+        for (int64_t co = 0; co < cog; co++) {                                                     \
+            CT *o = out + co * oh * ow;                                                            \
+            for (int64_t ki = 0; ki < kh; ki++)                                                    \
+                for (int64_t kj = 0; kj < kw; kj++) {                                              \
+                    const CT *c = col + ((co * kh + ki) * kw + kj) * ih * iw;                      \
+                    for (int64_t iy = 0; iy < ih; iy++) {                                          \
+                        const int64_t oy = iy * g->sh - g->pt + ki * g->dh;                        \
+                        if (oy < 0 || oy >= oh)                                                    \
+                            continue;                                                              \
+                        for (int64_t ix = 0; ix < iw; ix++) {                                      \
+                            const int64_t ox = ix * g->sw - g->pl + kj * g->dw;                    \
+                            if (ox >= 0 && ox < ow)                                                \
+                                o[oy * ow + ox] += c[iy * iw + ix];                                \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+        }                                                                                          \
+    }
+
+CONV_DEFINE_COL2IM_(col2im_f32, float)
+CONV_DEFINE_COL2IM_(col2im_f64, double)
+
+/* ---- the driver -------------------------------------------------------------------- */
+
+/* Runs the convolution described by g into a new tensor (*result). */
+static ops_status
+conv_run(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, bool batched,
+         ops_tensor **result)
+{
+    const char *op = g->op;
+    ops_status st = OPS_OK;
+    ops_tensor *res = NULL;
+    void *wbuf = NULL, *bbuf = NULL, *col = NULL, *xbuf = NULL, *obuf = NULL;
+    const size_t csz = ops_dtype_itemsize(g->ct);
+    const int64_t G = g->groups, cig = g->cin / G, cog = g->cout / G;
+    const int64_t ihw = g->ih * g->iw, ohw = g->oh * g->ow, kk = g->kh * g->kw;
+
+    /* the result's shape */
+    int64_t rs[OPS_MAX_DIMS];
+    int rnd = 0;
+    if (batched)
+        rs[rnd++] = g->n;
+    rs[rnd++] = g->cout;
+    if (g->nsp == 2)
+        rs[rnd++] = g->oh;
+    rs[rnd++] = g->ow;
+    const int64_t onumel = g->n * g->cout * ohw;
+    const bool empty = onumel == 0;
+    const bool direct = g->dt == g->ct; /* the BLAS writes the result itself */
+    /* a 1x1 kernel over an input whose planes are contiguous needs no im2col */
+    const bool pointwise = !g->transposed && g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 &&
+                           g->pt == 0 && g->pb == 0 && g->pl == 0 && g->pr == 0 && direct && g->xs[3] == 1 &&
+                           (g->ih == 1 || g->xs[2] == g->iw) && g->xs[1] == ihw;
+
+    if (!empty) {
+        /* weights, contiguous in ct: [Cout, Cin/g, kh, kw] or [Cin, Cout/g, kh, kw] */
+        int64_t wsz[4], wst[4];
+        as4(weight, g->nsp, wsz, wst);
+        if ((wbuf = ops_host_malloc((size_t)ops_shape_numel(4, wsz) * csz + 1)) == NULL)
+            goto oom;
+        pack4(g->dt, wbuf, (const char *)ops_tensor_data_ptr(weight), wsz, wst);
+        if (bias != NULL) {
+            int64_t bsz[4] = {1, 1, 1, bias->sizes[0]}, bst[4] = {0, 0, 0, bias->strides[0]};
+            if ((bbuf = ops_host_malloc((size_t)bias->sizes[0] * csz + 1)) == NULL)
+                goto oom;
+            pack4(g->dt, bbuf, (const char *)ops_tensor_data_ptr(bias), bsz, bst);
+        }
+        if (!g->transposed) {
+            if (!pointwise && (col = ops_host_malloc((size_t)(cig * kk * ohw) * csz + 1)) == NULL)
+                goto oom;
+        } else {
+            /* the input, contiguous in ct, and the columns of one image and group */
+            if ((xbuf = ops_host_malloc((size_t)(g->n * g->cin * ihw) * csz + 1)) == NULL ||
+                (col = ops_host_malloc((size_t)(cog * kk * ihw) * csz + 1)) == NULL)
+                goto oom;
+        }
+        if (!direct && (obuf = ops_host_malloc((size_t)onumel * csz)) == NULL)
+            goto oom;
+    }
+    if ((res = ops_tensor_new(op, rnd, rs, NULL, g->dt, OPS_DEVICE_CPU)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (empty)
+        goto written;
+
+    /* nothing fails from here on */
+    char *out = direct ? (char *)ops_tensor_data_ptr(res) : (char *)obuf;
+    const char *x = (const char *)ops_tensor_data_ptr(input);
+    const size_t isz = ops_dtype_itemsize(g->dt);
+    if (!g->transposed) {
+        for (int64_t n = 0; n < g->n; n++)
+            for (int64_t gi = 0; gi < G; gi++) {
+                const char *xg = x + (size_t)(n * g->xs[0] + gi * cig * g->xs[1]) * isz;
+                char *og = out + (size_t)((n * g->cout + gi * cog) * ohw) * csz;
+                const char *bg = bbuf ? (const char *)bbuf + (size_t)(gi * cog) * csz : NULL;
+                fill_rows(g->ct, og, bg, cog, ohw);
+                if (cig * kk == 0) /* no input channels: the bias alone */
+                    continue;
+                const void *B = xg;
+                if (!pointwise) {
+                    im2col(g, xg, col);
+                    B = col;
+                }
+                const char *wg = (const char *)wbuf + (size_t)(gi * cog * cig * kk) * csz;
+                gemm(g->ct, false, (int)cog, (int)ohw, (int)(cig * kk), wg, (int)(cig * kk), B, (int)ohw, 1.0, og,
+                     (int)ohw);
+            }
+    } else {
+        int64_t xsz[4] = {g->n, g->cin, g->ih, g->iw};
+        pack4(g->dt, xbuf, x, xsz, g->xs);
+        for (int64_t n = 0; n < g->n; n++)
+            for (int64_t gi = 0; gi < G; gi++) {
+                const char *xg = (const char *)xbuf + (size_t)((n * g->cin + gi * cig) * ihw) * csz;
+                char *og = out + (size_t)((n * g->cout + gi * cog) * ohw) * csz;
+                const char *bg = bbuf ? (const char *)bbuf + (size_t)(gi * cog) * csz : NULL;
+                fill_rows(g->ct, og, bg, cog, ohw);
+                if (ihw == 0) /* an empty input adds nothing to the bias */
+                    continue;
+                /* col [cog*kh*kw x ih*iw] = W_g^T @ X_g, W_g the rows gi*cig.. of [Cin, cog*kh*kw] */
+                gemm(g->ct, true, (int)(cog * kk), (int)ihw, (int)cig,
+                     (const char *)wbuf + (size_t)(gi * cig * cog * kk) * csz, (int)(cog * kk), xg, (int)ihw, 0.0,
+                     col, (int)ihw);
+                if (g->ct == OPS_FLOAT32)
+                    col2im_f32(g, col, (float *)og);
+                else
+                    col2im_f64(g, col, (double *)og);
+            }
+    }
+    if (!direct)
+        store_from_ct(g->dt, ops_tensor_data_ptr(res), obuf, onumel);
+written:
+    *result = res;
+    res = NULL;
+    goto done;
+oom:
+    st = ops_fail(OPS_ERR_OOM, "%s: out of memory (a %s work buffer)", op, ops_dtype_name(g->ct));
+done:
+    ops_host_free(wbuf);
+    ops_host_free(bbuf);
+    ops_host_free(col);
+    ops_host_free(xbuf);
+    ops_host_free(obuf);
+    ops_tensor_release(res);
+    return st;
+}
+
+/* conv1d/conv2d with explicit padding (pad_lo == pad_hi unless "same" made them differ). */
+static ops_tensor *
+conv_forward(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+             const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *dil, int64_t groups)
+{
+    conv_geom g = {.op = op, .nsp = nsp, .transposed = false};
+    ops_tensor *r = NULL;
+    if (conv_check_dtypes(op, input, weight, bias) != OPS_OK ||
+        conv_setup(&g, input, weight, bias, stride, pad_lo, pad_hi, dil, NULL, groups) != OPS_OK)
+        return NULL;
+    conv_run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
+    return r;
+}
+
+static ops_tensor *
+conv_lists(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+           ops_int_list stride, ops_int_list padding, ops_int_list dilation, int64_t groups)
+{
+    int64_t s[CONV_MAX_SP], p[CONV_MAX_SP], d[CONV_MAX_SP];
+    if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "padding", padding, nsp, p) != OPS_OK ||
+        conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
+        return NULL;
+    return conv_forward(op, nsp, input, weight, bias, s, p, p, d, groups);
+}
+
+/* The padding="valid"/"same" overloads (PyTorch's _convolution_mode). "same" pads
+ * d * (k - 1) in all, the odd one after (on the right), as PyTorch does. */
+static ops_tensor *
+conv_mode(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+          ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+{
+    int64_t s[CONV_MAX_SP], d[CONV_MAX_SP], lo[CONV_MAX_SP] = {0, 0}, hi[CONV_MAX_SP] = {0, 0};
+    if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
+        return NULL;
+    if (strcmp(padding, "same") == 0) {
+        for (int i = 0; i < nsp; i++)
+            if (s[i] != 1)
+                return ops_fail_null(OPS_ERR_VALUE, "%s: padding='same' is not supported for strided convolutions",
+                                     op);
+        if (weight->ndim == nsp + 2)
+            for (int i = 0; i < nsp; i++) {
+                const int64_t total = d[i] * (weight->sizes[2 + i] - 1);
+                lo[i] = total > 0 ? total / 2 : 0;
+                hi[i] = total > 0 ? total - lo[i] : 0;
+            }
+    } else if (strcmp(padding, "valid") != 0) {
+        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid padding string: '%s'", op, padding);
+    }
+    return conv_forward(op, nsp, input, weight, bias, s, lo, hi, d, groups);
+}
+
+static ops_tensor *
+conv_transpose(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+               ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
+               ops_int_list dilation)
+{
+    int64_t s[CONV_MAX_SP], p[CONV_MAX_SP], o[CONV_MAX_SP], d[CONV_MAX_SP];
+    if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "padding", padding, nsp, p) != OPS_OK ||
+        conv_param(op, "output_padding", output_padding, nsp, o) != OPS_OK ||
+        conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
+        return NULL;
+    conv_geom g = {.op = op, .nsp = nsp, .transposed = true};
+    ops_tensor *r = NULL;
+    if (conv_check_dtypes(op, input, weight, bias) != OPS_OK ||
+        conv_setup(&g, input, weight, bias, s, p, p, d, o, groups) != OPS_OK)
+        return NULL;
+    conv_run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
+    return r;
+}
+
+/* ---- entry points ------------------------------------------------------------------- */
+
+ops_tensor *
+conv1d_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+           ops_int_list padding, ops_int_list dilation, int64_t groups)
+{
+    return conv_lists("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+}
+
+ops_tensor *
+conv2d_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+           ops_int_list padding, ops_int_list dilation, int64_t groups)
+{
+    return conv_lists("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+}
+
+ops_tensor *
+conv1d_padding_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+                   const char *padding, ops_int_list dilation, int64_t groups)
+{
+    return conv_mode("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+}
+
+ops_tensor *
+conv2d_padding_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+                   const char *padding, ops_int_list dilation, int64_t groups)
+{
+    return conv_mode("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+}
+
+ops_tensor *
+conv_transpose1d_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+                     ops_int_list padding, ops_int_list output_padding, int64_t groups, ops_int_list dilation)
+{
+    return conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation);
+}
+
+ops_tensor *
+conv_transpose2d_input_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                           ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
+                           ops_int_list dilation)
+{
+    return conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                          dilation);
+}

@@ -1,0 +1,743 @@
+/* Pooling (CPU): max_pool1d, max_pool2d, max_pool2d_with_indices, avg_pool1d,
+ * avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d.
+ *
+ * Every op is a 2-D pooling over (N, C, H, W) planes (pool_geom): a 1-D op has height 1
+ * and an unbatched input a batch of 1.  Inputs are read through their strides; results
+ * are fresh contiguous tensors, one plane per (n, c), and planes are split across
+ * threads above a grain size.  The output-size rule and the argument checks follow
+ * PyTorch's pooling_output_shape and pool2d_shape_check, including ceil_mode's rule
+ * that the last window must start inside the input or its left padding.
+ *
+ * Max pooling propagates NaN (a NaN wins over any number) and keeps the first of equal
+ * maxima; its indices are flat offsets h * W + w into the input plane, as PyTorch's.
+ * Averages accumulate in float for float16/bfloat16; int64 averages (PyTorch's CPU
+ * avg_pool2d takes them) sum in int64 and truncate the quotient.  out= forms compute
+ * the result first and copy it into out (resized when its shape differs), so a
+ * failure leaves out as it was. */
+#include <math.h>
+#include <string.h>
+
+#include "ops_dispatch.h"
+#include "ops_functions.h"
+#include "ops_kernels.h"
+
+typedef struct {
+    const char *op;
+    ops_dtype dt;
+    int nsp;      /* spatial dims of the op (1 or 2) */
+    bool batched; /* the input has a batch dim */
+    bool adaptive;
+    int64_t nb, c, ih, iw; /* batch (1 when unbatched), channels, height (1 for 1-D), width */
+    int64_t xs[4];         /* input strides (n, c, h, w) in elements */
+    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+    int64_t oh, ow;
+    bool ceil_mode, count_include_pad;
+    int64_t divisor; /* divisor_override, 0 when None */
+} pool_geom;
+
+/* ---- shapes ------------------------------------------------------------------------ */
+
+static int64_t
+div_floor(int64_t a, int64_t b)
+{
+    int64_t q = a / b, r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* PyTorch's pooling_output_shape_pad_lr, with its checks. */
+static ops_status
+pool_out_size(const char *op, int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode,
+              int64_t *out)
+{
+    if (stride == 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: stride should not be zero", op);
+    if (pad < 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: pad must be non-negative, but got pad: %lld", op, (long long)pad);
+    if (pad > ((k - 1) * dil + 1) / 2)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: pad should be at most half of effective kernel size, but got pad=%lld, kernel_size=%lld "
+                        "and dilation=%lld",
+                        op, (long long)pad, (long long)k, (long long)dil);
+    int64_t o = div_floor(in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+    if (ceil_mode && (o - 1) * stride >= in + pad)
+        o--;
+    *out = o;
+    return OPS_OK;
+}
+
+/* Input planes: (nb, c, ih, iw) and their strides from a 2-D op's 3-D/4-D input or a
+ * 1-D op's 2-D/3-D one. */
+static void
+pool_planes(pool_geom *g, const ops_tensor *self)
+{
+    const int nd = self->ndim;
+    g->batched = nd == g->nsp + 2;
+    g->dt = self->dtype;
+    g->nb = g->batched ? self->sizes[0] : 1;
+    g->xs[0] = g->batched ? self->strides[0] : 0;
+    g->c = self->sizes[nd - g->nsp - 1];
+    g->xs[1] = self->strides[nd - g->nsp - 1];
+    g->ih = g->nsp == 2 ? self->sizes[nd - 2] : 1;
+    g->xs[2] = g->nsp == 2 ? self->strides[nd - 2] : 0;
+    g->iw = self->sizes[nd - 1];
+    g->xs[3] = self->strides[nd - 1];
+}
+
+/* pool2d_shape_check (the input-dims, kernel, stride, dilation, padding and output-size
+ * checks) on the 2-D geometry in g. */
+static ops_status
+pool2d_shape_check(const pool_geom *g, const ops_tensor *self)
+{
+    const char *op = g->op;
+    char buf[OPS_SHAPE_STR_LEN];
+    if (g->kh <= 0 || g->kw <= 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: kernel size should be greater than zero, but got kH: %lld kW: %lld", op,
+                        (long long)g->kh, (long long)g->kw);
+    if (g->sh <= 0 || g->sw <= 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: stride should be greater than zero, but got dH: %lld dW: %lld", op,
+                        (long long)g->sh, (long long)g->sw);
+    if (g->dh <= 0 || g->dw <= 0)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: dilation should be greater than zero, but got dilationH: %lld dilationW: %lld", op,
+                        (long long)g->dh, (long long)g->dw);
+    const int nd = self->ndim;
+    const bool valid = (nd == 3 && self->sizes[0] != 0 && self->sizes[1] != 0 && self->sizes[2] != 0) ||
+                       (nd == 4 && self->sizes[1] != 0 && self->sizes[2] != 0 && self->sizes[3] != 0);
+    if (!valid)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                        "got:%s",
+                        op, ops_shape_str(nd, self->sizes, buf, sizeof buf));
+    if (g->kw / 2 < g->pw || g->kh / 2 < g->ph)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: pad should be smaller than or equal to half of kernel size, but got padW = %lld, padH = "
+                        "%lld, kW = %lld, kH = %lld",
+                        op, (long long)g->pw, (long long)g->ph, (long long)g->kw, (long long)g->kh);
+    if (g->ow < 1 || g->oh < 1)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Given input size: (%lldx%lldx%lld). Calculated output size: (%lldx%lldx%lld). Output "
+                        "size is too small",
+                        op, (long long)g->c, (long long)g->ih, (long long)g->iw, (long long)g->c, (long long)g->oh,
+                        (long long)g->ow);
+    return OPS_OK;
+}
+
+/* A 2-D op's int list: one value for both dims, or one per dim. */
+static void
+pair(ops_int_list l, int64_t *a, int64_t *b)
+{
+    *a = l.data[0];
+    *b = l.len == 1 ? l.data[0] : l.data[1];
+}
+
+/* The 2-D ops' kernel_size/stride/padding(/dilation) checks and output size
+ * (max_pool2d's and avg_pool2d's meta functions). */
+static ops_status
+pool2d_setup(pool_geom *g, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+             ops_int_list padding, const ops_int_list *dilation, bool ceil_mode)
+{
+    const char *op = g->op;
+    char buf[OPS_SHAPE_STR_LEN];
+    if (kernel_size.len != 1 && kernel_size.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: kernel_size must either be a single int, or a tuple of two ints", op);
+    if (stride.len != 0 && stride.len != 1 && stride.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: stride must either be omitted, a single int, or a tuple of two ints", op);
+    if (padding.len != 1 && padding.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: padding must either be a single int, or a tuple of two ints", op);
+    if (dilation != NULL && dilation->len != 1 && dilation->len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: dilation must be either a single int, or a tuple of two ints", op);
+    pair(kernel_size, &g->kh, &g->kw);
+    if (stride.len == 0)
+        g->sh = g->kh, g->sw = g->kw;
+    else
+        pair(stride, &g->sh, &g->sw);
+    pair(padding, &g->ph, &g->pw);
+    g->dh = g->dw = 1;
+    if (dilation != NULL)
+        pair(*dilation, &g->dh, &g->dw);
+    if (self->ndim != 3 && self->ndim != 4) {
+        if (dilation != NULL) /* max_pool2d's meta */
+            return ops_fail(OPS_ERR_SHAPE, "%s: non-empty 3D or 4D (batch mode) tensor expected for input", op);
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                        "got:%s",
+                        op, ops_shape_str(self->ndim, self->sizes, buf, sizeof buf));
+    }
+    g->nsp = 2;
+    g->ceil_mode = ceil_mode;
+    pool_planes(g, self);
+    ops_status st;
+    if ((st = pool_out_size(op, g->ih, g->kh, g->ph, g->sh, g->dh, ceil_mode, &g->oh)) != OPS_OK ||
+        (st = pool_out_size(op, g->iw, g->kw, g->pw, g->sw, g->dw, ceil_mode, &g->ow)) != OPS_OK)
+        return st;
+    return pool2d_shape_check(g, self);
+}
+
+/* ---- typed loops ------------------------------------------------------------------- */
+
+#ifdef _OPENMP
+#define POOL_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(pool_nt_) if (pool_par_)")
+#else
+#define POOL_PARALLEL_FOR_
+#endif
+
+/* Rows [*lo, *hi) of output row o: a window with its dilation (lo moved onto the first
+ * tap inside the input), or adaptive pooling's [floor(o*in/out), ceil((o+1)*in/out)). */
+static inline void
+window(bool adaptive, int64_t o, int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d, int64_t *lo,
+       int64_t *hi)
+{
+    if (adaptive) {
+        *lo = (o * in) / out;
+        *hi = ((o + 1) * in + out - 1) / out;
+        return;
+    }
+    int64_t a = o * s - p, b = a + (k - 1) * d + 1;
+    if (b > in)
+        b = in;
+    while (a < 0)
+        a += d;
+    *lo = a;
+    *hi = b;
+}
+
+/* Max over each window (NaN wins; the first of equal maxima wins), with its index
+ * h * W + w when idx is not NULL.  An empty window gives LOWEST. */
+#define POOL_DEFINE_MAX_(NAME, SCALAR, ISNAN, LOWEST)                                              \
+    static void NAME(const pool_geom *g, const SCALAR *x, SCALAR *out, int64_t *idx)               \
+    {                                                                                              \
+        typedef __typeof__(OPS_LOAD((const SCALAR *)0)) opm_t;                                     \
+        const int64_t planes = g->nb * g->c, ohw = g->oh * g->ow;                                  \
+        const int64_t dh = g->adaptive ? 1 : g->dh, dw = g->adaptive ? 1 : g->dw;                  \
+        const int pool_nt_ = ops_get_num_threads();                                                \
+        (void)pool_nt_;                                                                            \
+        const bool pool_par_ = planes > 1 && planes * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;        \
+        (void)pool_par_;                                                                           \
+        POOL_PARALLEL_FOR_                                                                         \
+        for (int64_t pl = 0; pl < planes; pl++) {                                                  \
+            const SCALAR *xp = x + (pl / g->c) * g->xs[0] + (pl % g->c) * g->xs[1];                \
+            SCALAR *op_ = out + pl * ohw;                                                          \
+            int64_t *ip = idx ? idx + pl * ohw : NULL;                                             \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
+                int64_t y0, y1;                                                                    \
+                window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);       \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                    int64_t x0, x1;                                                                \
+                    window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);   \
+                    int64_t best = y0 * g->iw + x0;                                                \
+                    opm_t m = LOWEST;                                                              \
+                    bool found = false;                                                            \
+                    for (int64_t y = y0; y < y1; y += dh)                                          \
+                        for (int64_t xx = x0; xx < x1; xx += dw) {                                 \
+                            const opm_t v = OPS_LOAD(xp + y * g->xs[2] + xx * g->xs[3]);           \
+                            if (!found || v > m || ISNAN(v)) {                                     \
+                                m = v;                                                             \
+                                best = y * g->iw + xx;                                             \
+                                found = true;                                                      \
+                            }                                                                      \
+                        }                                                                          \
+                    OPS_STORE(op_ + oy * g->ow + ox, m);                                           \
+                    if (ip)                                                                        \
+                        ip[oy * g->ow + ox] = best;                                                \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+#define POOL_NAN_F_(v) isnan(v)
+#define POOL_NAN_I_(v) ((void)(v), false)
+
+POOL_DEFINE_MAX_(max_u8, uint8_t, POOL_NAN_I_, 0)
+POOL_DEFINE_MAX_(max_i8, int8_t, POOL_NAN_I_, INT8_MIN)
+POOL_DEFINE_MAX_(max_i16, int16_t, POOL_NAN_I_, INT16_MIN)
+POOL_DEFINE_MAX_(max_i32, int32_t, POOL_NAN_I_, INT32_MIN)
+POOL_DEFINE_MAX_(max_i64, int64_t, POOL_NAN_I_, INT64_MIN)
+POOL_DEFINE_MAX_(max_f16, ops_half, POOL_NAN_F_, -INFINITY)
+POOL_DEFINE_MAX_(max_bf16, ops_bfloat16, POOL_NAN_F_, -INFINITY)
+POOL_DEFINE_MAX_(max_f32, float, POOL_NAN_F_, -INFINITY)
+POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
+
+/* Average over each window: avg_pool2d's divisor rules (count_include_pad counts the
+ * padding inside the window, not past it; divisor_override replaces both), or the
+ * adaptive window's size. */
+#define POOL_DEFINE_AVG_(NAME, SCALAR, ACC)                                                        \
+    static void NAME(const pool_geom *g, const SCALAR *x, SCALAR *out)                             \
+    {                                                                                              \
+        const int64_t planes = g->nb * g->c, ohw = g->oh * g->ow;                                  \
+        const int pool_nt_ = ops_get_num_threads();                                                \
+        (void)pool_nt_;                                                                            \
+        const bool pool_par_ = planes > 1 && planes * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;        \
+        (void)pool_par_;                                                                           \
+        POOL_PARALLEL_FOR_                                                                         \
+        for (int64_t pl = 0; pl < planes; pl++) {                                                  \
+            const SCALAR *xp = x + (pl / g->c) * g->xs[0] + (pl % g->c) * g->xs[1];                \
+            SCALAR *op_ = out + pl * ohw;                                                          \
+            for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
+                for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                    int64_t y0, y1, x0, x1, div;                                                   \
+                    if (g->adaptive) {                                                             \
+                        window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);                      \
+                        window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);                      \
+                        div = (y1 - y0) * (x1 - x0);                                               \
+                    } else {                                                                       \
+                        y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                          \
+                        y1 = y0 + g->kh < g->ih + g->ph ? y0 + g->kh : g->ih + g->ph;              \
+                        x1 = x0 + g->kw < g->iw + g->pw ? x0 + g->kw : g->iw + g->pw;              \
+                        const int64_t pool_size = (y1 - y0) * (x1 - x0);                           \
+                        y0 = y0 > 0 ? y0 : 0, x0 = x0 > 0 ? x0 : 0;                                \
+                        y1 = y1 < g->ih ? y1 : g->ih, x1 = x1 < g->iw ? x1 : g->iw;                \
+                        if (y0 >= y1 || x0 >= x1) {                                                \
+                            OPS_STORE(op_ + oy * g->ow + ox, (ACC)0);                              \
+                            continue;                                                              \
+                        }                                                                          \
+                        div = g->divisor ? g->divisor                                              \
+                              : g->count_include_pad ? pool_size : (y1 - y0) * (x1 - x0);          \
+                    }                                                                              \
+                    ACC sum = 0;                                                                   \
+                    for (int64_t y = y0; y < y1; y++)                                              \
+                        for (int64_t xx = x0; xx < x1; xx++)                                       \
+                            sum += OPS_LOAD(xp + y * g->xs[2] + xx * g->xs[3]);                    \
+                    OPS_STORE(op_ + oy * g->ow + ox, sum / (ACC)div);                              \
+                }                                                                                  \
+        }                                                                                          \
+    }
+
+POOL_DEFINE_AVG_(avg_f16, ops_half, float)
+POOL_DEFINE_AVG_(avg_bf16, ops_bfloat16, float)
+POOL_DEFINE_AVG_(avg_f32, float, float)
+POOL_DEFINE_AVG_(avg_f64, double, double)
+POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t) /* the quotient truncates, as PyTorch's */
+
+/* ---- the driver -------------------------------------------------------------------- */
+
+/* The dtypes each op takes (PyTorch's CPU kernels). */
+#define POOL_MASK_MAX (OPS_MASK_NUMERIC)
+#define POOL_MASK_FLOAT (OPS_MASK_FLOATING)
+#define POOL_MASK_AVG (OPS_MASK_FLOATING | OPS_DTYPE_BIT(OPS_INT64))
+
+/* Pool self as g describes into new tensors: *values (and *indices when indices is not
+ * NULL; max pooling only). */
+static ops_status
+pool_run(const pool_geom *g, const ops_tensor *self, bool is_max, ops_tensor **values, ops_tensor **indices)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *v = NULL, *ix = NULL;
+    int64_t rs[4];
+    int rnd = 0;
+    if (g->batched)
+        rs[rnd++] = g->nb;
+    rs[rnd++] = g->c;
+    if (g->nsp == 2)
+        rs[rnd++] = g->oh;
+    rs[rnd++] = g->ow;
+    if ((v = ops_tensor_new(g->op, rnd, rs, NULL, g->dt, OPS_DEVICE_CPU)) == NULL ||
+        (indices != NULL && (ix = ops_tensor_new(g->op, rnd, rs, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (ops_shape_numel(rnd, rs) > 0) {
+        const char *x = (const char *)ops_tensor_data_ptr(self);
+        void *o = ops_tensor_data_ptr(v);
+        int64_t *ip = ix ? (int64_t *)ops_tensor_data_ptr(ix) : NULL;
+        if (is_max) {
+            switch (g->dt) {
+            case OPS_UINT8: max_u8(g, (const uint8_t *)x, o, ip); break;
+            case OPS_INT8: max_i8(g, (const int8_t *)x, o, ip); break;
+            case OPS_INT16: max_i16(g, (const int16_t *)x, o, ip); break;
+            case OPS_INT32: max_i32(g, (const int32_t *)x, o, ip); break;
+            case OPS_INT64: max_i64(g, (const int64_t *)x, o, ip); break;
+            case OPS_FLOAT16: max_f16(g, (const ops_half *)x, o, ip); break;
+            case OPS_BFLOAT16: max_bf16(g, (const ops_bfloat16 *)x, o, ip); break;
+            case OPS_FLOAT32: max_f32(g, (const float *)x, o, ip); break;
+            case OPS_FLOAT64: max_f64(g, (const double *)x, o, ip); break;
+            default: break; /* refused by pool_check_dtype */
+            }
+        } else {
+            switch (g->dt) {
+            case OPS_FLOAT16: avg_f16(g, (const ops_half *)x, o); break;
+            case OPS_BFLOAT16: avg_bf16(g, (const ops_bfloat16 *)x, o); break;
+            case OPS_FLOAT32: avg_f32(g, (const float *)x, o); break;
+            case OPS_FLOAT64: avg_f64(g, (const double *)x, o); break;
+            case OPS_INT64: avg_i64(g, (const int64_t *)x, o); break;
+            default: break;
+            }
+        }
+    }
+    *values = v;
+    v = NULL;
+    if (indices != NULL) {
+        *indices = ix;
+        ix = NULL;
+    }
+done:
+    ops_tensor_release(v);
+    ops_tensor_release(ix);
+    return st;
+}
+
+static ops_status
+pool_check_dtype(const char *op, ops_dtype dt, unsigned mask)
+{
+    if (!(mask & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, mask);
+    return OPS_OK;
+}
+
+/* The out= checks made before anything is computed: out's dtype (want; int64 for
+ * indices) and, for an out of the result's shape, that its elements do not overlap. */
+static ops_status
+pool_check_out(const char *op, const char *name, const ops_tensor *out, ops_dtype want)
+{
+    if (out->dtype != want)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                        ops_dtype_name(want), ops_dtype_name(out->dtype));
+    if (ops_tensor_has_internal_overlap(out))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor (%s) refers to "
+                        "a single memory location. Please clone() the tensor before performing the operation.",
+                        op, name);
+    return OPS_OK;
+}
+
+/* Copies the computed (values, indices) into (out, out_idx) (releasing them): both outs
+ * are resized first, so a failed resize leaves both as they were. */
+static ops_status
+pool_write_two(const char *op, ops_tensor *v, ops_tensor *ix, ops_tensor *out, ops_tensor *out_idx)
+{
+    ops_status st = OPS_OK;
+    const int nd0 = out->ndim;
+    int64_t sz0[OPS_MAX_DIMS], st0[OPS_MAX_DIMS];
+    memcpy(sz0, out->sizes, sizeof sz0);
+    memcpy(st0, out->strides, sizeof st0);
+    const bool same0 = out->ndim == v->ndim && memcmp(out->sizes, v->sizes, (size_t)v->ndim * sizeof(int64_t)) == 0;
+    const bool same1 =
+        out_idx->ndim == ix->ndim && memcmp(out_idx->sizes, ix->sizes, (size_t)ix->ndim * sizeof(int64_t)) == 0;
+    if (!same0 && (st = ops_tensor_resize_(op, out, v->ndim, v->sizes)) != OPS_OK)
+        goto done;
+    if (!same1 && (st = ops_tensor_resize_(op, out_idx, ix->ndim, ix->sizes)) != OPS_OK) {
+        /* give out its old geometry back (its storage may have grown; that is invisible) */
+        out->ndim = nd0;
+        memcpy(out->sizes, sz0, sizeof sz0);
+        memcpy(out->strides, st0, sizeof st0);
+        goto done;
+    }
+    if ((st = ops_copy_values(op, out, v)) != OPS_OK || (st = ops_copy_values(op, out_idx, ix)) != OPS_OK)
+        goto done;
+    ops_tensor_bump_version(out);
+    ops_tensor_bump_version(out_idx);
+done:
+    ops_tensor_release(v);
+    ops_tensor_release(ix);
+    return st;
+}
+
+/* ---- max_pool2d, max_pool2d_with_indices, max_pool1d ------------------------------- */
+
+static ops_status
+max_pool2d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values, ops_tensor **indices)
+{
+    pool_geom g = {.op = op};
+    ops_status st;
+    if ((st = pool2d_setup(&g, self, kernel_size, stride, padding, &dilation, ceil_mode)) != OPS_OK ||
+        (st = pool_check_dtype(op, self->dtype, POOL_MASK_MAX)) != OPS_OK)
+        return st;
+    return pool_run(&g, self, true, values, indices);
+}
+
+ops_tensor *
+max_pool2d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+               ops_int_list dilation, bool ceil_mode)
+{
+    ops_tensor *r = NULL;
+    max_pool2d_core("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode, &r, NULL);
+    return r;
+}
+
+ops_status
+max_pool2d_with_indices_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                            ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **result0,
+                            ops_tensor **result1)
+{
+    ops_tensor *v = NULL, *ix = NULL;
+    ops_status st = max_pool2d_core("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation,
+                                    ceil_mode, &v, &ix);
+    if (st == OPS_OK) {
+        *result0 = v;
+        *result1 = ix;
+    }
+    return st;
+}
+
+ops_status
+max_pool2d_with_indices_out_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                                ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor *out,
+                                ops_tensor *indices)
+{
+    const char *op = "max_pool2d_with_indices";
+    ops_tensor *v = NULL, *ix = NULL;
+    ops_status st;
+    if ((st = pool_check_out(op, "out", out, self->dtype)) != OPS_OK ||
+        (st = pool_check_out(op, "indices", indices, OPS_INT64)) != OPS_OK)
+        return st;
+    if (ops_tensor_may_overlap(out, indices))
+        return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
+    if ((st = max_pool2d_core(op, self, kernel_size, stride, padding, dilation, ceil_mode, &v, &ix)) != OPS_OK)
+        return st;
+    return pool_write_two(op, v, ix, out, indices);
+}
+
+/* PyTorch's check_max_pool1d. */
+ops_tensor *
+max_pool1d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+               ops_int_list dilation, bool ceil_mode)
+{
+    const char *op = "max_pool1d";
+    char buf[OPS_SHAPE_STR_LEN];
+    const int nd = self->ndim;
+    if (!((nd == 2 && self->sizes[0] != 0 && self->sizes[1] != 0) ||
+          (nd == 3 && self->sizes[1] != 0 && self->sizes[2] != 0)))
+        return ops_fail_null(OPS_ERR_SHAPE,
+                             "%s: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
+                             "but got:%s",
+                             op, ops_shape_str(nd, self->sizes, buf, sizeof buf));
+    if (kernel_size.len != 1)
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 "
+                             "but got size %lld",
+                             op, (long long)kernel_size.len);
+    if (stride.len != 0 && stride.len != 1)
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
+                             "but got size %lld",
+                             op, (long long)stride.len);
+    if (padding.len != 1)
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but "
+                             "got size %lld",
+                             op, (long long)padding.len);
+    if (dilation.len != 1)
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but "
+                             "got size %lld",
+                             op, (long long)dilation.len);
+    const int64_t k = kernel_size.data[0], s = stride.len ? stride.data[0] : k, p = padding.data[0],
+                  d = dilation.data[0];
+    if (k <= 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() kernel_size must be greater than zero, but got %lld", op,
+                             (long long)k);
+    if (s <= 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() stride must be greater than zero, but got %lld", op,
+                             (long long)s);
+    if (p < 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() padding must be non-negative, but got %lld", op,
+                             (long long)p);
+    if (p > k / 2)
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: max_pool1d() padding should be at most half of kernel size, but got padding=%lld "
+                             "and kernel_size=%lld",
+                             op, (long long)p, (long long)k);
+    if (d <= 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() dilation must be greater than zero, but got %lld", op,
+                             (long long)d);
+    pool_geom g = {.op = op, .nsp = 1, .ceil_mode = ceil_mode};
+    pool_planes(&g, self);
+    g.kh = g.sh = g.dh = 1;
+    g.ph = 0;
+    g.kw = k, g.sw = s, g.pw = p, g.dw = d;
+    g.oh = 1;
+    if (pool_out_size(op, g.iw, k, p, s, d, ceil_mode, &g.ow) != OPS_OK)
+        return NULL;
+    if (g.ow <= 0)
+        return ops_fail_null(OPS_ERR_SHAPE, "%s: max_pool1d() Invalid computed output size: %lld", op,
+                             (long long)g.ow);
+    if (pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT) != OPS_OK)
+        return NULL;
+    ops_tensor *r = NULL;
+    pool_run(&g, self, true, &r, NULL);
+    return r;
+}
+
+/* ---- avg_pool2d, avg_pool1d ---------------------------------------------------------- */
+
+static ops_tensor *
+avg_pool2d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)
+{
+    pool_geom g = {.op = op, .count_include_pad = count_include_pad};
+    if (kernel_size.len != 1 && kernel_size.len != 2)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: kernel_size must either be a single int, or a tuple of two ints",
+                             op);
+    if (stride.len != 0 && stride.len != 1 && stride.len != 2)
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: stride must either be omitted, a single int, or a tuple of two ints", op);
+    if (padding.len != 1 && padding.len != 2)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: padding must either be a single int, or a tuple of two ints", op);
+    if (divisor_override != NULL && *divisor_override == 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: divisor must be not zero", op);
+    g.divisor = divisor_override != NULL ? *divisor_override : 0;
+    if (pool2d_setup(&g, self, kernel_size, stride, padding, NULL, ceil_mode) != OPS_OK ||
+        pool_check_dtype(op, self->dtype, POOL_MASK_AVG) != OPS_OK)
+        return NULL;
+    ops_tensor *r = NULL;
+    pool_run(&g, self, false, &r, NULL);
+    return r;
+}
+
+ops_tensor *
+avg_pool2d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+               bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)
+{
+    return avg_pool2d_core("avg_pool2d", self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                           divisor_override);
+}
+
+ops_status
+avg_pool2d_out_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                   bool ceil_mode, bool count_include_pad, const int64_t *divisor_override, ops_tensor *out)
+{
+    const char *op = "avg_pool2d";
+    ops_status st = pool_check_out(op, "out", out, self->dtype);
+    if (st != OPS_OK)
+        return st;
+    return ops_write_out(
+        op, avg_pool2d_core(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
+        out);
+}
+
+/* PyTorch's avg_pool1d: avg_pool2d over a height of 1. */
+ops_tensor *
+avg_pool1d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+               bool ceil_mode, bool count_include_pad)
+{
+    const char *op = "avg_pool1d";
+    if (self->ndim < 2 || self->ndim > 3)
+        return ops_fail_null(OPS_ERR_SHAPE,
+                             "%s: Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument #1 'self' "
+                             "(while checking arguments for avg_pool1d)",
+                             op, (int)self->ndim);
+    static const char *const names[3] = {"kernel_size", "stride", "padding"};
+    const ops_int_list lists[3] = {kernel_size, stride.len ? stride : kernel_size, padding};
+    for (int i = 0; i < 3; i++)
+        if (lists[i].len != 1)
+            return ops_fail_null(OPS_ERR_VALUE, "%s: avg_pool1d() argument '%s' should contain one int (got %lld)", op,
+                                 names[i], (long long)lists[i].len);
+    /* the 2-D checks, on the input seen as (.., C, 1, W) */
+    int64_t sz[4], sd[4];
+    const int nd = self->ndim;
+    for (int i = 0; i < nd - 1; i++)
+        sz[i] = self->sizes[i], sd[i] = self->strides[i];
+    sz[nd - 1] = 1, sd[nd - 1] = 0;
+    sz[nd] = self->sizes[nd - 1], sd[nd] = self->strides[nd - 1];
+    ops_tensor v = ops_borrowed_view(self, nd + 1, sz, sd, self->offset);
+    pool_geom g = {.op = op, .count_include_pad = count_include_pad};
+    const int64_t k2[2] = {1, kernel_size.data[0]}, s2[2] = {1, lists[1].data[0]}, p2[2] = {0, padding.data[0]};
+    if (pool2d_setup(&g, &v, (ops_int_list){k2, 2}, (ops_int_list){s2, 2}, (ops_int_list){p2, 2}, NULL,
+                     ceil_mode) != OPS_OK ||
+        pool_check_dtype(op, self->dtype, POOL_MASK_AVG) != OPS_OK)
+        return NULL;
+    g.nsp = 1; /* a 1-D result */
+    ops_tensor *r = NULL;
+    pool_run(&g, self, false, &r, NULL);
+    return r;
+}
+
+/* ---- adaptive_avg_pool2d, adaptive_max_pool2d ---------------------------------------- */
+
+static ops_status
+adaptive_setup(pool_geom *g, const ops_tensor *self, ops_int_list output_size, bool is_max)
+{
+    const char *op = g->op;
+    char buf[OPS_SHAPE_STR_LEN];
+    const int nd = self->ndim;
+    if (!is_max && output_size.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: output_size must be 2", op);
+    if (nd != 3 && nd != 4)
+        return ops_fail(OPS_ERR_SHAPE, "%s: %s(): Expected 3D or 4D tensor, but got%s %s", op, op, is_max ? ":" : "",
+                        ops_shape_str(nd, self->sizes, buf, sizeof buf));
+    for (int i = 1; i < nd; i++)
+        if (self->sizes[i] <= 0 && (is_max || i >= nd - 2))
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: %s(): Expected input to have non-zero size for non-batch dimensions, but input has "
+                            "sizes %s with dimension %d being empty",
+                            op, op, ops_shape_str(nd, self->sizes, buf, sizeof buf), i);
+    if (is_max && output_size.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: %s(): internal error: output_size.size() must be 2", op, op);
+    if (output_size.data[0] < 0 || output_size.data[1] < 0)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: elements of output_size must be greater than or equal to 0 but received {%lld, %lld}",
+                        op, (long long)output_size.data[0], (long long)output_size.data[1]);
+    g->nsp = 2;
+    g->adaptive = true;
+    pool_planes(g, self);
+    g->oh = output_size.data[0];
+    g->ow = output_size.data[1];
+    /* the grain estimate reads kh * kw: the largest window */
+    g->kh = g->oh > 0 ? (g->ih + g->oh - 1) / g->oh + 1 : 1;
+    g->kw = g->ow > 0 ? (g->iw + g->ow - 1) / g->ow + 1 : 1;
+    return pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT);
+}
+
+static ops_tensor *
+adaptive_avg_core(const ops_tensor *self, ops_int_list output_size)
+{
+    pool_geom g = {.op = "adaptive_avg_pool2d"};
+    if (adaptive_setup(&g, self, output_size, false) != OPS_OK)
+        return NULL;
+    ops_tensor *r = NULL;
+    pool_run(&g, self, false, &r, NULL);
+    return r;
+}
+
+ops_tensor *
+adaptive_avg_pool2d_cpu(const ops_tensor *self, ops_int_list output_size)
+{
+    return adaptive_avg_core(self, output_size);
+}
+
+ops_status
+adaptive_avg_pool2d_out_cpu(const ops_tensor *self, ops_int_list output_size, ops_tensor *out)
+{
+    ops_status st = pool_check_out("adaptive_avg_pool2d", "out", out, self->dtype);
+    if (st != OPS_OK)
+        return st;
+    return ops_write_out("adaptive_avg_pool2d", adaptive_avg_core(self, output_size), out);
+}
+
+static ops_status
+adaptive_max_core(const ops_tensor *self, ops_int_list output_size, ops_tensor **v, ops_tensor **ix)
+{
+    pool_geom g = {.op = "adaptive_max_pool2d"};
+    ops_status st = adaptive_setup(&g, self, output_size, true);
+    if (st != OPS_OK)
+        return st;
+    return pool_run(&g, self, true, v, ix);
+}
+
+ops_status
+adaptive_max_pool2d_cpu(const ops_tensor *self, ops_int_list output_size, ops_tensor **result0, ops_tensor **result1)
+{
+    ops_tensor *v = NULL, *ix = NULL;
+    ops_status st = adaptive_max_core(self, output_size, &v, &ix);
+    if (st == OPS_OK) {
+        *result0 = v;
+        *result1 = ix;
+    }
+    return st;
+}
+
+ops_status
+adaptive_max_pool2d_out_cpu(const ops_tensor *self, ops_int_list output_size, ops_tensor *out, ops_tensor *indices)
+{
+    const char *op = "adaptive_max_pool2d";
+    ops_tensor *v = NULL, *ix = NULL;
+    ops_status st;
+    if ((st = pool_check_out(op, "out", out, self->dtype)) != OPS_OK ||
+        (st = pool_check_out(op, "indices", indices, OPS_INT64)) != OPS_OK)
+        return st;
+    if (ops_tensor_may_overlap(out, indices))
+        return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
+    if ((st = adaptive_max_core(self, output_size, &v, &ix)) != OPS_OK)
+        return st;
+    return pool_write_two(op, v, ix, out, indices);
+}
