@@ -1,0 +1,688 @@
+/* Normalization and embedding kernels (CPU): batch_norm, native_batch_norm,
+ * layer_norm, native_layer_norm, group_norm, native_group_norm, embedding.
+ *
+ * The normalizations compute in float (float16, bfloat16, float32 inputs) or double
+ * (float64) over contiguous buffers: an input that is already a contiguous tensor of
+ * that dtype is used in place, anything else (strided, half types, parameters of
+ * another dtype) is converted once into a contiguous copy.  Statistics are two-pass
+ * (mean, then the sum of squared deviations from it) with double accumulators, so a
+ * large mean does not cancel the variance away and a float row of a million elements
+ * keeps its precision; the normalizing pass runs in the compute type.  Results are
+ * rounded once to the input's dtype.  Work is split across OpenMP threads by rows
+ * (layer_norm), channels (batch_norm statistics) or (batch, group) blocks above the
+ * grain size.  Every check runs before anything is written; batch_norm's running
+ * statistics (the one write into an argument) are updated last, after every
+ * allocation has succeeded. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "ops_dispatch.h"
+#include "ops_kernels.h"
+
+#ifdef _OPENMP
+#define NRM_SIMD_SUM_(v) OPS_PRAGMA_(omp simd reduction(+ : v))
+#define NRM_PARALLEL_FOR_(cond) OPS_PRAGMA_(omp parallel for schedule(static) if (cond))
+#else
+#define NRM_SIMD_SUM_(v)
+#define NRM_PARALLEL_FOR_(cond)
+#endif
+
+/* ---- shared pieces ---------------------------------------------------------------- */
+
+/* t as a contiguous tensor of dtype dt: a new reference to t when it already is one,
+ * else a converted copy.  NULL with the error set on failure. */
+static ops_tensor *
+nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
+{
+    if (t->dtype == dt && ops_tensor_is_contiguous(t))
+        return ops_tensor_retain(t);
+    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, OPS_DEVICE_CPU);
+    if (c == NULL)
+        return NULL;
+    if (ops_copy_values(op, c, t) != OPS_OK) {
+        ops_tensor_release(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* t (owned, contiguous) converted to dtype dt: t itself when it has dt, else a new
+ * tensor (t released either way on failure). */
+static ops_tensor *
+nrm_cast(const char *op, ops_tensor *t, ops_dtype dt)
+{
+    if (t == NULL || t->dtype == dt)
+        return t;
+    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, OPS_DEVICE_CPU);
+    if (c != NULL)
+        ops_convert_run(dt, (char *)ops_tensor_data_ptr(c), (int64_t)ops_dtype_itemsize(dt), t->dtype,
+                        (const char *)ops_tensor_data_ptr(t), (int64_t)ops_dtype_itemsize(t->dtype),
+                        ops_tensor_numel(t));
+    ops_tensor_release(t);
+    return c;
+}
+
+/* The dtype the normalizations compute in, after checking input is floating. */
+static ops_status
+nrm_compute_dtype(const char *op, const ops_tensor *input, ops_dtype *cd)
+{
+    if (!ops_dtype_is_floating(input->dtype))
+        return ops_fail_dtype(op, input->dtype, OPS_MASK_FLOATING);
+    *cd = input->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
+    return OPS_OK;
+}
+
+/* An optional parameter as a contiguous cd tensor (NULL stays NULL).  Returns false
+ * on failure. */
+static bool
+nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_tensor **out)
+{
+    *out = NULL;
+    if (t == NULL)
+        return true;
+    if (!ops_dtype_is_floating(t->dtype)) {
+        ops_fail_dtype(op, t->dtype, OPS_MASK_FLOATING);
+        return false;
+    }
+    return (*out = nrm_contig(op, t, cd)) != NULL;
+}
+
+static const void *
+nrm_data(const ops_tensor *t)
+{
+    return t != NULL ? ops_tensor_data_ptr(t) : NULL;
+}
+
+/* Mean and biased variance of n contiguous elements (two passes, double sums). */
+#define NRM_DEFINE_MOMENTS_(SUF, T)                                                                \
+    static void nrm_moments_##SUF(const T *x, int64_t n, double *mean, double *var)                \
+    {                                                                                              \
+        double s = 0, q = 0;                                                                       \
+        NRM_SIMD_SUM_(s)                                                                           \
+        for (int64_t j = 0; j < n; j++)                                                            \
+            s += (double)x[j];                                                                     \
+        const double mu = s / (double)n;                                                           \
+        NRM_SIMD_SUM_(q)                                                                           \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            const double d = (double)x[j] - mu;                                                    \
+            q += d * d;                                                                            \
+        }                                                                                          \
+        *mean = mu;                                                                                \
+        *var = q / (double)n;                                                                      \
+    }
+
+NRM_DEFINE_MOMENTS_(f32, float)
+NRM_DEFINE_MOMENTS_(f64, double)
+
+/* y[j] = (x[j] - m) * r * w[j] + b[j] over n elements; w and b may be NULL. */
+#define NRM_DEFINE_APPLY_(SUF, T)                                                                  \
+    static void nrm_apply_##SUF(const T *restrict x, T *restrict y, int64_t n, T m, T r,           \
+                                const T *restrict w, const T *restrict b)                          \
+    {                                                                                              \
+        if (w != NULL && b != NULL) {                                                              \
+            OPS_SIMD_LOOP                                                                          \
+            for (int64_t j = 0; j < n; j++)                                                        \
+                y[j] = (x[j] - m) * r * w[j] + b[j];                                               \
+        } else if (w != NULL) {                                                                    \
+            OPS_SIMD_LOOP                                                                          \
+            for (int64_t j = 0; j < n; j++)                                                        \
+                y[j] = (x[j] - m) * r * w[j];                                                      \
+        } else if (b != NULL) {                                                                    \
+            OPS_SIMD_LOOP                                                                          \
+            for (int64_t j = 0; j < n; j++)                                                        \
+                y[j] = (x[j] - m) * r + b[j];                                                      \
+        } else {                                                                                   \
+            OPS_SIMD_LOOP                                                                          \
+            for (int64_t j = 0; j < n; j++)                                                        \
+                y[j] = (x[j] - m) * r;                                                             \
+        }                                                                                          \
+    }
+
+NRM_DEFINE_APPLY_(f32, float)
+NRM_DEFINE_APPLY_(f64, double)
+
+/* The same with one scale (r * w) and shift (b) for the whole run: batch_norm and
+ * group_norm, whose parameters are per channel. */
+#define NRM_DEFINE_AFFINE_(SUF, T)                                                                 \
+    static void nrm_affine_##SUF(const T *restrict x, T *restrict y, int64_t n, T m, T s, T b)     \
+    {                                                                                              \
+        OPS_SIMD_LOOP                                                                              \
+        for (int64_t j = 0; j < n; j++)                                                            \
+            y[j] = (x[j] - m) * s + b;                                                             \
+    }
+
+NRM_DEFINE_AFFINE_(f32, float)
+NRM_DEFINE_AFFINE_(f64, double)
+
+/* Writes the doubles v[0..n) into t's elements in row-major order (any strides and
+ * dtype): for the running statistics, which are updated in place. */
+static void
+nrm_store_strided(ops_tensor *t, const double *v, int64_t n)
+{
+    const size_t isz = ops_dtype_itemsize(t->dtype);
+    char *base = (char *)t->storage->data;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t off = t->offset, lin = i;
+        for (int d = t->ndim - 1; d >= 0; d--) {
+            off += (lin % t->sizes[d]) * t->strides[d];
+            lin /= t->sizes[d];
+        }
+        ops_convert_run(t->dtype, base + off * (int64_t)isz, 0, OPS_FLOAT64, (const char *)&v[i], 0, 1);
+    }
+}
+
+/* ---- layer_norm ----------------------------------------------------------------------- */
+
+/* M rows of N: y, and each row's mean and rstd (when mean is not NULL). */
+#define LN_DEFINE_(SUF, T)                                                                         \
+    static void ln_rows_##SUF(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd, int64_t M, \
+                              int64_t N, double eps)                                               \
+    {                                                                                              \
+        const bool par = M > 1 && (double)M * (double)N > OPS_GRAIN_SIZE;                          \
+        (void)par;                                                                                 \
+        NRM_PARALLEL_FOR_(par)                                                                     \
+        for (int64_t i = 0; i < M; i++) {                                                          \
+            double mu, var;                                                                        \
+            nrm_moments_##SUF(x + i * N, N, &mu, &var);                                            \
+            const double rs = 1.0 / sqrt(var + eps);                                               \
+            if (mean != NULL) {                                                                    \
+                mean[i] = (T)mu;                                                                   \
+                rstd[i] = (T)rs;                                                                   \
+            }                                                                                      \
+            nrm_apply_##SUF(x + i * N, y + i * N, N, (T)mu, (T)rs, w, b);                          \
+        }                                                                                          \
+    }
+
+LN_DEFINE_(f32, float)
+LN_DEFINE_(f64, double)
+
+/* layer_norm over the trailing dims normalized_shape; *mean and *rstd (shape
+ * input.shape[:axis] + [1] * len(normalized_shape)) when mean is not NULL. */
+static ops_status
+ln_impl(const char *op, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight, const ops_tensor *bias,
+        double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
+{
+    char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
+    ops_status st = OPS_OK;
+    ops_dtype cd = OPS_FLOAT32;
+    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
+        return st;
+    const int nn = (int)ns.len;
+    if (nn < 1)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                        "element, but got normalized_shape = []",
+                        op);
+    ops_shape_str(nn > OPS_MAX_DIMS ? OPS_MAX_DIMS : nn, ns.data, b, sizeof b);
+    const ops_tensor *params[2] = {weight, bias};
+    static const char *const pnames[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) {
+        const ops_tensor *p = params[k];
+        if (p != NULL && (p->ndim != nn || memcmp(p->sizes, ns.data, (size_t)nn * sizeof(int64_t)) != 0))
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Expected %s to be of same shape as normalized_shape, but got %s of shape %s and "
+                            "normalized_shape = %s",
+                            op, pnames[k], pnames[k], ops_shape_str(p->ndim, p->sizes, a, sizeof a), b);
+    }
+    const int axis = input->ndim - nn;
+    if (axis < 0 || memcmp(input->sizes + axis, ns.data, (size_t)nn * sizeof(int64_t)) != 0) {
+        char want[OPS_SHAPE_STR_LEN + 8] = "[*";
+        for (int d = 0; d < nn && d < OPS_MAX_DIMS; d++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), ", %" PRId64, ns.data[d]);
+        snprintf(want + strlen(want), sizeof want - strlen(want), "]");
+        return ops_fail(OPS_ERR_SHAPE, "%s: Given normalized_shape=%s, expected input with shape %s, but got input of size%s",
+                        op, b, want, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
+    }
+    int64_t M = 1, N = 1;
+    for (int d = 0; d < input->ndim; d++)
+        *(d < axis ? &M : &N) *= input->sizes[d];
+
+    ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
+    int64_t sshape[OPS_MAX_DIMS];
+    for (int d = 0; d < input->ndim; d++)
+        sshape[d] = d < axis ? input->sizes[d] : 1;
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &bb) ||
+        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
+        (mean != NULL && ((mu = ops_tensor_new(op, input->ndim, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
+                          (rs = ops_tensor_new(op, input->ndim, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL))) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (cd == OPS_FLOAT32)
+        ln_rows_f32(nrm_data(x), nrm_data(w), nrm_data(bb), (float *)nrm_data(y), (float *)nrm_data(mu),
+                    (float *)nrm_data(rs), M, N, eps);
+    else
+        ln_rows_f64(nrm_data(x), nrm_data(w), nrm_data(bb), (double *)nrm_data(y), (double *)nrm_data(mu),
+                    (double *)nrm_data(rs), M, N, eps);
+    if ((y = nrm_cast(op, y, input->dtype)) == NULL ||
+        (mean != NULL && ((mu = nrm_cast(op, mu, input->dtype)) == NULL || (rs = nrm_cast(op, rs, input->dtype)) == NULL))) {
+        st = ops_last_status();
+        goto done;
+    }
+    *result = y;
+    y = NULL;
+    if (mean != NULL) {
+        *mean = mu;
+        *rstd = rs;
+        mu = rs = NULL;
+    }
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(w);
+    ops_tensor_release(bb);
+    ops_tensor_release(y);
+    ops_tensor_release(mu);
+    ops_tensor_release(rs);
+    return st;
+}
+
+ops_tensor *
+layer_norm_cpu(const ops_tensor *input, ops_int_list normalized_shape, const ops_tensor *weight,
+               const ops_tensor *bias, double eps, bool cudnn_enable)
+{
+    (void)cudnn_enable; /* PyTorch's flag for its cuDNN path; no meaning on the CPU */
+    ops_tensor *r = NULL;
+    ln_impl("layer_norm", input, normalized_shape, weight, bias, eps, &r, NULL, NULL);
+    return r;
+}
+
+ops_status
+native_layer_norm_cpu(const ops_tensor *input, ops_int_list normalized_shape, const ops_tensor *weight,
+                      const ops_tensor *bias, double eps, ops_tensor **result0, ops_tensor **result1,
+                      ops_tensor **result2)
+{
+    return ln_impl("native_layer_norm", input, normalized_shape, weight, bias, eps, result0, result1, result2);
+}
+
+/* ---- batch_norm ------------------------------------------------------------------------ */
+
+/* Per-channel mean and sum of squared deviations of x (N x C x S). */
+#define BN_DEFINE_STATS_(SUF, T)                                                                   \
+    static void bn_stats_##SUF(const T *x, int64_t N, int64_t C, int64_t S, double *mean, double *m2) \
+    {                                                                                              \
+        const bool par = C > 1 && (double)N * (double)C * (double)S > OPS_GRAIN_SIZE;              \
+        (void)par;                                                                                 \
+        NRM_PARALLEL_FOR_(par)                                                                     \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            double s = 0, q = 0;                                                                   \
+            for (int64_t n = 0; n < N; n++) {                                                      \
+                const T *p = x + (n * C + c) * S;                                                  \
+                NRM_SIMD_SUM_(s)                                                                   \
+                for (int64_t j = 0; j < S; j++)                                                    \
+                    s += (double)p[j];                                                             \
+            }                                                                                      \
+            const double mu = s / (double)(N * S);                                                 \
+            for (int64_t n = 0; n < N; n++) {                                                      \
+                const T *p = x + (n * C + c) * S;                                                  \
+                NRM_SIMD_SUM_(q)                                                                   \
+                for (int64_t j = 0; j < S; j++) {                                                  \
+                    const double d = (double)p[j] - mu;                                            \
+                    q += d * d;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+            mean[c] = mu;                                                                          \
+            m2[c] = q;                                                                             \
+        }                                                                                          \
+    }
+
+BN_DEFINE_STATS_(f32, float)
+BN_DEFINE_STATS_(f64, double)
+
+/* y = (x - mean[c]) * invstd[c] * w[c] + b[c] over x (N x C x S); w, b may be NULL. */
+#define BN_DEFINE_APPLY_(SUF, T)                                                                   \
+    static void bn_apply_##SUF(const T *x, T *y, int64_t N, int64_t C, int64_t S, const double *mean, \
+                               const double *invstd, const T *w, const T *b)                       \
+    {                                                                                              \
+        const bool par = N * C > 1 && (double)N * (double)C * (double)S > OPS_GRAIN_SIZE;          \
+        (void)par;                                                                                 \
+        NRM_PARALLEL_FOR_(par)                                                                     \
+        for (int64_t nc = 0; nc < N * C; nc++) {                                                   \
+            const int64_t c = nc % C;                                                              \
+            const T s = (T)(invstd[c] * (w != NULL ? (double)w[c] : 1.0));                        \
+            nrm_affine_##SUF(x + nc * S, y + nc * S, S, (T)mean[c], s, b != NULL ? b[c] : (T)0);   \
+        }                                                                                          \
+    }
+
+BN_DEFINE_APPLY_(f32, float)
+BN_DEFINE_APPLY_(f64, double)
+
+/* batch_norm / native_batch_norm.  *save_mean and *save_invstd (when save_mean is not
+ * NULL): the batch statistics in training, empty [0] tensors in evaluation, as
+ * PyTorch's CPU kernel returns. */
+static ops_status
+bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+        const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum, double eps,
+        ops_tensor **result, ops_tensor **save_mean, ops_tensor **save_invstd)
+{
+    ops_status st = OPS_OK;
+    ops_dtype cd = OPS_FLOAT32;
+    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
+        return st;
+    if (input->ndim < 2)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Dimension out of range (expected to be in range of [-%d, %d], but got 1)", op,
+                        input->ndim > 0 ? input->ndim : 1, input->ndim > 0 ? input->ndim - 1 : 0);
+    const int64_t N = input->sizes[0], C = input->sizes[1];
+    int64_t S = 1;
+    for (int d = 2; d < input->ndim; d++)
+        S *= input->sizes[d];
+    const ops_tensor *params[4] = {running_mean, running_var, weight, bias};
+    static const char *const pnames[4] = {"running_mean", "running_var", "weight", "bias"};
+    for (int k = 0; k < 4; k++) {
+        const ops_tensor *p = params[k];
+        if (p == NULL) {
+            if (k < 2 && !training)
+                return ops_fail(OPS_ERR_VALUE, "%s: %s must be defined in evaluation mode", op, pnames[k]);
+            continue;
+        }
+        if (ops_tensor_numel(p) != C)
+            return ops_fail(OPS_ERR_SHAPE, "%s: %s should contain %" PRId64 " elements not %" PRId64, op, pnames[k],
+                            C, ops_tensor_numel(p));
+        if (!ops_dtype_is_floating(p->dtype))
+            return ops_fail_dtype(op, p->dtype, OPS_MASK_FLOATING);
+    }
+    /* the running statistics are written in place: they must not overlap themselves */
+    for (int k = 0; k < 2 && training; k++) {
+        if (params[k] != NULL && ops_tensor_has_internal_overlap(params[k]))
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: unsupported operation: more than one element of the written-to tensor refers to a "
+                            "single memory location. Please clone() the tensor before performing the operation.",
+                            op);
+    }
+
+    ops_tensor *x = NULL, *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *y = NULL, *sm = NULL, *si = NULL;
+    double *stats = NULL;
+    const int64_t zero = 0;
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &b) ||
+        !nrm_param(op, running_mean, OPS_FLOAT64, &rm) || !nrm_param(op, running_var, OPS_FLOAT64, &rv) ||
+        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (save_mean != NULL) {
+        const int64_t *ss = training ? &C : &zero;
+        if ((sm = ops_tensor_new(op, 1, ss, NULL, input->dtype, OPS_DEVICE_CPU)) == NULL ||
+            (si = ops_tensor_new(op, 1, ss, NULL, input->dtype, OPS_DEVICE_CPU)) == NULL) {
+            st = ops_last_status();
+            goto done;
+        }
+    }
+    /* mean, m2 (sum of squared deviations), invstd, new running mean and var */
+    if ((stats = ops_host_malloc((size_t)(C > 0 ? C : 1) * 5 * sizeof(double))) == NULL) {
+        st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        goto done;
+    }
+    double *mean = stats, *m2 = stats + C, *invstd = stats + 2 * C, *new_rm = stats + 3 * C, *new_rv = stats + 4 * C;
+    const int64_t count = N * S;
+    if (training) {
+        if (cd == OPS_FLOAT32)
+            bn_stats_f32(nrm_data(x), N, C, S, mean, m2);
+        else
+            bn_stats_f64(nrm_data(x), N, C, S, mean, m2);
+        for (int64_t c = 0; c < C; c++) {
+            invstd[c] = 1.0 / sqrt(m2[c] / (double)count + eps);
+            if (rm != NULL)
+                new_rm[c] = momentum * mean[c] + (1 - momentum) * ((const double *)nrm_data(rm))[c];
+            if (rv != NULL)
+                new_rv[c] = momentum * (m2[c] / (double)(count - 1)) + (1 - momentum) * ((const double *)nrm_data(rv))[c];
+        }
+    } else {
+        for (int64_t c = 0; c < C; c++) {
+            mean[c] = ((const double *)nrm_data(rm))[c];
+            invstd[c] = 1.0 / sqrt(((const double *)nrm_data(rv))[c] + eps);
+        }
+    }
+    if (cd == OPS_FLOAT32)
+        bn_apply_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, mean, invstd, nrm_data(w), nrm_data(b));
+    else
+        bn_apply_f64(nrm_data(x), (double *)nrm_data(y), N, C, S, mean, invstd, nrm_data(w), nrm_data(b));
+    if ((y = nrm_cast(op, y, input->dtype)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (sm != NULL && training) {
+        ops_convert_run(sm->dtype, (char *)nrm_data(sm), (int64_t)ops_dtype_itemsize(sm->dtype), OPS_FLOAT64,
+                        (const char *)mean, (int64_t)sizeof(double), C);
+        ops_convert_run(si->dtype, (char *)nrm_data(si), (int64_t)ops_dtype_itemsize(si->dtype), OPS_FLOAT64,
+                        (const char *)invstd, (int64_t)sizeof(double), C);
+    }
+    /* the one write into the arguments, after everything that can fail (PyTorch skips
+     * the update for an empty batch) */
+    if (training && count > 0) {
+        if (running_mean != NULL) {
+            nrm_store_strided((ops_tensor *)running_mean, new_rm, C);
+            ops_tensor_bump_version((ops_tensor *)running_mean);
+        }
+        if (running_var != NULL) {
+            nrm_store_strided((ops_tensor *)running_var, new_rv, C);
+            ops_tensor_bump_version((ops_tensor *)running_var);
+        }
+    }
+    *result = y;
+    y = NULL;
+    if (save_mean != NULL) {
+        *save_mean = sm;
+        *save_invstd = si;
+        sm = si = NULL;
+    }
+done:
+    ops_host_free(stats);
+    ops_tensor_release(x);
+    ops_tensor_release(w);
+    ops_tensor_release(b);
+    ops_tensor_release(rm);
+    ops_tensor_release(rv);
+    ops_tensor_release(y);
+    ops_tensor_release(sm);
+    ops_tensor_release(si);
+    return st;
+}
+
+ops_tensor *
+batch_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+               const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
+               double eps, bool cudnn_enabled)
+{
+    (void)cudnn_enabled; /* PyTorch's flag for its cuDNN path; no meaning on the CPU */
+    ops_tensor *r = NULL;
+    bn_impl("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps, &r, NULL, NULL);
+    return r;
+}
+
+ops_status
+native_batch_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                      const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
+                      double eps, ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
+{
+    return bn_impl("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps,
+                   result0, result1, result2);
+}
+
+/* ---- group_norm ------------------------------------------------------------------------ */
+
+/* x (N x C x S) in G groups of Cg = C / G channels: each (n, g) block of Cg * S
+ * contiguous elements is normalized by its own statistics, then scaled per channel;
+ * the statistics go to mean and rstd (N x G) when mean is not NULL. */
+#define GN_DEFINE_(SUF, T)                                                                         \
+    static void gn_##SUF(const T *x, T *y, int64_t N, int64_t C, int64_t S, int64_t G, const T *w, \
+                         const T *b, double eps, T *mean, T *rstd)                                 \
+    {                                                                                              \
+        const int64_t Cg = C / G;                                                                  \
+        const bool par = N * G > 1 && (double)N * (double)C * (double)S > OPS_GRAIN_SIZE;          \
+        (void)par;                                                                                 \
+        NRM_PARALLEL_FOR_(par)                                                                     \
+        for (int64_t ng = 0; ng < N * G; ng++) {                                                   \
+            const T *xb = x + ng * Cg * S;                                                         \
+            T *yb = y + ng * Cg * S;                                                               \
+            double mu, var;                                                                        \
+            nrm_moments_##SUF(xb, Cg * S, &mu, &var);                                              \
+            const double rs = 1.0 / sqrt(var + eps);                                               \
+            if (mean != NULL) {                                                                    \
+                mean[ng] = (T)mu;                                                                  \
+                rstd[ng] = (T)rs;                                                                  \
+            }                                                                                      \
+            for (int64_t k = 0; k < Cg; k++) {                                                     \
+                const int64_t c = (ng % G) * Cg + k;                                               \
+                const T s = (T)(rs * (w != NULL ? (double)w[c] : 1.0));                            \
+                nrm_affine_##SUF(xb + k * S, yb + k * S, S, (T)mu, s, b != NULL ? b[c] : (T)0);    \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+GN_DEFINE_(f32, float)
+GN_DEFINE_(f64, double)
+
+/* group_norm of input seen as (N, C, S) in G groups (the caller checked the input's
+ * geometry); *mean and *rstd of shape [N, G] when mean is not NULL. */
+static ops_status
+gn_impl(const char *op, const ops_tensor *input, int64_t N, int64_t C, int64_t S, int64_t G, const ops_tensor *weight,
+        const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
+{
+    char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
+    ops_status st = OPS_OK;
+    ops_dtype cd = OPS_FLOAT32;
+    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
+        return st;
+    if (G <= 0 || C % G != 0)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected number of channels in input to be divisible by num_groups, but got input of "
+                        "shape %s and num_groups=%" PRId64,
+                        op, ops_shape_str(input->ndim, input->sizes, a, sizeof a), G);
+    const ops_tensor *params[2] = {weight, bias};
+    static const char *const pnames[2] = {"weight", "bias"};
+    for (int k = 0; k < 2; k++) {
+        const ops_tensor *p = params[k];
+        if (p != NULL && (p->ndim != 1 || p->sizes[0] != C))
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Expected %s to be a vector of size equal to the number of channels in input, but "
+                            "got %s of shape %s and input of shape %s",
+                            op, pnames[k], pnames[k], ops_shape_str(p->ndim, p->sizes, a, sizeof a),
+                            ops_shape_str(input->ndim, input->sizes, b, sizeof b));
+    }
+    ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
+    const int64_t sshape[2] = {N, G};
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &bb) ||
+        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
+        (mean != NULL && ((mu = ops_tensor_new(op, 2, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
+                          (rs = ops_tensor_new(op, 2, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL))) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (cd == OPS_FLOAT32)
+        gn_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(bb), eps, (float *)nrm_data(mu),
+               (float *)nrm_data(rs));
+    else
+        gn_f64(nrm_data(x), (double *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(bb), eps,
+               (double *)nrm_data(mu), (double *)nrm_data(rs));
+    if ((y = nrm_cast(op, y, input->dtype)) == NULL ||
+        (mean != NULL && ((mu = nrm_cast(op, mu, input->dtype)) == NULL || (rs = nrm_cast(op, rs, input->dtype)) == NULL))) {
+        st = ops_last_status();
+        goto done;
+    }
+    *result = y;
+    y = NULL;
+    if (mean != NULL) {
+        *mean = mu;
+        *rstd = rs;
+        mu = rs = NULL;
+    }
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(w);
+    ops_tensor_release(bb);
+    ops_tensor_release(y);
+    ops_tensor_release(mu);
+    ops_tensor_release(rs);
+    return st;
+}
+
+ops_tensor *
+group_norm_cpu(const ops_tensor *input, int64_t num_groups, const ops_tensor *weight, const ops_tensor *bias,
+               double eps, bool cudnn_enabled)
+{
+    (void)cudnn_enabled; /* PyTorch's flag for its cuDNN path; no meaning on the CPU */
+    if (input->ndim < 2)
+        return ops_fail_null(OPS_ERR_SHAPE, "group_norm: Expected at least 2 dimensions for input tensor but received %d",
+                             (int)input->ndim);
+    int64_t S = 1;
+    for (int d = 2; d < input->ndim; d++)
+        S *= input->sizes[d];
+    ops_tensor *r = NULL;
+    gn_impl("group_norm", input, input->sizes[0], input->sizes[1], S, num_groups, weight, bias, eps, &r, NULL, NULL);
+    return r;
+}
+
+/* PyTorch's native_group_norm: the geometry is given (N, C, HxW), as autograd passes it. */
+ops_status
+native_group_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, int64_t N, int64_t C,
+                      int64_t HxW, int64_t group, double eps, ops_tensor **result0, ops_tensor **result1,
+                      ops_tensor **result2)
+{
+    const char *op = "native_group_norm";
+    if (N < 0 || C < 0 || HxW < 0 || input->ndim < 2 || input->sizes[0] != N || input->sizes[1] != C ||
+        ops_tensor_numel(input) != N * C * HxW) {
+        char a[OPS_SHAPE_STR_LEN];
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected input of shape [N, C, *] with N=%" PRId64 ", C=%" PRId64 " and HxW=%" PRId64
+                        " elements per channel, but got input of shape %s",
+                        op, N, C, HxW, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
+    }
+    return gn_impl(op, input, N, C, HxW, group, weight, bias, eps, result0, result1, result2);
+}
+
+/* ---- embedding ------------------------------------------------------------------------- */
+
+/* Rows of weight gathered by indices: result shape indices.shape + [D], weight's
+ * dtype (any).  Every index is checked before the result is allocated.  padding_idx,
+ * scale_grad_by_freq and sparse only change the backward pass. */
+ops_tensor *
+embedding_cpu(const ops_tensor *weight, const ops_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq,
+              bool sparse)
+{
+    const char *op = "embedding";
+    (void)padding_idx;
+    (void)scale_grad_by_freq;
+    (void)sparse;
+    if (weight->ndim != 2)
+        return ops_fail_null(OPS_ERR_SHAPE, "%s: 'weight' must be 2-D", op);
+    if (indices->dtype != OPS_INT64 && indices->dtype != OPS_INT32)
+        return ops_fail_null(OPS_ERR_DTYPE,
+                             "%s: Expected tensor for argument #1 'indices' to have one of the following scalar "
+                             "types: Long, Int; but got %s instead (while checking arguments for embedding)",
+                             op, ops_dtype_name(indices->dtype));
+    if (indices->ndim + 1 > OPS_MAX_DIMS)
+        return ops_fail_null(OPS_ERR_SHAPE, "%s: indices have too many dimensions (%d)", op, (int)indices->ndim);
+    const int64_t V = weight->sizes[0], D = weight->sizes[1];
+    ops_tensor *idx = NULL, *r = NULL;
+    if ((idx = nrm_contig(op, indices, OPS_INT64)) == NULL)
+        return NULL;
+    const int64_t n = ops_tensor_numel(idx);
+    const int64_t *k = nrm_data(idx);
+    for (int64_t i = 0; i < n; i++) {
+        if (k[i] < 0 || k[i] >= V) {
+            ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)", op,
+                     k[i], V);
+            goto done;
+        }
+    }
+    int64_t shape[OPS_MAX_DIMS];
+    memcpy(shape, indices->sizes, (size_t)indices->ndim * sizeof(int64_t));
+    shape[indices->ndim] = D;
+    if ((r = ops_tensor_new(op, indices->ndim + 1, shape, NULL, weight->dtype, OPS_DEVICE_CPU)) == NULL)
+        goto done;
+    const size_t isz = ops_dtype_itemsize(weight->dtype);
+    const char *wb = (const char *)weight->storage->data;
+    char *rb = (char *)ops_tensor_data_ptr(r);
+    for (int64_t i = 0; i < n; i++) {
+        const char *src = wb + (weight->offset + k[i] * weight->strides[0]) * (int64_t)isz;
+        char *dst = rb + i * D * (int64_t)isz;
+        if (weight->strides[1] == 1 || D == 1)
+            memcpy(dst, src, (size_t)D * isz);
+        else
+            ops_convert_run(weight->dtype, dst, (int64_t)isz, weight->dtype, src, weight->strides[1] * (int64_t)isz, D);
+    }
+done:
+    ops_tensor_release(idx);
+    return r;
+}
