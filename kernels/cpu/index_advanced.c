@@ -1,0 +1,467 @@
+/* Advanced indexing (CPU): index.Tensor (self[indices]) and index_put / index_put_
+ * (self[indices] = values), with their out= forms.
+ *
+ * indices has one entry per leading dim of self: NULL (a full slice), an integer
+ * tensor (int64 or int32; negative values count from the end) or a bool/uint8 mask
+ * (replaced by its nonzero() coordinates, one integer tensor per mask dim, as
+ * PyTorch's expandTensors does).  The integer tensors broadcast together to one
+ * shape B.  As in NumPy and PyTorch, when the indexed dims are adjacent B takes
+ * their place in the result; when a NULL separates them B comes first, followed by
+ * every non-indexed dim.  Slices (a:b:c) are applied by the caller as views before
+ * calling these.  Every index is checked before anything is allocated or written. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cpu_util.h"
+#include "index_util.h"
+#include "ops_kernels.h"
+
+/* The indexing plan: per self dim, its integer index (NULL: not indexed) with
+ * strides broadcast to B, and where each dim's coordinate sits in the result. */
+typedef struct adv_plan {
+    int nd;                                      /* self's ndim */
+    const ops_tensor *idx[OPS_MAX_DIMS];         /* per self dim; NULL when not indexed */
+    int64_t ist[OPS_MAX_DIMS][OPS_MAX_DIMS];     /* idx[d]'s strides broadcast to B */
+    ops_tensor *owned[OPS_MAX_DIMS];             /* nonzero() results of masks, to release */
+    int nowned;
+    int bnd;                                     /* B */
+    int64_t bshape[OPS_MAX_DIMS];
+    int bpos;                                    /* first result dim of B */
+    int rpos[OPS_MAX_DIMS];                      /* result dim of each non-indexed self dim */
+    int rnd;
+    int64_t rshape[OPS_MAX_DIMS];
+} adv_plan;
+
+static void
+plan_release(adv_plan *p)
+{
+    for (int i = 0; i < p->nowned; i++)
+        ops_tensor_release(p->owned[i]);
+    p->nowned = 0;
+}
+
+/* Build the plan; on failure everything it owns is released and the error set. */
+static ops_status
+plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_plan *p)
+{
+    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
+    memset(p, 0, sizeof *p);
+    p->nd = self->ndim;
+    int d = 0;
+    for (int64_t i = 0; i < indices.len; i++) {
+        const ops_tensor *t = indices.data[i];
+        if (t == NULL) {
+            if (d >= self->ndim)
+                goto too_many;
+            d++;
+            continue;
+        }
+        if (t->dtype == OPS_BOOL || t->dtype == OPS_UINT8) {
+            /* a mask over dims d .. d + t->ndim - 1 */
+            if (d + t->ndim > self->ndim)
+                goto too_many;
+            for (int j = 0; j < t->ndim; j++)
+                if (t->sizes[j] != self->sizes[d + j]) {
+                    ops_fail(OPS_ERR_INDEX,
+                             "%s: The shape of the mask %s at index %d does not match the shape of the indexed "
+                             "tensor %s at index %d",
+                             op, ops_shape_str(t->ndim, t->sizes, b1, sizeof b1), j,
+                             ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), d + j);
+                    goto fail;
+                }
+            ops_tensor *nz = idx_nonzero(op, t);
+            if (nz == NULL)
+                goto fail;
+            p->owned[p->nowned++] = nz;
+            for (int j = 0; j < t->ndim; j++) {
+                /* column j of nz, a view whose header we own */
+                ops_tensor *col = ops_tensor_new_view(nz, 1, nz->sizes, &nz->strides[0], nz->offset + j);
+                if (col == NULL)
+                    goto fail;
+                p->owned[p->nowned++] = col;
+                p->idx[d++] = col;
+            }
+            continue;
+        }
+        if (t->dtype != OPS_INT64 && t->dtype != OPS_INT32) {
+            ops_fail(OPS_ERR_INDEX, "%s: tensors used as indices must be long, int, byte or bool tensors (got %s)",
+                     op, ops_dtype_name(t->dtype));
+            goto fail;
+        }
+        if (d >= self->ndim)
+            goto too_many;
+        p->idx[d++] = t;
+    }
+    /* broadcast the integer indices together */
+    int first = -1, last = -1;
+    for (int k = 0; k < p->nd; k++) {
+        if (p->idx[k] == NULL)
+            continue;
+        const ops_tensor *t = p->idx[k];
+        if (first < 0) {
+            p->bnd = t->ndim;
+            memcpy(p->bshape, t->sizes, (size_t)t->ndim * sizeof(int64_t));
+        } else {
+            int nb;
+            int64_t bs[OPS_MAX_DIMS];
+            if (ops_broadcast_shapes(op, "indices", p->bnd, p->bshape, "indices", t->ndim, t->sizes, &nb, bs) !=
+                OPS_OK) {
+                ops_clear_error();
+                /* PyTorch lists every index's shape; the two that disagree are enough */
+                ops_fail(OPS_ERR_INDEX, "%s: shape mismatch: indexing tensors could not be broadcast together with "
+                                        "shapes %s, %s",
+                         op, ops_shape_str(p->bnd, p->bshape, b1, sizeof b1),
+                         ops_shape_str(t->ndim, t->sizes, b2, sizeof b2));
+                goto fail;
+            }
+            p->bnd = nb;
+            memcpy(p->bshape, bs, (size_t)nb * sizeof(int64_t));
+        }
+        if (first < 0)
+            first = k;
+        last = k;
+    }
+    if (first < 0) {
+        /* no index at all: the result is self's shape */
+        p->bpos = 0;
+        p->bnd = 0;
+        p->rnd = p->nd;
+        for (int k = 0; k < p->nd; k++) {
+            p->rpos[k] = k;
+            p->rshape[k] = self->sizes[k];
+        }
+        return OPS_OK;
+    }
+    bool adjacent = true;
+    for (int k = first; k <= last; k++)
+        if (p->idx[k] == NULL)
+            adjacent = false;
+    int rnd = 0;
+    if (adjacent)
+        for (int k = 0; k < first; k++) {
+            p->rpos[k] = rnd;
+            p->rshape[rnd++] = self->sizes[k];
+        }
+    p->bpos = rnd;
+    if (rnd + p->bnd > OPS_MAX_DIMS)
+        goto too_many_dims;
+    memcpy(p->rshape + rnd, p->bshape, (size_t)p->bnd * sizeof(int64_t));
+    rnd += p->bnd;
+    for (int k = adjacent ? last + 1 : 0; k < p->nd; k++) {
+        if (p->idx[k] != NULL)
+            continue;
+        if (rnd >= OPS_MAX_DIMS)
+            goto too_many_dims;
+        p->rpos[k] = rnd;
+        p->rshape[rnd++] = self->sizes[k];
+    }
+    p->rnd = rnd;
+    for (int k = 0; k < p->nd; k++)
+        if (p->idx[k] != NULL)
+            idx_bcast_strides(p->idx[k], p->bnd, p->bshape, p->ist[k]);
+    /* every index in [-size, size) */
+    const int64_t nb = ops_shape_numel(p->bnd, p->bshape);
+    for (int k = 0; k < p->nd; k++) {
+        const ops_tensor *t = p->idx[k];
+        if (t == NULL)
+            continue;
+        const int64_t size = self->sizes[k];
+        const size_t is = ops_dtype_itemsize(t->dtype);
+        const char *base = (const char *)t->storage->data;
+        const int64_t *st[1] = {p->ist[k]};
+        int64_t ctr[OPS_MAX_DIMS] = {0}, off[1] = {t->offset};
+        for (int64_t e = 0; e < nb; e++) {
+            int64_t v;
+            if (is == 4) {
+                int32_t v32;
+                memcpy(&v32, base + (size_t)off[0] * 4, 4);
+                v = v32;
+            } else {
+                memcpy(&v, base + (size_t)off[0] * 8, 8);
+            }
+            if (v < -size || v >= size) {
+                ops_fail(OPS_ERR_INDEX,
+                         "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, op, v, k,
+                         size);
+                goto fail;
+            }
+            idx_walk_next(p->bnd, p->bshape, ctr, 1, st, off);
+        }
+    }
+    return OPS_OK;
+too_many:
+    ops_fail(OPS_ERR_INDEX, "%s: too many indices for tensor of dimension %d (got %" PRId64 ")", op, (int)self->ndim,
+             indices.len);
+    goto fail;
+too_many_dims:
+    ops_fail(OPS_ERR_SHAPE, "%s: the indexing result would have more than %d dims", op, OPS_MAX_DIMS);
+fail:
+    plan_release(p);
+    return ops_last_status();
+}
+
+/* Element offset, in a tensor with self's sizes and the given strides/offset, of the
+ * element the result element at coordinates rctr reads. */
+static int64_t
+plan_offset(const adv_plan *p, const int64_t *sizes, const int64_t *strides, int64_t offset, const int64_t *rctr)
+{
+    int64_t off = offset;
+    for (int k = 0; k < p->nd; k++) {
+        const ops_tensor *t = p->idx[k];
+        if (t == NULL) {
+            off += rctr[p->rpos[k]] * strides[k];
+            continue;
+        }
+        int64_t e = t->offset;
+        for (int j = 0; j < p->bnd; j++)
+            e += rctr[p->bpos + j] * p->ist[k][j];
+        int64_t v;
+        if (t->dtype == OPS_INT32)
+            v = ((const int32_t *)t->storage->data)[e];
+        else
+            v = ((const int64_t *)t->storage->data)[e];
+        if (v < 0)
+            v += sizes[k];
+        off += v * strides[k];
+    }
+    return off;
+}
+
+static void
+rctr_next(const adv_plan *p, int64_t *rctr)
+{
+    for (int d = p->rnd - 1; d >= 0; d--) {
+        if (++rctr[d] < p->rshape[d])
+            return;
+        rctr[d] = 0;
+    }
+}
+
+/* ---- index.Tensor ------------------------------------------------------------------------ */
+
+/* The gather of index.Tensor, by blocks: each position of B fixes one offset into
+ * self through the indexed dims, and the non-indexed dims form a block copied from
+ * there into the result.  Positions of B are split across threads above a grain. */
+static void
+index_gather(const adv_plan *p, const ops_tensor *self, ops_tensor *r)
+{
+    const size_t is = ops_dtype_itemsize(self->dtype);
+    int m = 0, nk = 0, kd[OPS_MAX_DIMS];
+    int64_t bsz[OPS_MAX_DIMS], bsst[OPS_MAX_DIMS], brst[OPS_MAX_DIMS];
+    for (int k = 0; k < p->nd; k++) {
+        if (p->idx[k] != NULL) {
+            kd[nk++] = k;
+            continue;
+        }
+        bsz[m] = self->sizes[k];
+        bsst[m] = self->strides[k];
+        brst[m++] = r->strides[p->rpos[k]];
+    }
+    const int64_t per = ops_shape_numel(m, bsz), nb = ops_shape_numel(p->bnd, p->bshape);
+    if (per == 0 || nb == 0)
+        return;
+    const int64_t *rbst = r->strides + p->bpos;
+    const int64_t *bst[2] = {bsst, brst};
+    const char *sb = (const char *)self->storage->data;
+    char *rb = (char *)r->storage->data;
+    int64_t nchunks = idx_num_chunks(nb * per);
+    if (nchunks > nb)
+        nchunks = nb;
+    if (nk == 1 && p->bnd == 1 && m == 0) {
+        /* x[i] with x and i 1-D: a tight loop keeps many cache misses in flight */
+        const int k = kd[0];
+        const ops_tensor *t = p->idx[k];
+        const int64_t ist = p->ist[k][0], sst = self->strides[k], size = self->sizes[k], rst = rbst[0];
+        const int64_t *i64 = t->dtype == OPS_INT64 ? (const int64_t *)t->storage->data + t->offset : NULL;
+        const int32_t *i32 = t->dtype == OPS_INT32 ? (const int32_t *)t->storage->data + t->offset : NULL;
+        IDX_PARALLEL_FOR_
+        for (int64_t c = 0; c < nchunks; c++) {
+            const int64_t lo = nb / nchunks * c + (c < nb % nchunks ? c : nb % nchunks);
+            const int64_t hi = lo + nb / nchunks + (c < nb % nchunks ? 1 : 0);
+            for (int64_t b = lo; b < hi; b++) {
+                int64_t v = i64 != NULL ? i64[b * ist] : i32[b * ist];
+                v += v < 0 ? size : 0;
+                idx_copy_elem(rb + (size_t)(r->offset + b * rst) * is, sb + (size_t)(self->offset + v * sst) * is,
+                              is);
+            }
+        }
+        return;
+    }
+    IDX_PARALLEL_FOR_
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t lo = nb / nchunks * c + (c < nb % nchunks ? c : nb % nchunks);
+        const int64_t hi = lo + nb / nchunks + (c < nb % nchunks ? 1 : 0);
+        int64_t bctr[OPS_MAX_DIMS] = {0}, ctr[OPS_MAX_DIMS] = {0};
+        for (int64_t i = lo, d = p->bnd - 1; d >= 0; d--) {
+            bctr[d] = i % p->bshape[d];
+            i /= p->bshape[d];
+        }
+        for (int64_t b = lo; b < hi; b++) {
+            int64_t off[2] = {self->offset, r->offset};
+            for (int j = 0; j < p->bnd; j++)
+                off[1] += bctr[j] * rbst[j];
+            for (int q = 0; q < nk; q++) {
+                const int k = kd[q];
+                const ops_tensor *t = p->idx[k];
+                int64_t e = t->offset, v;
+                for (int j = 0; j < p->bnd; j++)
+                    e += bctr[j] * p->ist[k][j];
+                if (t->dtype == OPS_INT32)
+                    v = ((const int32_t *)t->storage->data)[e];
+                else
+                    v = ((const int64_t *)t->storage->data)[e];
+                off[0] += (v < 0 ? v + self->sizes[k] : v) * self->strides[k];
+            }
+            if (m == 0) {
+                idx_copy_elem(rb + (size_t)off[1] * is, sb + (size_t)off[0] * is, is);
+            } else if (m == 1 && bsst[0] == 1 && brst[0] == 1) {
+                /* a contiguous row (embedding-style gathers) */
+                memcpy(rb + (size_t)off[1] * is, sb + (size_t)off[0] * is, (size_t)per * is);
+            } else {
+                /* a full walk of the block leaves ctr at zero again */
+                for (int64_t j = 0; j < per; j++) {
+                    idx_copy_elem(rb + (size_t)off[1] * is, sb + (size_t)off[0] * is, is);
+                    idx_walk_next(m, bsz, ctr, 2, bst, off);
+                }
+            }
+            for (int d = p->bnd - 1; d >= 0; d--) {
+                if (++bctr[d] < p->bshape[d])
+                    break;
+                bctr[d] = 0;
+            }
+        }
+    }
+}
+
+static ops_tensor *
+index_impl(const char *op, const ops_tensor *self, ops_tensor_list indices)
+{
+    adv_plan p;
+    if (plan_build(op, self, indices, &p) != OPS_OK)
+        return NULL;
+    ops_tensor *r = ops_tensor_new(op, p.rnd, p.rshape, NULL, self->dtype, self->storage->device);
+    if (r != NULL)
+        index_gather(&p, self, r);
+    plan_release(&p);
+    return r;
+}
+
+ops_tensor *
+index_tensor_cpu(const ops_tensor *self, ops_tensor_list indices)
+{
+    return index_impl("index", self, indices);
+}
+
+ops_status
+index_tensor_out_cpu(const ops_tensor *self, ops_tensor_list indices, ops_tensor *out)
+{
+    return ops_write_out("index", index_impl("index", self, indices), out);
+}
+
+/* ---- index_put ----------------------------------------------------------------------------- */
+
+static ops_status
+put_typed(const char *op, const adv_plan *p, ops_tensor *acc, const ops_tensor *values, const int64_t *vst,
+          bool accumulate)
+{
+    const int64_t n = ops_shape_numel(p->rnd, p->rshape);
+    OPS_DISPATCH_ALL(values->dtype, op, {
+        opmath_t *a = (opmath_t *)acc->storage->data;
+        const scalar_t *vp = (const scalar_t *)values->storage->data;
+        int64_t rctr[OPS_MAX_DIMS] = {0};
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t off = plan_offset(p, acc->sizes, acc->strides, acc->offset, rctr);
+            int64_t voff = values->offset;
+            for (int d = 0; d < p->rnd; d++)
+                voff += rctr[d] * vst[d];
+            const opmath_t v = OPS_LOAD(vp + voff);
+            a[off] = accumulate ? SC_ADD(a[off], v) : v;
+            rctr_next(p, rctr);
+        }
+    });
+    return OPS_OK;
+}
+
+static ops_tensor *
+index_put_impl(const char *op, const ops_tensor *self, ops_tensor_list indices, const ops_tensor *values,
+               bool accumulate)
+{
+    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
+    if (values->dtype != self->dtype)
+        return ops_fail_null(OPS_ERR_DTYPE,
+                             "%s: Index put requires the source and destination dtypes match, got %s for the "
+                             "destination and %s for the source.",
+                             op, ops_dtype_name(self->dtype), ops_dtype_name(values->dtype));
+    adv_plan p;
+    if (plan_build(op, self, indices, &p) != OPS_OK)
+        return NULL;
+    ops_tensor *acc = NULL, *r = NULL;
+    /* values must broadcast to the indexing result's shape */
+    int nb;
+    int64_t bs[OPS_MAX_DIMS], vst[OPS_MAX_DIMS];
+    if (ops_broadcast_shapes(op, "values", values->ndim, values->sizes, "result", p.rnd, p.rshape, &nb, bs) !=
+            OPS_OK ||
+        nb != p.rnd || memcmp(bs, p.rshape, (size_t)nb * sizeof(int64_t)) != 0) {
+        ops_clear_error();
+        ops_fail(OPS_ERR_SHAPE,
+                 "%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s", op,
+                 ops_shape_str(values->ndim, values->sizes, b1, sizeof b1),
+                 ops_shape_str(p.rnd, p.rshape, b2, sizeof b2));
+        goto fail;
+    }
+    idx_bcast_strides(values, p.rnd, p.rshape, vst);
+    const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
+    acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
+    if (acc == NULL || ops_copy_values(op, acc, self) != OPS_OK)
+        goto fail;
+    if (acc_dt != self->dtype &&
+        (r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device)) == NULL)
+        goto fail;
+    if (put_typed(op, &p, acc, values, vst, accumulate) != OPS_OK)
+        goto fail;
+    plan_release(&p);
+    if (r == NULL)
+        return acc;
+    if (ops_copy_values(op, r, acc) != OPS_OK)
+        goto fail_released;
+    ops_tensor_release(acc);
+    return r;
+fail:
+    plan_release(&p);
+fail_released:
+    ops_tensor_release(acc);
+    ops_tensor_release(r);
+    return NULL;
+}
+
+ops_tensor *
+index_put_cpu(const ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate)
+{
+    return index_put_impl("index_put", self, indices, values, accumulate);
+}
+
+ops_status
+index_put_out_cpu(const ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate,
+                  ops_tensor *out)
+{
+    return ops_write_out("index_put", index_put_impl("index_put", self, indices, values, accumulate), out);
+}
+
+ops_status
+index_put_cpu_(ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate)
+{
+    const char *op = "index_put_";
+    if (ops_tensor_has_internal_overlap(self))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
+                        "memory location. Please clone() the tensor before performing the operation.",
+                        op);
+    ops_tensor *r = index_put_impl(op, self, indices, values, accumulate);
+    if (r == NULL)
+        return ops_last_status();
+    ops_status st = ops_copy_values(op, self, r);
+    ops_tensor_release(r);
+    if (st == OPS_OK)
+        ops_tensor_bump_version(self);
+    return st;
+}

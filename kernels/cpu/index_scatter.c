@@ -1,0 +1,488 @@
+/* Scatter ops (CPU): scatter (src, value, reduce, value_reduce), scatter_add and
+ * scatter_reduce.two, with their out= and in-place forms.
+ *
+ * PyTorch's rules: index is int64 with as many dims as self (0-dim counts as 1-D of
+ * size 1), index.size(d) <= self.size(d) for d != dim and <= src.size(d) for every d;
+ * only the index.shape-sized corner of src is read.  An empty index skips the shape
+ * checks and leaves self as it is.
+ *
+ * Every index is checked before anything is allocated or written.  The result is
+ * computed into a fresh contiguous buffer of the opmath dtype (float for
+ * float16/bfloat16, as PyTorch's accumulation buffer), so sums and products of
+ * duplicate indices round once; the buffer is then converted into the result, out=
+ * or self.  Elements are visited in index's row-major order, so "last write wins" for
+ * plain scatter with duplicate indices (PyTorch leaves that order unspecified). */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu_util.h"
+#include "index_util.h"
+#include "ops_kernels.h"
+
+typedef enum sc_reduce { SC_ASSIGN, SC_SUM, SC_PROD, SC_MEAN, SC_AMAX, SC_AMIN } sc_reduce;
+
+/* std::max/std::min as PyTorch's scatter uses them, with a NaN src winning; a NaN
+ * already in the buffer stays (max(NaN, x) keeps its first argument). */
+#define SC_MAX(a, v) ((v) != (v) ? (v) : ((a) < (v) ? (v) : (a)))
+#define SC_MIN(a, v) ((v) != (v) ? (v) : ((v) < (a) ? (v) : (a)))
+
+/* ---- checks ---------------------------------------------------------------------- */
+
+static ops_status
+parse_reduce(const char *op, const char *reduce, bool new_options, sc_reduce *r)
+{
+    if (!new_options) {
+        if (strcmp(reduce, "add") == 0)
+            *r = SC_SUM;
+        else if (strcmp(reduce, "multiply") == 0)
+            *r = SC_PROD;
+        else
+            return ops_fail(OPS_ERR_VALUE, "%s: reduce argument must be either add or multiply.", op);
+        return OPS_OK;
+    }
+    static const char *const names[] = {"sum", "prod", "mean", "amax", "amin"};
+    static const sc_reduce ops[] = {SC_SUM, SC_PROD, SC_MEAN, SC_AMAX, SC_AMIN};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(reduce, names[i]) == 0) {
+            *r = ops[i];
+            return OPS_OK;
+        }
+    return ops_fail(OPS_ERR_VALUE, "%s: reduce argument must be either sum, prod, mean, amax or amin, got %s", op,
+                    reduce);
+}
+
+/* dim wrapped; dtypes, shapes and every index value checked (PyTorch's
+ * scatter_gather_dtype_check, scatter_shape_check and the kernel's bound check). */
+static ops_status
+scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index, const ops_tensor *src)
+{
+    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN], b3[OPS_SHAPE_STR_LEN];
+    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
+        return ops_last_status();
+    const int64_t n = ops_tensor_numel(index);
+    if (n != 0 && index->dtype != OPS_INT64)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int64 for index, but got %s", op,
+                        ops_dtype_name(index->dtype));
+    if (src != NULL && src->dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected self.dtype to be equal to src.dtype (got %s and %s)", op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(src->dtype));
+    if (n == 0)
+        return OPS_OK;
+    const int snd = self->ndim ? self->ndim : 1, ind = index->ndim ? index->ndim : 1;
+    if (snd != ind)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Index tensor must have the same number of dimensions as self tensor (%d and %d)", op, ind,
+                        snd);
+    if (src != NULL && (src->ndim ? src->ndim : 1) != ind)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Index tensor must have the same number of dimensions as src tensor (%d and %d)", op, ind,
+                        src->ndim ? src->ndim : 1);
+    bool wrong = false;
+    for (int d = 0; d < snd && !wrong; d++) {
+        const int64_t is = index->ndim ? index->sizes[d] : 1;
+        if (d != *dim && is > (self->ndim ? self->sizes[d] : 1))
+            wrong = true;
+        if (src != NULL && is > (src->ndim ? src->sizes[d] : 1))
+            wrong = true;
+    }
+    if (wrong) {
+        if (src != NULL)
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Expected index %s to be smaller than self %s apart from dimension %" PRId64
+                            " and to be smaller size than src %s",
+                            op, ops_shape_str(index->ndim, index->sizes, b1, sizeof b1),
+                            ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), *dim,
+                            ops_shape_str(src->ndim, src->sizes, b3, sizeof b3));
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected index %s to be smaller than self %s apart from dimension %" PRId64, op,
+                        ops_shape_str(index->ndim, index->sizes, b1, sizeof b1),
+                        ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), *dim);
+    }
+    const int64_t bound = self->ndim ? self->sizes[*dim] : 1;
+    const int64_t *ip = (const int64_t *)index->storage->data;
+    int64_t ctr[OPS_MAX_DIMS] = {0}, off = index->offset;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t k = ip[off];
+        if (k < 0 || k >= bound)
+            return ops_fail(OPS_ERR_INDEX,
+                            "%s: index %" PRId64 " is out of bounds for dimension %" PRId64 " with size %" PRId64, op,
+                            k, *dim, bound);
+        for (int d = index->ndim - 1; d >= 0; d--) {
+            if (++ctr[d] < index->sizes[d]) {
+                off += index->strides[d];
+                break;
+            }
+            off -= (index->sizes[d] - 1) * index->strides[d];
+            ctr[d] = 0;
+        }
+    }
+    return OPS_OK;
+}
+
+static ops_status
+check_inplace_self(const char *op, const ops_tensor *self)
+{
+    if (ops_tensor_has_internal_overlap(self))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
+                        "memory location. Please clone() the tensor before performing the operation.",
+                        op);
+    return OPS_OK;
+}
+
+/* ---- the computation --------------------------------------------------------------- */
+
+/* Walk index in row-major order: for each element, IOFF (into index), SOFF (into src)
+ * and AOFF (into the contiguous buffer, dim excluded) are the element offsets. */
+#define SC_WALK(BODY)                                                                     \
+    do {                                                                                  \
+        int64_t ctr_[OPS_MAX_DIMS] = {0};                                                 \
+        int64_t IOFF = index->offset, SOFF = src ? src->offset : 0, AOFF = 0;             \
+        for (int64_t i_ = 0; i_ < n; i_++) {                                              \
+            BODY;                                                                         \
+            for (int d_ = nd - 1; d_ >= 0; d_--) {                                        \
+                if (++ctr_[d_] < isz[d_]) {                                               \
+                    IOFF += ist[d_], SOFF += sst[d_], AOFF += ast[d_];                    \
+                    break;                                                                \
+                }                                                                         \
+                IOFF -= (isz[d_] - 1) * ist[d_], SOFF -= (isz[d_] - 1) * sst[d_];         \
+                AOFF -= (isz[d_] - 1) * ast[d_];                                          \
+                ctr_[d_] = 0;                                                             \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+/* One pass applying UPDATE(a, v) with a the buffer element (opmath_t lvalue) and v the
+ * source value (opmath_t). */
+#define SC_PASS(UPDATE)                                                                   \
+    SC_WALK({                                                                             \
+        opmath_t *a_ = acc + AOFF + ip[IOFF] * dstride;                                   \
+        const opmath_t v_ = src ? OPS_LOAD(sp + SOFF) : val;                              \
+        UPDATE(*a_, v_);                                                                  \
+    })
+
+#define SC_U_ASSIGN(a, v) ((a) = (v))
+#define SC_U_ASSIGN_IDENT(a, v) ((void)(v), (a) = ident)
+#define SC_U_SUM(a, v) ((a) = SC_ADD((a), (v)))
+#define SC_U_PROD(a, v) ((a) = SC_MUL((a), (v)))
+#define SC_U_MAX(a, v) ((a) = SC_MAX((a), (v)))
+#define SC_U_MIN(a, v) ((a) = SC_MIN((a), (v)))
+
+/* The value include_self=False starts a touched element from (lowest for amax, ...). */
+static ops_scalar
+identity_of(sc_reduce red, ops_dtype dt)
+{
+    if (red == SC_PROD)
+        return OPS_SCALAR_INT(1);
+    if (red != SC_AMAX && red != SC_AMIN)
+        return OPS_SCALAR_INT(0);
+    const bool mx = red == SC_AMAX;
+    switch (dt) {
+    case OPS_BOOL:
+        return OPS_SCALAR_BOOL(!mx);
+    case OPS_UINT8:
+        return OPS_SCALAR_INT(mx ? 0 : UINT8_MAX);
+    case OPS_INT8:
+        return OPS_SCALAR_INT(mx ? INT8_MIN : INT8_MAX);
+    case OPS_INT16:
+        return OPS_SCALAR_INT(mx ? INT16_MIN : INT16_MAX);
+    case OPS_INT32:
+        return OPS_SCALAR_INT(mx ? INT32_MIN : INT32_MAX);
+    case OPS_INT64:
+        return OPS_SCALAR_INT(mx ? INT64_MIN : INT64_MAX);
+    default:
+        return OPS_SCALAR_FLOAT(mx ? -INFINITY : INFINITY);
+    }
+}
+
+static ops_status
+scatter_typed(const char *op, const ops_tensor *self, ops_tensor *accbuf, int64_t dim, const ops_tensor *index,
+              const ops_tensor *src, ops_scalar value, sc_reduce red, bool include_self, int64_t *count)
+{
+    const int64_t n = ops_tensor_numel(index);
+    const int nd = index->ndim ? index->ndim : 1;
+    const int64_t one = 1, zero = 0;
+    const int64_t *isz = index->ndim ? index->sizes : &one;
+    const int64_t *ist = index->ndim ? index->strides : &zero;
+    int64_t sst[OPS_MAX_DIMS] = {0}, ast[OPS_MAX_DIMS] = {0};
+    for (int d = 0; d < nd && src; d++)
+        sst[d] = src->ndim ? src->strides[d] : 0;
+    for (int d = 0; d < nd; d++)
+        ast[d] = d == dim ? 0 : (self->ndim ? accbuf->strides[d] : 0);
+    const int64_t dstride = self->ndim ? accbuf->strides[dim] : 0;
+    const int64_t *ip = n ? (const int64_t *)index->storage->data : NULL;
+    const int64_t numel = ops_tensor_numel(self);
+    if (n == 0)
+        return OPS_OK;
+    OPS_DISPATCH_ALL(self->dtype, op, {
+        opmath_t *acc = (opmath_t *)ops_tensor_data_ptr(accbuf);
+        const scalar_t *sp = src ? (const scalar_t *)src->storage->data : NULL;
+        scalar_t vs;
+        ops_scalar_store(value, self->dtype, &vs);
+        const opmath_t val = OPS_LOAD((const scalar_t *)&vs);
+        if (!include_self) {
+            /* touched elements start from the reduction's identity */
+            unsigned char ib[sizeof(opmath_t)];
+            opmath_t ident;
+            ops_scalar_store(identity_of(red, accbuf->dtype), accbuf->dtype, ib);
+            memcpy(&ident, ib, sizeof ident);
+            SC_PASS(SC_U_ASSIGN_IDENT);
+        }
+        switch (red) {
+        case SC_ASSIGN: SC_PASS(SC_U_ASSIGN); break;
+        case SC_SUM: SC_PASS(SC_U_SUM); break;
+        case SC_MEAN: SC_PASS(SC_U_SUM); break;
+        case SC_PROD: SC_PASS(SC_U_PROD); break;
+        case SC_AMAX: SC_PASS(SC_U_MAX); break;
+        case SC_AMIN: SC_PASS(SC_U_MIN); break;
+        }
+        if (red == SC_MEAN) {
+            for (int64_t i = 0; i < numel; i++)
+                count[i] = include_self ? 1 : 0;
+            SC_WALK(count[AOFF + ip[IOFF] * dstride]++);
+            for (int64_t i = 0; i < numel; i++) {
+                const int64_t c = count[i] ? count[i] : 1;
+                if (ops_dtype_is_floating(self->dtype)) {
+                    /* PyTorch divides the sum after storing it in self's dtype */
+                    scalar_t s;
+                    OPS_STORE(&s, acc[i]);
+                    acc[i] = (opmath_t)(OPS_LOAD((const scalar_t *)&s) / (opmath_t)c);
+                } else {
+                    const int64_t a = (int64_t)acc[i];
+                    int64_t q = a / c;
+                    if (a % c != 0 && a < 0)
+                        q--;
+                    acc[i] = (opmath_t)q;
+                }
+            }
+        }
+    });
+    return OPS_OK;
+}
+
+/* The result of scatter as a new contiguous tensor of self's dtype and shape, or NULL
+ * with the error set.  src NULL means value. */
+static ops_tensor *
+scatter_compute(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                ops_scalar value, sc_reduce red, bool include_self)
+{
+    ops_tensor *acc = NULL, *r = NULL;
+    int64_t *count = NULL;
+    if (scatter_check(op, self, &dim, index, src) != OPS_OK)
+        return NULL;
+    const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
+    acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
+    if (acc == NULL)
+        goto fail;
+    if (ops_copy_values(op, acc, self) != OPS_OK)
+        goto fail;
+    const int64_t numel = ops_tensor_numel(self);
+    if (red == SC_MEAN && numel > 0) {
+        count = ops_host_malloc((size_t)numel * sizeof(int64_t));
+        if (count == NULL) {
+            ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+            goto fail;
+        }
+    }
+    if (acc_dt != self->dtype) {
+        r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device);
+        if (r == NULL)
+            goto fail;
+    }
+    if (scatter_typed(op, self, acc, dim, index, src, value, red, include_self, count) != OPS_OK)
+        goto fail;
+    ops_host_free(count);
+    if (r == NULL)
+        return acc;
+    if (ops_copy_values(op, r, acc) != OPS_OK)
+        goto fail;
+    ops_tensor_release(acc);
+    return r;
+fail:
+    ops_host_free(count);
+    ops_tensor_release(acc);
+    ops_tensor_release(r);
+    return NULL;
+}
+
+static ops_status
+write_inplace(const char *op, ops_tensor *self, ops_tensor *r)
+{
+    if (r == NULL)
+        return ops_last_status();
+    ops_status st = ops_copy_values(op, self, r);
+    ops_tensor_release(r);
+    if (st == OPS_OK)
+        ops_tensor_bump_version(self);
+    return st;
+}
+
+static ops_tensor *
+scatter_reduce_str(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index,
+                   const ops_tensor *src, ops_scalar value, const char *reduce, bool new_options, bool include_self)
+{
+    sc_reduce red = SC_ASSIGN;
+    if (parse_reduce(op, reduce, new_options, &red) != OPS_OK)
+        return NULL;
+    if (new_options && self->dtype == OPS_BOOL) {
+        /* PyTorch's scatter_reduce takes bool for sum/prod/amax/amin but fails on mean
+         * (floor division of bools); we refuse bool for all five */
+        ops_fail_dtype(op, self->dtype, OPS_MASK_NUMERIC);
+        return NULL;
+    }
+    return scatter_compute(op, self, dim, index, src, value, red, include_self);
+}
+
+/* ---- scatter.src / scatter.value ----------------------------------------------------- */
+
+static const ops_scalar no_value = {.kind = OPS_SCALAR_INT, .v.i = 0};
+
+ops_tensor *
+scatter_src_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
+{
+    return scatter_compute("scatter", self, dim, index, src, no_value, SC_ASSIGN, true);
+}
+
+ops_status
+scatter_src_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                    ops_tensor *out)
+{
+    return ops_write_out("scatter", scatter_compute("scatter", self, dim, index, src, no_value, SC_ASSIGN, true),
+                         out);
+}
+
+ops_status
+scatter_src_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
+{
+    if (check_inplace_self("scatter_", self) != OPS_OK)
+        return ops_last_status();
+    return write_inplace("scatter_", self,
+                         scatter_compute("scatter_", self, dim, index, src, no_value, SC_ASSIGN, true));
+}
+
+ops_tensor *
+scatter_value_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
+{
+    return scatter_compute("scatter", self, dim, index, NULL, value, SC_ASSIGN, true);
+}
+
+ops_status
+scatter_value_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
+                      ops_tensor *out)
+{
+    return ops_write_out("scatter", scatter_compute("scatter", self, dim, index, NULL, value, SC_ASSIGN, true), out);
+}
+
+ops_status
+scatter_value_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
+{
+    if (check_inplace_self("scatter_", self) != OPS_OK)
+        return ops_last_status();
+    return write_inplace("scatter_", self, scatter_compute("scatter_", self, dim, index, NULL, value, SC_ASSIGN, true));
+}
+
+/* ---- scatter.reduce / scatter.value_reduce ("add" | "multiply") ------------------------ */
+
+ops_tensor *
+scatter_reduce_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                   const char *reduce)
+{
+    return scatter_reduce_str("scatter", self, dim, index, src, no_value, reduce, false, true);
+}
+
+ops_status
+scatter_reduce_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                       const char *reduce, ops_tensor *out)
+{
+    return ops_write_out("scatter",
+                         scatter_reduce_str("scatter", self, dim, index, src, no_value, reduce, false, true), out);
+}
+
+ops_status
+scatter_reduce_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src, const char *reduce)
+{
+    if (check_inplace_self("scatter_", self) != OPS_OK)
+        return ops_last_status();
+    return write_inplace("scatter_", self,
+                         scatter_reduce_str("scatter_", self, dim, index, src, no_value, reduce, false, true));
+}
+
+ops_tensor *
+scatter_value_reduce_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
+                         const char *reduce)
+{
+    return scatter_reduce_str("scatter", self, dim, index, NULL, value, reduce, false, true);
+}
+
+ops_status
+scatter_value_reduce_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
+                             const char *reduce, ops_tensor *out)
+{
+    return ops_write_out("scatter", scatter_reduce_str("scatter", self, dim, index, NULL, value, reduce, false, true),
+                         out);
+}
+
+ops_status
+scatter_value_reduce_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
+                          const char *reduce)
+{
+    if (check_inplace_self("scatter_", self) != OPS_OK)
+        return ops_last_status();
+    return write_inplace("scatter_", self,
+                         scatter_reduce_str("scatter_", self, dim, index, NULL, value, reduce, false, true));
+}
+
+/* ---- scatter_add ------------------------------------------------------------------------ */
+
+ops_tensor *
+scatter_add_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
+{
+    return scatter_compute("scatter_add", self, dim, index, src, no_value, SC_SUM, true);
+}
+
+ops_status
+scatter_add_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                    ops_tensor *out)
+{
+    return ops_write_out("scatter_add", scatter_compute("scatter_add", self, dim, index, src, no_value, SC_SUM, true),
+                         out);
+}
+
+ops_status
+scatter_add_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
+{
+    if (check_inplace_self("scatter_add_", self) != OPS_OK)
+        return ops_last_status();
+    return write_inplace("scatter_add_", self,
+                         scatter_compute("scatter_add_", self, dim, index, src, no_value, SC_SUM, true));
+}
+
+/* ---- scatter_reduce.two ------------------------------------------------------------------ */
+
+ops_tensor *
+scatter_reduce_two_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                       const char *reduce, bool include_self)
+{
+    return scatter_reduce_str("scatter_reduce", self, dim, index, src, no_value, reduce, true, include_self);
+}
+
+ops_status
+scatter_reduce_two_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                           const char *reduce, bool include_self, ops_tensor *out)
+{
+    return ops_write_out(
+        "scatter_reduce",
+        scatter_reduce_str("scatter_reduce", self, dim, index, src, no_value, reduce, true, include_self), out);
+}
+
+ops_status
+scatter_reduce_two_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
+                        const char *reduce, bool include_self)
+{
+    if (check_inplace_self("scatter_reduce_", self) != OPS_OK)
+        return ops_last_status();
+    return write_inplace(
+        "scatter_reduce_", self,
+        scatter_reduce_str("scatter_reduce_", self, dim, index, src, no_value, reduce, true, include_self));
+}

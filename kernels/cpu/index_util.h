@@ -1,0 +1,166 @@
+/* Helpers shared by the indexing kernels (index_*.c): row-major walks over strided
+ * operands and broadcast strides.  Private to kernels/cpu. */
+#ifndef OPS_INDEX_UTIL_H
+#define OPS_INDEX_UTIL_H
+
+#include <string.h>
+
+#include "ops_internal.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+/* nonzero(self): an int64 [n, ndim] tensor of the coordinates of self's nonzero
+ * elements in row-major order (index_masked.c; index_advanced.c expands masks with it). */
+OPS_INTERNAL ops_tensor *idx_nonzero(const char *op, const ops_tensor *self);
+
+/* Chunks a loop of n independent elements splits into: one below OPS_GRAIN_SIZE,
+ * else up to the library's thread count, each at least a grain. */
+static inline int64_t
+idx_num_chunks(int64_t n)
+{
+    if (n < OPS_GRAIN_SIZE)
+        return 1;
+    const int64_t t = ops_get_num_threads(), g = n / OPS_GRAIN_SIZE;
+    return t < g ? (t > 0 ? t : 1) : g;
+}
+
+#ifdef _OPENMP
+#define IDX_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) if (nchunks > 1)")
+#else
+#define IDX_PARALLEL_FOR_
+#endif
+
+/* Strides of t read as if broadcast to (nd, shape): 0 along the dims t lacks or has
+ * as 1.  The caller has checked that t broadcasts to shape. */
+static inline void
+idx_bcast_strides(const ops_tensor *t, int nd, const int64_t *shape, int64_t *st)
+{
+    (void)shape;
+    for (int d = 0; d < nd; d++) {
+        const int td = d - (nd - t->ndim);
+        st[d] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td];
+    }
+}
+
+/* Advance a row-major counter over sizes[nd] by one element, moving the element
+ * offsets off[k] of nops operands with strides st[k]. */
+static inline void
+idx_walk_next(int nd, const int64_t *sizes, int64_t *ctr, int nops, const int64_t *const *st, int64_t *off)
+{
+    for (int d = nd - 1; d >= 0; d--) {
+        if (++ctr[d] < sizes[d]) {
+            for (int k = 0; k < nops; k++)
+                off[k] += st[k][d];
+            return;
+        }
+        for (int k = 0; k < nops; k++)
+            off[k] -= (sizes[d] - 1) * st[k][d];
+        ctr[d] = 0;
+    }
+}
+
+/* Copy one element of is bytes; the fixed sizes become plain loads and stores
+ * (a memcpy of a variable size would be a call per element). */
+static inline void
+idx_copy_elem(char *dst, const char *src, size_t is)
+{
+    switch (is) {
+    case 1:
+        *dst = *src;
+        break;
+    case 2:
+        memcpy(dst, src, 2);
+        break;
+    case 4:
+        memcpy(dst, src, 4);
+        break;
+    case 8:
+        memcpy(dst, src, 8);
+        break;
+    default:
+        memcpy(dst, src, is);
+        break;
+    }
+}
+
+/* The linear-th element (row-major) of an int64 tensor. */
+static inline int64_t
+idx_read_i64(const ops_tensor *t, int64_t linear)
+{
+    int64_t off = t->offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += (linear % t->sizes[d]) * t->strides[d];
+        linear /= t->sizes[d];
+    }
+    return ((const int64_t *)t->storage->data)[off];
+}
+
+/* True when the element of dtype dt at p is nonzero (NaN counts; -0.0 does not). */
+static inline bool
+idx_is_nonzero(const char *p, ops_dtype dt)
+{
+    switch (dt) {
+    case OPS_BOOL:
+    case OPS_UINT8:
+    case OPS_INT8:
+        return *(const uint8_t *)p != 0;
+    case OPS_INT16:
+    case OPS_FLOAT16:
+    case OPS_BFLOAT16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return dt == OPS_INT16 ? v != 0 : (v & 0x7fffu) != 0;
+    }
+    case OPS_INT32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v != 0;
+    }
+    case OPS_FLOAT32: {
+        float v;
+        memcpy(&v, p, 4);
+        return v != 0.0f; /* NaN != 0 too */
+    }
+    case OPS_INT64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v != 0;
+    }
+    case OPS_FLOAT64: {
+        double v;
+        memcpy(&v, p, 8);
+        return v != 0.0;
+    }
+    default:
+        return false;
+    }
+}
+
+/* ---- wrapping integer arithmetic (PyTorch's integer scatter wraps; C's signed
+ * overflow would be undefined) ------------------------------------------------- */
+
+static inline bool sc_add_b(bool a, bool b) { return a || b; }
+static inline uint8_t sc_add_u8(uint8_t a, uint8_t b) { return (uint8_t)(a + b); }
+static inline int8_t sc_add_i8(int8_t a, int8_t b) { return (int8_t)(uint8_t)((uint32_t)a + (uint32_t)b); }
+static inline int16_t sc_add_i16(int16_t a, int16_t b) { return (int16_t)(uint16_t)((uint32_t)a + (uint32_t)b); }
+static inline int32_t sc_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static inline int64_t sc_add_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+static inline float sc_add_f32(float a, float b) { return a + b; }
+static inline double sc_add_f64(double a, double b) { return a + b; }
+
+static inline bool sc_mul_b(bool a, bool b) { return a && b; }
+static inline uint8_t sc_mul_u8(uint8_t a, uint8_t b) { return (uint8_t)((uint32_t)a * (uint32_t)b); }
+static inline int8_t sc_mul_i8(int8_t a, int8_t b) { return (int8_t)(uint8_t)((uint32_t)a * (uint32_t)b); }
+static inline int16_t sc_mul_i16(int16_t a, int16_t b) { return (int16_t)(uint16_t)((uint32_t)a * (uint32_t)b); }
+static inline int32_t sc_mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline int64_t sc_mul_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
+static inline float sc_mul_f32(float a, float b) { return a * b; }
+static inline double sc_mul_f64(double a, double b) { return a * b; }
+
+#define SC_ADD(a, b)                                                                      \
+    _Generic((a), bool: sc_add_b, uint8_t: sc_add_u8, int8_t: sc_add_i8, int16_t: sc_add_i16, \
+             int32_t: sc_add_i32, int64_t: sc_add_i64, float: sc_add_f32, double: sc_add_f64)((a), (b))
+#define SC_MUL(a, b)                                                                      \
+    _Generic((a), bool: sc_mul_b, uint8_t: sc_mul_u8, int8_t: sc_mul_i8, int16_t: sc_mul_i16, \
+             int32_t: sc_mul_i32, int64_t: sc_mul_i64, float: sc_mul_f32, double: sc_mul_f64)((a), (b))
+#endif /* OPS_INDEX_UTIL_H */
