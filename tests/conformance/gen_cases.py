@@ -1060,6 +1060,10 @@ class Gen:
             return values["dtype"]
         if "self" in arrays:
             return arrays["self"][1]
+        firsts = [a.name for a in nf.func.arguments if a.type.base == "Tensor" and a.name in arrays
+                  and not a.is_write]
+        if firsts and nf.func.base_name not in ("full", "arange"):
+            return arrays[firsts[0]][1]  # input, weight: the first tensor's dtype
         if nf.func.base_name == "full":
             v = values["fill_value"]
             return "bool" if isinstance(v, bool) else "int64" if isinstance(v, int) else "float32"
