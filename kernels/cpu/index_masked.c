@@ -285,9 +285,7 @@ nonzero_numpy_cpu(const ops_tensor *self, ops_tensor_vec *result)
 }
 
 /* The kernel of the one-argument where(Tensor condition) -> Tensor[] (PyTorch's
- * condition.nonzero_numpy()).  Its YAML entry needs the three-argument where, now
- * `where(Tensor condition, Tensor self, Tensor other)`, to take PyTorch's overload
- * name `where.self` first: both would be ops_where. */
+ * condition.nonzero_numpy()); the three-argument form is where.self (ops_where_self). */
 ops_status
 where_condition_cpu(const ops_tensor *condition, ops_tensor_vec *result)
 {

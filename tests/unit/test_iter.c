@@ -1111,7 +1111,7 @@ START_TEST(test_where)
     ops_tensor *c = from_doubles(OPS_BOOL, 2, (int64_t[]){2, 1}, (double[]){1, 0});
     ops_tensor *a = T1(OPS_INT32, 1, 2, 3);
     ops_tensor *b = T1(OPS_FLOAT32, 0.5, 0.25, 0.125);
-    ops_tensor *r = ops_where(c, a, b);
+    ops_tensor *r = ops_where_self(c, a, b);
     ck_assert_int_eq(r->ndim, 2);
     EXPECT(r, OPS_FLOAT32, 1, 2, 3, 0.5, 0.25, 0.125);
     ops_tensor_release(r);
@@ -1121,7 +1121,7 @@ START_TEST(test_where)
     r = ops_where_scalar(c, OPS_SCALAR_FLOAT(1.5), OPS_SCALAR_INT(0));
     EXPECT(r, OPS_FLOAT32, 1.5, 0);
     ops_tensor_release(r);
-    ck_assert_ptr_null(ops_where(b, a, b));
+    ck_assert_ptr_null(ops_where_self(b, a, b));
     expect_error(ops_last_status(), OPS_ERR_DTYPE, "condition to be a boolean tensor");
     ops_tensor_release(c);
     ops_tensor_release(a);
