@@ -35,6 +35,11 @@ RUNTIME_HELPERS = {
     "select_backward": ("ops_autograd_select_backward", ("Tensor", "shape", "int", "int")),
     "slice_backward": ("ops_autograd_slice_backward", ("Tensor", "shape", "int", "int?", "int?", "int")),
     "narrow_backward": ("ops_autograd_narrow_backward", ("Tensor", "shape", "int", "int", "int")),
+    "matmul_backward": ("ops_autograd_matmul_backward", ("Tensor", "Tensor", "Tensor", "int")),
+    "reduction_backward": ("ops_autograd_reduction_backward", ("Tensor", "Tensor", "int")),
+    "nll_loss_backward": ("ops_autograd_nll_loss_backward", ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
+    "cross_entropy_backward": ("ops_autograd_cross_entropy_backward",
+                               ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float")),
 }
 
 MAX_LIST = 16  # int[] arguments kept by a node: 2 * OPS_MAX_DIMS
@@ -136,8 +141,9 @@ def convert(e: Expr, a: Argument) -> Optional[str]:
 
 def _helper_type(kind: str):
     from .model import Type
-    return {"Tensor": Type("Tensor"), "intlist": Type("int", False, True), "intlist?": Type("int", True, True),
-            "int": Type("int"), "int?": Type("int", True), "bool": Type("bool")}[kind]
+    return {"Tensor": Type("Tensor"), "Tensor?": Type("Tensor", True), "intlist": Type("int", False, True),
+            "intlist?": Type("int", True, True), "int": Type("int"), "int?": Type("int", True),
+            "bool": Type("bool"), "float": Type("float")}[kind]
 
 
 def default_code(a: Argument) -> Optional[str]:

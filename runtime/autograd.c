@@ -1505,3 +1505,212 @@ ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes
     const int64_t end = start + length;
     return ops_autograd_slice_backward(g, ndim, sizes, d, &start, &end, 1);
 }
+
+/* ---- matmul, linear ----------------------------------------------------------------- */
+
+/* A chain of public-op calls, releasing each intermediate: the result of the last. */
+#define AG_STEP(var, expr)                                                                  \
+    do {                                                                                    \
+        var = (expr);                                                                       \
+        if (var == NULL)                                                                    \
+            goto done;                                                                      \
+    } while (0)
+
+ops_tensor *
+ops_autograd_matmul_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *other, int64_t which)
+{
+    ops_tensor *a = NULL, *b = NULL, *c = NULL, *r = NULL;
+    const int sd = self->ndim, od = other->ndim;
+    if (sd == 1 && od == 1) { /* dot: g is 0-dim */
+        r = ops_mul(g, which == 0 ? other : self);
+        return r;
+    }
+    if (which == 0) {
+        if (od == 1) { /* [..., n, k] @ [k]: g [..., n] -> g[..., n, 1] * other[k] */
+            AG_STEP(a, ops_unsqueeze(g, -1));
+            AG_STEP(b, ops_mul(a, other));
+        } else if (sd == 1) { /* [k] @ [..., k, m]: g [..., m] -> (g[..., 1, m] @ other^T)[..., 1, k] */
+            AG_STEP(a, ops_unsqueeze(g, -2));
+            AG_STEP(c, ops_transpose(other, -1, -2));
+            AG_STEP(b, ops_matmul(a, c));
+            ops_tensor_release(c);
+            AG_STEP(c, ops_squeeze_dim(b, -2));
+            ops_tensor_release(b);
+            b = c;
+            c = NULL;
+        } else {
+            AG_STEP(a, ops_transpose(other, -1, -2));
+            AG_STEP(b, ops_matmul(g, a));
+        }
+        r = ops_autograd_reduce_to(b, sd, self->sizes);
+    } else {
+        if (sd == 1) { /* self[k] outer g[..., m] -> [..., k, m] */
+            AG_STEP(a, ops_unsqueeze(self, -1));
+            AG_STEP(c, ops_unsqueeze(g, -2));
+            AG_STEP(b, ops_mul(a, c));
+        } else if (od == 1) { /* self^T @ g[..., n, 1] -> [..., k, 1] -> [..., k] */
+            AG_STEP(a, ops_transpose(self, -1, -2));
+            AG_STEP(c, ops_unsqueeze(g, -1));
+            ops_tensor *m;
+            AG_STEP(m, ops_matmul(a, c));
+            b = ops_squeeze_dim(m, -1);
+            ops_tensor_release(m);
+            if (b == NULL)
+                goto done;
+        } else {
+            AG_STEP(a, ops_transpose(self, -1, -2));
+            AG_STEP(b, ops_matmul(a, g));
+        }
+        r = ops_autograd_reduce_to(b, od, other->sizes);
+    }
+done:
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+    ops_tensor_release(c);
+    return r;
+}
+
+/* ---- losses --------------------------------------------------------------------------- */
+
+/* The gradient of a reduced loss brought back to the elementwise shape of like:
+ * grad as it is (reduction none), broadcast (sum), or broadcast / numel (mean). */
+ops_tensor *
+ops_autograd_reduction_backward(const ops_tensor *g, const ops_tensor *like, int64_t reduction)
+{
+    if (reduction == 0)
+        return ops_tensor_retain(g);
+    ops_tensor *e = ops_expand(g, (ops_int_list){like->sizes, like->ndim}, false);
+    if (e == NULL || reduction != 1)
+        return e;
+    const int64_t n = ops_tensor_numel(like);
+    ops_tensor *r = ops_div_scalar(e, OPS_SCALAR_INT(n > 0 ? n : 1));
+    ops_tensor_release(e);
+    return r;
+}
+
+/* The class weights (1 without weight) and each row's class (-1 when ignored) of a
+ * class-index loss over input [N, C] (or [C]) and target [N] (or []). */
+static ops_status
+class_rows(const char *op, const ops_tensor *target, const ops_tensor *weight, int64_t ignore_index, int64_t *cls,
+           double *wcls, int64_t n, int64_t C)
+{
+    ops_tensor *t64 = ops_to_dtype(target, OPS_INT64, false, false);
+    ops_tensor *tc = t64 != NULL ? ops_contiguous(t64) : NULL;
+    ops_tensor *w64 = weight != NULL ? ops_to_dtype(weight, OPS_FLOAT64, false, false) : NULL;
+    ops_tensor *wc = w64 != NULL ? ops_contiguous(w64) : NULL;
+    ops_status st = OPS_OK;
+    if (tc == NULL || (weight != NULL && wc == NULL)) {
+        st = ops_last_status();
+        goto done;
+    }
+    const int64_t *t = ops_tensor_data_ptr(tc);
+    const double *w = wc != NULL ? ops_tensor_data_ptr(wc) : NULL;
+    for (int64_t c = 0; c < C; c++)
+        wcls[c] = w != NULL ? w[c] : 1.0;
+    for (int64_t i = 0; i < n; i++) {
+        if (t[i] == ignore_index) {
+            cls[i] = -1;
+        } else if (t[i] < 0 || t[i] >= C) {
+            st = ops_fail(OPS_ERR_INDEX, "%s: Target %lld is out of bounds.", op, (long long)t[i]);
+            goto done;
+        } else {
+            cls[i] = t[i];
+        }
+    }
+done:
+    ops_tensor_release(t64);
+    ops_tensor_release(tc);
+    ops_tensor_release(w64);
+    ops_tensor_release(wc);
+    return st;
+}
+
+/* grad_input of nll_loss / cross_entropy over class indices, as public ops so it is
+ * differentiable in g (and, for cross_entropy, in self through softmax):
+ * g' * (P * R + M), with P the softmax (cross_entropy only), and per row i of class t
+ * (label smoothing eps, class weights w, W their sum, d the mean's divisor):
+ * R[i] = ((1 - eps) w[t] + eps / C * W) / d and M[i, c] = -((1 - eps) w[t] [c == t]
+ * + eps / C * w[c]) / d; ignored rows are 0. */
+static ops_tensor *
+class_loss_backward(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                    const ops_tensor *weight, int64_t reduction, int64_t ignore_index, double eps, bool softmax)
+{
+    if (self->ndim != 1 && self->ndim != 2)
+        return ops_fail_null(OPS_ERR_NOT_IMPLEMENTED, "%s: the backward supports [N, C] and [C] inputs", op);
+    if (target->ndim != self->ndim - 1 || !ops_dtype_is_integral(target->dtype, false))
+        return ops_fail_null(OPS_ERR_NOT_IMPLEMENTED,
+                             "%s: the backward supports class-index targets (probabilities: not yet)", op);
+    const int64_t n = self->ndim == 2 ? self->sizes[0] : 1, C = self->sizes[self->ndim - 1];
+    int64_t *cls = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *cls);
+    double *wcls = ops_host_malloc((size_t)(C > 0 ? C : 1) * sizeof *wcls);
+    ops_tensor *m = NULL, *r = NULL, *gg = NULL, *p = NULL, *pr = NULL, *sum = NULL, *res = NULL;
+    if (cls == NULL || wcls == NULL) {
+        ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        goto done;
+    }
+    if (class_rows(op, target, weight, ignore_index, cls, wcls, n, C) != OPS_OK)
+        goto done;
+    double W = 0, d = 0;
+    for (int64_t c = 0; c < C; c++)
+        W += wcls[c];
+    for (int64_t i = 0; i < n; i++)
+        d += cls[i] >= 0 ? wcls[cls[i]] : 0.0;
+    if (reduction != 1)
+        d = 1; /* none and sum have no divisor; a mean over zero total weight stays 0 */
+    m = ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    int64_t rshape[2] = {n, 1};
+    r = ops_tensor_new(op, self->ndim, self->ndim == 2 ? rshape : (int64_t[]){1}, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    if (m == NULL || r == NULL)
+        goto done;
+    double *mp = ops_tensor_data_ptr(m), *rp = ops_tensor_data_ptr(r);
+    memset(mp, 0, (size_t)(n * C) * sizeof *mp);
+    for (int64_t i = 0; i < n; i++) {
+        rp[i] = 0;
+        if (cls[i] < 0 || d == 0)
+            continue;
+        const double wt = wcls[cls[i]];
+        rp[i] = ((1 - eps) * wt + eps / (double)C * W) / d;
+        for (int64_t c = 0; c < C; c++)
+            mp[i * C + c] = -(eps / (double)C * wcls[c]) / d;
+        mp[i * C + cls[i]] -= (1 - eps) * wt / d;
+    }
+    /* g: [N] for reduction none (one per row), else a scalar */
+    if (reduction == 0 && self->ndim == 2)
+        AG_STEP(gg, ops_unsqueeze(g, 1));
+    else
+        gg = ops_tensor_retain(g);
+    if (softmax) {
+        AG_STEP(p, ops_softmax(self, -1, OPS_DTYPE_NONE));
+        AG_STEP(pr, ops_mul(p, r));
+        AG_STEP(sum, ops_add(pr, m, OPS_SCALAR_INT(1)));
+        res = ops_mul(sum, gg);
+    } else {
+        res = ops_mul(m, gg);
+    }
+done:
+    ops_host_free(cls);
+    ops_host_free(wcls);
+    ops_tensor_release(m);
+    ops_tensor_release(r);
+    ops_tensor_release(gg);
+    ops_tensor_release(p);
+    ops_tensor_release(pr);
+    ops_tensor_release(sum);
+    return res;
+}
+
+ops_tensor *
+ops_autograd_nll_loss_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                               const ops_tensor *weight, int64_t reduction, int64_t ignore_index)
+{
+    return class_loss_backward("nll_loss", g, self, target, weight, reduction, ignore_index, 0.0, false);
+}
+
+ops_tensor *
+ops_autograd_cross_entropy_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                                    const ops_tensor *weight, int64_t reduction, int64_t ignore_index,
+                                    double label_smoothing)
+{
+    return class_loss_backward("cross_entropy_loss", g, self, target, weight, reduction, ignore_index,
+                               label_smoothing, true);
+}

@@ -103,6 +103,19 @@ OPS_API ops_tensor *ops_autograd_mean_backward(const ops_tensor *g, int ndim, co
 OPS_API ops_tensor *ops_autograd_permute_backward(const ops_tensor *g, ops_int_list dims);
 OPS_API ops_tensor *ops_autograd_select_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t index);
+/* matmul's gradient for self (which 0) or other (1), every 1-D and batch rule. */
+OPS_API ops_tensor *ops_autograd_matmul_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *other,
+                                                 int64_t which);
+/* A reduced loss's gradient brought back to like's shape (reduction 0 none, 1 mean, 2 sum). */
+OPS_API ops_tensor *ops_autograd_reduction_backward(const ops_tensor *g, const ops_tensor *like, int64_t reduction);
+/* nll_loss / cross_entropy_loss over class indices ([N, C] or [C] input). */
+OPS_API ops_tensor *ops_autograd_nll_loss_backward(const ops_tensor *g, const ops_tensor *self,
+                                                   const ops_tensor *target, const ops_tensor *weight,
+                                                   int64_t reduction, int64_t ignore_index);
+OPS_API ops_tensor *ops_autograd_cross_entropy_backward(const ops_tensor *g, const ops_tensor *self,
+                                                        const ops_tensor *target, const ops_tensor *weight,
+                                                        int64_t reduction, int64_t ignore_index,
+                                                        double label_smoothing);
 OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t start, int64_t length);
 OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
