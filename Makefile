@@ -69,6 +69,8 @@ bench: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_add
 	$(BUILD)/bench/bench_mm
 	$(BUILD)/bench/bench_reduce
+	$(BUILD)/bench/bench_conv
+	$(BUILD)/bench/bench_norm
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)
