@@ -6,7 +6,8 @@
  * ops_tensor.h   tensors, storage, allocators, printing
  * ops_functions.h  every operator, generated from ops/native_functions.yaml
  * ops_registry.h   the boxed registry of operators (for FFIs and test runners)
- * ops_autograd.h   requires_grad, backward, autograd_grad, hooks, grad mode */
+ * ops_autograd.h   requires_grad, backward, autograd_grad, hooks, grad mode
+ * ops_optim.h      SGD, Adam, AdamW */
 #ifndef LIBOPS_H
 #define LIBOPS_H
 
@@ -15,5 +16,6 @@
 #include "ops_functions.h"
 #include "ops_registry.h"
 #include "ops_autograd.h"
+#include "ops_optim.h"
 
 #endif /* LIBOPS_H */

@@ -1,0 +1,255 @@
+/* Optimizers (runtime/ops_optim.h): per-parameter state and PyTorch's update rules,
+ * written as libops ops run with grad mode off. */
+#include <math.h>
+#include <string.h>
+
+#include "ops_autograd.h"
+#include "ops_internal.h"
+#include "ops_optim.h"
+
+#if __has_include("ops_functions.h")
+#include "ops_functions.h"
+#endif
+
+typedef enum { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;
+
+typedef struct param_state {
+    ops_tensor *p;
+    ops_tensor *buf;  /* SGD momentum, Adam m */
+    ops_tensor *v;    /* Adam second moment */
+    ops_tensor *vmax; /* amsgrad */
+    int64_t step;
+} param_state;
+
+struct ops_optimizer {
+    opt_kind kind;
+    ops_sgd_options sgd;
+    ops_adam_options adam;
+    int64_t n;
+    param_state *ps;
+};
+
+void
+ops_optimizer_release(ops_optimizer *opt)
+{
+    if (opt == NULL)
+        return;
+    for (int64_t i = 0; i < opt->n; i++) {
+        ops_tensor_release(opt->ps[i].p);
+        ops_tensor_release(opt->ps[i].buf);
+        ops_tensor_release(opt->ps[i].v);
+        ops_tensor_release(opt->ps[i].vmax);
+    }
+    ops_host_free(opt->ps);
+    ops_host_free(opt);
+}
+
+static ops_optimizer *
+opt_new(const char *op, opt_kind kind, ops_tensor_list params)
+{
+    if (params.len < 0 || (params.len > 0 && params.data == NULL))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: params is not a valid list", op);
+    if (params.len == 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: optimizer got an empty parameter list", op);
+    for (int64_t i = 0; i < params.len; i++) {
+        const ops_tensor *p = params.data[i];
+        if (p == NULL || !ops_dtype_is_floating(ops_tensor_dtype(p)) || !ops_tensor_is_leaf(p))
+            return ops_fail_null(OPS_ERR_VALUE, "%s: parameter %lld must be a floating leaf tensor", op,
+                                 (long long)i);
+    }
+    ops_optimizer *o = ops_host_malloc(sizeof *o);
+    param_state *ps = ops_host_malloc((size_t)params.len * sizeof *ps);
+    if (o == NULL || ps == NULL) {
+        ops_host_free(o);
+        ops_host_free(ps);
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory", op);
+    }
+    memset(o, 0, sizeof *o);
+    memset(ps, 0, (size_t)params.len * sizeof *ps);
+    o->kind = kind;
+    o->n = params.len;
+    o->ps = ps;
+    for (int64_t i = 0; i < params.len; i++)
+        ps[i].p = ops_tensor_retain(params.data[i]);
+    return o;
+}
+
+ops_optimizer *
+ops_sgd_new(ops_tensor_list params, const ops_sgd_options *opts)
+{
+    const char *op = "SGD";
+    if (opts == NULL || !(opts->lr >= 0) || !(opts->momentum >= 0) || !(opts->weight_decay >= 0))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid learning rate, momentum or weight_decay value", op);
+    if (opts->nesterov && (opts->momentum <= 0 || opts->dampening != 0))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: Nesterov momentum requires a momentum and zero dampening", op);
+    ops_optimizer *o = opt_new(op, OPT_SGD, params);
+    if (o != NULL)
+        o->sgd = *opts;
+    return o;
+}
+
+static ops_optimizer *
+adam_new(const char *op, opt_kind kind, ops_tensor_list params, const ops_adam_options *opts)
+{
+    ops_adam_options a = opts != NULL ? *opts : (ops_adam_options){0};
+    if (a.lr == 0)
+        a.lr = 1e-3;
+    if (a.beta1 == 0 && a.beta2 == 0) {
+        a.beta1 = 0.9;
+        a.beta2 = 0.999;
+    }
+    if (a.eps == 0)
+        a.eps = 1e-8;
+    if (kind == OPT_ADAMW && opts != NULL && opts->weight_decay == 0)
+        a.weight_decay = 1e-2;
+    if (!(a.lr >= 0) || !(a.eps >= 0) || !(a.weight_decay >= 0))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid learning rate, epsilon or weight_decay value", op);
+    if (!(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1))
+        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid beta parameters: (%g, %g)", op, a.beta1, a.beta2);
+    ops_optimizer *o = opt_new(op, kind, params);
+    if (o != NULL)
+        o->adam = a;
+    return o;
+}
+
+ops_optimizer *
+ops_adam_new(ops_tensor_list params, const ops_adam_options *opts)
+{
+    return adam_new("Adam", OPT_ADAM, params, opts);
+}
+
+ops_optimizer *
+ops_adamw_new(ops_tensor_list params, const ops_adam_options *opts)
+{
+    return adam_new("AdamW", OPT_ADAMW, params, opts);
+}
+
+static ops_status
+sgd_update(const ops_sgd_options *o, param_state *s, const ops_tensor *g0)
+{
+    ops_tensor *d = NULL;
+    ops_status st = OPS_OK;
+    if (o->maximize || o->weight_decay != 0) {
+        d = ops_mul_scalar(g0, OPS_SCALAR_FLOAT(o->maximize ? -1.0 : 1.0));
+        if (d == NULL || (o->weight_decay != 0 && ops_add_(d, s->p, OPS_SCALAR_FLOAT(o->weight_decay)) != OPS_OK))
+            goto fail;
+    } else {
+        d = ops_tensor_retain(g0);
+    }
+    if (o->momentum != 0) {
+        if (s->buf == NULL) {
+            if ((s->buf = ops_clone(d)) == NULL)
+                goto fail;
+        } else if (ops_mul_scalar_(s->buf, OPS_SCALAR_FLOAT(o->momentum)) != OPS_OK ||
+                   ops_add_(s->buf, d, OPS_SCALAR_FLOAT(1.0 - o->dampening)) != OPS_OK) {
+            goto fail;
+        }
+        if (o->nesterov) {
+            if (ops_tensor_data_ptr(d) == ops_tensor_data_ptr(g0)) { /* d still is the grad: copy */
+                ops_tensor *c = ops_clone(d);
+                ops_tensor_release(d);
+                if ((d = c) == NULL)
+                    goto fail;
+            }
+            if (ops_add_(d, s->buf, OPS_SCALAR_FLOAT(o->momentum)) != OPS_OK)
+                goto fail;
+        } else {
+            ops_tensor_release(d);
+            d = ops_tensor_retain(s->buf);
+        }
+    }
+    st = ops_add_(s->p, d, OPS_SCALAR_FLOAT(-o->lr));
+    ops_tensor_release(d);
+    return st;
+fail:
+    ops_tensor_release(d);
+    return ops_last_status();
+}
+
+static ops_status
+adam_update(opt_kind kind, const ops_adam_options *o, param_state *s, const ops_tensor *g0)
+{
+    ops_tensor *g = NULL, *denom = NULL, *vhat = NULL;
+    s->step++;
+    if (kind == OPT_ADAMW && o->weight_decay != 0 &&
+        ops_mul_scalar_(s->p, OPS_SCALAR_FLOAT(1.0 - o->lr * o->weight_decay)) != OPS_OK)
+        goto fail;
+    g = ops_mul_scalar(g0, OPS_SCALAR_FLOAT(o->maximize ? -1.0 : 1.0));
+    if (g == NULL)
+        goto fail;
+    if (kind == OPT_ADAM && o->weight_decay != 0 && ops_add_(g, s->p, OPS_SCALAR_FLOAT(o->weight_decay)) != OPS_OK)
+        goto fail;
+    if (s->buf == NULL) {
+        if ((s->buf = ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)) == NULL ||
+            (s->v = ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)) == NULL)
+            goto fail;
+    }
+    /* m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2 */
+    if (ops_mul_scalar_(s->buf, OPS_SCALAR_FLOAT(o->beta1)) != OPS_OK ||
+        ops_add_(s->buf, g, OPS_SCALAR_FLOAT(1.0 - o->beta1)) != OPS_OK ||
+        ops_mul_scalar_(s->v, OPS_SCALAR_FLOAT(o->beta2)) != OPS_OK ||
+        ops_addcmul_(s->v, g, g, OPS_SCALAR_FLOAT(1.0 - o->beta2)) != OPS_OK)
+        goto fail;
+    const ops_tensor *v = s->v;
+    if (o->amsgrad) {
+        ops_tensor *mx = s->vmax == NULL ? ops_clone(s->v) : ops_maximum(s->vmax, s->v);
+        if (mx == NULL)
+            goto fail;
+        ops_tensor_release(s->vmax);
+        s->vmax = mx;
+        v = mx;
+    }
+    const double bc1 = 1.0 - pow(o->beta1, (double)s->step), bc2 = 1.0 - pow(o->beta2, (double)s->step);
+    /* denom = sqrt(v) / sqrt(bc2) + eps;  p -= lr / bc1 * m / denom */
+    if ((vhat = ops_sqrt(v)) == NULL || ops_mul_scalar_(vhat, OPS_SCALAR_FLOAT(1.0 / sqrt(bc2))) != OPS_OK)
+        goto fail;
+    if ((denom = ops_add_scalar(vhat, OPS_SCALAR_FLOAT(o->eps), OPS_SCALAR_INT(1))) == NULL)
+        goto fail;
+    if (ops_addcdiv_(s->p, s->buf, denom, OPS_SCALAR_FLOAT(-o->lr / bc1)) != OPS_OK)
+        goto fail;
+    ops_tensor_release(g);
+    ops_tensor_release(vhat);
+    ops_tensor_release(denom);
+    return OPS_OK;
+fail:
+    ops_tensor_release(g);
+    ops_tensor_release(vhat);
+    ops_tensor_release(denom);
+    return ops_last_status();
+}
+
+ops_status
+ops_optimizer_step(ops_optimizer *opt)
+{
+    if (opt == NULL)
+        return ops_fail(OPS_ERR_VALUE, "optimizer step: optimizer is NULL");
+    const bool prev = ops_set_grad_enabled(false);
+    ops_status st = OPS_OK;
+    for (int64_t i = 0; i < opt->n && st == OPS_OK; i++) {
+        param_state *s = &opt->ps[i];
+        ops_tensor *g = ops_tensor_grad(s->p);
+        if (g == NULL)
+            continue;
+        st = opt->kind == OPT_SGD ? sgd_update(&opt->sgd, s, g) : adam_update(opt->kind, &opt->adam, s, g);
+        ops_tensor_release(g);
+    }
+    ops_set_grad_enabled(prev);
+    return st;
+}
+
+ops_status
+ops_optimizer_zero_grad(ops_optimizer *opt, bool set_to_none)
+{
+    if (opt == NULL)
+        return ops_fail(OPS_ERR_VALUE, "zero_grad: optimizer is NULL");
+    for (int64_t i = 0; i < opt->n; i++) {
+        ops_tensor *g = ops_tensor_grad(opt->ps[i].p);
+        if (g == NULL)
+            continue;
+        ops_status st = set_to_none ? ops_tensor_set_grad(opt->ps[i].p, NULL) : ops_zero_(g);
+        ops_tensor_release(g);
+        if (st != OPS_OK)
+            return st;
+    }
+    return OPS_OK;
+}
