@@ -5,7 +5,8 @@
  * ops_base.h     dtypes, devices, scalars, lists, status codes, errors
  * ops_tensor.h   tensors, storage, allocators, printing
  * ops_functions.h  every operator, generated from ops/native_functions.yaml
- * ops_registry.h   the boxed registry of operators (for FFIs and test runners) */
+ * ops_registry.h   the boxed registry of operators (for FFIs and test runners)
+ * ops_random.h   random number generators (Philox4x32-10, seed and offset) */
 #ifndef LIBOPS_H
 #define LIBOPS_H
 
@@ -13,5 +14,6 @@
 #include "ops_tensor.h"
 #include "ops_functions.h"
 #include "ops_registry.h"
+#include "ops_random.h"
 
 #endif /* LIBOPS_H */
