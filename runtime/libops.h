@@ -7,7 +7,8 @@
  * ops_functions.h  every operator, generated from ops/native_functions.yaml
  * ops_registry.h   the boxed registry of operators (for FFIs and test runners)
  * ops_autograd.h   requires_grad, backward, autograd_grad, hooks, grad mode
- * ops_optim.h      SGD, Adam, AdamW */
+ * ops_optim.h      SGD, Adam, AdamW
+ * ops_random.h     random number generators (Philox4x32-10, seed and offset) */
 #ifndef LIBOPS_H
 #define LIBOPS_H
 
@@ -17,5 +18,6 @@
 #include "ops_registry.h"
 #include "ops_autograd.h"
 #include "ops_optim.h"
+#include "ops_random.h"
 
 #endif /* LIBOPS_H */
