@@ -100,7 +100,7 @@ adam_new(const char *op, opt_kind kind, ops_tensor_list params, const ops_adam_o
     }
     if (a.eps == 0)
         a.eps = 1e-8;
-    if (kind == OPT_ADAMW && opts != NULL && opts->weight_decay == 0)
+    if (kind == OPT_ADAMW && a.weight_decay == 0) /* AdamW without decay is Adam */
         a.weight_decay = 1e-2;
     if (!(a.lr >= 0) || !(a.eps >= 0) || !(a.weight_decay >= 0))
         return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid learning rate, epsilon or weight_decay value", op);

@@ -1,0 +1,182 @@
+/* Optimizers (runtime/optim.c) against the update rules written out in scalar C for a
+ * few steps on fixed gradients (torch.optim's documented algorithms), and against a
+ * problem with a known minimum: least squares through the public autograd API. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops_autograd.h"
+#include "ops_functions.h"
+#include "ops_optim.h"
+
+static const double P0[3] = {1.0, -2.0, 0.5};
+static const double G[4][3] = {{0.5, -1.0, 2.0}, {0.25, 0.5, -1.5}, {-0.75, 0.0, 1.0}, {0.1, 0.2, 0.3}};
+
+static ops_tensor *
+param(void)
+{
+    ops_tensor *p = ops_tensor_from_data(P0, (ops_int_list){(int64_t[]){3}, 1}, OPS_FLOAT64);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(p, true), OPS_OK);
+    return p;
+}
+
+static void
+set_grad(ops_tensor *p, const double *g)
+{
+    ops_tensor *t = ops_tensor_from_data(g, (ops_int_list){(int64_t[]){3}, 1}, OPS_FLOAT64);
+    ck_assert_int_eq(ops_tensor_set_grad(p, t), OPS_OK);
+    ops_tensor_release(t);
+}
+
+static void
+expect(const ops_tensor *p, const double *want)
+{
+    const double *v = ops_tensor_data_ptr(p);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(fabs(v[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])), "element %d: %.17g != %.17g", i, v[i],
+                      want[i]);
+}
+
+START_TEST(test_sgd_momentum_nesterov_weight_decay)
+{
+    for (int variant = 0; variant < 3; variant++) {
+        const ops_sgd_options o = {.lr = 0.1, .momentum = variant ? 0.9 : 0.0, .dampening = 0.0,
+                                   .weight_decay = 0.01, .nesterov = variant == 2};
+        ops_tensor *p = param();
+        const ops_tensor *ps[1] = {p};
+        ops_optimizer *opt = ops_sgd_new((ops_tensor_list){ps, 1}, &o);
+        ck_assert_ptr_nonnull(opt);
+        double ref[3], buf[3] = {0};
+        memcpy(ref, P0, sizeof ref);
+        for (int step = 0; step < 4; step++) {
+            set_grad(p, G[step]);
+            ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+            for (int i = 0; i < 3; i++) {
+                double d = G[step][i] + o.weight_decay * ref[i];
+                if (o.momentum != 0) {
+                    buf[i] = step == 0 ? d : o.momentum * buf[i] + (1 - o.dampening) * d;
+                    d = o.nesterov ? d + o.momentum * buf[i] : buf[i];
+                }
+                ref[i] -= o.lr * d;
+            }
+            expect(p, ref);
+        }
+        ops_optimizer_release(opt);
+        ops_tensor_release(p);
+    }
+}
+END_TEST
+
+START_TEST(test_adam_and_adamw)
+{
+    for (int variant = 0; variant < 3; variant++) { /* Adam, AdamW, Adam amsgrad */
+        const ops_adam_options o = {.lr = 0.05, .beta1 = 0.9, .beta2 = 0.99, .eps = 1e-8, .weight_decay = 0.1,
+                                    .amsgrad = variant == 2};
+        ops_tensor *p = param();
+        const ops_tensor *ps[1] = {p};
+        ops_optimizer *opt = variant == 1 ? ops_adamw_new((ops_tensor_list){ps, 1}, &o)
+                                          : ops_adam_new((ops_tensor_list){ps, 1}, &o);
+        ck_assert_ptr_nonnull(opt);
+        double ref[3], m[3] = {0}, v[3] = {0}, vmax[3] = {0};
+        memcpy(ref, P0, sizeof ref);
+        for (int step = 1; step <= 4; step++) {
+            set_grad(p, G[step - 1]);
+            ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+            for (int i = 0; i < 3; i++) {
+                double g = G[step - 1][i];
+                if (variant == 1)
+                    ref[i] *= 1 - o.lr * o.weight_decay;
+                else
+                    g += o.weight_decay * ref[i];
+                m[i] = o.beta1 * m[i] + (1 - o.beta1) * g;
+                v[i] = o.beta2 * v[i] + (1 - o.beta2) * g * g;
+                vmax[i] = fmax(vmax[i], v[i]);
+                const double bc1 = 1 - pow(o.beta1, step), bc2 = 1 - pow(o.beta2, step);
+                const double vv = o.amsgrad ? vmax[i] : v[i];
+                ref[i] -= o.lr / bc1 * m[i] / (sqrt(vv) / sqrt(bc2) + o.eps);
+            }
+            expect(p, ref);
+        }
+        ops_optimizer_release(opt);
+        ops_tensor_release(p);
+    }
+}
+END_TEST
+
+START_TEST(test_least_squares_converges)
+{
+    /* min_w |X w - y|^2 with y = X w* exactly: Adam and SGD reach w* */
+    const double X[4][2] = {{1, 2}, {3, -1}, {0.5, 0.5}, {-2, 1}}, wstar[2] = {0.75, -1.25};
+    double y[4];
+    for (int i = 0; i < 4; i++)
+        y[i] = X[i][0] * wstar[0] + X[i][1] * wstar[1];
+    ops_tensor *x = ops_tensor_from_data(X, (ops_int_list){(int64_t[]){4, 2}, 2}, OPS_FLOAT64);
+    ops_tensor *yt = ops_tensor_from_data(y, (ops_int_list){(int64_t[]){4}, 1}, OPS_FLOAT64);
+    for (int which = 0; which < 2; which++) {
+        ops_tensor *w = ops_zeros((ops_int_list){(int64_t[]){2}, 1}, OPS_FLOAT64, OPS_DEVICE_CPU);
+        ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+        const ops_tensor *ps[1] = {w};
+        ops_optimizer *opt = which == 0 ? ops_adam_new((ops_tensor_list){ps, 1}, &(ops_adam_options){.lr = 0.05})
+                                        : ops_sgd_new((ops_tensor_list){ps, 1},
+                                                      &(ops_sgd_options){.lr = 0.05, .momentum = 0.5});
+        ck_assert_ptr_nonnull(opt);
+        for (int it = 0; it < 2000; it++) {
+            ck_assert_int_eq(ops_optimizer_zero_grad(opt, it % 2 == 0), OPS_OK);
+            ops_tensor *pred = ops_matmul(x, w);
+            ops_tensor *loss = ops_mse_loss(pred, yt, 1);
+            ck_assert_ptr_nonnull(loss);
+            ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_OK);
+            ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+            ops_tensor_release(loss);
+            ops_tensor_release(pred);
+        }
+        const double *wv = ops_tensor_data_ptr(w);
+        ck_assert_double_eq_tol(wv[0], wstar[0], 1e-4);
+        ck_assert_double_eq_tol(wv[1], wstar[1], 1e-4);
+        ops_optimizer_release(opt);
+        ops_tensor_release(w);
+    }
+    ops_tensor_release(x);
+    ops_tensor_release(yt);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    ops_tensor *p = param();
+    const ops_tensor *ps[1] = {p};
+    ck_assert_ptr_null(ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = -1}));
+    ck_assert_ptr_null(ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = 0.1, .nesterov = true}));
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "Nesterov momentum requires a momentum and zero dampening"));
+    ck_assert_ptr_null(ops_adam_new((ops_tensor_list){ps, 1}, &(ops_adam_options){.beta1 = 1.5, .beta2 = 0.9}));
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "Invalid beta parameters"));
+    ck_assert_ptr_null(ops_adam_new((ops_tensor_list){NULL, 0}, NULL));
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "empty parameter list"));
+    /* a parameter without .grad is skipped */
+    ops_optimizer *opt = ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = 0.1});
+    ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+    expect(p, P0);
+    ops_optimizer_release(opt);
+    ops_tensor_release(p);
+}
+END_TEST
+
+int
+main(void)
+{
+    Suite *s = suite_create("optim");
+    TCase *tc = tcase_create("optim");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_sgd_momentum_nesterov_weight_decay);
+    tcase_add_test(tc, test_adam_and_adamw);
+    tcase_add_test(tc, test_least_squares_converges);
+    tcase_add_test(tc, test_bad_arguments);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
