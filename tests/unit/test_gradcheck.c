@@ -180,6 +180,57 @@ START_TEST(test_broadcast_grads_and_dtypes)
 }
 END_TEST
 
+START_TEST(test_dropout_backward)
+{
+    /* d sum(dropout(x)) / dx is 1 / (1 - p) where an element was kept, else 0; the
+     * mask is read off the result (x has no zeros) and native_dropout's own mask. */
+    ops_tensor *x = ops_full((ops_int_list){(int64_t[]){64}, 1}, OPS_SCALAR_FLOAT(0.5), OPS_FLOAT64, OPS_DEVICE_CPU);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+    ops_tensor *y = ops_dropout(x, 0.25, true);
+    ops_tensor *s = ops_sum(y, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(s, NULL, false, false), OPS_OK);
+    ops_tensor *g = ops_tensor_grad(x);
+    const double *yp = ops_tensor_data_ptr(y), *gp = ops_tensor_data_ptr(g);
+    int kept = 0;
+    for (int i = 0; i < 64; i++) {
+        ck_assert_double_eq(gp[i], yp[i] != 0 ? 1.0 / 0.75 : 0.0);
+        kept += yp[i] != 0;
+    }
+    ck_assert(kept > 0 && kept < 64);
+    ops_tensor_release(g);
+    ops_tensor_release(s);
+    ops_tensor_release(y);
+    ck_assert_int_eq(ops_tensor_set_grad(x, NULL), OPS_OK);
+    ops_tensor *out = NULL, *mask = NULL;
+    ck_assert_int_eq(ops_native_dropout(x, 0.25, &(bool){true}, &out, &mask), OPS_OK);
+    ck_assert(!ops_tensor_requires_grad(mask));
+    s = ops_sum(out, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(s, NULL, false, false), OPS_OK);
+    g = ops_tensor_grad(x);
+    ops_tensor *m64 = ops_to_dtype(mask, OPS_FLOAT64, false, false);
+    const double *mp = ops_tensor_data_ptr(m64);
+    gp = ops_tensor_data_ptr(g);
+    for (int i = 0; i < 64; i++)
+        ck_assert_double_eq(gp[i], mp[i] / 0.75);
+    ops_tensor_release(m64);
+    ops_tensor_release(g);
+    ops_tensor_release(s);
+    ops_tensor_release(out);
+    ops_tensor_release(mask);
+    /* not training: the identity */
+    ck_assert_int_eq(ops_tensor_set_grad(x, NULL), OPS_OK);
+    y = ops_dropout(x, 0.25, false);
+    s = ops_sum(y, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(s, NULL, false, false), OPS_OK);
+    g = ops_tensor_grad(x);
+    ck_assert_double_eq(((double *)ops_tensor_data_ptr(g))[7], 1.0);
+    ops_tensor_release(g);
+    ops_tensor_release(s);
+    ops_tensor_release(y);
+    ops_tensor_release(x);
+}
+END_TEST
+
 static Suite *
 gradcheck_suite(void)
 {
@@ -193,6 +244,7 @@ gradcheck_suite(void)
     tcase_add_test(tl, test_inplace_on_non_leaf);
     tcase_add_test(tl, test_inplace_saved_value_modified);
     tcase_add_test(tl, test_broadcast_grads_and_dtypes);
+    tcase_add_test(tl, test_dropout_backward);
     suite_add_tcase(s, tl);
     return s;
 }
