@@ -1,0 +1,1250 @@
+/* Sorting (CPU): sort (and its stable overloads), argsort, msort, topk, kthvalue,
+ * _unique2, unique_dim, unique (torch.unique's signature) and unique_consecutive.
+ *
+ * Every op here works on lines: the elements of self along one dim (all of them,
+ * flattened, for unique).  A line is gathered into an array of (key, position) pairs
+ * whose unsigned key orders like the values do in PyTorch: integers with the sign bit
+ * flipped, floats by their bits with negatives inverted, every NaN mapped to the
+ * largest key (NaN sorts as the largest value) and -0.0 to +0.0's key (they compare
+ * equal, so a stable sort keeps them in input order).  Descending order inverts the
+ * keys, so the same ascending stable sort keeps equal elements in input order there
+ * too, with NaN first, as PyTorch's CPU sort does.
+ *
+ * Sorting is an LSD radix sort on the key bytes (stable by construction; a byte
+ * where every key agrees costs no pass), insertion sort for short lines.  Pairs are
+ * 8 bytes (32-bit key and position) for dtypes of up to 4 bytes and lines below 2^32,
+ * 16 bytes otherwise.  topk and kthvalue select instead of sorting, on (key,
+ * position), a total order, so their results are those of the stable sort (ties go to
+ * the lower index) and are deterministic: kthvalue by quickselect; topk with
+ * k <= n / SORT_SELECT_RATIO in one streaming pass that keeps a small buffer of
+ * candidates below a bar (measured on 1M float32: k = 10 costs a tenth of the full
+ * sort), sorting only its k; larger k sort the line.
+ *
+ * Values are copied from the input elements themselves (never rebuilt from keys), so
+ * NaN payloads and the sign of zero survive.  Results are computed into fresh
+ * contiguous tensors, or straight into out= tensors when every out given already has
+ * the result's shape, is contiguous and overlaps neither self nor another out.  Outs
+ * are checked before anything is allocated and written after every allocation, all
+ * of them or none (a failed call leaves out= untouched).  Lines are split across
+ * threads when there are several and enough elements; one line uses one thread. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cpu_util.h"
+#include "ops_functions.h"
+#include "ops_kernels.h"
+
+/* Lines up to this long are insertion-sorted (a radix pass costs 256 counters). */
+#define SORT_SMALL 48
+/* topk streams when k * SORT_SELECT_RATIO <= n and sorts the line otherwise: on 1M
+ * float32 (CPU time, one thread) streaming is 10x faster than the sort at k = 10, 2x
+ * at n/64, and slower than it from about n/16 (bench/bench_sort.c measures k = 10 and
+ * k = 1000 against the sort). */
+#define SORT_SELECT_RATIO 64
+
+#define SORT_NUMERIC_MASK                                                                           \
+    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
+     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
+     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
+
+typedef struct {
+    uint32_t k; /* order-preserving key */
+    uint32_t i; /* position along the line */
+} sort_p32;
+
+typedef struct {
+    uint64_t k;
+    uint64_t i;
+} sort_p64;
+
+/* ---- keys ---------------------------------------------------------------------------- */
+
+static inline uint64_t
+sort_key_b(bool v)
+{
+    return v ? 1u : 0u;
+}
+
+static inline uint64_t
+sort_key_u8(uint8_t v)
+{
+    return v;
+}
+
+static inline uint64_t
+sort_key_i8(int8_t v)
+{
+    return (uint8_t)((uint8_t)v ^ 0x80u);
+}
+
+static inline uint64_t
+sort_key_i16(int16_t v)
+{
+    return (uint16_t)((uint16_t)v ^ 0x8000u);
+}
+
+static inline uint64_t
+sort_key_i32(int32_t v)
+{
+    return (uint32_t)v ^ 0x80000000u;
+}
+
+static inline uint64_t
+sort_key_i64(int64_t v)
+{
+    return (uint64_t)v ^ 0x8000000000000000ull;
+}
+
+static inline uint64_t
+sort_key_f16(ops_half h)
+{
+    uint16_t b = h.bits;
+    if ((b & 0x7fffu) > 0x7c00u)
+        return 0xffffu;
+    if (b == 0x8000u)
+        b = 0;
+    return (b & 0x8000u) ? (uint16_t)~b : (uint16_t)(b | 0x8000u);
+}
+
+static inline uint64_t
+sort_key_bf16(ops_bfloat16 h)
+{
+    uint16_t b = h.bits;
+    if ((b & 0x7fffu) > 0x7f80u)
+        return 0xffffu;
+    if (b == 0x8000u)
+        b = 0;
+    return (b & 0x8000u) ? (uint16_t)~b : (uint16_t)(b | 0x8000u);
+}
+
+static inline uint64_t
+sort_key_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return 0xffffffffu;
+    if (u == 0x80000000u)
+        u = 0;
+    return (u & 0x80000000u) ? (uint32_t)~u : (u | 0x80000000u);
+}
+
+static inline uint64_t
+sort_key_f64(double f)
+{
+    uint64_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull)
+        return ~0ull;
+    if (u == 0x8000000000000000ull)
+        u = 0;
+    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
+
+/* Bytes of a dtype's key (its element size; bool has 1). */
+static int
+sort_key_bytes(ops_dtype dt)
+{
+    return (int)ops_dtype_itemsize(dt);
+}
+
+/* ---- pair arrays: gather, radix sort, select ------------------------------------------ */
+
+/* Fills a[0..n) with the keys of the n elements at p, step bytes apart (inverted when
+ * desc) and their positions. */
+#define SORT_DEFINE_GATHER_(P, SUF, T, KEYFN, BITS)                                               \
+    static void sort_gather_##P##_##SUF(P *a, const char *p, int64_t step, int64_t n, bool desc)   \
+    {                                                                                              \
+        const uint64_t inv = desc ? (~0ull >> (64 - BITS)) : 0;                                     \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            T v;                                                                                   \
+            memcpy(&v, p + j * step, sizeof v);                                                    \
+            a[j].k = (__typeof__(a[j].k))(KEYFN(v) ^ inv);                                         \
+            a[j].i = (__typeof__(a[j].i))j;                                                        \
+        }                                                                                          \
+    }
+
+#define SORT_DEFINE_GATHERS_(P)                                                                   \
+    SORT_DEFINE_GATHER_(P, b, bool, sort_key_b, 8)                                                 \
+    SORT_DEFINE_GATHER_(P, u8, uint8_t, sort_key_u8, 8)                                            \
+    SORT_DEFINE_GATHER_(P, i8, int8_t, sort_key_i8, 8)                                             \
+    SORT_DEFINE_GATHER_(P, i16, int16_t, sort_key_i16, 16)                                         \
+    SORT_DEFINE_GATHER_(P, i32, int32_t, sort_key_i32, 32)                                         \
+    SORT_DEFINE_GATHER_(P, f16, ops_half, sort_key_f16, 16)                                        \
+    SORT_DEFINE_GATHER_(P, bf16, ops_bfloat16, sort_key_bf16, 16)                                  \
+    SORT_DEFINE_GATHER_(P, f32, float, sort_key_f32, 32)
+
+SORT_DEFINE_GATHERS_(sort_p32)
+SORT_DEFINE_GATHERS_(sort_p64)
+SORT_DEFINE_GATHER_(sort_p64, i64, int64_t, sort_key_i64, 64)
+SORT_DEFINE_GATHER_(sort_p64, f64, double, sort_key_f64, 64)
+
+#define SORT_GATHER_CASES_(P)                                                                     \
+    case OPS_BOOL: sort_gather_##P##_b(a, p, step, n, desc); break;                                \
+    case OPS_UINT8: sort_gather_##P##_u8(a, p, step, n, desc); break;                              \
+    case OPS_INT8: sort_gather_##P##_i8(a, p, step, n, desc); break;                               \
+    case OPS_INT16: sort_gather_##P##_i16(a, p, step, n, desc); break;                             \
+    case OPS_INT32: sort_gather_##P##_i32(a, p, step, n, desc); break;                             \
+    case OPS_FLOAT16: sort_gather_##P##_f16(a, p, step, n, desc); break;                           \
+    case OPS_BFLOAT16: sort_gather_##P##_bf16(a, p, step, n, desc); break;                         \
+    case OPS_FLOAT32: sort_gather_##P##_f32(a, p, step, n, desc); break;
+
+static void
+sort_gather_p32(ops_dtype dt, sort_p32 *a, const char *p, int64_t step, int64_t n, bool desc)
+{
+    switch (dt) {
+        SORT_GATHER_CASES_(sort_p32)
+    default:
+        break;
+    }
+}
+
+static void
+sort_gather_p64(ops_dtype dt, sort_p64 *a, const char *p, int64_t step, int64_t n, bool desc)
+{
+    switch (dt) {
+        SORT_GATHER_CASES_(sort_p64)
+    case OPS_INT64: sort_gather_sort_p64_i64(a, p, step, n, desc); break;
+    case OPS_FLOAT64: sort_gather_sort_p64_f64(a, p, step, n, desc); break;
+    default:
+        break;
+    }
+}
+
+/* Composite order (key, then position): a total order on a line's pairs. */
+#define SORT_LESS_(x, y) ((x).k < (y).k || ((x).k == (y).k && (x).i < (y).i))
+
+/* Stable ascending sort of a[0..n) by key; tmp has room for n pairs.  Returns the
+ * array holding the result (a or tmp). */
+#define SORT_DEFINE_RADIX_(P, NB)                                                                 \
+    static P *P##_radix(P *a, P *tmp, int64_t n, int kbytes)                                       \
+    {                                                                                              \
+        if (n <= SORT_SMALL) {                                                                     \
+            for (int64_t i = 1; i < n; i++) {                                                      \
+                const P x = a[i];                                                                  \
+                int64_t j = i;                                                                     \
+                for (; j > 0 && a[j - 1].k > x.k; j--)                                             \
+                    a[j] = a[j - 1];                                                               \
+                a[j] = x;                                                                          \
+            }                                                                                      \
+            return a;                                                                              \
+        }                                                                                          \
+        int64_t cnt[NB][256];                                                                      \
+        memset(cnt, 0, sizeof(int64_t) * 256 * (size_t)kbytes);                                   \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const uint64_t k = a[i].k;                                                             \
+            for (int b = 0; b < kbytes; b++)                                                       \
+                cnt[b][(k >> (8 * b)) & 0xffu]++;                                                  \
+        }                                                                                          \
+        for (int b = 0; b < kbytes; b++) {                                                         \
+            const int sh = 8 * b;                                                                  \
+            int64_t *const c = cnt[b];                                                             \
+            if (c[((uint64_t)a[0].k >> sh) & 0xffu] == n)                                          \
+                continue; /* every key has this byte */                                            \
+            int64_t sum = 0;                                                                       \
+            for (int d = 0; d < 256; d++) {                                                        \
+                const int64_t t = c[d];                                                            \
+                c[d] = sum;                                                                        \
+                sum += t;                                                                          \
+            }                                                                                      \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                tmp[c[((uint64_t)a[i].k >> sh) & 0xffu]++] = a[i];                                 \
+            P *const s = a;                                                                        \
+            a = tmp;                                                                               \
+            tmp = s;                                                                               \
+        }                                                                                          \
+        return a;                                                                                  \
+    }                                                                                              \
+                                                                                                   \
+    /* Reorders a[0..n) so that a[kth] is the pair a composite sort would put there,    \
+     * with smaller pairs before it and larger ones after. */                                      \
+    static void P##_select(P *a, int64_t n, int64_t kth)                                           \
+    {                                                                                              \
+        int64_t lo = 0, hi = n - 1;                                                                \
+        while (hi - lo > 16) {                                                                     \
+            const int64_t mid = lo + (hi - lo) / 2;                                                \
+            P t;                                                                                   \
+            /* median of three into a[mid] */                                                      \
+            if (SORT_LESS_(a[mid], a[lo])) { t = a[mid]; a[mid] = a[lo]; a[lo] = t; }              \
+            if (SORT_LESS_(a[hi], a[mid])) {                                                       \
+                t = a[mid]; a[mid] = a[hi]; a[hi] = t;                                             \
+                if (SORT_LESS_(a[mid], a[lo])) { t = a[mid]; a[mid] = a[lo]; a[lo] = t; }          \
+            }                                                                                      \
+            const P pv = a[mid];                                                                   \
+            int64_t i = lo, j = hi;                                                                \
+            while (i <= j) {                                                                       \
+                while (SORT_LESS_(a[i], pv))                                                       \
+                    i++;                                                                           \
+                while (SORT_LESS_(pv, a[j]))                                                       \
+                    j--;                                                                           \
+                if (i <= j) {                                                                      \
+                    t = a[i]; a[i] = a[j]; a[j] = t;                                               \
+                    i++;                                                                           \
+                    j--;                                                                           \
+                }                                                                                  \
+            }                                                                                      \
+            if (kth <= j)                                                                          \
+                hi = j;                                                                            \
+            else if (kth >= i)                                                                     \
+                lo = i;                                                                            \
+            else                                                                                   \
+                return;                                                                            \
+        }                                                                                          \
+        for (int64_t i = lo + 1; i <= hi; i++) {                                                   \
+            const P x = a[i];                                                                      \
+            int64_t j = i;                                                                         \
+            for (; j > lo && SORT_LESS_(x, a[j - 1]); j--)                                         \
+                a[j] = a[j - 1];                                                                   \
+            a[j] = x;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    static int P##_cmp(const void *x, const void *y)                                               \
+    {                                                                                              \
+        const P *a = (const P *)x, *b = (const P *)y;                                              \
+        return SORT_LESS_(*a, *b) ? -1 : SORT_LESS_(*b, *a) ? 1 : 0;                               \
+    }
+
+SORT_DEFINE_RADIX_(sort_p32, 4)
+SORT_DEFINE_RADIX_(sort_p64, 8)
+
+/* topk for k << n without gathering the line: keys stream into buf (cap pairs,
+ * cap > k); whenever it fills, a select keeps its k first pairs and the k-th one's key
+ * becomes the bar.  Later elements have larger positions, so one whose key is not
+ * below the bar cannot be among the first k of the composite order: most of a long
+ * line costs a load and a compare.  Leaves the k first pairs, sorted, in buf[0..k). */
+#define SORT_DEFINE_STREAM_(P, SUF, T, KEYFN, BITS)                                               \
+    static void P##_stream_##SUF(P *buf, int64_t cap, int64_t k, const char *p, int64_t step,      \
+                                 int64_t n, bool desc)                                             \
+    {                                                                                              \
+        const uint64_t inv = desc ? (~0ull >> (64 - BITS)) : 0;                                    \
+        uint64_t bar = ~0ull;                                                                      \
+        bool barred = false;                                                                       \
+        int64_t m = 0;                                                                             \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            T v;                                                                                   \
+            memcpy(&v, p + j * step, sizeof v);                                                    \
+            const uint64_t key = KEYFN(v) ^ inv;                                                   \
+            if (barred && key >= bar)                                                              \
+                continue;                                                                          \
+            buf[m].k = (__typeof__(buf[m].k))key;                                                  \
+            buf[m].i = (__typeof__(buf[m].i))j;                                                    \
+            if (++m == cap) {                                                                      \
+                P##_select(buf, m, k - 1);                                                         \
+                m = k;                                                                             \
+                bar = buf[k - 1].k;                                                                \
+                barred = true;                                                                     \
+            }                                                                                      \
+        }                                                                                          \
+        P##_select(buf, m, k - 1);                                                                 \
+        qsort(buf, (size_t)k, sizeof(P), P##_cmp);                                                 \
+    }
+
+#define SORT_DEFINE_STREAMS_(P)                                                                   \
+    SORT_DEFINE_STREAM_(P, b, bool, sort_key_b, 8)                                                 \
+    SORT_DEFINE_STREAM_(P, u8, uint8_t, sort_key_u8, 8)                                            \
+    SORT_DEFINE_STREAM_(P, i8, int8_t, sort_key_i8, 8)                                             \
+    SORT_DEFINE_STREAM_(P, i16, int16_t, sort_key_i16, 16)                                         \
+    SORT_DEFINE_STREAM_(P, i32, int32_t, sort_key_i32, 32)                                         \
+    SORT_DEFINE_STREAM_(P, f16, ops_half, sort_key_f16, 16)                                        \
+    SORT_DEFINE_STREAM_(P, bf16, ops_bfloat16, sort_key_bf16, 16)                                  \
+    SORT_DEFINE_STREAM_(P, f32, float, sort_key_f32, 32)
+
+SORT_DEFINE_STREAMS_(sort_p32)
+SORT_DEFINE_STREAMS_(sort_p64)
+SORT_DEFINE_STREAM_(sort_p64, i64, int64_t, sort_key_i64, 64)
+SORT_DEFINE_STREAM_(sort_p64, f64, double, sort_key_f64, 64)
+
+#define SORT_STREAM_CASES_(P)                                                                     \
+    case OPS_BOOL: P##_stream_b(buf, cap, k, p, step, n, desc); break;                             \
+    case OPS_UINT8: P##_stream_u8(buf, cap, k, p, step, n, desc); break;                           \
+    case OPS_INT8: P##_stream_i8(buf, cap, k, p, step, n, desc); break;                            \
+    case OPS_INT16: P##_stream_i16(buf, cap, k, p, step, n, desc); break;                          \
+    case OPS_INT32: P##_stream_i32(buf, cap, k, p, step, n, desc); break;                          \
+    case OPS_FLOAT16: P##_stream_f16(buf, cap, k, p, step, n, desc); break;                        \
+    case OPS_BFLOAT16: P##_stream_bf16(buf, cap, k, p, step, n, desc); break;                      \
+    case OPS_FLOAT32: P##_stream_f32(buf, cap, k, p, step, n, desc); break;
+
+static void
+sort_p32_stream_any(ops_dtype dt, sort_p32 *buf, int64_t cap, int64_t k, const char *p, int64_t step, int64_t n,
+                    bool desc)
+{
+    switch (dt) {
+        SORT_STREAM_CASES_(sort_p32)
+    default:
+        break;
+    }
+}
+
+static void
+sort_p64_stream_any(ops_dtype dt, sort_p64 *buf, int64_t cap, int64_t k, const char *p, int64_t step, int64_t n,
+                    bool desc)
+{
+    switch (dt) {
+        SORT_STREAM_CASES_(sort_p64)
+    case OPS_INT64: sort_p64_stream_i64(buf, cap, k, p, step, n, desc); break;
+    case OPS_FLOAT64: sort_p64_stream_f64(buf, cap, k, p, step, n, desc); break;
+    default:
+        break;
+    }
+}
+
+/* ---- one line, either pair width -------------------------------------------------------- */
+
+/* What to do with a line. */
+typedef enum {
+    LINE_SORT,   /* every element, in order */
+    LINE_TOPK,   /* the first k of the order */
+    LINE_KTH,    /* the element at position k - 1 of the order */
+} line_kind;
+
+/* Writes n values (copied from the input line src, step sstep bytes) in the order of
+ * the pairs' positions to dst (dstep bytes apart), and the positions to idx (istep
+ * int64 elements apart); either may be NULL. */
+#define SORT_DEFINE_SCATTER_(P)                                                                   \
+    static void P##_scatter(const P *a, int64_t n, size_t isz, const char *src, int64_t sstep,     \
+                            char *dst, int64_t dstep, int64_t *idx, int64_t istep)                 \
+    {                                                                                              \
+        if (dst != NULL) {                                                                         \
+            switch (isz) {                                                                         \
+            case 1:                                                                                \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    dst[j * dstep] = src[(int64_t)a[j].i * sstep];                                 \
+                break;                                                                             \
+            case 2:                                                                                \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    memcpy(dst + j * dstep, src + (int64_t)a[j].i * sstep, 2);                     \
+                break;                                                                             \
+            case 4:                                                                                \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    memcpy(dst + j * dstep, src + (int64_t)a[j].i * sstep, 4);                     \
+                break;                                                                             \
+            default:                                                                               \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    memcpy(dst + j * dstep, src + (int64_t)a[j].i * sstep, 8);                     \
+                break;                                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        if (idx != NULL)                                                                           \
+            for (int64_t j = 0; j < n; j++)                                                        \
+                idx[j * istep] = (int64_t)a[j].i;                                                  \
+    }
+
+SORT_DEFINE_SCATTER_(sort_p32)
+SORT_DEFINE_SCATTER_(sort_p64)
+
+/* A line job: nlines lines of len input elements (line l starts at line_in_offset,
+ * in_step bytes between elements) and the contiguous outputs they fill. */
+typedef struct {
+    const ops_tensor *self;
+    int dim;                 /* the line's dim in self (-1: self flattened, one line) */
+    int64_t len;             /* elements per line */
+    int64_t nlines;
+    int64_t in_step;         /* bytes between a line's input elements */
+    ops_dtype dt;
+    bool desc;
+    line_kind kind;
+    int64_t k;               /* topk's k, kthvalue's k */
+    /* outputs: contiguous; line l's olen elements start at element
+     * (l / inner) * olen * inner + l % inner, inner apart */
+    char *vals;              /* NULL: no values wanted */
+    int64_t *idx;            /* NULL: no indices wanted */
+    int64_t olen;
+    int64_t inner;
+} line_job;
+
+/* Input offset (elements) of line l: l decomposed over self's dims other than dim. */
+static int64_t
+line_in_offset(const ops_tensor *t, int dim, int64_t l)
+{
+    int64_t off = t->offset;
+    for (int d = t->ndim - 1; d >= 0 && l > 0; d--) {
+        if (d == dim)
+            continue;
+        const int64_t sz = t->sizes[d];
+        off += (l % sz) * t->strides[d];
+        l /= sz;
+    }
+    return off;
+}
+
+static bool
+line_use_p32(const line_job *j)
+{
+    return sort_key_bytes(j->dt) <= 4 && (uint64_t)j->len <= UINT32_MAX;
+}
+
+/* One line of the job, in scratch w. */
+#define SORT_DEFINE_LINE_(P)                                                                      \
+    static void P##_line(const line_job *j, int64_t l, P *a, P *b)                                 \
+    {                                                                                              \
+        const size_t isz = ops_dtype_itemsize(j->dt);                                              \
+        const char *const base = (const char *)j->self->storage->data;                             \
+        const char *const src = base + line_in_offset(j->self, j->dim, l) * (int64_t)isz;         \
+        const int64_t n = j->len;                                                                  \
+        const bool stream = j->kind == LINE_TOPK && j->k > 0 && j->k * SORT_SELECT_RATIO <= n;     \
+        if (stream) {                                                                              \
+            int64_t cap = j->k + (j->k > 128 ? j->k : 128); /* buffer pairs, at most n */          \
+            if (cap > n)                                                                           \
+                cap = n;                                                                           \
+            P##_stream_any(j->dt, a, cap, j->k, src, j->in_step, n, j->desc);                      \
+        } else                                                                                     \
+            P##_gather_any(j->dt, a, src, j->in_step, n, j->desc);                                 \
+        const int64_t o = (l / j->inner) * j->olen * j->inner + l % j->inner;                      \
+        char *const vd = j->vals != NULL ? j->vals + o * (int64_t)isz : NULL;                      \
+        int64_t *const id = j->idx != NULL ? j->idx + o : NULL;                                    \
+        const int64_t dstep = j->inner * (int64_t)isz;                                             \
+        P *r = a;                                                                                  \
+        int64_t m = n;                                                                             \
+        if (j->kind == LINE_KTH) {                                                                 \
+            P##_select(a, n, j->k - 1);                                                            \
+            r = a + (j->k - 1);                                                                    \
+            m = 1;                                                                                 \
+        } else if (stream) {                                                                       \
+            m = j->k;                                                                              \
+        } else {                                                                                   \
+            r = P##_radix(a, b, n, sort_key_bytes(j->dt));                                         \
+            if (j->kind == LINE_TOPK)                                                              \
+                m = j->k;                                                                          \
+        }                                                                                          \
+        P##_scatter(r, m, isz, src, j->in_step, vd, dstep, id, j->inner);                          \
+    }
+
+static inline void
+sort_p32_gather_any(ops_dtype dt, sort_p32 *a, const char *p, int64_t step, int64_t n, bool desc)
+{
+    sort_gather_p32(dt, a, p, step, n, desc);
+}
+
+static inline void
+sort_p64_gather_any(ops_dtype dt, sort_p64 *a, const char *p, int64_t step, int64_t n, bool desc)
+{
+    sort_gather_p64(dt, a, p, step, n, desc);
+}
+
+SORT_DEFINE_LINE_(sort_p32)
+SORT_DEFINE_LINE_(sort_p64)
+
+/* Scratch for j: two pair arrays per thread.  *nt gets the thread count, *ws the
+ * block (NULL when there is nothing to do).  OPS_ERR_OOM on failure. */
+static ops_status
+line_scratch(const char *op, const line_job *j, char **ws, int *nt)
+{
+    *ws = NULL;
+    *nt = 1;
+    if (j->nlines == 0 || j->len == 0 || j->olen == 0)
+        return OPS_OK;
+    const size_t psz = line_use_p32(j) ? sizeof(sort_p32) : sizeof(sort_p64);
+#ifdef _OPENMP
+    if (j->nlines > 1 && (double)j->nlines * (double)j->len > OPS_GRAIN_SIZE) {
+        *nt = ops_get_num_threads();
+        if ((int64_t)*nt > j->nlines)
+            *nt = (int)j->nlines;
+        if (*nt < 1)
+            *nt = 1;
+    }
+#endif
+    size_t bytes;
+    if (__builtin_mul_overflow((size_t)j->len, psz * 2, &bytes) ||
+        __builtin_mul_overflow(bytes, (size_t)*nt, &bytes))
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory (scratch for %d lines of %" PRId64 " elements)", op, *nt,
+                        j->len);
+    if ((*ws = (char *)ops_host_malloc(bytes)) == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes of scratch)", op, bytes);
+    return OPS_OK;
+}
+
+/* Runs every line of j in the scratch line_scratch gave, across nt threads.  Cannot
+ * fail. */
+static void
+line_exec(const line_job *j, char *ws, int nt)
+{
+    if (ws == NULL)
+        return;
+    const bool p32 = line_use_p32(j);
+    const size_t per = (size_t)j->len * (p32 ? sizeof(sort_p32) : sizeof(sort_p64));
+    (void)nt;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1)
+#endif
+    for (int64_t l = 0; l < j->nlines; l++) {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        char *const a = ws + (size_t)tid * 2 * per;
+        if (p32)
+            sort_p32_line(j, l, (sort_p32 *)a, (sort_p32 *)(a + per));
+        else
+            sort_p64_line(j, l, (sort_p64 *)a, (sort_p64 *)(a + per));
+    }
+}
+
+/* ---- out= handling ------------------------------------------------------------------ */
+
+/* An out= tensor must have dtype want and, when it has the result's shape already,
+ * elements that do not share memory. */
+static ops_status
+sort_check_out(const char *op, const char *name, const ops_tensor *out, ops_dtype want, int nd,
+               const int64_t *sizes)
+{
+    if (out == NULL)
+        return OPS_OK;
+    if (out->dtype != want)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor '%s' to have dtype %s, but got %s instead", op, name,
+                        ops_dtype_name(want), ops_dtype_name(out->dtype));
+    const bool same = out->ndim == nd && memcmp(out->sizes, sizes, (size_t)nd * sizeof(int64_t)) == 0;
+    if (same && ops_tensor_has_internal_overlap(out))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor refers to a "
+                        "single memory location. Please clone() the tensor before performing the operation.",
+                        op);
+    return OPS_OK;
+}
+
+/* Copies results r[i] into outs o[i] (resized when their shape differs): every
+ * resize first, undone if a later one fails, then the copies. */
+static ops_status
+sort_write_outs(const char *op, int n, ops_tensor *const *r, ops_tensor *const *o)
+{
+    struct {
+        int ndim;
+        int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS];
+    } saved[3];
+    ops_status st = OPS_OK;
+    int done = 0;
+    for (; done < n; done++) {
+        ops_tensor *t = o[done];
+        saved[done].ndim = t->ndim;
+        memcpy(saved[done].sizes, t->sizes, sizeof t->sizes);
+        memcpy(saved[done].strides, t->strides, sizeof t->strides);
+        const bool same = t->ndim == r[done]->ndim &&
+                          memcmp(t->sizes, r[done]->sizes, (size_t)t->ndim * sizeof(int64_t)) == 0;
+        if (!same && (st = ops_tensor_resize_(op, t, r[done]->ndim, r[done]->sizes)) != OPS_OK)
+            break;
+    }
+    if (st != OPS_OK) {
+        for (int i = 0; i < done; i++) {
+            o[i]->ndim = saved[i].ndim;
+            memcpy(o[i]->sizes, saved[i].sizes, sizeof o[i]->sizes);
+            memcpy(o[i]->strides, saved[i].strides, sizeof o[i]->strides);
+        }
+        return st;
+    }
+    for (int i = 0; i < n; i++) {
+        if ((st = ops_copy_values(op, o[i], r[i])) != OPS_OK)
+            return st;
+        ops_tensor_bump_version(o[i]);
+    }
+    return OPS_OK;
+}
+
+/* ---- sort, argsort, msort, topk, kthvalue ------------------------------------------- */
+
+/* The shared driver.  kind LINE_SORT: sort along dim; LINE_TOPK: the k first of the
+ * order (largest when desc); LINE_KTH: the k-th smallest, dim kept as size 1 when
+ * keepdim.  want_v/want_i: which results to make.  Outs (NULL: functional) get the
+ * results; otherwise *rv / *ri get new references. */
+static ops_status
+sort_driver(const char *op, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k,
+            bool keepdim, bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv,
+            ops_tensor **ri)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *tv = NULL, *ti = NULL;
+    if (kind != LINE_SORT && self->dtype == OPS_BOOL) /* topk, kthvalue: not for bool (PyTorch) */
+        return ops_fail_dtype(op, self->dtype, SORT_NUMERIC_MASK);
+    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+        return ops_last_status();
+    const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
+
+    /* result shape */
+    int ond = self->ndim;
+    int64_t osz[OPS_MAX_DIMS];
+    memcpy(osz, self->sizes, (size_t)self->ndim * sizeof(int64_t));
+    if (kind == LINE_TOPK) {
+        if (k < 0 || k > len)
+            return ops_fail(OPS_ERR_INDEX, "%s: selected index k out of range", op);
+        if (self->ndim > 0)
+            osz[dim] = k;
+    } else if (kind == LINE_KTH) {
+        if (ops_shape_numel(self->ndim, self->sizes) == 0 || len == 0)
+            return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op,
+                            (int)dim);
+        if (k < 1 || k > len)
+            return ops_fail(OPS_ERR_INDEX, "%s: selected number k out of range for dimension %d", op,
+                            (int)dim);
+        if (self->ndim > 0) {
+            if (keepdim) {
+                osz[dim] = 1;
+            } else {
+                memmove(osz + dim, osz + dim + 1, (size_t)(self->ndim - dim - 1) * sizeof(int64_t));
+                ond--;
+            }
+        }
+    }
+    if ((st = sort_check_out(op, "values", out_v, self->dtype, ond, osz)) != OPS_OK ||
+        (st = sort_check_out(op, "indices", out_i, OPS_INT64, ond, osz)) != OPS_OK)
+        return st;
+
+    /* Outs that already have the result's shape, contiguous and apart from self and
+     * from each other, are written in place; if any out needs a resize, every result
+     * goes through a fresh tensor first (so a failed resize leaves all outs as they
+     * were). */
+    bool direct = out_v != NULL || out_i != NULL;
+    ops_tensor *const outs[2] = {out_v, out_i};
+    for (int o = 0; o < 2 && direct; o++) {
+        const ops_tensor *t = outs[o];
+        if (t == NULL)
+            continue;
+        direct = t->ndim == ond && memcmp(t->sizes, osz, (size_t)ond * sizeof(int64_t)) == 0 &&
+                 ops_tensor_is_contiguous(t) && !ops_tensor_may_overlap(t, self) &&
+                 t->storage->device.type == OPS_CPU;
+    }
+    if (direct && out_v != NULL && out_i != NULL && ops_tensor_may_overlap(out_v, out_i))
+        direct = false;
+    char *ws = NULL;
+    int nt = 1;
+    if (!direct) {
+        if (want_v && (tv = ops_tensor_new(op, ond, osz, NULL, self->dtype, OPS_DEVICE_CPU)) == NULL)
+            goto fail;
+        if (want_i && (ti = ops_tensor_new(op, ond, osz, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)
+            goto fail;
+    }
+
+    line_job j;
+    memset(&j, 0, sizeof j);
+    j.self = self;
+    j.dim = self->ndim == 0 ? -1 : (int)dim;
+    j.len = len;
+    j.nlines = len == 0 ? 0 : ops_shape_numel(self->ndim, self->sizes) / len;
+    j.in_step = (self->ndim == 0 ? 0 : self->strides[dim]) * (int64_t)ops_dtype_itemsize(self->dtype);
+    j.dt = self->dtype;
+    j.desc = desc;
+    j.kind = kind;
+    j.k = k;
+    if (direct) {
+        j.vals = out_v != NULL ? (char *)ops_tensor_data_ptr(out_v) : NULL;
+        j.idx = out_i != NULL ? (int64_t *)ops_tensor_data_ptr(out_i) : NULL;
+    } else {
+        j.vals = tv != NULL ? (char *)ops_tensor_data_ptr(tv) : NULL;
+        j.idx = ti != NULL ? (int64_t *)ops_tensor_data_ptr(ti) : NULL;
+    }
+    if (kind == LINE_TOPK && self->ndim == 0)
+        j.k = 1; /* PyTorch copies a 0-dim self's one element for any valid k */
+    j.olen = kind == LINE_SORT ? len : kind == LINE_TOPK ? j.k : 1;
+    j.inner = 1;
+    for (int d = (int)dim + 1; d < self->ndim; d++)
+        j.inner *= self->sizes[d];
+    if (kind == LINE_KTH) /* one result per line, in line order */
+        j.inner = 1;
+    if ((st = line_scratch(op, &j, &ws, &nt)) != OPS_OK)
+        goto done;
+    line_exec(&j, ws, nt);
+    ops_host_free(ws);
+
+    if (direct) {
+        for (int o = 0; o < 2; o++)
+            if (outs[o] != NULL)
+                ops_tensor_bump_version(outs[o]);
+    } else if (out_v != NULL || out_i != NULL) {
+        ops_tensor *rs[2], *os[2];
+        int n = 0;
+        if (out_v != NULL)
+            rs[n] = tv, os[n++] = out_v;
+        if (out_i != NULL)
+            rs[n] = ti, os[n++] = out_i;
+        st = sort_write_outs(op, n, rs, os);
+    } else {
+        if (rv != NULL)
+            *rv = tv, tv = NULL;
+        if (ri != NULL)
+            *ri = ti, ti = NULL;
+    }
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_tensor_release(tv);
+    ops_tensor_release(ti);
+    return st;
+}
+
+ops_status
+sort_cpu(const ops_tensor *self, int64_t dim, bool descending, ops_tensor **values, ops_tensor **indices)
+{
+    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values,
+                       indices);
+}
+
+ops_status
+sort_values_cpu(const ops_tensor *self, int64_t dim, bool descending, ops_tensor *values, ops_tensor *indices)
+{
+    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL,
+                       NULL);
+}
+
+/* stable is accepted and ignored: every sort here is stable (as PyTorch's CPU sort). */
+ops_status
+sort_stable_cpu(const ops_tensor *self, const bool *stable, int64_t dim, bool descending, ops_tensor **values,
+                ops_tensor **indices)
+{
+    (void)stable;
+    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values,
+                       indices);
+}
+
+ops_status
+sort_values_stable_cpu(const ops_tensor *self, const bool *stable, int64_t dim, bool descending,
+                       ops_tensor *values, ops_tensor *indices)
+{
+    (void)stable;
+    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL,
+                       NULL);
+}
+
+ops_tensor *
+argsort_cpu(const ops_tensor *self, int64_t dim, bool descending)
+{
+    ops_tensor *r = NULL;
+    sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
+    return r;
+}
+
+ops_tensor *
+argsort_stable_cpu(const ops_tensor *self, bool stable, int64_t dim, bool descending)
+{
+    (void)stable;
+    ops_tensor *r = NULL;
+    sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
+    return r;
+}
+
+ops_status
+argsort_stable_out_cpu(const ops_tensor *self, bool stable, int64_t dim, bool descending, ops_tensor *out)
+{
+    (void)stable;
+    return sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, out, NULL, NULL);
+}
+
+ops_tensor *
+msort_cpu(const ops_tensor *self)
+{
+    ops_tensor *r = NULL;
+    sort_driver("msort", LINE_SORT, self, 0, false, 0, false, true, false, NULL, NULL, &r, NULL);
+    return r;
+}
+
+ops_status
+msort_out_cpu(const ops_tensor *self, ops_tensor *out)
+{
+    return sort_driver("msort", LINE_SORT, self, 0, false, 0, false, true, false, out, NULL, NULL, NULL);
+}
+
+/* sorted=False returns the k in sorted order too: PyTorch leaves that order
+ * unspecified, and the sorted one is deterministic. */
+ops_status
+topk_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, ops_tensor **values,
+         ops_tensor **indices)
+{
+    (void)sorted;
+    return sort_driver("topk", LINE_TOPK, self, dim, largest, k, false, true, true, NULL, NULL, values, indices);
+}
+
+ops_status
+topk_values_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, ops_tensor *values,
+                ops_tensor *indices)
+{
+    (void)sorted;
+    return sort_driver("topk", LINE_TOPK, self, dim, largest, k, false, true, true, values, indices, NULL, NULL);
+}
+
+ops_status
+kthvalue_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor **values,
+             ops_tensor **indices)
+{
+    return sort_driver("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, NULL, NULL, values,
+                       indices);
+}
+
+ops_status
+kthvalue_values_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor *values,
+                    ops_tensor *indices)
+{
+    return sort_driver("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, values, indices, NULL,
+                       NULL);
+}
+
+/* ---- unique ------------------------------------------------------------------------- */
+
+/* The key of the element at p (ascending), for element-by-element comparisons. */
+static uint64_t
+sort_key_at(ops_dtype dt, const char *p)
+{
+    switch (dt) {
+    case OPS_BOOL: { bool v; memcpy(&v, p, 1); return sort_key_b(v); }
+    case OPS_UINT8: return sort_key_u8(*(const uint8_t *)p);
+    case OPS_INT8: return sort_key_i8(*(const int8_t *)p);
+    case OPS_INT16: { int16_t v; memcpy(&v, p, 2); return sort_key_i16(v); }
+    case OPS_INT32: { int32_t v; memcpy(&v, p, 4); return sort_key_i32(v); }
+    case OPS_INT64: { int64_t v; memcpy(&v, p, 8); return sort_key_i64(v); }
+    case OPS_FLOAT16: { ops_half v; memcpy(&v, p, 2); return sort_key_f16(v); }
+    case OPS_BFLOAT16: { ops_bfloat16 v; memcpy(&v, p, 2); return sort_key_bf16(v); }
+    case OPS_FLOAT32: { float v; memcpy(&v, p, 4); return sort_key_f32(v); }
+    case OPS_FLOAT64: { double v; memcpy(&v, p, 8); return sort_key_f64(v); }
+    default: return 0;
+    }
+}
+
+/* The key every NaN of a floating dtype gets (no other value has it); sort_same only
+ * consults it for floating dtypes. */
+static uint64_t
+sort_nan_key(ops_dtype dt)
+{
+    return ~0ull >> (64 - 8 * sort_key_bytes(dt));
+}
+
+/* Two elements are one unique value when their keys agree and they are not NaN
+ * (PyTorch's unique keeps every NaN apart: NaN != NaN). */
+static inline bool
+sort_same(bool fl, uint64_t nan, uint64_t a, uint64_t b)
+{
+    return a == b && !(fl && a == nan);
+}
+
+/* Fresh int64 tensor of shape [0] (the slot of a result that was not asked for). */
+static ops_tensor *
+sort_empty_long(const char *op)
+{
+    return ops_tensor_new(op, 1, (int64_t[]){0}, NULL, OPS_INT64, OPS_DEVICE_CPU);
+}
+
+/* unique over all of self (sorted), or over runs of equal consecutive elements
+ * (consecutive).  inverse has self's shape; output and counts are 1-D. */
+static ops_status
+unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_inv, bool want_cnt,
+            ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *src = NULL, *uo = NULL, *inv = NULL, *cnt = NULL;
+    sort_p64 *a = NULL, *b = NULL;
+    const ops_dtype dt = self->dtype;
+    const size_t isz = ops_dtype_itemsize(dt);
+    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
+    const bool fl = ops_dtype_is_floating(dt);
+    const uint64_t nan = sort_nan_key(dt);
+
+    if ((src = ops_contiguous(self)) == NULL)
+        goto fail;
+    if (n > 0) {
+        if ((a = (sort_p64 *)ops_host_malloc((size_t)n * sizeof *a)) == NULL ||
+            (!consecutive && (b = (sort_p64 *)ops_host_malloc((size_t)n * sizeof *b)) == NULL)) {
+            st = ops_fail(OPS_ERR_OOM, "%s: out of memory (scratch for %" PRId64 " elements)", op, n);
+            goto done;
+        }
+    }
+    const char *const data = (const char *)ops_tensor_data_ptr(src);
+    sort_p64 *r = a;
+    if (n > 0) {
+        sort_gather_p64(dt, a, data, (int64_t)isz, n, false);
+        if (!consecutive)
+            r = sort_p64_radix(a, b, n, sort_key_bytes(dt));
+    }
+    int64_t groups = 0;
+    for (int64_t j = 0; j < n; j++)
+        if (j == 0 || !sort_same(fl, nan, r[j - 1].k, r[j].k))
+            groups++;
+
+    if ((uo = ops_tensor_new(op, 1, (int64_t[]){groups}, NULL, dt, OPS_DEVICE_CPU)) == NULL)
+        goto fail;
+    inv = want_inv ? ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_INT64, OPS_DEVICE_CPU)
+                   : sort_empty_long(op);
+    if (inv == NULL)
+        goto fail;
+    cnt = want_cnt ? ops_tensor_new(op, 1, (int64_t[]){groups}, NULL, OPS_INT64, OPS_DEVICE_CPU)
+                   : sort_empty_long(op);
+    if (cnt == NULL)
+        goto fail;
+    char *const ud = (char *)ops_tensor_data_ptr(uo);
+    int64_t *const id = want_inv ? (int64_t *)ops_tensor_data_ptr(inv) : NULL;
+    int64_t *const cd = want_cnt ? (int64_t *)ops_tensor_data_ptr(cnt) : NULL;
+    int64_t g = -1;
+    for (int64_t j = 0; j < n; j++) {
+        if (j == 0 || !sort_same(fl, nan, r[j - 1].k, r[j].k)) {
+            g++;
+            memcpy(ud + (size_t)g * isz, data + (size_t)r[j].i * isz, isz);
+            if (cd != NULL)
+                cd[g] = 0;
+        }
+        if (id != NULL)
+            id[r[j].i] = g;
+        if (cd != NULL)
+            cd[g]++;
+    }
+    *r0 = uo, *r1 = inv, *r2 = cnt;
+    uo = inv = cnt = NULL;
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_host_free(a);
+    ops_host_free(b);
+    ops_tensor_release(src);
+    ops_tensor_release(uo);
+    ops_tensor_release(inv);
+    ops_tensor_release(cnt);
+    return st;
+}
+
+/* unique_consecutive along dim: runs of equal consecutive slices self[..., s, ...]. */
+static ops_status
+unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool want_inv, bool want_cnt,
+                       ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *src = NULL, *uo = NULL, *inv = NULL, *cnt = NULL;
+    int64_t *first = NULL;
+    const ops_dtype dt = self->dtype;
+    const size_t isz = ops_dtype_itemsize(dt);
+    const bool fl = ops_dtype_is_floating(dt);
+    const uint64_t nan = sort_nan_key(dt);
+    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+        return ops_last_status();
+    if (self->ndim == 0)
+        return unique_flat(op, self, true, want_inv, want_cnt, r0, r1, r2);
+    const int64_t len = self->sizes[dim];
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < self->ndim; d++) {
+        if (d < dim)
+            outer *= self->sizes[d];
+        else if (d > dim)
+            inner *= self->sizes[d];
+    }
+    if ((src = ops_contiguous(self)) == NULL)
+        goto fail;
+    if ((first = (int64_t *)ops_host_malloc((size_t)(len > 0 ? len : 1) * sizeof *first)) == NULL) {
+        st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        goto done;
+    }
+    const char *const data = (const char *)ops_tensor_data_ptr(src);
+    int64_t groups = 0;
+    for (int64_t s = 0; s < len; s++) {
+        bool same = s > 0;
+        for (int64_t o = 0; same && o < outer; o++)
+            for (int64_t i = 0; same && i < inner; i++) {
+                const int64_t e = (o * len + s) * inner + i;
+                same = sort_same(fl, nan, sort_key_at(dt, data + (size_t)(e - inner) * isz),
+                                 sort_key_at(dt, data + (size_t)e * isz));
+            }
+        if (!same)
+            first[groups++] = s;
+    }
+    int64_t osz[OPS_MAX_DIMS];
+    memcpy(osz, self->sizes, (size_t)self->ndim * sizeof(int64_t));
+    osz[dim] = groups;
+    if ((uo = ops_tensor_new(op, self->ndim, osz, NULL, dt, OPS_DEVICE_CPU)) == NULL)
+        goto fail;
+    inv = want_inv ? ops_tensor_new(op, 1, (int64_t[]){len}, NULL, OPS_INT64, OPS_DEVICE_CPU) : sort_empty_long(op);
+    if (inv == NULL)
+        goto fail;
+    cnt = want_cnt ? ops_tensor_new(op, 1, (int64_t[]){groups}, NULL, OPS_INT64, OPS_DEVICE_CPU)
+                   : sort_empty_long(op);
+    if (cnt == NULL)
+        goto fail;
+    char *const ud = (char *)ops_tensor_data_ptr(uo);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t g = 0; g < groups; g++)
+            memcpy(ud + (size_t)((o * groups + g) * inner) * isz, data + (size_t)((o * len + first[g]) * inner) * isz,
+                   (size_t)inner * isz);
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t end = g + 1 < groups ? first[g + 1] : len;
+        if (want_cnt)
+            ((int64_t *)ops_tensor_data_ptr(cnt))[g] = end - first[g];
+        if (want_inv)
+            for (int64_t s = first[g]; s < end; s++)
+                ((int64_t *)ops_tensor_data_ptr(inv))[s] = g;
+    }
+    *r0 = uo, *r1 = inv, *r2 = cnt;
+    uo = inv = cnt = NULL;
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_host_free(first);
+    ops_tensor_release(src);
+    ops_tensor_release(uo);
+    ops_tensor_release(inv);
+    ops_tensor_release(cnt);
+    return st;
+}
+
+/* Row comparison for unique_dim's sort: slices as rows of keys, lexicographic, ties
+ * by position (so the order is the stable one). */
+typedef struct {
+    const uint64_t *keys;
+    int64_t width;
+} row_ctx;
+
+static int
+row_cmp(const void *x, const void *y, void *ctx)
+{
+    const row_ctx *c = (const row_ctx *)ctx;
+    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    const uint64_t *ra = c->keys + a * c->width, *rb = c->keys + b * c->width;
+    for (int64_t e = 0; e < c->width; e++)
+        if (ra[e] != rb[e])
+            return ra[e] < rb[e] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* unique_dim: the unique slices self[..., s, ...] along dim, sorted lexicographically
+ * (NaN largest); output has self's shape with dim resized, inverse has size(dim). */
+static ops_status
+unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_inv, bool want_cnt,
+                ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *src = NULL, *uo = NULL, *inv = NULL, *cnt = NULL;
+    uint64_t *keys = NULL;
+    int64_t *ord = NULL, *first = NULL;
+    const ops_dtype dt = self->dtype;
+    const size_t isz = ops_dtype_itemsize(dt);
+    const bool fl = ops_dtype_is_floating(dt);
+    const uint64_t nan = sort_nan_key(dt);
+    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+        return ops_last_status();
+    const int64_t numel = ops_shape_numel(self->ndim, self->sizes);
+    if (numel == 0) {
+        int zeros = 0;
+        for (int d = 0; d < self->ndim; d++)
+            zeros += self->sizes[d] == 0;
+        if (zeros != 1)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: Number of zero sized dimensions is more than one, so unique cannot be applied", op);
+        if ((uo = ops_tensor_new(op, self->ndim, self->sizes, NULL, dt, OPS_DEVICE_CPU)) == NULL ||
+            (inv = sort_empty_long(op)) == NULL || (cnt = sort_empty_long(op)) == NULL)
+            goto fail;
+        goto give;
+    }
+    const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
+    int64_t outer = 1, inner = 1;
+    for (int d = 0; d < self->ndim; d++) {
+        if (d < dim)
+            outer *= self->sizes[d];
+        else if (d > dim)
+            inner *= self->sizes[d];
+    }
+    const int64_t width = outer * inner;
+    if ((src = ops_contiguous(self)) == NULL)
+        goto fail;
+    if ((keys = (uint64_t *)ops_host_malloc((size_t)numel * sizeof *keys)) == NULL ||
+        (ord = (int64_t *)ops_host_malloc((size_t)len * sizeof *ord)) == NULL ||
+        (first = (int64_t *)ops_host_malloc((size_t)len * sizeof *first)) == NULL) {
+        st = ops_fail(OPS_ERR_OOM, "%s: out of memory (scratch for %" PRId64 " elements)", op, numel);
+        goto done;
+    }
+    const char *const data = (const char *)ops_tensor_data_ptr(src);
+    /* row s holds slice s: its elements in (outer, inner) order */
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t s = 0; s < len; s++)
+            for (int64_t i = 0; i < inner; i++)
+                keys[s * width + o * inner + i] = sort_key_at(dt, data + (size_t)((o * len + s) * inner + i) * isz);
+    for (int64_t s = 0; s < len; s++)
+        ord[s] = s;
+    row_ctx ctx = {keys, width};
+    qsort_r(ord, (size_t)len, sizeof *ord, row_cmp, &ctx);
+    int64_t groups = 0;
+    for (int64_t j = 0; j < len; j++) {
+        bool same = j > 0;
+        for (int64_t e = 0; same && e < width; e++)
+            same = sort_same(fl, nan, keys[ord[j - 1] * width + e], keys[ord[j] * width + e]);
+        if (!same)
+            first[groups++] = j;
+    }
+    int64_t osz[OPS_MAX_DIMS];
+    memcpy(osz, self->sizes, (size_t)self->ndim * sizeof(int64_t));
+    if (self->ndim > 0)
+        osz[dim] = groups;
+    if ((uo = ops_tensor_new(op, self->ndim, osz, NULL, dt, OPS_DEVICE_CPU)) == NULL)
+        goto fail;
+    inv = want_inv ? ops_tensor_new(op, 1, (int64_t[]){len}, NULL, OPS_INT64, OPS_DEVICE_CPU) : sort_empty_long(op);
+    if (inv == NULL)
+        goto fail;
+    cnt = want_cnt ? ops_tensor_new(op, 1, (int64_t[]){groups}, NULL, OPS_INT64, OPS_DEVICE_CPU)
+                   : sort_empty_long(op);
+    if (cnt == NULL)
+        goto fail;
+    char *const ud = (char *)ops_tensor_data_ptr(uo);
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t s = ord[first[g]];
+        const int64_t end = g + 1 < groups ? first[g + 1] : len;
+        for (int64_t o = 0; o < outer; o++)
+            memcpy(ud + (size_t)((o * groups + g) * inner) * isz, data + (size_t)((o * len + s) * inner) * isz,
+                   (size_t)inner * isz);
+        if (want_cnt)
+            ((int64_t *)ops_tensor_data_ptr(cnt))[g] = end - first[g];
+        if (want_inv)
+            for (int64_t j = first[g]; j < end; j++)
+                ((int64_t *)ops_tensor_data_ptr(inv))[ord[j]] = g;
+    }
+give:
+    *r0 = uo, *r1 = inv, *r2 = cnt;
+    uo = inv = cnt = NULL;
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_host_free(keys);
+    ops_host_free(ord);
+    ops_host_free(first);
+    ops_tensor_release(src);
+    ops_tensor_release(uo);
+    ops_tensor_release(inv);
+    ops_tensor_release(cnt);
+    return st;
+}
+
+/* sorted is accepted and ignored: unique_dim always sorts (as PyTorch's CPU one). */
+ops_status
+unique_dim_cpu(const ops_tensor *self, int64_t dim, bool sorted, bool return_inverse, bool return_counts,
+               ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
+{
+    (void)sorted;
+    return unique_dim_impl("unique_dim", self, dim, return_inverse, return_counts, result0, result1, result2);
+}
+
+/* torch.unique's signature: _unique2 without dim, unique_dim with it. */
+ops_status
+unique_cpu(const ops_tensor *self, bool sorted, bool return_inverse, bool return_counts, const int64_t *dim,
+           ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
+{
+    (void)sorted;
+    if (dim == NULL)
+        return unique_flat("unique", self, false, return_inverse, return_counts, result0, result1, result2);
+    return unique_dim_impl("unique", self, *dim, return_inverse, return_counts, result0, result1, result2);
+}
+
+/* sorted is accepted and ignored: the CPU unique always sorts (as PyTorch's does). */
+ops_status
+unique2_cpu(const ops_tensor *self, bool sorted, bool return_inverse, bool return_counts, ops_tensor **result0,
+            ops_tensor **result1, ops_tensor **result2)
+{
+    (void)sorted;
+    return unique_flat("_unique2", self, false, return_inverse, return_counts, result0, result1, result2);
+}
+
+ops_status
+unique_consecutive_cpu(const ops_tensor *self, bool return_inverse, bool return_counts, const int64_t *dim,
+                       ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
+{
+    if (dim == NULL)
+        return unique_flat("unique_consecutive", self, true, return_inverse, return_counts, result0, result1,
+                           result2);
+    return unique_consecutive_dim("unique_consecutive", self, *dim, return_inverse, return_counts, result0, result1,
+                                  result2);
+}

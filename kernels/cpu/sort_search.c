@@ -1,0 +1,543 @@
+/* Searching and counting (CPU): searchsorted, bucketize, bincount, histc.
+ *
+ * searchsorted is a binary search per value over the boundaries row it belongs to
+ * (the one row of 1-D boundaries, or the row with the same leading index), with
+ * PyTorch's comparisons: left moves past a boundary b while !(b >= v), right while
+ * !(b > v) (the first b >= v, resp. b > v, in a sorted row), so a NaN value lands
+ * past every boundary.  Both operands are
+ * compared in their promoted dtype (PyTorch promotes them), in opmath (float for
+ * float16/bfloat16, exact).  The search steps by arithmetic on the comparison, not by
+ * a branch (which mispredicts half the time): twice as fast as the plain loop on 1M
+ * values in 4096 boundaries, with PyTorch's midpoints, so even unsorted boundaries
+ * give PyTorch's answer.  bucketize is searchsorted over 1-D boundaries.
+ *
+ * bincount and histc allocate their result after a first pass has found its size
+ * (bincount: the largest value) or range (histc with min == max: the data's), as
+ * PyTorch does; histc places x in bin (x - lo) * bins / (hi - lo) computed in the
+ * input's opmath type, the last bin closed, as PyTorch's linear interpolation. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu_util.h"
+#include "ops_functions.h"
+#include "ops_kernels.h"
+
+/* self converted to dt, contiguous (a new reference; self itself when it already is). */
+static ops_tensor *
+ss_contig(const char *op, const ops_tensor *self, ops_dtype dt)
+{
+    if (self->dtype == dt && ops_tensor_is_contiguous(self))
+        return ops_tensor_retain(self);
+    ops_tensor *t = ops_tensor_new(op, self->ndim, self->sizes, NULL, dt, OPS_DEVICE_CPU);
+    if (t == NULL)
+        return NULL;
+    if (ops_copy_values(op, t, self) != OPS_OK) {
+        ops_tensor_release(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* ---- searchsorted ------------------------------------------------------------------ */
+
+/* Binary searches of nv values, each in row (e / per_row) of the boundaries (rows of
+ * n elements; per_row 0: every value searches row 0), through sorter when given.
+ * The search loop is instantiated per (right, sorter) pair so that neither is tested
+ * inside it. */
+#define SS_SEARCH_(T, RIGHT, SORTED)                                                                 \
+    for (int64_t e = 0; e < nv; e++) {                                                                \
+        const int64_t row = per_row > 0 ? e / per_row : 0;                                            \
+        const T *const b = bd + row * n;                                                              \
+        const int64_t *const s = SORTED ? sorter + row * n : NULL;                                    \
+        const __typeof__(OPS_LOAD(&v[e])) x = OPS_LOAD(&v[e]);                                        \
+        int64_t lo = 0, hi = n;                                                                       \
+        while (lo < hi) {                                                                             \
+            const int64_t mid = lo + ((hi - lo) >> 1);                                                \
+            const __typeof__(x) m = OPS_LOAD(&b[SORTED ? s[mid] : mid]);                              \
+            /* arithmetic, not branches: the way a search goes is a coin flip */                      \
+            const int64_t up = (int64_t)(RIGHT ? !(m > x) : !(m >= x));                               \
+            lo += up * (mid + 1 - lo);                                                                \
+            hi = mid + up * (hi - mid);                                                               \
+        }                                                                                             \
+        if (o64 != NULL)                                                                              \
+            o64[e] = lo;                                                                              \
+        else                                                                                          \
+            o32[e] = (int32_t)lo;                                                                     \
+    }
+
+#define SS_DEFINE_(SUF, T)                                                                         \
+    static void ss_run_##SUF(const T *bd, const int64_t *sorter, int64_t n, const T *v, int64_t nv,   \
+                             int64_t per_row, bool right, int64_t *o64, int32_t *o32)                 \
+    {                                                                                                 \
+        const bool par = nv >= 4096 && (double)nv * (double)(n + 1) > OPS_GRAIN_SIZE;                \
+        (void)par;                                                                                    \
+        if (right && sorter != NULL) {                                                                \
+            SS_PARALLEL_FOR_                                                                          \
+            SS_SEARCH_(T, true, true)                                                                 \
+        } else if (right) {                                                                           \
+            SS_PARALLEL_FOR_                                                                          \
+            SS_SEARCH_(T, true, false)                                                                \
+        } else if (sorter != NULL) {                                                                  \
+            SS_PARALLEL_FOR_                                                                          \
+            SS_SEARCH_(T, false, true)                                                                \
+        } else {                                                                                      \
+            SS_PARALLEL_FOR_                                                                          \
+            SS_SEARCH_(T, false, false)                                                               \
+        }                                                                                             \
+    }
+
+#ifdef _OPENMP
+#define SS_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) if (par)")
+#else
+#define SS_PARALLEL_FOR_
+#endif
+
+SS_DEFINE_(u8, uint8_t)
+SS_DEFINE_(i8, int8_t)
+SS_DEFINE_(i16, int16_t)
+SS_DEFINE_(i32, int32_t)
+SS_DEFINE_(i64, int64_t)
+SS_DEFINE_(f16, ops_half)
+SS_DEFINE_(bf16, ops_bfloat16)
+SS_DEFINE_(f32, float)
+SS_DEFINE_(f64, double)
+
+#define SS_NUMERIC_MASK                                                                             \
+    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
+     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
+     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
+
+/* searchsorted of self's values in boundaries; the result (a new tensor, self's shape)
+ * into *result, or into out.  op names the public op in messages (bucketize). */
+static ops_status
+ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
+        const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *b = NULL, *v = NULL, *s = NULL, *r = NULL;
+    char s1[OPS_SHAPE_STR_LEN], s2[OPS_SHAPE_STR_LEN];
+
+    if (side != NULL) {
+        if (strcmp(side, "left") != 0 && strcmp(side, "right") != 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: side can only be 'left' or 'right' but got %s", op, side);
+        if (right && strcmp(side, "right") != 0)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: side and right can't be set to opposites, got side of %s while right was True", op,
+                            side);
+        right = strcmp(side, "right") == 0;
+    }
+    const int64_t bnd = boundaries->ndim;
+    if (sorter != NULL) {
+        if (sorter->ndim != bnd || memcmp(sorter->sizes, boundaries->sizes, (size_t)bnd * sizeof(int64_t)) != 0)
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: boundary and sorter must have the same size, but got boundary tensor %s and got "
+                            "sorter tensor %s",
+                            op, ops_shape_str((int)bnd, boundaries->sizes, s1, sizeof s1),
+                            ops_shape_str(sorter->ndim, sorter->sizes, s2, sizeof s2));
+        if (sorter->dtype != OPS_INT64)
+            return ops_fail(OPS_ERR_DTYPE, "%s: sorter must be a tensor of long dtype but got dtype %s", op,
+                            ops_dtype_name(sorter->dtype));
+    }
+    const int64_t vn = ops_shape_numel(self->ndim, self->sizes);
+    if (!(self->ndim > 0 || (vn == 1 && bnd == 1)))
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: input value can be a scalar only when boundaries tensor dimension is 1, but we got "
+                        "boundaries tensor dim(%d) and input value's dim(%d) numel(%" PRId64 ")",
+                        op, (int)bnd, self->ndim, vn);
+    if (bnd == 0)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: boundaries tensor should have positive dimension, but got 0 dimension", op);
+    if (bnd != 1 && (bnd != self->ndim ||
+                     memcmp(boundaries->sizes, self->sizes, (size_t)(bnd - 1) * sizeof(int64_t)) != 0))
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+                        "tensor and input value tensor must match, but we got boundaries tensor %s and input value "
+                        "tensor %s",
+                        op, ops_shape_str((int)bnd, boundaries->sizes, s1, sizeof s1),
+                        ops_shape_str(self->ndim, self->sizes, s2, sizeof s2));
+    const ops_dtype odt = out_int32 ? OPS_INT32 : OPS_INT64;
+    if (out != NULL && out->dtype != odt)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) depending on "
+                        "whether out_int32 flag is True, but we got output tensor's dtype %s and out_int32 flag is %s",
+                        op, ops_dtype_name(out->dtype), out_int32 ? "True" : "False");
+    const int64_t n = boundaries->sizes[bnd - 1];
+    if (out_int32 && n >= INT32_MAX)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: the size of boundaries' last dimension should be less than %d, but we got %" PRId64, op,
+                        INT32_MAX, n);
+    const ops_tensor *const pair[2] = {boundaries, self};
+    const ops_dtype cd = ops_result_type(2, pair, 0, NULL);
+    if (!(SS_NUMERIC_MASK & OPS_DTYPE_BIT(cd)))
+        return ops_fail_dtype(op, cd, SS_NUMERIC_MASK);
+
+    if (sorter != NULL && ops_shape_numel(sorter->ndim, sorter->sizes) > 0) {
+        if ((s = ss_contig(op, sorter, OPS_INT64)) == NULL)
+            goto fail;
+        const int64_t *sd = (const int64_t *)ops_tensor_data_ptr(s);
+        const int64_t sn = ops_shape_numel(s->ndim, s->sizes);
+        for (int64_t i = 0; i < sn; i++)
+            if (sd[i] < 0 || sd[i] >= n) {
+                st = ops_fail(OPS_ERR_INDEX, "%s: sorter index out of range", op);
+                goto done;
+            }
+    }
+    if ((b = ss_contig(op, boundaries, cd)) == NULL || (v = ss_contig(op, self, cd)) == NULL)
+        goto fail;
+    if ((r = ops_tensor_new(op, self->ndim, self->sizes, NULL, odt, OPS_DEVICE_CPU)) == NULL)
+        goto fail;
+    const int64_t per_row = bnd == 1 ? 0 : (self->ndim > 0 ? self->sizes[self->ndim - 1] : 1);
+    int64_t *const o64 = out_int32 ? NULL : (int64_t *)ops_tensor_data_ptr(r);
+    int32_t *const o32 = out_int32 ? (int32_t *)ops_tensor_data_ptr(r) : NULL;
+    const int64_t *const sd = s != NULL ? (const int64_t *)ops_tensor_data_ptr(s) : NULL;
+    const void *const bd = ops_tensor_data_ptr(b), *const vd = ops_tensor_data_ptr(v);
+    if (vn > 0) {
+        switch (cd) {
+        case OPS_UINT8: ss_run_u8(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_INT8: ss_run_i8(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_INT16: ss_run_i16(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_INT32: ss_run_i32(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_INT64: ss_run_i64(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_FLOAT16: ss_run_f16(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_BFLOAT16: ss_run_bf16(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        case OPS_FLOAT32: ss_run_f32(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        default: ss_run_f64(bd, sd, n, vd, vn, per_row, right, o64, o32); break;
+        }
+    }
+    if (out != NULL) {
+        st = ops_write_out(op, r, out);
+        r = NULL;
+    } else {
+        *result = r;
+        r = NULL;
+    }
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_tensor_release(b);
+    ops_tensor_release(v);
+    ops_tensor_release(s);
+    ops_tensor_release(r);
+    return st;
+}
+
+/* A Scalar as the 0-dim tensor PyTorch makes of it (scalar_to_tensor: int64, float64
+ * or bool), so that it promotes with the boundaries as a 0-dim tensor. */
+static ops_tensor *
+ss_scalar(ops_scalar s)
+{
+    const ops_dtype dt = s.kind == OPS_SCALAR_FLOAT ? OPS_FLOAT64 : s.kind == OPS_SCALAR_INT ? OPS_INT64 : OPS_BOOL;
+    return ops_scalar_tensor(s, dt);
+}
+
+ops_tensor *
+searchsorted_cpu(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
+                 const char *side, const ops_tensor *sorter)
+{
+    ops_tensor *r = NULL;
+    ss_impl("searchsorted", sorted_sequence, self, out_int32, right, side, sorter, NULL, &r);
+    return r;
+}
+
+ops_status
+searchsorted_tensor_out_cpu(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
+                            const char *side, const ops_tensor *sorter, ops_tensor *out)
+{
+    return ss_impl("searchsorted", sorted_sequence, self, out_int32, right, side, sorter, out, NULL);
+}
+
+ops_tensor *
+searchsorted_scalar_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
+                        const char *side, const ops_tensor *sorter)
+{
+    ops_tensor *r = NULL, *v = ss_scalar(self);
+    if (v != NULL)
+        ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, NULL, &r);
+    ops_tensor_release(v);
+    return r;
+}
+
+ops_status
+searchsorted_scalar_out_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
+                            const char *side, const ops_tensor *sorter, ops_tensor *out)
+{
+    ops_tensor *v = ss_scalar(self);
+    if (v == NULL)
+        return ops_last_status();
+    const ops_status st = ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, out, NULL);
+    ops_tensor_release(v);
+    return st;
+}
+
+/* bucketize: boundaries must be 1-D; then searchsorted(boundaries, self). */
+static ops_status
+bucketize_impl(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out,
+               ops_tensor **result)
+{
+    if (boundaries->ndim != 1)
+        return ops_fail(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(%d)",
+                        boundaries->ndim);
+    return ss_impl("bucketize", boundaries, self, out_int32, right, NULL, NULL, out, result);
+}
+
+ops_tensor *
+bucketize_cpu(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
+{
+    ops_tensor *r = NULL;
+    bucketize_impl(self, boundaries, out_int32, right, NULL, &r);
+    return r;
+}
+
+ops_status
+bucketize_tensor_out_cpu(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
+                         ops_tensor *out)
+{
+    return bucketize_impl(self, boundaries, out_int32, right, out, NULL);
+}
+
+ops_tensor *
+bucketize_scalar_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
+{
+    ops_tensor *r = NULL, *v = ss_scalar(self);
+    if (v != NULL)
+        bucketize_impl(v, boundaries, out_int32, right, NULL, &r);
+    ops_tensor_release(v);
+    return r;
+}
+
+ops_status
+bucketize_scalar_out_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
+{
+    ops_tensor *v = ss_scalar(self);
+    if (v == NULL)
+        return ops_last_status();
+    const ops_status st = bucketize_impl(v, boundaries, out_int32, right, out, NULL);
+    ops_tensor_release(v);
+    return st;
+}
+
+/* ---- bincount ------------------------------------------------------------------------ */
+
+#define BC_INTEGRAL_MASK                                                                            \
+    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
+     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64))
+
+/* PyTorch's rules: counts in int64; with weights, float32 weights sum in float32 and any
+ * other weights are converted to float64 and sum there.  An empty self gives
+ * minlength zeros of int64 (weights or not), as PyTorch's CPU bincount. */
+static ops_status
+bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
+              ops_tensor **result)
+{
+    const char *op = "bincount";
+    ops_status st = OPS_OK;
+    ops_tensor *x = NULL, *w = NULL, *r = NULL;
+    if (!(BC_INTEGRAL_MASK & OPS_DTYPE_BIT(self->dtype)))
+        return ops_fail_dtype(op, self->dtype, BC_INTEGRAL_MASK);
+    if (minlength < 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: minlength should be >= 0", op);
+    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
+    ops_dtype rdt = OPS_INT64;
+    int64_t nbins = minlength;
+    if (self->ndim == 1 && n == 0) {
+        if ((r = ops_tensor_new(op, 1, &nbins, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)
+            goto fail;
+        memset(ops_tensor_data_ptr(r), 0, (size_t)nbins * sizeof(int64_t));
+        goto write;
+    }
+    if (self->ndim != 1)
+        return ops_fail(OPS_ERR_VALUE, "%s: bincount only supports 1-d non-negative integral inputs.", op);
+    if (weights != NULL && (weights->ndim != 1 || weights->sizes[0] != n))
+        return ops_fail(OPS_ERR_SHAPE, "%s: weights should be 1-d and have the same length as input", op);
+    if ((x = ss_contig(op, self, OPS_INT64)) == NULL)
+        goto fail;
+    const int64_t *const xd = (const int64_t *)ops_tensor_data_ptr(x);
+    int64_t mx = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (xd[i] < 0) {
+            st = ops_fail(OPS_ERR_VALUE, "%s: bincount only supports 1-d non-negative integral inputs.", op);
+            goto done;
+        }
+        if (xd[i] > mx)
+            mx = xd[i];
+    }
+    if (mx + 1 > nbins)
+        nbins = mx + 1;
+    if (weights != NULL) {
+        rdt = weights->dtype == OPS_FLOAT32 ? OPS_FLOAT32 : OPS_FLOAT64;
+        if ((w = ss_contig(op, weights, rdt)) == NULL)
+            goto fail;
+    }
+    if ((r = ops_tensor_new(op, 1, &nbins, NULL, rdt, OPS_DEVICE_CPU)) == NULL)
+        goto fail;
+    memset(ops_tensor_data_ptr(r), 0, (size_t)nbins * ops_dtype_itemsize(rdt));
+    if (w == NULL) {
+        int64_t *const c = (int64_t *)ops_tensor_data_ptr(r);
+        for (int64_t i = 0; i < n; i++)
+            c[xd[i]]++;
+    } else if (rdt == OPS_FLOAT32) {
+        float *const c = (float *)ops_tensor_data_ptr(r);
+        const float *const wd = (const float *)ops_tensor_data_ptr(w);
+        for (int64_t i = 0; i < n; i++)
+            c[xd[i]] += wd[i];
+    } else {
+        double *const c = (double *)ops_tensor_data_ptr(r);
+        const double *const wd = (const double *)ops_tensor_data_ptr(w);
+        for (int64_t i = 0; i < n; i++)
+            c[xd[i]] += wd[i];
+    }
+write:
+    if (out != NULL) {
+        st = ops_write_out(op, r, out);
+        r = NULL;
+    } else {
+        *result = r;
+        r = NULL;
+    }
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(w);
+    ops_tensor_release(r);
+    return st;
+}
+
+ops_tensor *
+bincount_cpu(const ops_tensor *self, const ops_tensor *weights, int64_t minlength)
+{
+    ops_tensor *r = NULL;
+    bincount_impl(self, weights, minlength, NULL, &r);
+    return r;
+}
+
+ops_status
+bincount_out_cpu(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out)
+{
+    return bincount_impl(self, weights, minlength, out, NULL);
+}
+
+/* ---- histc ------------------------------------------------------------------------------ */
+
+#define HC_DEFINE_(SUF, T, ACC)                                                                        \
+    static void hc_minmax_##SUF(const T *x, int64_t n, double *lo, double *hi)                          \
+    {                                                                                                   \
+        ACC a = OPS_LOAD(&x[0]), b = a;                                                                 \
+        for (int64_t i = 1; i < n; i++) {                                                               \
+            const ACC v = OPS_LOAD(&x[i]);                                                              \
+            a = CPU_MIN_NAN(a, v);                                                                      \
+            b = CPU_MAX_NAN(b, v);                                                                      \
+        }                                                                                               \
+        *lo = (double)a;                                                                                \
+        *hi = (double)b;                                                                                \
+    }                                                                                                   \
+    static void hc_count_##SUF(const T *x, int64_t n, int64_t bins, double lod, double hid, T *h)      \
+    {                                                                                                   \
+        /* the edges as the input dtype holds them (PyTorch's bin_edges) */                            \
+        T elo, ehi;                                                                                     \
+        OPS_STORE(&elo, (ACC)lod);                                                                      \
+        OPS_STORE(&ehi, (ACC)hid);                                                                      \
+        const ACC lo = OPS_LOAD((const T *)&elo), hi = OPS_LOAD((const T *)&ehi);                       \
+        const ACC width = hi - lo, nb = (ACC)bins;                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                               \
+            const ACC v = OPS_LOAD(&x[i]);                                                              \
+            if (!(v >= lo && v <= hi))                                                                  \
+                continue;                                                                               \
+            int64_t pos = (int64_t)((v - lo) * nb / width);                                             \
+            if (pos >= bins)                                                                            \
+                pos = bins - 1;                                                                         \
+            OPS_STORE(&h[pos], OPS_LOAD((const T *)&h[pos]) + (ACC)1);                                  \
+        }                                                                                               \
+    }
+
+HC_DEFINE_(f16, ops_half, float)
+HC_DEFINE_(bf16, ops_bfloat16, float)
+HC_DEFINE_(f32, float, float)
+HC_DEFINE_(f64, double, double)
+
+#define HC_FLOATING_MASK                                                                            \
+    (OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) |        \
+     OPS_DTYPE_BIT(OPS_FLOAT64))
+
+static ops_status
+histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
+           ops_tensor **result)
+{
+    const char *op = "histc";
+    ops_status st = OPS_OK;
+    ops_tensor *x = NULL, *r = NULL;
+    const ops_dtype dt = self->dtype;
+    if (!(HC_FLOATING_MASK & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, HC_FLOATING_MASK);
+    if (bins <= 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: bins must be > 0, but got %" PRId64 " for dimension 0", op, bins);
+    if (out != NULL && out->dtype != dt)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                        ops_dtype_name(dt), ops_dtype_name(out->dtype));
+    if ((x = ss_contig(op, self, dt)) == NULL)
+        goto fail;
+    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
+    double lo = ops_scalar_to_double(min), hi = ops_scalar_to_double(max);
+    const void *const xd = ops_tensor_data_ptr(x);
+    if (lo == hi && n > 0) {
+        switch (dt) {
+        case OPS_FLOAT16: hc_minmax_f16(xd, n, &lo, &hi); break;
+        case OPS_BFLOAT16: hc_minmax_bf16(xd, n, &lo, &hi); break;
+        case OPS_FLOAT32: hc_minmax_f32(xd, n, &lo, &hi); break;
+        default: hc_minmax_f64(xd, n, &lo, &hi); break;
+        }
+    }
+    if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+    }
+    if (!isfinite(lo) || !isfinite(hi)) {
+        st = ops_fail(OPS_ERR_VALUE, "%s: range of [%g, %g] is not finite", op, lo, hi);
+        goto done;
+    }
+    if (!(lo < hi)) {
+        st = ops_fail(OPS_ERR_VALUE, "%s: max must be larger than min", op);
+        goto done;
+    }
+    if ((r = ops_tensor_new(op, 1, &bins, NULL, dt, OPS_DEVICE_CPU)) == NULL)
+        goto fail;
+    memset(ops_tensor_data_ptr(r), 0, (size_t)bins * ops_dtype_itemsize(dt));
+    void *const h = ops_tensor_data_ptr(r);
+    switch (dt) {
+    case OPS_FLOAT16: hc_count_f16(xd, n, bins, lo, hi, h); break;
+    case OPS_BFLOAT16: hc_count_bf16(xd, n, bins, lo, hi, h); break;
+    case OPS_FLOAT32: hc_count_f32(xd, n, bins, lo, hi, h); break;
+    default: hc_count_f64(xd, n, bins, lo, hi, h); break;
+    }
+    if (out != NULL) {
+        st = ops_write_out(op, r, out);
+        r = NULL;
+    } else {
+        *result = r;
+        r = NULL;
+    }
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(r);
+    return st;
+}
+
+ops_tensor *
+histc_cpu(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max)
+{
+    ops_tensor *r = NULL;
+    histc_impl(self, bins, min, max, NULL, &r);
+    return r;
+}
+
+ops_status
+histc_out_cpu(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out)
+{
+    return histc_impl(self, bins, min, max, out, NULL);
+}
