@@ -71,6 +71,7 @@ bench: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_reduce
 	$(BUILD)/bench/bench_conv
 	$(BUILD)/bench/bench_norm
+	$(BUILD)/bench/bench_sort
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)
