@@ -1,6 +1,7 @@
 # libops: the two commands of the README, and a few helpers.
 #
-#   make run     install missing Debian packages, build, run the main example
+#   make run     install missing Debian packages, build, run the examples (a tour of
+#                the API, then an MLP trained on sklearn's digits data with autograd)
 #   make check   install missing Debian packages, build, run every test (and again
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer)
 #   make bench   build and run the benchmarks
@@ -13,7 +14,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san bench deps clean $(BUILD)/tour
+.PHONY: all run check check-install test test-san bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -42,14 +43,25 @@ $(BUILD)/tour: examples/tour.c all
 	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
 	cc -std=c11 -Wall -Wextra -Werror examples/tour.c -o $@ $$flags
 
+# The training example, built the same way (it reads the gzip file with zlib).
+$(BUILD)/train_mlp: examples/train_mlp.c $(BUILD)/tour
+	@pcdir=$$(dirname "$$(find $(STAGE) -name libops.pc | head -n1)"); \
+	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
+	cc -std=c11 -Wall -Wextra -Werror examples/train_mlp.c -o $@ $$flags $$(pkg-config --cflags --libs zlib) -lm
+
 LIBDIR = $$(dirname "$$(find $(STAGE) -name libops.so | head -n1)")
+# The digits data set of Debian's python3-sklearn (read in place, never copied).
+DIGITS = $$($(PYTHON) -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "digits.csv.gz"))')
 
-run: deps $(BUILD)/tour
+run: deps $(BUILD)/tour $(BUILD)/train_mlp
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour
+	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS)
 
-check-install: deps $(BUILD)/tour
+check-install: deps $(BUILD)/tour $(BUILD)/train_mlp
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour > /dev/null
 	@echo "install check: the example builds against the installed libops.pc and runs"
+	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS) | tail -n 1
+	@echo "training check: the MLP reaches >= 95% held-out accuracy on the digits"
 
 test: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
