@@ -27,7 +27,7 @@ DTYPE_SETS = {
 }
 KEYS = {"dtypes", "ref", "domain", "args", "fixed_dtypes", "compute", "special",
         "samples", "values", "tol", "torch", "note", "layouts", "promote",
-        "errors", "shapes", "signed_zeros", "property", "returns"}
+        "errors", "shapes", "signed_zeros", "property", "returns", "gradcheck"}
 RETURN_KEYS = {"dtype", "compare"}
 TENSOR_SPEC_KEYS = {"shape", "dtype", "data"}
 ERROR_KEYS = {"match", "shapes", "args", "fill", "dtype", "forms", "entries", "note"}
@@ -78,6 +78,7 @@ class Conformance:
     signed_zeros: bool
     property: bool
     returns: Dict[str, Dict[str, Any]]  # return name -> {dtype: .., compare: ..}
+    gradcheck: bool = True  # false: the gradient family skips it (docs/conformance.md)
 
 
 def _dtypes(v: Any, where: str) -> Tuple[str, ...]:
@@ -302,7 +303,7 @@ def parse(nf: NativeFunction) -> Conformance:
         raise ValueError(f"{where}: errors must be a list")
     errors = [_parse_error(i, e, nf, where) for i, e in enumerate(raw_errors)]
     returns = _returns(c.get("returns"), nf, where)
-    for k in ("special", "values", "layouts", "promote", "signed_zeros", "property"):
+    for k in ("special", "values", "layouts", "promote", "signed_zeros", "property", "gradcheck"):
         if k in c and not isinstance(c[k], bool):
             raise ValueError(f"{where}: {k} must be true or false")
     return Conformance(entry=nf, dtypes=dtypes, ref=ref, domain=domain, args=args,
@@ -312,7 +313,8 @@ def parse(nf: NativeFunction) -> Conformance:
                        layouts=bool(c.get("layouts", True)),
                        promote=bool(c.get("promote", True)), errors=errors, shapes=shapes,
                        signed_zeros=bool(c.get("signed_zeros", True)),
-                       property=bool(c.get("property", True)), returns=returns)
+                       property=bool(c.get("property", True)), returns=returns,
+                       gradcheck=bool(c.get("gradcheck", True)))
 
 
 def _tensor_spec(v: Any, where: str) -> None:

@@ -42,7 +42,8 @@ RUNTIME_HELPERS = {
                                ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float")),
 }
 
-MAX_LIST = 16  # int[] arguments kept by a node: 2 * OPS_MAX_DIMS
+MAX_LIST = 16
+MAX_STR = 32  # str arguments kept by a node ("tanh", "mean")  # int[] arguments kept by a node: 2 * OPS_MAX_DIMS
 ACCESSOR_METHODS = ("sizes", "dim", "numel", "scalar_type")
 
 
@@ -136,6 +137,8 @@ def convert(e: Expr, a: Argument) -> Optional[str]:
         return f"&(bool){{{e.code}}}" if t.optional else e.code
     if t.base == "ScalarType":
         return e.code if e.kind == "dtype" else None
+    if t.base == "str":
+        return e.code if e.kind == "str" else None
     return None
 
 
@@ -259,7 +262,7 @@ class NodeGen:
         self.saved_outputs = sorted(set(self.saved_outputs))
         for n in self.saved_values:
             t = self.args[n].type
-            if t.base in ("str", "Device", "Generator") or (t.is_list and not t.is_int):
+            if t.base in ("Device", "Generator") or (t.is_list and not t.is_int):
                 raise GenError(self.d.loc, f"{self.nf.name}: formulas cannot use argument '{n}' of type {t}")
 
     def _out_name(self, n: str) -> str:
@@ -437,6 +440,8 @@ class NodeGen:
             self._fail(f"unsupported comparison {type(op).__name__}")
         name, cop, flipped = self._CMPS[type(op)]
         a, b = self._expr(node.left, body), self._expr(right, body)
+        if a.kind == "str" and b.kind == "str" and cop in ("==", "!="):
+            return Expr(f"(strcmp({a.code}, {b.code}) {cop} 0)", "bool")
         if a.kind in ("int", "float", "bool") and b.kind in ("int", "float", "bool"):
             return Expr(f"({a.code} {cop} {b.code})", "bool")
         if a.kind == "Tensor":
@@ -460,11 +465,15 @@ class NodeGen:
         a = self._expr(node.body, then_lines)
         else_lines: List[str] = []
         b = self._expr(node.orelse, else_lines)
-        if a.kind != "Tensor" or b.kind != "Tensor":
-            self._fail("both branches of 'x if c else y' must be Tensors")
+        if a.kind not in ("Tensor", "notimpl") or b.kind not in ("Tensor", "notimpl") or \
+                a.kind == b.kind == "notimpl":
+            self._fail("both branches of 'x if c else y' must be Tensors (or one not_implemented)")
+        # a not_implemented branch sets the error and leaves the function itself
+        keep_a = [f"    {res} = ops_tensor_retain({a.code});"] if a.kind == "Tensor" else []
+        keep_b = [f"    {res} = ops_tensor_retain({b.code});"] if b.kind == "Tensor" else []
         body.append(f"if ({test.code}) {{")
-        body += ["    " + x for x in then_lines] + [f"    {res} = ops_tensor_retain({a.code});", "} else {"]
-        body += ["    " + x for x in else_lines] + [f"    {res} = ops_tensor_retain({b.code});", "}"]
+        body += ["    " + x for x in then_lines] + keep_a + ["} else {"]
+        body += ["    " + x for x in else_lines] + keep_b + ["}"]
         return Expr(res, "Tensor")
 
     def _name(self, n: str) -> Expr:
@@ -482,7 +491,8 @@ class NodeGen:
         if t.base == "Tensor":
             return Expr(f"a_{n}", "Tensor")
         v = f"_s->v_{n}"
-        kind = {"Scalar": "Scalar", "float": "float", "bool": "bool", "ScalarType": "dtype"}.get(t.base)
+        kind = {"Scalar": "Scalar", "float": "float", "bool": "bool", "ScalarType": "dtype",
+                "str": "str"}.get(t.base)
         if t.is_list and t.is_int:
             code = f"((ops_int_list){{{v}, _s->len_{n}}})"
             kind = "intlist"
@@ -492,6 +502,8 @@ class NodeGen:
             code = v
         if kind is None:
             self._fail(f"argument '{n}' of type {t} cannot be used")
+        if t.optional and t.base == "str":
+            return Expr(code, kind, opt=f"(_s->has_{n} ? {code} : NULL)")
         if t.optional and t.base != "ScalarType":
             return Expr(code, kind, opt=f"(_s->has_{n} ? &{code} : NULL)")
         return Expr(code, kind)
@@ -628,6 +640,8 @@ class NodeGen:
                 f.append(f"bool v_{n};")
             elif t.base == "ScalarType":
                 f.append(f"ops_dtype v_{n};")
+            elif t.base == "str":
+                f.append(f"char v_{n}[{MAX_STR}];")
             if t.optional and t.base != "ScalarType":
                 f.append(f"bool has_{n};")
         return f
@@ -650,6 +664,18 @@ def _record_values(g: NodeGen, src: str) -> List[str]:
                     "    }",
                     f"    memcpy(_n->v_{n}, {ref}data, (size_t){ref}len * sizeof(int64_t));",
                     f"    _n->len_{n} = {ref}len;"]
+            if t.optional:
+                out.append(f"    _n->has_{n} = true;")
+            out.append("}")
+        elif t.base == "str":
+            op = g.nf.func.name
+            msg = cnames.c_string(f"{op}: autograd keeps str arguments of at most {MAX_STR - 1} characters ('{n}')")
+            out += [f"if ({n} != NULL) {{",
+                    f"    if (strlen({n}) >= {MAX_STR}) {{",
+                    f"        ops_fail(OPS_ERR_NOT_IMPLEMENTED, {msg});",
+                    "        goto fail;",
+                    "    }",
+                    f"    memcpy(_n->v_{n}, {n}, strlen({n}) + 1);"]
             if t.optional:
                 out.append(f"    _n->has_{n} = true;")
             out.append("}")

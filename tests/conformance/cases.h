@@ -22,6 +22,7 @@ enum {
     F_RANDOM = 32,        /* a property-run case: the runner adds random layouts */
     F_SIGNED_ZEROS = 64,  /* the signs of zero results are compared */
     F_DTYPE_ERROR = 128,  /* an undeclared dtype, which must be rejected */
+    F_NO_GRADCHECK = 256, /* the metadata's gradcheck: false */
 };
 
 /* Forms an error case is run in (gen_cases.py's FORM_BITS). */

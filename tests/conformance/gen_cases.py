@@ -54,6 +54,7 @@ R_COMPARE, R_LIST = 1, 2
 # case flags (tests/conformance/cases.h)
 F_VALUES, F_ERROR, F_LAYOUTS, F_VARIANTS = 1, 2, 4, 8
 F_ELEMENTWISE, F_RANDOM, F_SIGNED_ZEROS, F_DTYPE_ERROR = 16, 32, 64, 128
+F_NO_GRADCHECK = 256
 # forms an error case is run in
 FORM_BITS = {"functional": 1, "out": 2, "inplace": 4}
 NO_DTYPE = 255
@@ -802,6 +803,8 @@ class Gen:
         flags |= F_VALUES | F_LAYOUTS | F_VARIANTS | F_ELEMENTWISE
         if c.signed_zeros:
             flags |= F_SIGNED_ZEROS
+        if not c.gradcheck:
+            flags |= F_NO_GRADCHECK
         self.w.add(" ".join(lab.split()), nf, flags, test_dtype, tol, enc, expected, out_dt)
 
     def out_template(self, nf, meta, shapes, dts, d):
@@ -1011,6 +1014,8 @@ class Gen:
             flags |= F_LAYOUTS
         if c.signed_zeros:
             flags |= F_SIGNED_ZEROS
+        if not c.gradcheck:
+            flags |= F_NO_GRADCHECK
         self.w.add(f"{nf.name} {d} " + ", ".join(f"{k}={v}" for k, v in smp.items()), nf, flags, d, tol, enc,
                    rets=rets)
 

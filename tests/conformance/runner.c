@@ -1591,7 +1591,8 @@ run_gradients(const test_case *c)
 {
     const ops_op_info *op = c->op;
     const int e = formula_index(op);
-    if (e < 0 || op->kind != OPS_KIND_FUNCTIONAL || !(c->flags & F_VALUES) || op->returns == NULL ||
+    if (e < 0 || op->kind != OPS_KIND_FUNCTIONAL || !(c->flags & F_VALUES) || (c->flags & F_NO_GRADCHECK) ||
+        op->returns == NULL ||
         strncmp(op->returns[0].type, "Tensor", 6) != 0 || strstr(op->returns[0].type, "[]") != NULL)
         return;
     if (c->dtype != OPS_FLOAT64 && !(c->dtype == OPS_FLOAT32 && !has_f64_case[by_ptr_index(op)]))
@@ -1826,7 +1827,8 @@ main(int argc, char **argv)
         if (dtype_filter != OPS_DTYPE_NONE && c->dtype != dtype_filter)
             continue;
         selected[nselected++] = i;
-        if ((c->flags & F_VALUES) && !(c->flags & F_ERROR) && c->op->kind == OPS_KIND_FUNCTIONAL) {
+        if ((c->flags & F_VALUES) && !(c->flags & (F_ERROR | F_NO_GRADCHECK)) &&
+            c->op->kind == OPS_KIND_FUNCTIONAL) {
             const int e = formula_index(c->op);
             if (e >= 0)
                 grad_eligible[e] = true;

@@ -231,6 +231,39 @@ START_TEST(test_dropout_backward)
 }
 END_TEST
 
+START_TEST(test_embedding_backward)
+{
+    /* d sum(v * embedding(w, idx)) / dw[r] = sum of v's rows whose index is r, except
+     * for padding_idx (no gradient); hand-derived for idx = [[1, 3], [1, 0]]. */
+    ops_tensor *w = ops_zeros((ops_int_list){(int64_t[]){4, 2}, 2}, OPS_FLOAT64, OPS_DEVICE_CPU);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+    ops_tensor *idx = ops_tensor_from_data((int64_t[]){1, 3, 1, 0}, (ops_int_list){(int64_t[]){2, 2}, 2}, OPS_INT64);
+    const double vs[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    ops_tensor *v = ops_tensor_from_data(vs, (ops_int_list){(int64_t[]){2, 2, 2}, 3}, OPS_FLOAT64);
+    for (int pad = -1; pad <= 3; pad += 4) { /* no padding, then padding_idx 3 */
+        ck_assert_int_eq(ops_tensor_set_grad(w, NULL), OPS_OK);
+        ops_tensor *e = ops_embedding(w, idx, pad, false, false);
+        ops_tensor *p = ops_mul(e, v);
+        ops_tensor *s = ops_sum(p, OPS_DTYPE_NONE);
+        ck_assert_int_eq(ops_backward(s, NULL, false, false), OPS_OK);
+        ops_tensor *g = ops_tensor_grad(w);
+        const double *gp = ops_tensor_data_ptr(g);
+        /* row 0 <- v[1][1] = (7, 8); row 1 <- v[0][0] + v[1][0] = (1+5, 2+6); row 2 none;
+         * row 3 <- v[0][1] = (3, 4) unless it is padding_idx */
+        const double want[8] = {7, 8, 6, 8, 0, 0, pad == 3 ? 0 : 3, pad == 3 ? 0 : 4};
+        for (int i = 0; i < 8; i++)
+            ck_assert_double_eq(gp[i], want[i]);
+        ops_tensor_release(g);
+        ops_tensor_release(s);
+        ops_tensor_release(p);
+        ops_tensor_release(e);
+    }
+    ops_tensor_release(v);
+    ops_tensor_release(idx);
+    ops_tensor_release(w);
+}
+END_TEST
+
 static Suite *
 gradcheck_suite(void)
 {
@@ -245,6 +278,7 @@ gradcheck_suite(void)
     tcase_add_test(tl, test_inplace_saved_value_modified);
     tcase_add_test(tl, test_broadcast_grads_and_dtypes);
     tcase_add_test(tl, test_dropout_backward);
+    tcase_add_test(tl, test_embedding_backward);
     suite_add_tcase(s, tl);
     return s;
 }
