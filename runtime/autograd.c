@@ -1714,3 +1714,92 @@ ops_autograd_cross_entropy_backward(const ops_tensor *g, const ops_tensor *self,
     return class_loss_backward("cross_entropy_loss", g, self, target, weight, reduction, ignore_index,
                                label_smoothing, true);
 }
+
+/* ---- pooling with indices, layer_norm ------------------------------------------------ */
+
+/* The gradient of a max pool over the last two dims: each output gradient added at the
+ * input position its index names (indices are offsets h * W + w, per plane). */
+ops_tensor *
+ops_autograd_pool_indices_backward(const ops_tensor *g, int ndim, const int64_t *sizes, const ops_tensor *indices)
+{
+    ops_tensor *z = NULL, *zf = NULL, *idx = NULL, *gf = NULL, *sum = NULL, *r = NULL;
+    if (ndim < 2)
+        return ops_fail_null(OPS_ERR_VALUE, "pool_backward: input must have at least 2 dims");
+    AG_STEP(z, ops_zeros((ops_int_list){sizes, ndim}, g->dtype, ops_tensor_device(g)));
+    AG_STEP(zf, ops_flatten(z, -2, -1));
+    AG_STEP(idx, ops_flatten(indices, -2, -1));
+    AG_STEP(gf, ops_flatten(g, -2, -1));
+    AG_STEP(sum, ops_scatter_add(zf, -1, idx, gf));
+    r = ops_reshape(sum, (ops_int_list){sizes, ndim});
+done:
+    ops_tensor_release(z);
+    ops_tensor_release(zf);
+    ops_tensor_release(idx);
+    ops_tensor_release(gf);
+    ops_tensor_release(sum);
+    return r;
+}
+
+ops_tensor *
+ops_autograd_max_pool2d_backward(const ops_tensor *g, const ops_tensor *self, ops_int_list kernel_size,
+                                 ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode)
+{
+    ops_tensor *out = NULL, *idx = NULL;
+    /* the positions of the maxima, recomputed (below autograd: they carry no gradient) */
+    const bool prev = ops_set_grad_enabled(false);
+    ops_status st = ops_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, &out, &idx);
+    ops_set_grad_enabled(prev);
+    if (st != OPS_OK)
+        return NULL;
+    ops_tensor *r = ops_autograd_pool_indices_backward(g, self->ndim, self->sizes, idx);
+    ops_tensor_release(out);
+    ops_tensor_release(idx);
+    return r;
+}
+
+/* layer_norm's gradient for input (which 0), weight (1) or bias (2), from the
+ * normalized input x^ = (x - mean) * rstd over the last k = normalized_shape.len dims:
+ * dx = rstd * (gw - mean(gw) - x^ * mean(gw * x^)) with gw = g * weight;
+ * dweight = sum over the leading dims of g * x^; dbias = sum of g. */
+ops_tensor *
+ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x, ops_int_list normalized_shape,
+                                 const ops_tensor *weight, double eps, int64_t which)
+{
+    const int64_t k = normalized_shape.len;
+    int64_t dims_v[OPS_MAX_DIMS];
+    if (k < 1 || k > x->ndim)
+        return ops_fail_null(OPS_ERR_VALUE, "layer_norm_backward: bad normalized_shape");
+    for (int64_t i = 0; i < k; i++)
+        dims_v[i] = i - k;
+    const ops_int_list dims = {dims_v, k};
+    if (which == 2)
+        return ops_autograd_reduce_to(g, (int)k, x->sizes + x->ndim - k);
+    ops_tensor *mean = NULL, *xc = NULL, *sq = NULL, *var = NULL, *ve = NULL, *rstd = NULL, *xhat = NULL;
+    ops_tensor *t1 = NULL, *gw = NULL, *m1 = NULL, *t2 = NULL, *m2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    ops_tensor *r = NULL;
+    AG_STEP(mean, ops_mean_dim(x, &dims, true, OPS_DTYPE_NONE));
+    AG_STEP(xc, ops_sub(x, mean, OPS_SCALAR_INT(1)));
+    AG_STEP(sq, ops_mul(xc, xc));
+    AG_STEP(var, ops_mean_dim(sq, &dims, true, OPS_DTYPE_NONE));
+    AG_STEP(ve, ops_add_scalar(var, OPS_SCALAR_FLOAT(eps), OPS_SCALAR_INT(1)));
+    AG_STEP(rstd, ops_rsqrt(ve));
+    AG_STEP(xhat, ops_mul(xc, rstd));
+    if (which == 1) {
+        AG_STEP(t1, ops_mul(g, xhat));
+        r = ops_autograd_reduce_to(t1, (int)k, x->sizes + x->ndim - k);
+        goto done;
+    }
+    AG_STEP(gw, weight != NULL ? ops_mul(g, weight) : ops_tensor_retain(g));
+    AG_STEP(m1, ops_mean_dim(gw, &dims, true, OPS_DTYPE_NONE));
+    AG_STEP(t2, ops_mul(gw, xhat));
+    AG_STEP(m2, ops_mean_dim(t2, &dims, true, OPS_DTYPE_NONE));
+    AG_STEP(t3, ops_sub(gw, m1, OPS_SCALAR_INT(1)));
+    AG_STEP(t4, ops_mul(xhat, m2));
+    AG_STEP(t5, ops_sub(t3, t4, OPS_SCALAR_INT(1)));
+    r = ops_mul(t5, rstd);
+done:;
+    ops_tensor *const all[] = {mean, xc, sq, var, ve, rstd, xhat, t1, gw, m1, t2, m2, t3, t4, t5};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+    return r;
+}

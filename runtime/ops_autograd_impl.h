@@ -116,6 +116,17 @@ OPS_API ops_tensor *ops_autograd_cross_entropy_backward(const ops_tensor *g, con
                                                         const ops_tensor *target, const ops_tensor *weight,
                                                         int64_t reduction, int64_t ignore_index,
                                                         double label_smoothing);
+/* max pooling over the last two dims: from the indices of the maxima (offsets h * W + w
+ * per plane), or recomputing them (max_pool2d). */
+OPS_API ops_tensor *ops_autograd_pool_indices_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                       const ops_tensor *indices);
+OPS_API ops_tensor *ops_autograd_max_pool2d_backward(const ops_tensor *g, const ops_tensor *self,
+                                                     ops_int_list kernel_size, ops_int_list stride,
+                                                     ops_int_list padding, ops_int_list dilation, bool ceil_mode);
+/* layer_norm's gradient for input (which 0), weight (1) or bias (2). */
+OPS_API ops_tensor *ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x,
+                                                     ops_int_list normalized_shape, const ops_tensor *weight,
+                                                     double eps, int64_t which);
 OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t start, int64_t length);
 OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,

@@ -1014,7 +1014,10 @@ class Gen:
             flags |= F_LAYOUTS
         if c.signed_zeros:
             flags |= F_SIGNED_ZEROS
-        if not c.gradcheck:
+        # explicit `data:` pins edge values (ties, zeros) where derivatives are undefined
+        pinned = any(isinstance(v, dict) and "data" in v for v in smp.values()) or any(
+            isinstance(v, list) and any(isinstance(x, dict) and "data" in x for x in v) for v in smp.values())
+        if not c.gradcheck or pinned:
             flags |= F_NO_GRADCHECK
         self.w.add(f"{nf.name} {d} " + ", ".join(f"{k}={v}" for k, v in smp.items()), nf, flags, d, tol, enc,
                    rets=rets)
