@@ -12,9 +12,10 @@ Formulas are Python expressions (parsed in codegen/derivatives.py): calls of ops
 name (the functional overload is chosen from the argument types, as a C++ overload
 would be), `grad` / `grads[i]`, argument names, `result` or named returns, numbers,
 `True`/`False`/`None`, lists of ints, the accessors `t.sizes()`, `t.dim()`,
-`t.numel()`, `t.scalar_type()`, and the helpers `reduce_to(x, t)` (sum a broadcast
-gradient back to t's shape), `zeros_like(x)`, `ones_like(x)` and
-`not_implemented("why")`.  Anything else is a generation error with file:line.
+`t.numel()`, `t.scalar_type()`, operators and `x if c else y`, and the helpers
+`reduce_to(x, t)` (sum a broadcast gradient back to t's shape), `zeros_like(x)`,
+`ones_like(x)`, `not_implemented("why")` and the backward helpers of runtime/autograd.c
+listed in RUNTIME_HELPERS.  Anything else is a generation error with file:line.
 """
 
 import ast
@@ -652,7 +653,7 @@ class NodeGen:
         return f
 
 
-def _record_values(g: NodeGen, src: str) -> List[str]:
+def _record_values(g: NodeGen) -> List[str]:
     """Lines copying non-Tensor arguments into the node (n is the node)."""
     out = []
     for n in g.saved_values:
@@ -730,8 +731,9 @@ def _node_text(g: NodeGen) -> Dict:
     if g.ntemps == 0 and not unpacked:
         apply = [x for x in apply if x not in ("fail:", "_st = ops_last_status();")]
     release = [f"ops_saved_release(&(({g.struct} *)_n)->s_{n});" for n in unpacked]
-    return {"struct": g.struct, "name": g.name, "entry": g.nf.name, "inputs": ",".join(g.diff), "fields": g.struct_fields(), "apply": apply,
-            "release": release, "schema": cnames.c_comment(g.nf.schema_text)}
+    return {"struct": g.struct, "name": g.name, "entry": g.nf.name, "inputs": ",".join(g.diff),
+            "fields": g.struct_fields(), "apply": apply, "release": release,
+            "schema": cnames.c_comment(g.nf.schema_text)}
 
 
 def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
@@ -795,7 +797,7 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
             continue
         src = "_orig_self" if (inplace and n == "self" and saves_self) else n
         body += _meta_lines(n, src)
-    body += _record_values(g, "")
+    body += _record_values(g)
     body += [f"_n->has_{n} = {n} != NULL;" for n in sorted(g.presence)]
     diff_out = g.d.output_differentiability or [True] * len(outs)
     for i, o in enumerate(outs):
