@@ -41,6 +41,8 @@ RUNTIME_HELPERS = {
     "pool_indices_backward": ("ops_autograd_pool_indices_backward", ("Tensor", "shape", "Tensor")),
     "max_pool2d_backward": ("ops_autograd_max_pool2d_backward",
                             ("Tensor", "Tensor", "intlist", "intlist", "intlist", "intlist", "bool")),
+    "conv2d_backward": ("ops_autograd_conv2d_backward",
+                        ("Tensor", "Tensor", "Tensor", "intlist", "intlist", "intlist", "int", "int")),
     "layer_norm_backward": ("ops_autograd_layer_norm_backward",
                             ("Tensor", "Tensor", "intlist", "Tensor?", "float", "int")),
     "nll_loss_backward": ("ops_autograd_nll_loss_backward", ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),

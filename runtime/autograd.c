@@ -1803,3 +1803,73 @@ done:;
         ops_tensor_release(all[i]);
     return r;
 }
+
+/* ---- conv2d ----------------------------------------------------------------------------- */
+
+/* conv2d's gradient for input (which 0), weight (1) or bias (2), as public ops:
+ * the input's is a transposed convolution of grad with the same weight (output_padding
+ * restoring the input's size); the weight's is a convolution of the input with grad
+ * as the kernel (stride and dilation swap roles), per group at once by folding the
+ * batch into the channels; the bias's is grad summed over batch and space. */
+ops_tensor *
+ops_autograd_conv2d_backward(const ops_tensor *g, const ops_tensor *input, const ops_tensor *weight,
+                             ops_int_list stride, ops_int_list padding, ops_int_list dilation, int64_t groups,
+                             int64_t which)
+{
+    const bool batched = input->ndim == 4;
+    int64_t s[2], p[2], d[2];
+    const ops_int_list *lists[3] = {&stride, &padding, &dilation};
+    int64_t *outs[3] = {s, p, d};
+    for (int k = 0; k < 3; k++) {
+        if (lists[k]->len != 1 && lists[k]->len != 2)
+            return ops_fail_null(OPS_ERR_VALUE, "conv2d_backward: stride, padding and dilation take 1 or 2 values");
+        outs[k][0] = lists[k]->data[0];
+        outs[k][1] = lists[k]->data[lists[k]->len - 1];
+    }
+    if (which == 2) {
+        int64_t dv[3] = {0, 2, 3};
+        ops_int_list dl = batched ? (ops_int_list){dv, 3} : (ops_int_list){(int64_t[]){1, 2}, 2};
+        return ops_sum_dim(g, &dl, false, OPS_DTYPE_NONE);
+    }
+    ops_tensor *x = NULL, *gg = NULL, *r = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    ops_tensor *t6 = NULL;
+    AG_STEP(x, batched ? ops_tensor_retain(input) : ops_unsqueeze(input, 0));
+    AG_STEP(gg, batched ? ops_tensor_retain(g) : ops_unsqueeze(g, 0));
+    const int64_t N = x->sizes[0], C = x->sizes[1], H = x->sizes[2], W = x->sizes[3];
+    const int64_t KH = weight->sizes[2], KW = weight->sizes[3];
+    const int64_t Ho = gg->sizes[2], Wo = gg->sizes[3];
+    if (which == 0) {
+        int64_t op[2];
+        const int64_t in[2] = {H, W}, out[2] = {Ho, Wo}, kk[2] = {KH, KW};
+        for (int k = 0; k < 2; k++)
+            op[k] = in[k] - ((out[k] - 1) * s[k] - 2 * p[k] + d[k] * (kk[k] - 1) + 1);
+        AG_STEP(t1, ops_conv_transpose2d_input(gg, weight, NULL, (ops_int_list){s, 2}, (ops_int_list){p, 2},
+                                               (ops_int_list){op, 2}, groups, (ops_int_list){d, 2}));
+        r = batched ? ops_tensor_retain(t1) : ops_squeeze_dim(t1, 0);
+        goto done;
+    }
+    /* weight: input [N, C, H, W] -> [C/g, g*N, H, W]; grad [N, O, Ho, Wo] -> [O, N, Ho, Wo] */
+    AG_STEP(t1, ops_reshape(x, OPS_INTS(N, groups, C / groups, H, W)));
+    AG_STEP(t2, ops_permute(t1, OPS_INTS(2, 1, 0, 3, 4)));
+    AG_STEP(t3, ops_reshape(t2, OPS_INTS(C / groups, groups * N, H, W)));
+    AG_STEP(t4, ops_transpose(gg, 0, 1));
+    AG_STEP(t5, ops_conv2d(t3, t4, NULL, (ops_int_list){d, 2}, (ops_int_list){p, 2}, (ops_int_list){s, 2}, groups));
+    /* [C/g, O, kh', kw'] with kh' >= kh: the extra rows are positions no output used */
+    ops_tensor *n1;
+    AG_STEP(n1, ops_narrow(t5, 2, 0, KH));
+    t6 = ops_narrow(n1, 3, 0, KW);
+    ops_tensor_release(n1);
+    if (t6 == NULL)
+        goto done;
+    r = ops_transpose(t6, 0, 1);
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(gg);
+    ops_tensor_release(t1);
+    ops_tensor_release(t2);
+    ops_tensor_release(t3);
+    ops_tensor_release(t4);
+    ops_tensor_release(t5);
+    ops_tensor_release(t6);
+    return r;
+}

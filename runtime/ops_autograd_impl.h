@@ -123,6 +123,11 @@ OPS_API ops_tensor *ops_autograd_pool_indices_backward(const ops_tensor *g, int 
 OPS_API ops_tensor *ops_autograd_max_pool2d_backward(const ops_tensor *g, const ops_tensor *self,
                                                      ops_int_list kernel_size, ops_int_list stride,
                                                      ops_int_list padding, ops_int_list dilation, bool ceil_mode);
+/* conv2d's gradient for input (which 0), weight (1) or bias (2). */
+OPS_API ops_tensor *ops_autograd_conv2d_backward(const ops_tensor *g, const ops_tensor *input,
+                                                 const ops_tensor *weight, ops_int_list stride,
+                                                 ops_int_list padding, ops_int_list dilation, int64_t groups,
+                                                 int64_t which);
 /* layer_norm's gradient for input (which 0), weight (1) or bias (2). */
 OPS_API ops_tensor *ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x,
                                                      ops_int_list normalized_shape, const ops_tensor *weight,
