@@ -84,6 +84,7 @@ bench: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_conv
 	$(BUILD)/bench/bench_norm
 	$(BUILD)/bench/bench_sort
+	$(BUILD)/bench/bench_autograd
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)
