@@ -304,21 +304,7 @@ generate_normal(ops_dtype dt, char *dst, int64_t n, const ops_philox_stream *s, 
         }
         for (int64_t j = 0; j < per && b * per + j < n; j++) {
             const int64_t e = b * per + j;
-            const double v = mean + std * z[j];
-            switch (dt) {
-            case OPS_FLOAT16:
-                ((ops_half *)dst)[e] = ops_float_to_half((float)v);
-                break;
-            case OPS_BFLOAT16:
-                ((ops_bfloat16 *)dst)[e] = ops_float_to_bfloat16((float)v);
-                break;
-            case OPS_FLOAT32:
-                ((float *)dst)[e] = (float)v;
-                break;
-            default:
-                ((double *)dst)[e] = v;
-                break;
-            }
+            store_real(dt, dst, e, mean + std * z[j]);
         }
     }
 }
