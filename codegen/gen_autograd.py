@@ -48,6 +48,16 @@ RUNTIME_HELPERS = {
     "nll_loss_backward": ("ops_autograd_nll_loss_backward", ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
     "cross_entropy_backward": ("ops_autograd_cross_entropy_backward",
                                ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float")),
+    # (section: lists)
+    # (section: lists end)
+    # (section: reductions2)
+    # (section: reductions2 end)
+    # (section: index2)
+    # (section: index2 end)
+    # (section: nn2)
+    # (section: nn2 end)
+    # (section: engine)
+    # (section: engine end)
 }
 
 MAX_LIST = 16

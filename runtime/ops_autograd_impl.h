@@ -137,6 +137,21 @@ OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, 
 OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                 const int64_t *start, const int64_t *end, int64_t step);
 
+/* (section: lists) */
+/* (section: lists end) */
+
+/* (section: reductions2) */
+/* (section: reductions2 end) */
+
+/* (section: index2) */
+/* (section: index2 end) */
+
+/* (section: nn2) */
+/* (section: nn2 end) */
+
+/* (section: engine) */
+/* (section: engine end) */
+
 /* An op without a formula ran on inputs requiring grad (with grad mode off): fine
  * when its results cannot carry gradients (integer or bool), else the results are
  * released and the call fails with "the derivative for 'op' is not implemented". */
