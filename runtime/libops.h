@@ -8,7 +8,8 @@
  * ops_registry.h   the boxed registry of operators (for FFIs and test runners)
  * ops_autograd.h   requires_grad, backward, autograd_grad, hooks, grad mode
  * ops_optim.h      SGD, Adam, AdamW
- * ops_random.h     random number generators (Philox4x32-10, seed and offset) */
+ * ops_random.h     random number generators (Philox4x32-10, seed and offset)
+ * ops_interop.h    DLPack export/import, shared memory across processes */
 #ifndef LIBOPS_H
 #define LIBOPS_H
 
@@ -19,5 +20,6 @@
 #include "ops_autograd.h"
 #include "ops_optim.h"
 #include "ops_random.h"
+#include "ops_interop.h"
 
 #endif /* LIBOPS_H */

@@ -34,6 +34,9 @@ enum {
     /* The storage header and its bytes live in the same block as the tensor that
      * created them (small tensors: one allocation instead of three). */
     OPS_STORAGE_EMBEDDED = 1u << 0,
+    /* The bytes are a POSIX shared-memory segment (runtime/shm.c): other
+     * processes may map them, so the storage never moves (no resize_ growth). */
+    OPS_STORAGE_SHARED = 1u << 1,
 };
 
 struct ops_storage {
@@ -177,6 +180,10 @@ ops_borrowed_view(const ops_tensor *base, int ndim, const int64_t *sizes, const 
 /* Give t the new sizes with contiguous strides, reallocating its storage if it is
  * too small (out= tensors that were empty). */
 OPS_API ops_status ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes);
+/* Give s new bytes of the same size from alloc (e.g. share_memory_ moving them
+ * into shared memory): the old bytes are freed as the storage's death would free
+ * them, the deleter is dropped.  The caller has copied the values over. */
+OPS_API void ops_storage_replace_data(ops_storage *s, void *data, const ops_allocator *alloc);
 /* Mark an in-place write: bumps the version counter shared by every view. */
 OPS_API void ops_tensor_bump_version(ops_tensor *t);
 /* A 0-dim CPU tensor flagged as a wrapped number: bool, int64 or float64 from s. */

@@ -601,6 +601,10 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
     }
     ops_storage *s = t->storage;
     if (needed > s->nbytes) {
+        if (s->flags & OPS_STORAGE_SHARED)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: cannot resize a tensor whose storage is in shared memory from %zu to %zu bytes",
+                            op_name(op), s->nbytes, needed);
         if (s->allocator == NULL)
             return ops_fail(
                 OPS_ERR_VALUE,
@@ -629,6 +633,23 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
     }
     fill_geometry(t, ndim, sizes, NULL);
     return OPS_OK;
+}
+
+void
+ops_storage_replace_data(ops_storage *s, void *data, const ops_allocator *alloc)
+{
+    /* Inline bytes stay in the header block, which storage_free releases. */
+    const bool inline_data = (s->flags & OPS_STORAGE_EMBEDDED) && s->data == embedded_data(s);
+    if (!inline_data) {
+        if (s->allocator)
+            s->allocator->free(s->allocator->ctx, s->data, s->nbytes);
+        else if (s->deleter)
+            s->deleter(s->data, s->deleter_ctx);
+    }
+    s->data = data;
+    s->allocator = alloc;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
 }
 
 void
