@@ -25,7 +25,8 @@ HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones
                    "narrow_backward", "matmul_backward",
                    "reduction_backward", "nll_loss_backward", "cross_entropy_backward",
                    "pool_indices_backward", "max_pool2d_backward", "layer_norm_backward",
-                   "conv2d_backward")
+                   "conv2d_backward",
+                   "diagonal_backward", "unfold_backward", "as_strided_backward", "roll_backward", "repeat_backward", "tile_backward", "index_select_backward", "gather_backward", "take_backward", "masked_select_backward", "masked_scatter_backward", "repeat_interleave_backward", "pad_backward", "scatter_reduce_backward", "scatter_src_backward")
 
 # Tensor accessors a formula may call as methods (`self.sizes()`) or read (`self.dtype`).
 ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type", "dtype",

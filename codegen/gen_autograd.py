@@ -53,6 +53,23 @@ RUNTIME_HELPERS = {
     # (section: reductions2)
     # (section: reductions2 end)
     # (section: index2)
+    "diagonal_backward": ("ops_autograd_diagonal_backward", ("Tensor", "shape", "int", "int", "int")),
+    "unfold_backward": ("ops_autograd_unfold_backward", ("Tensor", "shape", "int", "int", "int")),
+    "as_strided_backward": ("ops_autograd_as_strided_backward", ("Tensor", "Tensor", "intlist", "intlist", "int?")),
+    "roll_backward": ("ops_autograd_roll_backward", ("Tensor", "intlist", "intlist")),
+    "repeat_backward": ("ops_autograd_repeat_backward", ("Tensor", "shape", "intlist")),
+    "tile_backward": ("ops_autograd_tile_backward", ("Tensor", "shape", "intlist")),
+    "index_select_backward": ("ops_autograd_index_select_backward", ("Tensor", "shape", "int", "Tensor")),
+    "gather_backward": ("ops_autograd_gather_backward", ("Tensor", "shape", "int", "Tensor")),
+    "take_backward": ("ops_autograd_take_backward", ("Tensor", "shape", "Tensor")),
+    "masked_select_backward": ("ops_autograd_masked_select_backward", ("Tensor", "shape", "Tensor")),
+    "masked_scatter_backward": ("ops_autograd_masked_scatter_backward", ("Tensor", "Tensor", "shape")),
+    "repeat_interleave_backward": ("ops_autograd_repeat_interleave_backward",
+                                   ("Tensor", "shape", "Tensor?", "int", "int?")),
+    "pad_backward": ("ops_autograd_pad_backward", ("Tensor", "shape", "intlist", "int")),
+    "scatter_src_backward": ("ops_autograd_scatter_src_backward", ("Tensor", "int", "Tensor", "shape")),
+    "scatter_reduce_backward": ("ops_autograd_scatter_reduce_backward",
+                                ("Tensor", "Tensor", "int", "Tensor", "Tensor", "Tensor", "int", "bool", "int")),
     # (section: index2 end)
     # (section: nn2)
     # (section: nn2 end)

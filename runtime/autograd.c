@@ -1439,72 +1439,7 @@ ops_autograd_permute_backward(const ops_tensor *g, ops_int_list dims)
     return ops_permute(g, (ops_int_list){inv, nd});
 }
 
-/* Zeros of the input's shape with g written into the part the view selected. */
-static ops_tensor *
-scatter_into_zeros(const char *op, const ops_tensor *g, int ndim, const int64_t *sizes, ops_tensor *(*view)(
-    const ops_tensor *z, const void *ctx), const void *ctx)
-{
-    if (!grad_disabled && ops_tensor_requires_grad(g))
-        return ops_fail_null(OPS_ERR_NOT_IMPLEMENTED, "%s: the double backward of this view is not implemented", op);
-    ops_tensor *z = ops_zeros((ops_int_list){sizes, ndim}, g->dtype, ops_tensor_device(g));
-    if (z == NULL)
-        return NULL;
-    ops_tensor *v = view(z, ctx);
-    if (v == NULL || ops_copy_(v, g, false) != OPS_OK) {
-        ops_tensor_release(v);
-        ops_tensor_release(z);
-        return NULL;
-    }
-    ops_tensor_release(v);
-    return z;
-}
-
-typedef struct {
-    int64_t dim, index, step;
-    const int64_t *start, *end;
-} view_args;
-
-static ops_tensor *
-select_view(const ops_tensor *z, const void *ctx)
-{
-    const view_args *a = ctx;
-    return ops_select(z, a->dim, a->index);
-}
-
-static ops_tensor *
-slice_view(const ops_tensor *z, const void *ctx)
-{
-    const view_args *a = ctx;
-    return ops_slice(z, a->dim, a->start, a->end, a->step);
-}
-
-ops_tensor *
-ops_autograd_select_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim, int64_t index)
-{
-    view_args a = {.dim = dim, .index = index};
-    return scatter_into_zeros("select_backward", g, ndim, sizes, select_view, &a);
-}
-
-ops_tensor *
-ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim, const int64_t *start,
-                            const int64_t *end, int64_t step)
-{
-    view_args a = {.dim = dim, .start = start, .end = end, .step = step};
-    return scatter_into_zeros("slice_backward", g, ndim, sizes, slice_view, &a);
-}
-
-ops_tensor *
-ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim, int64_t start,
-                             int64_t length)
-{
-    int64_t d = dim;
-    if (!ops_wrap_dim("narrow_backward", "dim", &d, ndim))
-        return NULL;
-    if (start < 0)
-        start += sizes[d]; /* narrow's negative start counts from the end */
-    const int64_t end = start + length;
-    return ops_autograd_slice_backward(g, ndim, sizes, d, &start, &end, 1);
-}
+/* select_backward, slice_backward and narrow_backward: runtime/autograd_index.c. */
 
 /* ---- matmul, linear ----------------------------------------------------------------- */
 

@@ -144,6 +144,45 @@ OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, c
 /* (section: reductions2 end) */
 
 /* (section: index2) */
+/* runtime/autograd_index.c: gradients of views, shape and indexing ops (select_backward,
+ * slice_backward and narrow_backward above live there too); all written with public
+ * ops, so they are differentiable themselves. */
+OPS_API ops_tensor *ops_autograd_diagonal_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                   int64_t offset, int64_t dim1, int64_t dim2);
+OPS_API ops_tensor *ops_autograd_unfold_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                 int64_t dimension, int64_t size, int64_t step);
+OPS_API ops_tensor *ops_autograd_as_strided_backward(const ops_tensor *g, const ops_tensor *self, ops_int_list size,
+                                                     ops_int_list stride, const int64_t *storage_offset);
+OPS_API ops_tensor *ops_autograd_roll_backward(const ops_tensor *g, ops_int_list shifts, ops_int_list dims);
+OPS_API ops_tensor *ops_autograd_repeat_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                 ops_int_list repeats);
+OPS_API ops_tensor *ops_autograd_tile_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                               ops_int_list dims);
+OPS_API ops_tensor *ops_autograd_index_select_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                       int64_t dim, const ops_tensor *index);
+OPS_API ops_tensor *ops_autograd_gather_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
+                                                 const ops_tensor *index);
+OPS_API ops_tensor *ops_autograd_take_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                               const ops_tensor *index);
+OPS_API ops_tensor *ops_autograd_masked_select_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                        const ops_tensor *mask);
+OPS_API ops_tensor *ops_autograd_masked_scatter_backward(const ops_tensor *g, const ops_tensor *mask, int ndim,
+                                                         const int64_t *sizes);
+/* repeats_t NULL: repeats_i copies of each element; dim NULL: over the flattened input. */
+OPS_API ops_tensor *ops_autograd_repeat_interleave_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                            const ops_tensor *repeats_t, int64_t repeats_i,
+                                                            const int64_t *dim);
+/* mode 0 constant, 1 reflect, 2 replicate, 3 circular. */
+OPS_API ops_tensor *ops_autograd_pad_backward(const ops_tensor *g, int ndim, const int64_t *sizes, ops_int_list pad,
+                                              int64_t mode);
+/* src of scatter / scatter_add: gather(g, dim, index) padded with zeros to src's shape. */
+OPS_API ops_tensor *ops_autograd_scatter_src_backward(const ops_tensor *g, int64_t dim, const ops_tensor *index,
+                                                      int ndim, const int64_t *sizes);
+/* mode 0 sum, 1 prod, 2 mean, 3 amax, 4 amin; which 0 self, 1 src. */
+OPS_API ops_tensor *ops_autograd_scatter_reduce_backward(const ops_tensor *g, const ops_tensor *self, int64_t dim,
+                                                         const ops_tensor *index, const ops_tensor *src,
+                                                         const ops_tensor *result, int64_t mode, bool include_self,
+                                                         int64_t which);
 /* (section: index2 end) */
 
 /* (section: nn2) */
