@@ -17,16 +17,12 @@ from .model import (Errors, GrammarError, Loc, Model, NativeFunction, SchemaErro
                     mapping_items, node_loc, parse_schema, scalar_str, _Fail)
 
 # Calls that are not ops: backward helpers (prefix match, as PyTorch's helpers are
-# families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...).
+# families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...), and any
+# name ending in _backward (the helpers of runtime/autograd*.c; gen_autograd's
+# RUNTIME_HELPERS table says which exist).
 HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones_like",
                    "full_like", "empty_like", "maybe_multiply", "handle_r_to_c", "grad_for",
-                   "scalar_to_tensor", "wrap_scalar", "sum_backward", "mean_backward",
-                   "permute_backward", "select_backward", "slice_backward",
-                   "narrow_backward", "matmul_backward",
-                   "reduction_backward", "nll_loss_backward", "cross_entropy_backward",
-                   "pool_indices_backward", "max_pool2d_backward", "layer_norm_backward",
-                   "conv2d_backward",
-                   "diagonal_backward", "unfold_backward", "as_strided_backward", "roll_backward", "repeat_backward", "tile_backward", "index_select_backward", "gather_backward", "take_backward", "masked_select_backward", "masked_scatter_backward", "repeat_interleave_backward", "pad_backward", "scatter_reduce_backward", "scatter_src_backward")
+                   "scalar_to_tensor", "wrap_scalar")
 
 # Tensor accessors a formula may call as methods (`self.sizes()`) or read (`self.dtype`).
 ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type", "dtype",
@@ -89,7 +85,8 @@ def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset
             f = node.func
             if isinstance(f, ast.Name):
                 callee_names.add(id(f))
-                if not (f.id in model_ops or f.id.startswith(HELPER_PREFIXES)):
+                # *_backward: a runtime helper (gen_autograd.RUNTIME_HELPERS checks the name)
+                if not (f.id in model_ops or f.id.startswith(HELPER_PREFIXES) or f.id.endswith("_backward")):
                     bad(f"'{f.id}' is neither an op of native_functions.yaml nor a helper")
                     ok = False
             elif isinstance(f, ast.Attribute):

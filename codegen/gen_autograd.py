@@ -16,6 +16,15 @@ would be), `grad` / `grads[i]`, argument names, `result` or named returns, numbe
 `reduce_to(x, t)` (sum a broadcast gradient back to t's shape), `zeros_like(x)`,
 `ones_like(x)`, `not_implemented("why")` and the backward helpers of runtime/autograd.c
 listed in RUNTIME_HELPERS.  Anything else is a generation error with file:line.
+
+Tensor[] arguments and returns (docs/autograd.md "Tensor[] inputs and returns"): a
+differentiable Tensor[] input takes one edge per element (edges in schema order; the
+node keeps the list's length, n_<arg>) and its formula must give a Tensor[] of that
+length; a Tensor[] read as a value is saved element by element (sl_<arg>, each
+version-checked), one passed to a "listshape" helper parameter keeps its elements'
+shapes (ml_<arg>).  An op returning Tensor[] records a node with one gradient slot per
+element, and its formulas see them as `grads` (a Tensor[]); calls of ops returning
+Tensor[] inside formulas give Tensor[] values (ops_tensor_vec temporaries _v[]).
 """
 
 import ast
@@ -28,7 +37,10 @@ from .model import Argument, Model, NativeFunction, SchemaError
 OUTPUTS = ("ops_autograd_gen.h", "ops_autograd_gen.c")
 
 # Helpers of runtime/autograd.c a formula may call: C function and parameter kinds
-# ("shape": an argument name, passed as its kept ndim and sizes).
+# ("shape": an argument name, passed as its kept ndim and sizes; "listshape": a Tensor[]
+# argument's name, passed as its length and its elements' kept shapes; "tensorlist": a
+# Tensor[] value), and optionally the kind returned: "Tensor" (the default,
+# `ops_tensor *f(...)`) or "tensorlist" (`ops_status f(..., ops_tensor_vec *out)`).
 RUNTIME_HELPERS = {
     "sum_backward": ("ops_autograd_sum_backward", ("Tensor", "shape", "intlist?", "bool")),
     "mean_backward": ("ops_autograd_mean_backward", ("Tensor", "shape", "intlist?", "bool")),
@@ -49,6 +61,11 @@ RUNTIME_HELPERS = {
     "cross_entropy_backward": ("ops_autograd_cross_entropy_backward",
                                ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float")),
     # (section: lists)
+    "cat_tensors_backward": ("ops_autograd_cat_tensors_backward", ("Tensor", "listshape", "int", "int"),
+                             "tensorlist"),
+    "index_backward": ("ops_autograd_index_backward", ("Tensor", "shape", "tensorlist")),
+    "tensor_split_backward": ("ops_autograd_tensor_split_backward", ("tensorlist", "shape", "intlist", "int")),
+    "einsum_backward": ("ops_autograd_einsum_backward", ("Tensor", "str", "tensorlist"), "tensorlist"),
     # (section: lists end)
     # (section: reductions2)
     # (section: reductions2 end)
@@ -77,8 +94,8 @@ RUNTIME_HELPERS = {
     # (section: engine end)
 }
 
-MAX_LIST = 16
-MAX_STR = 32  # str arguments kept by a node ("tanh", "mean")  # int[] arguments kept by a node: 2 * OPS_MAX_DIMS
+MAX_LIST = 16  # int[] arguments kept by a node
+MAX_STR = 128  # str arguments kept by a node ("tanh", "mean", an einsum equation)
 ACCESSOR_METHODS = ("sizes", "dim", "numel", "scalar_type")
 
 
@@ -146,6 +163,8 @@ def convert(e: Expr, a: Argument) -> Optional[str]:
         return "NULL"
     if t.base == "Tensor" and not t.is_list:
         return e.code if e.kind == "Tensor" else None
+    if t.base == "Tensor":  # Tensor[] / Tensor?[]
+        return e.code if e.kind == "tensorlist" else None
     if t.is_list and t.base != "Tensor":
         if not t.is_int:
             return None
@@ -181,7 +200,8 @@ def _helper_type(kind: str):
     from .model import Type
     return {"Tensor": Type("Tensor"), "Tensor?": Type("Tensor", True), "intlist": Type("int", False, True),
             "intlist?": Type("int", True, True), "int": Type("int"), "int?": Type("int", True),
-            "bool": Type("bool"), "float": Type("float")}[kind]
+            "bool": Type("bool"), "float": Type("float"), "tensorlist": Type("Tensor", False, True),
+            "str": Type("str")}[kind]
 
 
 def default_code(a: Argument) -> Optional[str]:
@@ -244,8 +264,10 @@ class NodeGen:
         self.args = {a.name: a for a in s.arguments}
         self.returns = list(zip(s.return_names, s.returns))
         self.tensor_returns = [n for n, r in self.returns if r.type.base == "Tensor" and not r.type.is_list]
-        if len(self.tensor_returns) != len(self.returns):
-            raise GenError(d.loc, f"{self.nf.name}: autograd supports Tensor returns only")
+        # one Tensor[] return (split, unbind): the node takes one gradient per element
+        self.list_return = len(self.returns) == 1 and self.returns[0][1].type.is_tensor_list
+        if len(self.tensor_returns) != len(self.returns) and not self.list_return:
+            raise GenError(d.loc, f"{self.nf.name}: autograd supports Tensor returns or one Tensor[] return only")
         # differentiable inputs: Tensor arguments with a formula, in schema order
         targets = {}
         for k, f in d.formulas.items():
@@ -253,8 +275,9 @@ class NodeGen:
                 for t in k.split(","):
                     targets[t.strip()] = f
         self.targets = targets
+        # (a Tensor[] input has one edge per element: its formula gives a Tensor[])
         self.diff = [a.name for a in s.arguments
-                     if a.type.base == "Tensor" and not a.type.is_list and a.name in targets
+                     if a.type.base == "Tensor" and a.name in targets
                      and a.name not in d.non_differentiable]
         for k in list(d.formulas):
             if k != "result" and "," in k:
@@ -269,6 +292,9 @@ class NodeGen:
         self.saved_values: List[str] = []    # non-Tensor arguments
         self.saved_outputs: List[str] = []   # outputs saved as values
         self.presence = set()                # Tensor? arguments tested against None
+        self.saved_lists: List[str] = []     # Tensor[] arguments saved as values
+        self.saved_list_meta: List[str] = [] # Tensor[] arguments whose elements' shapes are kept
+        self.nvecs = 0                       # Tensor[] temporaries (ops_tensor_vec _v[])
         self.lines: Dict[str, List[str]] = {}
         self.ntemps = 0
         self._analyse()
@@ -277,11 +303,19 @@ class NodeGen:
 
     def _analyse(self) -> None:
         meta_uses, value_uses = set(), set()
+        self._list_meta_uses = set()
         for key, f in self._formulas():
             self._walk(f.tree.body, meta_uses, value_uses, f)
         out_names = set(self.tensor_returns) | {"result"} | {f"result{i}" for i in range(len(self.returns))}
+        out_names |= {n for n, _ in self.returns if n}
+        if self.list_return and (out_names & (value_uses | meta_uses)):
+            raise GenError(self.d.loc, f"{self.nf.name}: the formulas of an op returning Tensor[] read its "
+                                       "gradients (grads), not its outputs")
         for n in sorted(value_uses):
             if n in ("grad", "grads"):
+                continue
+            if n not in out_names and self.args[n].type.is_tensor_list:
+                self.saved_lists.append(n)
                 continue
             if n in out_names:
                 self.saved_outputs.append(self._out_name(n))
@@ -289,7 +323,11 @@ class NodeGen:
                 self.saved_tensors.append(n)
             else:
                 self.saved_values.append(n)
+        self.saved_list_meta = sorted(self._list_meta_uses)
         for n in sorted(meta_uses):
+            if n not in out_names and self.args[n].type.is_tensor_list:
+                raise GenError(self.d.loc, f"{self.nf.name}: '{n}' is a Tensor[]: pass it to a list helper "
+                                           "(cat_tensors_backward), it has no sizes of its own")
             if n in out_names:
                 n = self._out_name(n)
             if n not in self.saved_meta:
@@ -333,6 +371,8 @@ class NodeGen:
                 for k, a in zip(kinds, node.args):
                     if k == "shape" and isinstance(a, ast.Name):
                         meta_uses.add(a.id)
+                    elif k == "listshape" and isinstance(a, ast.Name):
+                        self._list_meta_uses.add(a.id)
                     else:
                         self._walk(a, meta_uses, value_uses, f)
                 return
@@ -360,10 +400,51 @@ class NodeGen:
             if e.kind == "notimpl":
                 self.lines[key] = body
                 continue
+            off = self.edge(key)
+            if self.args[key].type.is_list:
+                # one gradient per element, for the elements whose edge leads somewhere
+                if e.kind != "tensorlist":
+                    raise GenError(f.loc, f"{self.nf.name}: the formula for the Tensor[] '{key}' gives a {e.kind}, "
+                                          "not a Tensor[] (one gradient per element)")
+                msg = cnames.c_string(f"{self.nf.func.name}: the formula for '{key}' gave %lld gradients "
+                                      "for %lld tensors")
+                body += [f"ops_tensor_list _l = {e.code};",
+                         f"if (_l.len != _s->n_{key}) {{",
+                         f"    _st = ops_fail(OPS_ERR_VALUE, {msg}, (long long)_l.len, (long long)_s->n_{key});",
+                         "    goto done;",
+                         "}",
+                         "for (int64_t _i = 0; _i < _l.len; _i++)",
+                         f"    if (_n->next[{off} + _i].node != NULL)",
+                         f"        _out[{off} + _i] = ops_tensor_retain(_l.data[_i]);"]
+                self.lines[key] = body
+                continue
             if e.kind != "Tensor":
                 raise GenError(f.loc, f"{self.nf.name}: the formula for '{key}' gives a {e.kind}, not a Tensor")
-            body.append(f"_out[{self.diff.index(key)}] = ops_tensor_retain({e.code});")
+            body.append(f"_out[{off}] = ops_tensor_retain({e.code});")
             self.lines[key] = body
+
+    def edge(self, key: str, record: bool = False) -> str:
+        """C expression of the first edge of differentiable input key: earlier Tensor
+        inputs take one edge each, earlier Tensor[] inputs one per element."""
+        fixed, lists = 0, []
+        for n in self.diff[:self.diff.index(key)]:
+            if self.args[n].type.is_list:
+                lists.append(f"{n}.len" if record else f"_s->n_{n}")
+            else:
+                fixed += 1
+        if not lists:
+            return str(fixed)
+        return "(" + " + ".join(([str(fixed)] if fixed else []) + lists) + ")"
+
+    def list_args(self) -> List[str]:
+        """Tensor[] arguments whose length the node keeps."""
+        return [a.name for a in self.nf.func.arguments
+                if a.type.is_tensor_list and (a.name in self.diff or a.name in self.saved_lists
+                                              or a.name in self.saved_list_meta)]
+
+    def _vec(self) -> str:
+        self.nvecs += 1
+        return f"_v[{self.nvecs - 1}]"
 
     def _temp(self) -> str:
         self.ntemps += 1
@@ -397,6 +478,12 @@ class NodeGen:
         if isinstance(node, ast.Subscript):
             if isinstance(node.value, ast.Name) and node.value.id == "grads" and isinstance(node.slice, ast.Constant):
                 i = node.slice.value
+                if self.list_return and isinstance(i, int) and not isinstance(i, bool) and i >= 0:
+                    # a Tensor[] return's length is known when the node runs
+                    msg = cnames.c_string(f"{self.nf.func.name}: grads[{i}] is out of range (%d outputs)")
+                    body += [f"if (_n->num_inputs <= {i}) {{",
+                             f"    _st = ops_fail(OPS_ERR_VALUE, {msg}, _n->num_inputs);", "    goto done;", "}"]
+                    return Expr(f"grads[{i}]", "Tensor")
                 if not isinstance(i, int) or not 0 <= i < len(self.tensor_returns):
                     self._fail(f"grads[{i}] is out of range")
                 return Expr(f"grads[{i}]", "Tensor")
@@ -495,11 +582,18 @@ class NodeGen:
         test = self._expr(node.test, body)
         if test.kind != "bool":
             self._fail("the condition of 'x if c else y' must be a bool")
-        res = self._temp()
         then_lines: List[str] = []
         a = self._expr(node.body, then_lines)
         else_lines: List[str] = []
         b = self._expr(node.orelse, else_lines)
+        nums = ("int", "float", "bool")
+        if a.kind in nums and b.kind in nums and not then_lines and not else_lines:
+            # numbers (a dim chosen by rank): a C conditional
+            if "bool" in (a.kind, b.kind) and a.kind != b.kind:
+                self._fail("both branches of 'x if c else y' must be numbers or both bools")
+            kind = "float" if "float" in (a.kind, b.kind) else a.kind
+            return Expr(f"({test.code} ? {a.code} : {b.code})", kind)
+        res = self._temp()
         if a.kind not in ("Tensor", "notimpl") or b.kind not in ("Tensor", "notimpl") or \
                 a.kind == b.kind == "notimpl":
             self._fail("both branches of 'x if c else y' must be Tensors (or one not_implemented)")
@@ -514,6 +608,8 @@ class NodeGen:
     def _name(self, n: str) -> Expr:
         if n == "grad":
             return Expr("grads[0]", "Tensor")
+        if n == "grads":  # every output's gradient (zeros where none arrived)
+            return Expr("((ops_tensor_list){(const ops_tensor *const *)grads, _n->num_inputs})", "tensorlist")
         if n in ("True", "False"):
             return Expr("true" if n == "True" else "false", "bool")
         outs = set(self.tensor_returns) | {"result"} | {f"result{i}" for i in range(len(self.returns))}
@@ -523,6 +619,8 @@ class NodeGen:
         if a is None:
             self._fail(f"unknown name '{n}'")
         t = a.type
+        if t.is_tensor_list:
+            return Expr(f"((ops_tensor_list){{(const ops_tensor *const *)al_{n}, _s->n_{n}}})", "tensorlist")
         if t.base == "Tensor":
             return Expr(f"a_{n}", "Tensor")
         v = f"_s->v_{n}"
@@ -570,7 +668,9 @@ class NodeGen:
                      f"if ({t} == NULL)", "    goto fail;"]
             return Expr(t, "Tensor")
         if name in RUNTIME_HELPERS:
-            cfn, kinds = RUNTIME_HELPERS[name]
+            spec = RUNTIME_HELPERS[name]
+            cfn, kinds = spec[0], spec[1]
+            ret = spec[2] if len(spec) > 2 else "Tensor"
             if len(node.args) != len(kinds) or node.keywords:
                 self._fail(f"{name} takes {len(kinds)} positional arguments")
             parts = []
@@ -581,12 +681,21 @@ class NodeGen:
                     m = self._meta(a.id)
                     parts += [f"{m}_ndim", f"{m}_sizes"]
                     continue
+                if k == "listshape":
+                    if not (isinstance(a, ast.Name) and a.id in self.args and self.args[a.id].type.is_tensor_list):
+                        self._fail(f"{name}: pass the name of a Tensor[] argument")
+                    parts += [f"_s->n_{a.id}", f"_s->ml_{a.id}"]
+                    continue
                 e = self._expr(a, body)
                 fake = Argument("x", _helper_type(k))
                 code = convert(e, fake)
                 if code is None:
                     self._fail(f"{name}: argument of kind {e.kind} where {k} is expected")
                 parts.append(code)
+            if ret == "tensorlist":
+                v = self._vec()
+                body += [f"if ({cfn}({', '.join(parts + ['&' + v])}) != OPS_OK)", "    goto fail;"]
+                return Expr(f"((ops_tensor_list){{(const ops_tensor *const *){v}.data, {v}.len}})", "tensorlist")
             t = self._temp()
             body += [f"{t} = {cfn}({', '.join(parts)});", f"if ({t} == NULL)", "    goto fail;"]
             return Expr(t, "Tensor")
@@ -612,13 +721,19 @@ class NodeGen:
             bound = self._bind(cand, args, kwargs)
             if bound is None:
                 continue
-            score = sum(1 for a, e in zip(cand.func.arguments, args) if e.kind == "Tensor" and a.type.is_tensor)
+            score = sum(1 for a, e in zip(cand.func.arguments, args)
+                        if (e.kind == "Tensor" and a.type.is_tensor) or (e.kind == "tensorlist" and a.type.is_list))
             if best is None or score > best[0]:
                 best = (score, cand, bound)
         if best is None:
             kinds = ", ".join([e.kind for e in args] + [f"{k}={e.kind}" for k, e in kwargs.items()])
             self._fail(f"no functional overload of '{name}' takes ({kinds})")
         _, cand, bound = best
+        rs = cand.func.returns
+        if len(rs) == 1 and rs[0].type.is_tensor_list:  # split, unbind: a Tensor[] value
+            v = self._vec()
+            body += [f"if ({cand.c_name}({', '.join(bound + ['&' + v])}) != OPS_OK)", "    goto fail;"]
+            return Expr(f"((ops_tensor_list){{(const ops_tensor *const *){v}.data, {v}.len}})", "tensorlist")
         if not cnames.returns_tensor(cand.func):
             self._fail(f"'{cand.name}' does not return one Tensor")
         t = self._temp()
@@ -653,6 +768,12 @@ class NodeGen:
 
     def struct_fields(self) -> List[str]:
         f = ["ops_node base;"]
+        for n in self.list_args():
+            f.append(f"int64_t n_{n};")
+        for n in self.saved_lists:
+            f.append(f"ops_saved_tensor *sl_{n};")
+        for n in self.saved_list_meta:
+            f.append(f"ops_grad_meta *ml_{n};")
         for n in self.saved_tensors:
             f.append(f"ops_saved_tensor s_{n};")
         for n in self.saved_outputs:
@@ -733,7 +854,11 @@ def _node_text(g: NodeGen) -> Dict:
     apply = [f"{g.struct} *_s = ({g.struct} *)_n;", "(void)_s, (void)grads, (void)_out;", "ops_status _st = OPS_OK;"]
     if g.ntemps:
         apply.append(f"ops_tensor *_t[{g.ntemps}] = {{0}};")
+    if g.nvecs:
+        apply.append(f"ops_tensor_vec _v[{g.nvecs}] = {{{{0}}}};")
     unpacked = g.saved_tensors + g.saved_outputs
+    for n in g.saved_lists:
+        apply.append(f"ops_tensor **al_{n} = NULL;")
     for n in g.saved_tensors:
         apply.append(f"ops_tensor *a_{n} = NULL;")
     for n in g.saved_outputs:
@@ -742,8 +867,14 @@ def _node_text(g: NodeGen) -> Dict:
         apply += [f"if ((_st = ops_saved_unpack(&_s->s_{n}, _n, &a_{n})) != OPS_OK)", "    goto done;"]
     for n in g.saved_outputs:
         apply += [f"if ((_st = ops_saved_unpack(&_s->s_{n}, _n, &o_{n})) != OPS_OK)", "    goto done;"]
+    for n in g.saved_lists:
+        apply += [f"if ((_st = ops_ag_saved_list_unpack(_s->sl_{n}, _s->n_{n}, _n, &al_{n})) != OPS_OK)",
+                  "    goto done;"]
     for i, n in enumerate(g.diff):
-        apply.append(f"if (_n->next[{i}].node != NULL) {{ /* {n} */")
+        if g.args[n].type.is_list:
+            apply.append(f"if (ops_ag_any_next(_n, {g.edge(n)}, _s->n_{n})) {{ /* {n} */")
+        else:
+            apply.append(f"if (_n->next[{g.edge(n)}].node != NULL) {{ /* {n} */")
         apply += ["    " + x for x in g.lines[n]]
         apply.append("}")
     apply.append("goto done;")
@@ -752,14 +883,21 @@ def _node_text(g: NodeGen) -> Dict:
     apply.append("done:")
     if g.ntemps:
         apply += [f"for (int _i = 0; _i < {g.ntemps}; _i++)", "    ops_tensor_release(_t[_i]);"]
+    if g.nvecs:
+        apply += [f"for (int _i = 0; _i < {g.nvecs}; _i++)", "    ops_tensor_vec_release(&_v[_i]);"]
+    for n in g.saved_lists:
+        apply.append(f"ops_ag_tensor_array_release(al_{n}, _s->n_{n});")
     for n in g.saved_tensors:
         apply.append(f"ops_tensor_release(a_{n});")
     for n in g.saved_outputs:
         apply.append(f"ops_tensor_release(o_{n});")
     apply.append("return _st;")
-    if g.ntemps == 0 and not unpacked:
+    if not any(x.strip() == "goto fail;" for x in apply):
         apply = [x for x in apply if x not in ("fail:", "_st = ops_last_status();")]
     release = [f"ops_saved_release(&(({g.struct} *)_n)->s_{n});" for n in unpacked]
+    release += [f"ops_ag_saved_list_release(&(({g.struct} *)_n)->sl_{n}, (({g.struct} *)_n)->n_{n});"
+                for n in g.saved_lists]
+    release += [f"ops_ag_list_meta_free(&(({g.struct} *)_n)->ml_{n});" for n in g.saved_list_meta]
     return {"struct": g.struct, "name": g.name, "entry": g.nf.name, "inputs": ",".join(g.diff),
             "fields": g.struct_fields(), "apply": apply, "release": release,
             "schema": cnames.c_comment(g.nf.schema_text)}
@@ -800,6 +938,13 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
         # an integer or bool result (to(int64)) carries no gradient
         body += ["if (!ops_dtype_is_floating(ops_tensor_dtype(_r)))", "    return _r;"]
         outs = ["_r"]
+    elif g.list_return and not inplace:
+        # one gradient slot per returned element
+        vec = cnames.out_params(s)[0][1]
+        body.append(f"_st = ops_base_{s.c_name[4:]}({', '.join(call_args)});")
+        body.append("ops_set_grad_enabled(_prev);")
+        body += ["if (_st != OPS_OK)", "    return _st;"]
+        outs = []
     elif inplace:
         body.append(f"_st = ops_base_{s.c_name[4:]}({', '.join(call_args)});")
         body.append("ops_set_grad_enabled(_prev);")
@@ -810,9 +955,23 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
         body.append("ops_set_grad_enabled(_prev);")
         body += ["if (_st != OPS_OK)", "    return _st;"]
         outs = [f"*{n}" for _, n, _ in cnames.out_params(s)]
-    body += [f"_n = ({g.struct} *)ops_node_new(&{g.struct}_vt, sizeof *_n, {len(g.tensor_returns)}, {len(g.diff)});",
+    n_in = f"(int){vec}->len" if (g.list_return and not inplace) else str(len(g.tensor_returns))
+    n_next = str(len(g.diff))
+    if any(g.args[n].type.is_list for n in g.diff):  # one edge per element of a Tensor[]
+        n_next = "(int)(" + " + ".join([str(sum(1 for n in g.diff if not g.args[n].type.is_list))]
+                                       + [f"{n}.len" for n in g.diff if g.args[n].type.is_list]) + ")"
+    body += [f"_n = ({g.struct} *)ops_node_new(&{g.struct}_vt, sizeof *_n, {n_in}, {n_next});",
              "if (_n == NULL)", "    goto fail;"]
+    for n in g.list_args():
+        body.append(f"_n->n_{n} = {n}.len;")
     for i, n in enumerate(g.diff):
+        if g.args[n].type.is_list:
+            off = g.edge(n, record=True)
+            body += [f"for (int64_t _i = 0; _i < {n}.len; _i++)",
+                     f"    if ((_st = ops_node_set_next(&_n->base, (int)({off} + _i), {n}.data[_i])) != OPS_OK)",
+                     "        goto fail;"]
+            continue
+        i = g.edge(n, record=True)
         src = "_orig_self" if (inplace and n == "self" and saves_self) else n
         if inplace and n == "self" and not saves_self:
             # self's history before the op (its grad_fn is replaced below)
@@ -821,6 +980,10 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
     for n in g.saved_tensors:
         src = "_orig_self" if (inplace and n == "self") else n
         body += [f"if ((_st = ops_saved_save(&_n->s_{n}, {src}, false)) != OPS_OK)", "    goto fail;"]
+    for n in g.saved_lists:
+        body += [f'if ((_st = ops_ag_saved_list_save(&_n->sl_{n}, {n}, "{op}")) != OPS_OK)', "    goto fail;"]
+    for n in g.saved_list_meta:
+        body += [f'if ((_st = ops_ag_list_meta_save(&_n->ml_{n}, {n}, "{op}")) != OPS_OK)', "    goto fail;"]
     for n in g.saved_meta:
         if n in g.tensor_returns:
             continue
@@ -831,8 +994,14 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
     diff_out = g.d.output_differentiability or [True] * len(outs)
     for i, o in enumerate(outs):
         if not diff_out[i]:
+            # no history, but the shape of the zeros its gradient slot gets in backward
+            body.append(f"ops_node_set_input_meta(&_n->base, {i}, {o});")
             continue
         body += [f"if ((_st = ops_autograd_set_history({o}, &_n->base, {i})) != OPS_OK)", "    goto fail;"]
+    if g.list_return and not inplace:
+        body += [f"for (int64_t _i = 0; _i < {vec}->len; _i++)",
+                 f"    if ((_st = ops_autograd_set_history({vec}->data[_i], &_n->base, (int)_i)) != OPS_OK)",
+                 "        goto fail;"]
     for i, n in enumerate(g.tensor_returns):
         o = outs[i]
         if n in g.saved_outputs:
@@ -850,6 +1019,8 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
         body.append("ops_tensor_release(_orig_self);")
     if single:
         body += ["ops_tensor_release(_r);", "return NULL;"]
+    elif g.list_return and not inplace:
+        body += [f"ops_tensor_vec_release({vec});", "return _st;"]
     elif not inplace:
         for o in outs:
             body += [f"ops_tensor_release({o});", f"{o} = NULL;"]

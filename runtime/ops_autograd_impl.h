@@ -138,6 +138,46 @@ OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, c
                                                 const int64_t *start, const int64_t *end, int64_t step);
 
 /* (section: lists) */
+/* Tensor[] arguments of a node (runtime/autograd_list.c).  A saved Tensor[] / Tensor?[]
+ * is an array of n saved values (NULL elements stay NULL), each version-checked when
+ * unpacked; the node owns the array and frees it with ops_ag_saved_list_release.
+ * (struct ops_saved_tensor: defined below.) */
+struct ops_saved_tensor;
+OPS_API ops_status ops_ag_saved_list_save(struct ops_saved_tensor **dst, ops_tensor_list l, const char *op);
+/* *out: n new references (NULL for None elements), to free with ops_ag_tensor_array_release. */
+OPS_API ops_status ops_ag_saved_list_unpack(struct ops_saved_tensor *s, int64_t n, ops_node *owner, ops_tensor ***out);
+OPS_API void ops_ag_saved_list_release(struct ops_saved_tensor **s, int64_t n);
+OPS_API void ops_ag_tensor_array_release(ops_tensor **a, int64_t n);
+/* The shapes and dtypes of a list's elements (formulas that need only those). */
+OPS_API ops_status ops_ag_list_meta_save(ops_grad_meta **dst, ops_tensor_list l, const char *op);
+OPS_API void ops_ag_list_meta_free(ops_grad_meta **m);
+/* True when one of the edges off .. off + len - 1 leads somewhere (a list input's
+ * gradients are computed only then). */
+static inline bool
+ops_ag_any_next(const ops_node *n, int64_t off, int64_t len)
+{
+    for (int64_t i = 0; i < len; i++)
+        if (n->next[off + i].node != NULL)
+            return true;
+    return false;
+}
+/* cat / hstack / vstack: the gradient cut along dim into one piece per input (each
+ * input's size there, its shape padded with leading 1s up to min_ndim as atleast_1d /
+ * atleast_2d do; a legacy empty [0] input gets an empty piece), reshaped to the input. */
+OPS_API ops_status ops_autograd_cat_tensors_backward(const ops_tensor *g, int64_t n, const ops_grad_meta *metas,
+                                                     int64_t dim, int64_t min_ndim, ops_tensor_vec *out);
+/* tensor_split.indices: the sum of each piece's gradient padded with zeros to self's
+ * shape (pieces may overlap: tensor_split(x, [4, 2]) reads x[2:4] twice). */
+OPS_API ops_tensor *ops_autograd_tensor_split_backward(ops_tensor_list grads, int ndim, const int64_t *sizes,
+                                                       ops_int_list indices, int64_t dim);
+/* einsum: each operand's gradient, itself an einsum of the gradient and the other
+ * operands (identity matrices for repeated subscripts, ones for subscripts only that
+ * operand has, broadcast dims summed back). */
+OPS_API ops_status ops_autograd_einsum_backward(const ops_tensor *g, const char *equation, ops_tensor_list tensors,
+                                                ops_tensor_vec *out);
+/* index.Tensor: zeros of self's shape with the gradient accumulated where self was read. */
+OPS_API ops_tensor *ops_autograd_index_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                ops_tensor_list indices);
 /* (section: lists end) */
 
 /* (section: reductions2) */

@@ -92,6 +92,9 @@ class Rejections(unittest.TestCase):
         "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",
         "unknown_identifier", "formula_syntax", "unknown_method", "duplicate_entry",
         "output_differentiability",
+        # Tensor[] inputs and returns (codegen/gen_autograd.py)
+        "list_formula_not_list", "list_helper_not_list", "list_sizes", "list_return_reads_result",
+        "grads_out_of_range",
     ]
 
     def check_fixture(self, path, args):
@@ -440,6 +443,32 @@ class Generated(unittest.TestCase):
         self.assertIn('{.name = "out", .type = "Tensor(a!)", .default_value = NULL, .kwarg_only = true, '
                       '.is_out = true, .optional = false}', c)
         self.assertIn(r'"{\"note\":\"quotes \\\" and unicode: \\u00e9\"}"', c)
+
+    def test_autograd_lists(self):
+        """Tensor[] inputs: one edge per element, shapes kept per element; a Tensor[]
+        return: one gradient slot per element, `grads` as a list; Tensor?[] saved per
+        element (each version-checked when unpacked)."""
+        c = self.read("ops_autograd_gen.c")
+        stack = c[c.index("ops_ag_stack(ops_tensor_list tensors, int64_t dim)"):]
+        self.assertIn("ops_node_new(&ag_stack_vt, sizeof *_n, 1, (int)(0 + tensors.len))", stack)
+        self.assertIn("ops_node_set_next(&_n->base, (int)(0 + _i), tensors.data[_i])", stack)
+        self.assertIn("_n->n_tensors = tensors.len;", stack)
+        self.assertIn("if (ops_ag_any_next(_n, 0, _s->n_tensors)) { /* tensors */", c)
+        # a Tensor[]-returning op inside a formula: an ops_tensor_vec temporary
+        self.assertIn("if (ops_unbind_int(grads[0], _s->v_dim, &_v[0]) != OPS_OK)", c)
+        self.assertIn("_out[0 + _i] = ops_tensor_retain(_l.data[_i]);", c)
+        unbind = c[c.index("ops_ag_unbind_int(const ops_tensor *self, int64_t dim, ops_tensor_vec *result)"):]
+        self.assertIn("ops_node_new(&ag_unbind_int_vt, sizeof *_n, (int)result->len, 1)", unbind)
+        self.assertIn("ops_autograd_set_history(result->data[_i], &_n->base, (int)_i)", unbind)
+        self.assertIn("ops_tensor_vec_release(result);", unbind)
+        self.assertIn("ops_cat(((ops_tensor_list){(const ops_tensor *const *)grads, _n->num_inputs}), _s->v_dim)", c)
+        self.assertIn("if (_n->num_inputs <= 0) {", c)
+        index = c[c.index("ops_ag_index(const ops_tensor *self, ops_tensor_list indices)"):]
+        self.assertIn('ops_ag_saved_list_save(&_n->sl_indices, indices, "index")', index)
+        self.assertIn("ops_ag_saved_list_unpack(_s->sl_indices, _s->n_indices, _n, &al_indices)", c)
+        self.assertIn("ops_ag_tensor_array_release(al_indices, _s->n_indices);", c)
+        # a return that carries no gradient still sizes its slot's zeros
+        self.assertIn("ops_node_set_input_meta(&_n->base, 1, *indices);", c)
 
     def test_compiles(self):
         if not have_cc():

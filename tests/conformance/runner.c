@@ -27,8 +27,11 @@
  *              a clean out-of-memory error and leaves inputs and outputs untouched;
  *   gradients  for an op with a formula in ops/derivatives.yaml: ops_gradcheck and
  *              ops_gradgradcheck (backward and double backward against finite
- *              differences) on the case's inputs in float64, contiguous and transposed;
- *              a full run fails when some formula had no gradient run;
+ *              differences) on the case's inputs in float64, contiguous and transposed,
+ *              each element of a Tensor[] input an input of its own, once per floating
+ *              output (every return, every element of a Tensor[] return: the others
+ *              get the engine's zeros); a full run fails when some formula had no
+ *              gradient run;
  *   CUDA       with a CUDA build and a device, the case again on cuda:0, compared with
  *              the CPU result; otherwise counted as skipped.
  *
@@ -1548,29 +1551,72 @@ in_list(const char *list, const char *name)
     return false;
 }
 
+enum { MAX_GRAD_INPUTS = 64 }; /* floating tensors of a case, list elements counted one by one */
+
+/* One function for ops_gradcheck: the op with its floating tensor inputs (those of
+ * Tensor[] arguments element by element) replaced, returning one of its outputs:
+ * return out_ret, or element out_elem of it when it is a Tensor[]. */
 typedef struct {
     const ops_op_info *op;
     ops_ivalue args[MAX_ARGS];
     int nargs;
+    int ninputs;
+    int arg_of[MAX_GRAD_INPUTS];  /* flattened input -> argument */
+    int elem_of[MAX_GRAD_INPUTS]; /* -> element of a Tensor[] argument, or -1 */
+    int out_ret;
+    int out_elem;
 } grad_call;
 
-/* f(inputs) for ops_gradcheck: the boxed call with the tensors replaced. */
+/* The case's arguments with inputs[] in place; lists[a] holds a Tensor[] argument's
+ * new element array. */
+static void
+grad_args(const grad_call *g, ops_tensor *const *inputs, ops_ivalue *args,
+          const ops_tensor *(*lists)[MAX_GRAD_INPUTS])
+{
+    memcpy(args, g->args, sizeof g->args);
+    for (int a = 0; a < g->nargs; a++) {
+        if (args[a].tag != OPS_IVALUE_TENSOR_LIST)
+            continue;
+        const ops_tensor_list l = args[a].v.tensor_list;
+        for (int64_t k = 0; k < l.len && k < MAX_GRAD_INPUTS; k++)
+            lists[a][k] = l.data[k];
+        args[a].v.tensor_list.data = lists[a];
+    }
+    for (int i = 0; i < g->ninputs; i++) {
+        if (inputs[i] == NULL)
+            continue;
+        if (g->elem_of[i] < 0)
+            args[g->arg_of[i]] = ops_ivalue_tensor(inputs[i]);
+        else
+            lists[g->arg_of[i]][g->elem_of[i]] = inputs[i];
+    }
+}
+
+/* f(inputs) for ops_gradcheck: the boxed call, keeping the output under test. */
 static ops_status
 grad_fn(ops_tensor *const *inputs, int n, ops_tensor **out, void *ctx)
 {
     const grad_call *g = ctx;
     ops_ivalue args[MAX_ARGS], r[MAX_RETS];
-    memcpy(args, g->args, sizeof args);
-    for (int i = 0; i < n; i++)
-        if (inputs[i] != NULL)
-            args[i] = ops_ivalue_tensor(inputs[i]);
+    const ops_tensor *lists[MAX_ARGS][MAX_GRAD_INPUTS];
+    (void)n;
+    grad_args(g, inputs, args, lists);
     ops_status st = g->op->call(args, r);
     if (st != OPS_OK)
         return st;
-    *out = r[0].v.tensor; /* the first return (the others are released) */
-    for (int i = 1; i < g->op->num_returns; i++)
+    const ops_ivalue *o = &r[g->out_ret];
+    if (o->tag == OPS_IVALUE_TENSOR_LIST) {
+        if (g->out_elem >= o->v.tensor_list.len)
+            st = ops_fail(OPS_ERR_VALUE, "gradients: the op returned %lld tensors, wanted element %d",
+                          (long long)o->v.tensor_list.len, g->out_elem);
+        else
+            *out = ops_tensor_retain(o->v.tensor_list.data[g->out_elem]);
+    } else {
+        *out = ops_tensor_retain(o->v.tensor);
+    }
+    for (int i = 0; i < g->op->num_returns; i++)
         ops_ivalue_release(&r[i]);
-    return OPS_OK;
+    return st;
 }
 
 static bool
@@ -1584,92 +1630,140 @@ all_finite(const ops_tensor *t)
     return true;
 }
 
+/* The case's floating tensor t in float64, transposed in layout on pass 1 when 2-D or
+ * more (*transposed set then); NULL when it holds a non-finite value. */
+static ops_tensor *
+grad_input(const ops_tensor *t, int pass, bool *transposed, bool *finite)
+{
+    ops_tensor *x = ops_to_dtype(t, OPS_FLOAT64, false, true);
+    ck_assert_ptr_nonnull(x);
+    if (pass == 1 && ops_tensor_ndim(x) >= 2) {
+        /* the same values through a transposed layout */
+        const int nd = (int)ops_tensor_ndim(x);
+        ops_tensor *xt = ops_transpose(x, nd - 2, nd - 1);
+        ops_tensor *c2 = ops_contiguous(xt);
+        ops_tensor *back = ops_transpose(c2, nd - 2, nd - 1);
+        ops_tensor_release(xt);
+        ops_tensor_release(c2);
+        ops_tensor_release(x);
+        x = back;
+        *transposed = true;
+    }
+    ops_tensor *cx = ops_contiguous(x);
+    *finite = *finite && all_finite(cx);
+    ops_tensor_release(cx);
+    return x;
+}
+
+/* gradcheck + gradgradcheck of output (ret, elem) of the case's op. */
+static void
+grad_check_output(const test_case *c, grad_call *g, ops_tensor **inputs, int pass, int e)
+{
+    const ops_op_info *op = c->op;
+    char variant[96], elem[32] = "";
+    if (g->out_elem >= 0)
+        snprintf(elem, sizeof elem, " element %d", g->out_elem);
+    snprintf(variant, sizeof variant, "gradcheck%s, output %d%s", pass == 0 ? "" : " (transposed inputs)", g->out_ret,
+             elem);
+    const ops_status st1 = ops_gradcheck(grad_fn, g, g->ninputs, inputs, NULL);
+    if (st1 == OPS_ERR_NOT_IMPLEMENTED) { /* the formula refuses this case */
+        counts.grad_not_implemented++;
+        return;
+    }
+    if (st1 != OPS_OK)
+        FAIL(c, op, g->args, variant, "%s", ops_last_error());
+    const ops_status st = ops_gradgradcheck(grad_fn, g, g->ninputs, inputs, NULL);
+    if (st == OPS_ERR_NOT_IMPLEMENTED)
+        counts.gradgrad_skipped++;
+    else if (st != OPS_OK)
+        FAIL(c, op, g->args, variant, "gradgradcheck: %s", ops_last_error());
+    counts.grads++;
+    grad_checked[e] = true;
+}
+
 /* backward and double backward of the case's op against finite differences, with its
- * floating tensor inputs in float64 (contiguous, then transposed when 2-D or more). */
+ * floating tensor inputs in float64 (contiguous, then transposed when 2-D or more):
+ * every element of a Tensor[] input is an input of its own, and every floating output
+ * (each return, each element of a Tensor[] return) is checked in turn, the others
+ * getting no gradient (the engine's zeros). */
 static void
 run_gradients(const test_case *c)
 {
     const ops_op_info *op = c->op;
     const int e = formula_index(op);
     if (e < 0 || op->kind != OPS_KIND_FUNCTIONAL || !(c->flags & F_VALUES) || (c->flags & F_NO_GRADCHECK) ||
-        op->returns == NULL ||
-        strncmp(op->returns[0].type, "Tensor", 6) != 0 || strstr(op->returns[0].type, "[]") != NULL)
+        op->returns == NULL || strncmp(op->returns[0].type, "Tensor", 6) != 0)
         return;
     if (c->dtype != OPS_FLOAT64 && !(c->dtype == OPS_FLOAT32 && !has_f64_case[by_ptr_index(op)]))
         return;
     for (int pass = 0; pass < 2; pass++) {
         grad_call g = {.op = op, .nargs = c->nargs};
         memcpy(g.args, c->args, sizeof g.args);
-        ops_tensor *inputs[MAX_ARGS] = {0};
+        ops_tensor *inputs[MAX_GRAD_INPUTS] = {0};
         bool any = false, usable = true, transposable = false;
         for (int a = 0; a < c->nargs && usable; a++) {
             const ops_ivalue *v = &c->args[a];
-            if (v->tag != OPS_IVALUE_TENSOR || v->v.tensor == NULL ||
-                !ops_dtype_is_floating(ops_tensor_dtype(v->v.tensor)))
+            const bool list = v->tag == OPS_IVALUE_TENSOR_LIST;
+            if (!list && (v->tag != OPS_IVALUE_TENSOR || v->v.tensor == NULL))
                 continue;
-            const ops_tensor *t = v->v.tensor;
-            ops_tensor *x = ops_to_dtype(t, OPS_FLOAT64, false, true);
-            ck_assert_ptr_nonnull(x);
-            if (pass == 1 && ops_tensor_ndim(x) >= 2) {
-                /* the same values through a transposed layout */
-                const int nd = (int)ops_tensor_ndim(x);
-                ops_tensor *xt = ops_transpose(x, nd - 2, nd - 1);
-                ops_tensor *c2 = ops_contiguous(xt);
-                ops_tensor *back = ops_transpose(c2, nd - 2, nd - 1);
-                ops_tensor_release(xt);
-                ops_tensor_release(c2);
-                ops_tensor_release(x);
-                x = back;
-                transposable = true;
+            const int64_t count = list ? v->v.tensor_list.len : 1;
+            const bool wanted = in_list(ops_autograd_formula_inputs[e], op->args[a].name);
+            for (int64_t k = 0; k < count; k++) {
+                const ops_tensor *t = list ? v->v.tensor_list.data[k] : v->v.tensor;
+                if (t == NULL || !ops_dtype_is_floating(ops_tensor_dtype(t)))
+                    continue;
+                ck_assert_msg(g.ninputs < MAX_GRAD_INPUTS && k < MAX_GRAD_INPUTS, "gradients: too many inputs");
+                ops_tensor *x = grad_input(t, pass, &transposable, &usable);
+                if (wanted) {
+                    ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+                    any = true;
+                }
+                g.arg_of[g.ninputs] = a;
+                g.elem_of[g.ninputs] = list ? (int)k : -1;
+                inputs[g.ninputs++] = x;
             }
-            {
-                ops_tensor *cx = ops_contiguous(x);
-                usable = all_finite(cx);
-                ops_tensor_release(cx);
-            }
-            if (in_list(ops_autograd_formula_inputs[e], op->args[a].name)) {
-                ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
-                any = true;
-            }
-            inputs[a] = x;
-            g.args[a] = ops_ivalue_tensor(x);
         }
+        int nouts = 0;
+        int outs[MAX_GRAD_INPUTS][2];
         if (any && usable && (pass == 0 || transposable)) {
-            /* Finite differences need a float64 result, finite where it is probed (a
-             * case may sit outside the op's smooth domain: sqrt of negatives), and
-             * an op that takes this layout at all (view of a transposed tensor). */
-            ops_tensor *y = NULL;
+            /* Finite differences need float64 outputs, finite where they are probed (a
+             * case may sit outside the op's smooth domain: sqrt of negatives), and an op
+             * that takes this layout at all (view of a transposed tensor).  Integer
+             * outputs (indices) carry no gradient and are not checked. */
+            ops_ivalue args[MAX_ARGS], r[MAX_RETS];
+            const ops_tensor *lists[MAX_ARGS][MAX_GRAD_INPUTS];
+            grad_args(&g, inputs, args, lists);
             const bool prev = ops_set_grad_enabled(false);
-            usable = grad_fn(inputs, c->nargs, &y, &g) == OPS_OK && ops_tensor_dtype(y) == OPS_FLOAT64;
+            const bool ok = op->call(args, r) == OPS_OK;
             ops_set_grad_enabled(prev);
-            if (usable) {
-                ops_tensor *cy = ops_contiguous(y);
-                usable = all_finite(cy);
-                ops_tensor_release(cy);
+            for (int i = 0; ok && i < op->num_returns; i++) {
+                const bool list = r[i].tag == OPS_IVALUE_TENSOR_LIST;
+                const int64_t count = list ? r[i].v.tensor_list.len : r[i].tag == OPS_IVALUE_TENSOR;
+                for (int64_t k = 0; k < count && nouts < MAX_GRAD_INPUTS; k++) {
+                    const ops_tensor *y = list ? r[i].v.tensor_list.data[k] : r[i].v.tensor;
+                    if (ops_tensor_dtype(y) != OPS_FLOAT64)
+                        continue;
+                    ops_tensor *cy = ops_contiguous(y);
+                    const bool finite = all_finite(cy);
+                    ops_tensor_release(cy);
+                    if (!finite) { /* the case is outside the op's domain: no output checked */
+                        usable = false;
+                        break;
+                    }
+                    outs[nouts][0] = i;
+                    outs[nouts][1] = list ? (int)k : -1;
+                    nouts++;
+                }
             }
-            ops_tensor_release(y);
+            for (int i = 0; ok && i < op->num_returns; i++)
+                ops_ivalue_release(&r[i]);
         }
-        if (any && usable && (pass == 0 || transposable)) {
-            const char *variant = pass == 0 ? "gradcheck" : "gradcheck, transposed inputs";
-            const ops_status st1 = ops_gradcheck(grad_fn, &g, c->nargs, inputs, NULL);
-            if (st1 == OPS_ERR_NOT_IMPLEMENTED) { /* the formula refuses this case */
-                counts.grad_not_implemented++;
-                for (int a = 0; a < MAX_ARGS; a++)
-                    ops_tensor_release(inputs[a]);
-                continue;
-            }
-            if (st1 != OPS_OK)
-                FAIL(c, op, g.args, variant, "%s", ops_last_error());
-            const ops_status st = ops_gradgradcheck(grad_fn, &g, c->nargs, inputs, NULL);
-            if (st == OPS_ERR_NOT_IMPLEMENTED)
-                counts.gradgrad_skipped++;
-            else if (st != OPS_OK)
-                FAIL(c, op, g.args, pass == 0 ? "gradgradcheck" : "gradgradcheck, transposed inputs", "%s",
-                     ops_last_error());
-            counts.grads++;
-            grad_checked[e] = true;
+        for (int k = 0; any && usable && (pass == 0 || transposable) && k < nouts; k++) {
+            g.out_ret = outs[k][0];
+            g.out_elem = outs[k][1];
+            grad_check_output(c, &g, inputs, pass, e);
         }
-        for (int a = 0; a < MAX_ARGS; a++)
+        for (int a = 0; a < MAX_GRAD_INPUTS; a++)
             ops_tensor_release(inputs[a]);
     }
 }
