@@ -1,7 +1,8 @@
 # libops: the two commands of the README, and a few helpers.
 #
 #   make run     install missing Debian packages, build, run the examples (a tour of
-#                the API, then an MLP trained on sklearn's digits data with autograd)
+#                the API, then an MLP trained on sklearn's digits data with autograd,
+#                then the Python tour through the installed Python package)
 #   make check   install missing Debian packages, build, run every test (and again
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer)
 #   make bench   build and run the benchmarks
@@ -53,15 +54,21 @@ LIBDIR = $$(dirname "$$(find $(STAGE) -name libops.so | head -n1)")
 # The digits data set of Debian's python3-sklearn (read in place, never copied).
 DIGITS = $$($(PYTHON) -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "digits.csv.gz"))')
 
+# The directory of the installed Python package (meson install put libops/ there).
+PYDIR = $$(dirname "$$(find $(STAGE) -path '*/libops/__init__.py' | head -n1)")/..
+
 run: deps $(BUILD)/tour $(BUILD)/train_mlp
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS)
+	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/python_tour.py
 
 check-install: deps $(BUILD)/tour $(BUILD)/train_mlp
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour > /dev/null
 	@echo "install check: the example builds against the installed libops.pc and runs"
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS) | tail -n 1
 	@echo "training check: the MLP reaches >= 95% held-out accuracy on the digits"
+	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/python_tour.py > /dev/null
+	@echo "python check: the installed package imports and examples/python_tour.py runs"
 
 test: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
@@ -85,6 +92,7 @@ bench: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_norm
 	$(BUILD)/bench/bench_sort
 	$(BUILD)/bench/bench_autograd
+	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD)

@@ -4,7 +4,7 @@
     gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
            --out-dir DIR [--cuda] [--no-kernel-check] [--kernel-sources FILE...]
 
-Artifacts: functions_h, kernels_h, dispatch, glue, registry, all; `check` only
+Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, all; `check` only
 validates.  Every run validates the whole schema (both YAML files, the `conformance:`
 metadata that is present (docs/conformance.md) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
@@ -21,7 +21,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
-                     gen_glue, gen_kernels_h, gen_registry, model, render)
+                     gen_glue, gen_kernels_h, gen_python, gen_registry, model, render)
 
 ARTIFACTS = {
     "functions_h": gen_functions_h,
@@ -30,6 +30,7 @@ ARTIFACTS = {
     "glue": gen_glue,
     "registry": gen_registry,
     "autograd": gen_autograd,
+    "python": gen_python,
 }
 
 

@@ -1,0 +1,759 @@
+/* The generic argument parser of libops._C: binds a vectorcall's positional and
+ * keyword arguments to one overload of a Python name (the tables of the generated
+ * python_bindings.c), converts them to boxed values, calls the registry entry and turns
+ * its returns into Python objects.  Every generated function and method goes through
+ * pyops_call; nothing here is specific to one op. */
+#include "pyops.h"
+
+#include <string.h>
+
+#define PYOPS_MAX_ARGS 32
+/* Inline room for list arguments; longer lists go to the heap. */
+#define PYOPS_ARENA_INTS 64
+#define PYOPS_ARENA_TENSORS 32
+
+typedef struct parsed {
+    ops_ivalue iv[PYOPS_MAX_ARGS];
+    PyObject *obj[PYOPS_MAX_ARGS]; /* the Python object bound to each argument (borrowed) */
+    int64_t ints[PYOPS_ARENA_INTS];
+    const ops_tensor *tensors[PYOPS_ARENA_TENSORS];
+    int nints, ntensors;
+    int requires_grad; /* factories' requires_grad= (torch's): -1 not given */
+    void *heap[PYOPS_MAX_ARGS];
+    int nheap;
+} parsed;
+
+static void
+parsed_free(parsed *p)
+{
+    for (int i = 0; i < p->nheap; i++)
+        PyMem_Free(p->heap[i]);
+    p->nheap = 0;
+}
+
+static void *
+parsed_alloc(parsed *p, size_t nbytes)
+{
+    if (p->nheap == PYOPS_MAX_ARGS)
+        return NULL;
+    void *m = PyMem_Malloc(nbytes ? nbytes : 1);
+    if (m != NULL)
+        p->heap[p->nheap++] = m;
+    return m;
+}
+
+/* ---- conversions: 1 converted, 0 does not match (no exception set) ----------- */
+
+static bool
+is_int_object(PyObject *o)
+{
+    if (PyBool_Check(o))
+        return false;
+    if (PyLong_CheckExact(o) || PyLong_Check(o))
+        return true;
+    /* NumPy integers and other __index__ types (a Tensor is not an int here). */
+    return !PYOPS_TENSOR_CHECK(o) && !PyFloat_Check(o) && PyIndex_Check(o);
+}
+
+static int
+to_int(PyObject *o, int64_t *out)
+{
+    if (!is_int_object(o))
+        return 0;
+    int overflow = 0;
+    PyObject *ix = PyNumber_Index(o);
+    if (ix == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
+    Py_DECREF(ix);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = (int64_t)v;
+    return 1;
+}
+
+static int
+to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out)
+{
+    int64_t one;
+    if (to_int(o, &one)) {
+        /* torch accepts a bare int for int[] (dim=0, size=3): an int[N] repeats it */
+        int64_t n = a->size > 0 ? a->size : 1;
+        int64_t *buf;
+        if (p->nints + n <= PYOPS_ARENA_INTS) {
+            buf = p->ints + p->nints;
+            p->nints += (int)n;
+        } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
+            return 0;
+        }
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = one;
+        *out = (ops_int_list){buf, n};
+        return 1;
+    }
+    if (!PyTuple_Check(o) && !PyList_Check(o))
+        return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (a->size > 0 && n != a->size && n != 1)
+        return 0;
+    int64_t *buf;
+    if (p->nints + n <= PYOPS_ARENA_INTS) {
+        buf = p->ints + p->nints;
+        p->nints += (int)n;
+    } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
+        return 0;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!to_int(items[i], &buf[i]))
+            return 0;
+    }
+    if (a->size > 0 && n == 1 && a->size != 1) {
+        /* int[2] given as [k]: torch expands a one-element list like a bare int */
+        int64_t v = buf[0];
+        int64_t *b2 = parsed_alloc(p, (size_t)a->size * sizeof *b2);
+        if (b2 == NULL)
+            return 0;
+        for (int i = 0; i < a->size; i++)
+            b2[i] = v;
+        buf = b2;
+        n = a->size;
+    }
+    *out = (ops_int_list){buf, n};
+    return 1;
+}
+
+static int
+to_tensor_list(parsed *p, const pyops_arg *a, PyObject *o, ops_tensor_list *out)
+{
+    if (!PyTuple_Check(o) && !PyList_Check(o))
+        return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    const ops_tensor **buf;
+    if (p->ntensors + n <= PYOPS_ARENA_TENSORS) {
+        buf = p->tensors + p->ntensors;
+        p->ntensors += (int)n;
+    } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
+        return 0;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (items[i] == Py_None && (a->flags & PYOPS_F_ELEM_OPTIONAL))
+            buf[i] = NULL;
+        else if (PYOPS_TENSOR_CHECK(items[i]))
+            buf[i] = PYOPS_T(items[i]);
+        else
+            return 0;
+    }
+    *out = (ops_tensor_list){buf, n};
+    return 1;
+}
+
+bool
+pyops_scalar_from_object(PyObject *o, ops_scalar *out)
+{
+    if (PyBool_Check(o)) {
+        *out = OPS_SCALAR_BOOL(o == Py_True);
+        return true;
+    }
+    if (PyFloat_Check(o)) {
+        *out = OPS_SCALAR_FLOAT(PyFloat_AS_DOUBLE(o));
+        return true;
+    }
+    int64_t i;
+    if (to_int(o, &i)) {
+        *out = OPS_SCALAR_INT(i);
+        return true;
+    }
+    if (PYOPS_TENSOR_CHECK(o))
+        return false;
+    /* NumPy floating scalars and other __float__ numbers */
+    if (PyNumber_Check(o) && Py_TYPE(o)->tp_as_number->nb_float != NULL && !PyComplex_Check(o)) {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+        *out = OPS_SCALAR_FLOAT(d);
+        return true;
+    }
+    return false;
+}
+
+PyObject *
+pyops_scalar_to_object(ops_scalar s)
+{
+    switch (s.kind) {
+    case OPS_SCALAR_BOOL:
+        return PyBool_FromLong(s.v.b);
+    case OPS_SCALAR_INT:
+        return PyLong_FromLongLong(s.v.i);
+    default:
+        return PyFloat_FromDouble(s.v.f);
+    }
+}
+
+/* One argument: 1 converted, 0 no match. */
+static int
+convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
+{
+    if (o == Py_None && ((a->flags & PYOPS_F_OPTIONAL) || a->type == PYOPS_T_GENERATOR)) {
+        *iv = ops_ivalue_none();
+        return 1;
+    }
+    switch (a->type) {
+    case PYOPS_T_TENSOR:
+        if (!PYOPS_TENSOR_CHECK(o))
+            return 0;
+        *iv = ops_ivalue_tensor(PYOPS_T(o));
+        return 1;
+    case PYOPS_T_TENSOR_LIST: {
+        ops_tensor_list l;
+        if (!to_tensor_list(p, a, o, &l))
+            return 0;
+        *iv = ops_ivalue_tensor_list(l);
+        return 1;
+    }
+    case PYOPS_T_SCALAR: {
+        ops_scalar s;
+        if (!pyops_scalar_from_object(o, &s))
+            return 0;
+        *iv = ops_ivalue_scalar(s);
+        return 1;
+    }
+    case PYOPS_T_INT: {
+        int64_t i;
+        if (!to_int(o, &i))
+            return 0;
+        *iv = ops_ivalue_int(i);
+        return 1;
+    }
+    case PYOPS_T_INT_LIST: {
+        ops_int_list l;
+        if (!to_int_list(p, a, o, &l))
+            return 0;
+        *iv = ops_ivalue_int_list(l);
+        return 1;
+    }
+    case PYOPS_T_FLOAT: {
+        if (PyFloat_Check(o)) {
+            *iv = ops_ivalue_double(PyFloat_AS_DOUBLE(o));
+            return 1;
+        }
+        int64_t i;
+        if (to_int(o, &i)) {
+            *iv = ops_ivalue_double((double)i);
+            return 1;
+        }
+        ops_scalar s;
+        if (!PyBool_Check(o) && pyops_scalar_from_object(o, &s)) {
+            *iv = ops_ivalue_double(ops_scalar_to_double(s));
+            return 1;
+        }
+        return 0;
+    }
+    case PYOPS_T_BOOL:
+        if (!PyBool_Check(o))
+            return 0;
+        *iv = ops_ivalue_bool(o == Py_True);
+        return 1;
+    case PYOPS_T_STR: {
+        if (!PyUnicode_Check(o))
+            return 0;
+        const char *s = PyUnicode_AsUTF8(o);
+        if (s == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        *iv = ops_ivalue_str(s);
+        return 1;
+    }
+    case PYOPS_T_DTYPE: {
+        ops_dtype dt = pyops_dtype_from_object(o);
+        if (dt == OPS_DTYPE_NONE)
+            return 0;
+        *iv = ops_ivalue_dtype(dt);
+        return 1;
+    }
+    case PYOPS_T_DEVICE: {
+        ops_device d;
+        if (!pyops_device_from_object(o, &d))
+            return 0;
+        *iv = ops_ivalue_device(d);
+        return 1;
+    }
+    case PYOPS_T_GENERATOR:
+        return 0; /* only None (the default generator) for now */
+    }
+    return 0;
+}
+
+/* Position of the argument named `name` (functions call self `input`), or -1. */
+static int
+find_arg(const pyops_sig *sig, bool method, PyObject *name)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    for (int i = 0; i < sig->nargs; i++) {
+        const char *an = sig->args[i].name;
+        if (strcmp(an, "self") == 0) {
+            if (method)
+                continue;
+            if (strcmp(s, "input") == 0 || strcmp(s, "self") == 0)
+                return i;
+            continue;
+        }
+        if (strcmp(an, s) == 0)
+            return i;
+    }
+    return -1;
+}
+
+static ops_ivalue
+default_value(const pyops_arg *a)
+{
+    if (a->flags & PYOPS_F_DEFAULT_NONE)
+        return ops_ivalue_none();
+    switch (a->type) {
+    case PYOPS_T_SCALAR:
+        return ops_ivalue_scalar(a->def.scalar);
+    case PYOPS_T_INT:
+        return ops_ivalue_int(a->def.i);
+    case PYOPS_T_INT_LIST:
+        return ops_ivalue_int_list(a->def.ints);
+    case PYOPS_T_FLOAT:
+        return ops_ivalue_double(a->def.d);
+    case PYOPS_T_BOOL:
+        return ops_ivalue_bool(a->def.b);
+    case PYOPS_T_STR:
+        return ops_ivalue_str(a->def.str);
+    case PYOPS_T_DTYPE:
+        return ops_ivalue_dtype(a->def.dtype);
+    case PYOPS_T_DEVICE: {
+        ops_device d = OPS_DEVICE_CPU;
+        if (a->def.str != NULL && ops_device_parse(a->def.str, &d) != OPS_OK)
+            d = OPS_DEVICE_CPU;
+        return ops_ivalue_device(d);
+    }
+    default:
+        return ops_ivalue_none();
+    }
+}
+
+/* A type as torch's messages name it (Tensor, not libops.Tensor). */
+static const char *
+type_name(PyObject *o)
+{
+    return PYOPS_TENSOR_CHECK(o) ? "Tensor" : Py_TYPE(o)->tp_name;
+}
+
+static bool
+is_factory(const pyops_sig *sig)
+{
+    for (int i = 0; i < sig->nargs; i++)
+        if (sig->args[i].type == PYOPS_T_DEVICE)
+            return true;
+    return false;
+}
+
+/* Try one overload.  1 bound (p filled), 0 no match.  With `why` set, a mismatch
+ * writes a torch-style reason there. */
+static int
+bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+     PyObject *kwnames, parsed *p, char *why, size_t whylen)
+{
+    const int n = sig->nargs;
+    if (n > PYOPS_MAX_ARGS)
+        return 0;
+    for (int i = 0; i < n; i++)
+        p->obj[i] = NULL;
+    p->nints = p->ntensors = 0;
+    p->nheap = 0;
+    p->requires_grad = -1;
+
+    /* positional arguments fill the non-keyword-only parameters in order (self is bound
+     * to the receiver for methods) */
+    Py_ssize_t k = 0;
+    int last_pos = -1;
+    for (int i = 0; i < n; i++) {
+        const pyops_arg *a = &sig->args[i];
+        if (method && i == sig->self_index) {
+            p->obj[i] = self;
+            continue;
+        }
+        if (a->flags & PYOPS_F_KWONLY)
+            continue;
+        last_pos = i;
+        if (k < nargs)
+            p->obj[i] = args[k++];
+    }
+    PyObject *varargs = NULL;
+    if (k < nargs) {
+        /* torch's varargs sizes: zeros(2, 3), x.view(2, 3), x.permute(1, 0): an int[]
+         * that is the only positional parameter left takes the remaining ints */
+        int target = -1;
+        for (int i = 0; i <= last_pos; i++) {
+            const pyops_arg *a = &sig->args[i];
+            if (method && i == sig->self_index)
+                continue;
+            if (!(a->flags & PYOPS_F_KWONLY)) {
+                target = i;
+                break;
+            }
+        }
+        if (target < 0 || sig->args[target].type != PYOPS_T_INT_LIST) {
+            if (why)
+                snprintf(why, whylen, "%s() takes %d positional arguments but %zd were given", sig->pyname,
+                         last_pos + 1 - (method ? 1 : 0), nargs);
+            return 0;
+        }
+        /* every positional argument must be an int, and the int[] must be the only
+         * positional parameter taking them */
+        for (Py_ssize_t j = 0; j < nargs; j++) {
+            int64_t dummy;
+            if (!to_int(args[j], &dummy))
+                return 0;
+        }
+        varargs = PyTuple_New(nargs);
+        if (varargs == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        for (Py_ssize_t j = 0; j < nargs; j++) {
+            Py_INCREF(args[j]);
+            PyTuple_SET_ITEM(varargs, j, args[j]);
+        }
+        for (int i = target + 1; i <= last_pos; i++) {
+            if (!(method && i == sig->self_index))
+                p->obj[i] = NULL;
+        }
+        p->obj[target] = varargs;
+    }
+
+    int rc = 0;
+    if (kwnames != NULL) {
+        Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+        for (Py_ssize_t j = 0; j < nk; j++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, j);
+            int i = find_arg(sig, method, name);
+            if (i < 0 && is_factory(sig) && PyUnicode_CompareWithASCIIString(name, "requires_grad") == 0 &&
+                PyBool_Check(args[nargs + j])) {
+                /* torch's factories take requires_grad=; the schema has no such argument */
+                p->requires_grad = args[nargs + j] == Py_True;
+                continue;
+            }
+            if (i < 0) {
+                if (why)
+                    snprintf(why, whylen, "%s() got an unexpected keyword argument '%s'", sig->pyname,
+                             PyUnicode_AsUTF8(name));
+                goto done;
+            }
+            if (p->obj[i] != NULL) {
+                if (why)
+                    snprintf(why, whylen, "%s() got multiple values for argument '%s'", sig->pyname,
+                             PyUnicode_AsUTF8(name));
+                goto done;
+            }
+            p->obj[i] = args[nargs + j];
+        }
+    }
+
+    for (int i = 0; i < n; i++) {
+        const pyops_arg *a = &sig->args[i];
+        const char *shown = (!method && i == sig->self_index) ? "input" : a->name;
+        if (p->obj[i] == NULL) {
+            if (!(a->flags & PYOPS_F_HAS_DEFAULT)) {
+                if (why)
+                    snprintf(why, whylen, "%s() missing required argument '%s'", sig->pyname, shown);
+                goto done;
+            }
+            p->iv[i] = default_value(a);
+            continue;
+        }
+        if (!convert(p, a, p->obj[i], &p->iv[i])) {
+            if (why) {
+                int pos = -1;
+                for (Py_ssize_t j = 0; j < nargs; j++)
+                    if (args[j] == p->obj[i])
+                        pos = (int)j + 1;
+                static const char *const tn[] = {"Tensor", "tuple of Tensors", "Number", "int", "tuple of ints",
+                                                 "float", "bool", "str", "dtype", "device", "Generator"};
+                if (pos > 0)
+                    snprintf(why, whylen, "%s(): argument '%s' (position %d) must be %s, not %s", sig->pyname,
+                             shown, pos, tn[a->type], type_name(p->obj[i]));
+                else
+                    snprintf(why, whylen, "%s(): argument '%s' must be %s, not %s", sig->pyname, shown,
+                             tn[a->type], type_name(p->obj[i]));
+            }
+            goto done;
+        }
+    }
+    rc = 1;
+done:
+    if (rc == 0)
+        parsed_free(p);
+    /* the varargs tuple's items are borrowed from args, which outlive the call; the
+     * ivalues point into the arena, not into the tuple */
+    Py_XDECREF(varargs);
+    return rc;
+}
+
+static PyObject *
+box_return(const pyops_sig *sig, int j, ops_ivalue *r)
+{
+    switch (r->tag) {
+    case OPS_IVALUE_TENSOR: {
+        ops_tensor *t = r->v.tensor;
+        r->tag = OPS_IVALUE_NONE;
+        return pyops_wrap(t);
+    }
+    case OPS_IVALUE_TENSOR_LIST: {
+        PyObject *tup = PyTuple_New(r->v.tensor_list.len);
+        if (tup == NULL)
+            return NULL;
+        for (int64_t i = 0; i < r->v.tensor_list.len; i++) {
+            PyObject *o = pyops_wrap(ops_tensor_retain(r->v.tensor_list.data[i]));
+            if (o == NULL) {
+                Py_DECREF(tup);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(tup, i, o);
+        }
+        return tup;
+    }
+    case OPS_IVALUE_BOOL:
+        return PyBool_FromLong(r->v.b);
+    case OPS_IVALUE_INT:
+        return PyLong_FromLongLong(r->v.i);
+    case OPS_IVALUE_DOUBLE:
+        return PyFloat_FromDouble(r->v.d);
+    case OPS_IVALUE_SCALAR:
+        return pyops_scalar_to_object(r->v.scalar);
+    case OPS_IVALUE_NONE:
+        Py_RETURN_NONE;
+    default:
+        PyErr_Format(PyExc_RuntimeError, "%s: return %d has an unsupported type", sig->full_name, j);
+        return NULL;
+    }
+}
+
+bool
+pyops_is_big_call(const ops_ivalue *iv, int n)
+{
+    bool big = false;
+    for (int i = 0; i < n; i++) {
+        /* a Tensor[] argument borrows its tensors from a Python list another thread could
+         * change while the GIL is released: such calls keep the GIL */
+        if (iv[i].tag == OPS_IVALUE_TENSOR_LIST)
+            return false;
+        if (iv[i].tag == OPS_IVALUE_TENSOR && iv[i].v.tensor != NULL &&
+            ops_tensor_numel(iv[i].v.tensor) >= PYOPS_GIL_RELEASE_NUMEL)
+            big = true;
+    }
+    return big;
+}
+
+static PyObject *
+invoke(const pyops_sig *sig, parsed *p)
+{
+    ops_ivalue rets[8];
+    PyObject *result = NULL;
+    int nr = sig->nrets;
+    for (int j = 0; j < nr && j < 8; j++)
+        rets[j] = ops_ivalue_none();
+    if (nr > 8) {
+        PyErr_Format(PyExc_RuntimeError, "%s: too many returns", sig->full_name);
+        goto done;
+    }
+    ops_status st;
+    if (pyops_is_big_call(p->iv, sig->nargs)) {
+        /* other Python threads run while a large op computes; libops keeps its error
+         * message and grad mode per thread, so nothing here needs the GIL */
+        Py_BEGIN_ALLOW_THREADS
+        st = sig->op->call(p->iv, rets);
+        Py_END_ALLOW_THREADS
+    } else {
+        st = sig->op->call(p->iv, rets);
+    }
+    if (st != OPS_OK) {
+        pyops_raise_status(st);
+        goto done;
+    }
+    if (sig->kind == OPS_KIND_INPLACE || sig->kind == OPS_KIND_OUT) {
+        /* return the very objects written (x.add_(y) is x; add(.., out=o) is o) */
+        int nout = 0;
+        PyObject *outs[8];
+        for (int i = 0; i < sig->nargs; i++) {
+            const pyops_arg *a = &sig->args[i];
+            if ((sig->kind == OPS_KIND_INPLACE && i == sig->self_index) ||
+                (sig->kind == OPS_KIND_OUT && (a->flags & PYOPS_F_OUT))) {
+                if (nout < 8)
+                    outs[nout++] = p->obj[i];
+            }
+        }
+        if (nout == 1) {
+            result = outs[0];
+            Py_INCREF(result);
+        } else {
+            result = PyTuple_New(nout);
+            if (result != NULL) {
+                for (int i = 0; i < nout; i++) {
+                    Py_INCREF(outs[i]);
+                    PyTuple_SET_ITEM(result, i, outs[i]);
+                }
+            }
+        }
+        goto done;
+    }
+    if (nr == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
+    }
+    if (nr == 1) {
+        if (p->requires_grad == 1 && rets[0].tag == OPS_IVALUE_TENSOR) {
+            st = ops_tensor_set_requires_grad(rets[0].v.tensor, true);
+            if (st != OPS_OK) {
+                pyops_raise_status(st);
+                goto done;
+            }
+        }
+        result = box_return(sig, 0, &rets[0]);
+        goto done;
+    }
+    result = sig->ret_type != NULL ? PyStructSequence_New(sig->ret_type) : PyTuple_New(nr);
+    if (result == NULL)
+        goto done;
+    for (int j = 0; j < nr; j++) {
+        PyObject *o = box_return(sig, j, &rets[j]);
+        if (o == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        if (sig->ret_type != NULL)
+            PyStructSequence_SET_ITEM(result, j, o);
+        else
+            PyTuple_SET_ITEM(result, j, o);
+    }
+done:
+    for (int j = 0; j < nr && j < 8; j++)
+        ops_ivalue_release(&rets[j]);
+    return result;
+}
+
+PyObject *
+pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    parsed p;
+    nargs = PyVectorcall_NARGS(nargs);
+    for (int s = 0; s < nm->nsigs; s++) {
+        const pyops_sig *sig = nm->sigs[s];
+        if (bind(sig, nm->method, self, args, nargs, kwnames, &p, NULL, 0)) {
+            PyObject *r = invoke(sig, &p);
+            parsed_free(&p);
+            return r;
+        }
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    /* one overload (an out= form aside, which torch shows as an optional out=
+     * argument of the same signature): say which argument is wrong */
+    int plain = -1, nplain = 0;
+    bool has_out_kw = false;
+    for (Py_ssize_t j = 0; kwnames != NULL && j < PyTuple_GET_SIZE(kwnames); j++)
+        has_out_kw |= PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), "out") == 0;
+    for (int s = 0; s < nm->nsigs; s++) {
+        if ((nm->sigs[s]->kind == OPS_KIND_OUT) == has_out_kw) {
+            plain = s;
+            nplain++;
+        }
+    }
+    if (nplain == 1 || nm->nsigs == 1) {
+        char why[512] = "";
+        bind(nm->sigs[nplain == 1 ? plain : 0], nm->method, self, args, nargs, kwnames, &p, why, sizeof why);
+        PyErr_SetString(PyExc_TypeError, why[0] ? why : "invalid arguments");
+        return NULL;
+    }
+    /* torch's message: what was given, then every accepted signature */
+    PyObject *got = PyUnicode_FromString("");
+    Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t j = 0; got != NULL && j < nargs + nk; j++) {
+        PyObject *piece;
+        const char *tn = type_name(args[j]);
+        if (j < nargs)
+            piece = PyUnicode_FromFormat("%s%s", j ? ", " : "", tn);
+        else
+            piece = PyUnicode_FromFormat("%s%U=%s", j ? ", " : "", PyTuple_GET_ITEM(kwnames, j - nargs), tn);
+        if (piece == NULL) {
+            Py_CLEAR(got);
+            break;
+        }
+        PyObject *cat = PyUnicode_Concat(got, piece);
+        Py_DECREF(piece);
+        Py_SETREF(got, cat);
+    }
+    if (got == NULL)
+        return NULL;
+    PyObject *msg = PyUnicode_FromFormat("%s() received an invalid combination of arguments - got (%U), but "
+                                         "expected one of:",
+                                         nm->name, got);
+    Py_DECREF(got);
+    for (int s = 0; msg != NULL && s < nm->nsigs; s++) {
+        const pyops_sig *sig = nm->sigs[s];
+        PyObject *line = PyUnicode_FromFormat("\n * %s", nm->method ? sig->pysig_method : sig->pysig);
+        if (line == NULL) {
+            Py_CLEAR(msg);
+            break;
+        }
+        PyObject *cat = PyUnicode_Concat(msg, line);
+        Py_DECREF(line);
+        Py_SETREF(msg, cat);
+    }
+    if (msg != NULL) {
+        PyErr_SetObject(PyExc_TypeError, msg);
+        Py_DECREF(msg);
+    }
+    return NULL;
+}
+
+int
+pyops_init_sigs(PyObject *module)
+{
+    (void)module;
+    for (int i = 0; i < pyops_num_sigs; i++) {
+        pyops_sig *sig = pyops_all_sigs[i];
+        sig->op = ops_registry_at(sig->reg);
+        if (sig->op == NULL || strcmp(sig->op->name, sig->pyname) != 0 || sig->op->num_args != sig->nargs) {
+            PyErr_Format(PyExc_ImportError, "libops: the bindings of %s do not match the library's registry",
+                         sig->full_name);
+            return -1;
+        }
+        if (sig->ret_names != NULL && sig->ret_type == NULL) {
+            PyStructSequence_Field fields[9];
+            int nr = sig->nrets < 8 ? sig->nrets : 8;
+            for (int j = 0; j < nr; j++)
+                fields[j] = (PyStructSequence_Field){sig->ret_names[j], NULL};
+            fields[nr] = (PyStructSequence_Field){NULL, NULL};
+            /* torch.return_types.max and the like */
+            char *tname = PyMem_Malloc(strlen(sig->pyname) + 32);
+            if (tname == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            sprintf(tname, "libops.return_types.%s", sig->pyname);
+            PyStructSequence_Desc desc = {tname, NULL, fields, nr};
+            sig->ret_type = PyStructSequence_NewType(&desc);
+            if (sig->ret_type == NULL)
+                return -1;
+            /* tp_name keeps pointing at tname for the life of the process */
+        }
+    }
+    return 0;
+}

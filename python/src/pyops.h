@@ -1,0 +1,165 @@
+/* Internal header of the CPython extension module libops._C: the Tensor object, the
+ * dtype objects, the signature tables that codegen/gen_python.py generates
+ * (python_bindings.c) and the generic argument parser that reads them
+ * (arg_parser.c). */
+#ifndef PYOPS_H
+#define PYOPS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "libops.h"
+#include "ops_internal.h"
+#include "ops_registry.h"
+
+/* ---- objects ---------------------------------------------------------------- */
+
+/* libops.Tensor: owns one reference to an ops_tensor. */
+typedef struct pyops_tensor {
+    PyObject_HEAD
+    ops_tensor *t;
+    PyObject *weakrefs;
+} pyops_tensor;
+
+/* libops.dtype: one immortal instance per ops_dtype. */
+typedef struct pyops_dtype {
+    PyObject_HEAD
+    ops_dtype dtype;
+} pyops_dtype;
+
+extern PyTypeObject pyops_tensor_type;
+extern PyTypeObject pyops_dtype_type;
+
+#define PYOPS_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pyops_tensor_type)
+#define PYOPS_T(o) (((pyops_tensor *)(o))->t)
+
+/* New Python Tensor owning t (the reference is stolen; t NULL raises the libops error). */
+PyObject *pyops_wrap(ops_tensor *t);
+/* Raise the pending libops error (ops_last_error) as a Python exception; returns NULL. */
+PyObject *pyops_raise(void);
+/* Raise for status st (the message of ops_last_error); returns NULL. */
+PyObject *pyops_raise_status(ops_status st);
+/* The dtype object of dt (borrowed). */
+PyObject *pyops_dtype_object(ops_dtype dt);
+/* A libops.device for dev (new reference). */
+PyObject *pyops_device_object(ops_device dev);
+/* Python number -> scalar; false (no exception) when o is not a bool, int or float. */
+bool pyops_scalar_from_object(PyObject *o, ops_scalar *out);
+/* ops_scalar -> Python bool, int or float. */
+PyObject *pyops_scalar_to_object(ops_scalar s);
+/* dtype object (or Python's bool/int/float types) -> dtype; OPS_DTYPE_NONE otherwise. */
+ops_dtype pyops_dtype_from_object(PyObject *o);
+/* str or libops.device -> device; false (no exception) when o is neither or unparsable. */
+bool pyops_device_from_object(PyObject *o, ops_device *out);
+
+/* libops.tensor(data, dtype=None, device=None, requires_grad=False). */
+PyObject *pyops_tensor_new_from_data(PyObject *data, ops_dtype dtype, bool requires_grad);
+/* libops.from_numpy(a): shares a's memory and keeps a alive. */
+PyObject *pyops_from_numpy(PyObject *mod, PyObject *arr);
+
+/* ---- generated signature tables ---------------------------------------------- */
+
+typedef enum pyops_type {
+    PYOPS_T_TENSOR,
+    PYOPS_T_TENSOR_LIST,
+    PYOPS_T_SCALAR,
+    PYOPS_T_INT,
+    PYOPS_T_INT_LIST,
+    PYOPS_T_FLOAT,
+    PYOPS_T_BOOL,
+    PYOPS_T_STR,
+    PYOPS_T_DTYPE,
+    PYOPS_T_DEVICE,
+    PYOPS_T_GENERATOR,
+} pyops_type;
+
+#define PYOPS_F_OPTIONAL 1u      /* the type ends in '?': None is accepted */
+#define PYOPS_F_ELEM_OPTIONAL 2u /* Tensor?[]: elements may be None */
+#define PYOPS_F_KWONLY 4u        /* after the bare '*' */
+#define PYOPS_F_OUT 8u           /* a keyword-only out= tensor */
+#define PYOPS_F_HAS_DEFAULT 16u  /* the schema gives a default (def, or None) */
+#define PYOPS_F_DEFAULT_NONE 32u /* ... and it is None */
+
+typedef union pyops_default {
+    int64_t i;
+    double d;
+    bool b;
+    const char *str; /* str and Device defaults */
+    ops_dtype dtype;
+    ops_scalar scalar;
+    ops_int_list ints;
+} pyops_default;
+
+typedef struct pyops_arg {
+    const char *name;
+    pyops_type type;
+    unsigned flags;
+    int size; /* N of int[N], 0 otherwise */
+    pyops_default def;
+} pyops_arg;
+
+typedef struct pyops_sig {
+    int reg;                   /* index in the registry (file order) */
+    const char *full_name;     /* "add.Tensor" */
+    const char *pyname;        /* "add" */
+    const char *pysig;         /* "(Tensor input, Tensor other, *, Number alpha=1, Tensor out)" */
+    const char *pysig_method;  /* the same without self */
+    ops_op_kind kind;
+    int nargs;
+    int self_index;            /* the argument named self, -1 if none */
+    const pyops_arg *args;
+    int nrets;
+    bool ret_list;             /* one Tensor[] return: a tuple of tensors */
+    const char *const *ret_names; /* several named returns: a struct sequence */
+    const ops_op_info *op;     /* filled by pyops_init_sigs */
+    PyTypeObject *ret_type;    /* the struct sequence type, when ret_names */
+} pyops_sig;
+
+typedef struct pyops_name {
+    const char *name;
+    int nsigs;
+    pyops_sig *const *sigs; /* in the order they are tried */
+    bool method;
+} pyops_name;
+
+extern pyops_sig *const pyops_all_sigs[];
+extern const int pyops_num_sigs;
+extern PyMethodDef pyops_generated_functions[];
+extern PyMethodDef pyops_generated_methods[];
+
+/* Resolve every pyops_sig's registry entry and build the return types; -1 with an
+ * exception on failure. */
+int pyops_init_sigs(PyObject *module);
+/* The generic parser: bind args/kwnames (vectorcall convention) to one of nm's
+ * overloads, call it through the registry and convert its returns. */
+PyObject *pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames);
+
+/* Calls with a tensor of at least this many elements release the GIL while the op
+ * runs (releasing it costs more than a small op does). */
+#define PYOPS_GIL_RELEASE_NUMEL 32768
+/* Whether a call with these arguments releases the GIL. */
+bool pyops_is_big_call(const ops_ivalue *iv, int n);
+
+/* ---- pieces of the Tensor type (tensor.c, indexing.c, numpy.c) ---------------- */
+
+extern PyMappingMethods pyops_tensor_as_mapping;
+extern PySequenceMethods pyops_tensor_as_sequence;
+extern PyNumberMethods pyops_tensor_as_number;
+extern PyBufferProcs pyops_tensor_as_buffer;
+PyObject *pyops_tensor_getitem(PyObject *self, PyObject *index);
+int pyops_tensor_setitem(PyObject *self, PyObject *index, PyObject *value);
+PyObject *pyops_tensor_richcompare(PyObject *a, PyObject *b, int op);
+PyObject *pyops_tensor_numpy(PyObject *self, PyObject *unused);
+PyObject *pyops_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pyops_tensor_array_interface(PyObject *self, void *closure);
+
+/* Next step (issue 6, items 5-6): Tensor.__dlpack__ / __dlpack_device__,
+ * libops.from_dlpack and Tensor.share_memory_ / is_shared go in a python/src/interop.c
+ * over the C side in runtime/ops_interop.h, added to tensor_methods (tensor.c) and
+ * module_methods (module.c) like the NumPy entry points of numpy.c. */
+
+#endif /* PYOPS_H */

@@ -1,0 +1,1277 @@
+/* libops.Tensor: the Python object around an ops_tensor.  Attributes (shape, dtype,
+ * device, strides, autograd state), the hand-written methods (size, item, tolist,
+ * backward, ...), the Python operators with PyTorch's scalar promotion (a Python
+ * number becomes a wrapped-number tensor, which does not promote a tensor within its
+ * category), __len__/iteration/__bool__, repr.  The generated methods of the schema
+ * (python_bindings.c) are added to the type at module init. */
+#include "pyops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+PyObject *
+pyops_wrap(ops_tensor *t)
+{
+    if (t == NULL)
+        return pyops_raise();
+    pyops_tensor *o = PyObject_New(pyops_tensor, &pyops_tensor_type);
+    if (o == NULL) {
+        ops_tensor_release(t);
+        return NULL;
+    }
+    o->t = t;
+    o->weakrefs = NULL;
+    return (PyObject *)o;
+}
+
+static void
+tensor_dealloc(PyObject *self)
+{
+    pyops_tensor *o = (pyops_tensor *)self;
+    if (o->weakrefs != NULL)
+        PyObject_ClearWeakRefs(self);
+    ops_tensor_release(o->t);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)type;
+    (void)args;
+    (void)kwargs;
+    PyErr_SetString(PyExc_TypeError, "libops.Tensor cannot be created directly: use libops.tensor(data) or a "
+                                     "factory such as libops.zeros(size)");
+    return NULL;
+}
+
+/* ---- attributes --------------------------------------------------------------- */
+
+static PyObject *
+int_tuple(int64_t n, const int64_t *v)
+{
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL)
+        return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        PyObject *x = PyLong_FromLongLong(v[i]);
+        if (x == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, x);
+    }
+    return t;
+}
+
+static PyObject *
+get_shape(PyObject *self, void *c)
+{
+    (void)c;
+    ops_tensor *t = PYOPS_T(self);
+    return int_tuple(ops_tensor_ndim(t), ops_tensor_sizes(t));
+}
+
+static PyObject *
+get_dtype(PyObject *self, void *c)
+{
+    (void)c;
+    PyObject *d = pyops_dtype_object(ops_tensor_dtype(PYOPS_T(self)));
+    Py_XINCREF(d);
+    return d;
+}
+
+static PyObject *
+get_device(PyObject *self, void *c)
+{
+    (void)c;
+    return pyops_device_object(ops_tensor_device(PYOPS_T(self)));
+}
+
+static PyObject *
+get_ndim(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLongLong(ops_tensor_ndim(PYOPS_T(self)));
+}
+
+static PyObject *
+get_requires_grad(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ops_tensor_requires_grad(PYOPS_T(self)));
+}
+
+static int
+set_requires_grad(PyObject *self, PyObject *v, void *c)
+{
+    (void)c;
+    if (v == NULL || !PyBool_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+        return -1;
+    }
+    ops_status st = ops_tensor_set_requires_grad(PYOPS_T(self), v == Py_True);
+    if (st != OPS_OK) {
+        pyops_raise_status(st);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+get_grad(PyObject *self, void *c)
+{
+    (void)c;
+    ops_tensor *g = ops_tensor_grad(PYOPS_T(self));
+    if (g == NULL)
+        Py_RETURN_NONE;
+    return pyops_wrap(ops_tensor_retain(g));
+}
+
+static int
+set_grad(PyObject *self, PyObject *v, void *c)
+{
+    (void)c;
+    const ops_tensor *g = NULL;
+    if (v != NULL && v != Py_None) {
+        if (!PYOPS_TENSOR_CHECK(v)) {
+            PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but got grad of type %s",
+                         Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        g = PYOPS_T(v);
+    }
+    ops_status st = ops_tensor_set_grad(PYOPS_T(self), g);
+    if (st != OPS_OK) {
+        pyops_raise_status(st);
+        return -1;
+    }
+    return 0;
+}
+
+/* grad_fn: the node that produced a tensor.  The node is borrowed from the tensor, so
+ * the object keeps the tensor alive. */
+typedef struct pyops_node {
+    PyObject_HEAD
+    PyObject *owner;
+    ops_node *node;
+} pyops_node;
+
+static void
+node_dealloc(PyObject *self)
+{
+    Py_XDECREF(((pyops_node *)self)->owner);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+node_name(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(ops_node_name(((pyops_node *)self)->node));
+}
+
+static PyObject *
+node_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<%s object at %p>", ops_node_name(((pyops_node *)self)->node), self);
+}
+
+static PyObject *
+node_next_functions(PyObject *self, void *c)
+{
+    (void)c;
+    pyops_node *o = (pyops_node *)self;
+    int n = ops_node_num_next(o->node);
+    PyObject *tup = PyTuple_New(n);
+    if (tup == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        int nr = 0;
+        ops_node *next = ops_node_next(o->node, i, &nr);
+        PyObject *item;
+        if (next == NULL) {
+            item = Py_BuildValue("(Oi)", Py_None, 0);
+        } else {
+            extern PyTypeObject pyops_node_type;
+            pyops_node *no = PyObject_New(pyops_node, &pyops_node_type);
+            if (no == NULL) {
+                Py_DECREF(tup);
+                return NULL;
+            }
+            /* the next node lives as long as this node, which the owner keeps */
+            no->owner = o->owner;
+            Py_INCREF(o->owner);
+            no->node = next;
+            item = Py_BuildValue("(Ni)", (PyObject *)no, nr);
+        }
+        if (item == NULL) {
+            Py_DECREF(tup);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tup, i, item);
+    }
+    return tup;
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", node_name, METH_NOARGS, "The node's name, e.g. MulBackward0."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef node_getset[] = {
+    {"next_functions", node_next_functions, NULL, "(node, input_nr) per input edge", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject pyops_node_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "libops.Node",
+    .tp_basicsize = sizeof(pyops_node),
+    .tp_dealloc = node_dealloc,
+    .tp_repr = node_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A backward node of the autograd graph (Tensor.grad_fn).",
+    .tp_methods = node_methods,
+    .tp_getset = node_getset,
+};
+
+static PyObject *
+get_grad_fn(PyObject *self, void *c)
+{
+    (void)c;
+    ops_node *n = ops_tensor_grad_fn(PYOPS_T(self));
+    if (n == NULL)
+        Py_RETURN_NONE;
+    pyops_node *o = PyObject_New(pyops_node, &pyops_node_type);
+    if (o == NULL)
+        return NULL;
+    o->owner = self;
+    Py_INCREF(self);
+    o->node = n;
+    return (PyObject *)o;
+}
+
+static PyObject *
+get_is_leaf(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ops_tensor_is_leaf(PYOPS_T(self)));
+}
+
+static PyObject *
+get_T(PyObject *self, void *c)
+{
+    (void)c;
+    ops_tensor *t = PYOPS_T(self);
+    int64_t n = ops_tensor_ndim(t);
+    int64_t dims[OPS_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++)
+        dims[i] = n - 1 - i;
+    return pyops_wrap(ops_permute(t, (ops_int_list){dims, n}));
+}
+
+static PyObject *
+get_data(PyObject *self, void *c)
+{
+    (void)c;
+    return pyops_wrap(ops_tensor_detach(PYOPS_T(self)));
+}
+
+static PyObject *
+get_is_cuda(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ops_tensor_device(PYOPS_T(self)).type == OPS_CUDA);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", get_shape, NULL, "the sizes, as a tuple", NULL},
+    {"dtype", get_dtype, NULL, "the element type", NULL},
+    {"device", get_device, NULL, "where the data lives", NULL},
+    {"ndim", get_ndim, NULL, "number of dimensions", NULL},
+    {"requires_grad", get_requires_grad, set_requires_grad, "whether autograd records ops on it", NULL},
+    {"grad", get_grad, set_grad, "the accumulated gradient (leaves)", NULL},
+    {"grad_fn", get_grad_fn, NULL, "the node that produced it, None for a leaf", NULL},
+    {"is_leaf", get_is_leaf, NULL, "True for tensors not produced by a recorded op", NULL},
+    {"T", get_T, NULL, "the dimensions reversed", NULL},
+    {"data", get_data, NULL, "the tensor detached from autograd", NULL},
+    {"is_cuda", get_is_cuda, NULL, "on a CUDA device", NULL},
+    {"__array_interface__", pyops_tensor_array_interface, NULL, "NumPy's array interface (zero-copy)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* ---- methods ---------------------------------------------------------------- */
+
+static PyObject *
+m_size(PyObject *self, PyObject *args)
+{
+    PyObject *dim = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:size", &dim))
+        return NULL;
+    ops_tensor *t = PYOPS_T(self);
+    if (dim == Py_None)
+        return int_tuple(ops_tensor_ndim(t), ops_tensor_sizes(t));
+    int64_t d = PyLong_AsLongLong(dim);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    if (!ops_wrap_dim("size", "dim", &d, ops_tensor_ndim(t)))
+        return pyops_raise();
+    return PyLong_FromLongLong(ops_tensor_sizes(t)[d]);
+}
+
+static PyObject *
+m_stride(PyObject *self, PyObject *args)
+{
+    PyObject *dim = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:stride", &dim))
+        return NULL;
+    ops_tensor *t = PYOPS_T(self);
+    if (dim == Py_None)
+        return int_tuple(ops_tensor_ndim(t), ops_tensor_strides(t));
+    int64_t d = PyLong_AsLongLong(dim);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    if (!ops_wrap_dim("stride", "dim", &d, ops_tensor_ndim(t)))
+        return pyops_raise();
+    return PyLong_FromLongLong(ops_tensor_strides(t)[d]);
+}
+
+static PyObject *
+m_dim(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(ops_tensor_ndim(PYOPS_T(self)));
+}
+
+static PyObject *
+m_numel(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(ops_tensor_numel(PYOPS_T(self)));
+}
+
+static PyObject *
+m_storage_offset(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(ops_tensor_storage_offset(PYOPS_T(self)));
+}
+
+static PyObject *
+m_is_contiguous(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(ops_tensor_is_contiguous(PYOPS_T(self)));
+}
+
+static PyObject *
+m_element_size(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromSize_t(ops_tensor_itemsize(PYOPS_T(self)));
+}
+
+static PyObject *
+m_data_ptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(ops_tensor_data_ptr(PYOPS_T(self)));
+}
+
+static PyObject *
+m_is_floating_point(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(ops_dtype_is_floating(ops_tensor_dtype(PYOPS_T(self))));
+}
+
+static PyObject *
+m_item(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ops_scalar s;
+    ops_status st = ops_tensor_item(PYOPS_T(self), &s);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    return pyops_scalar_to_object(s);
+}
+
+/* tolist: nested lists of Python numbers, read from a contiguous copy */
+static PyObject *
+tolist_rec(const ops_tensor *t, int d, const char **p, ops_dtype dt, size_t isz)
+{
+    if (d == ops_tensor_ndim(t)) {
+        ops_scalar s = ops_scalar_load(*p, dt);
+        *p += isz;
+        return pyops_scalar_to_object(s);
+    }
+    int64_t n = ops_tensor_sizes(t)[d];
+    PyObject *l = PyList_New(n);
+    if (l == NULL)
+        return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        PyObject *x = tolist_rec(t, d + 1, p, dt, isz);
+        if (x == NULL) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, i, x);
+    }
+    return l;
+}
+
+static PyObject *
+m_tolist(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ops_tensor *c = ops_contiguous(PYOPS_T(self));
+    if (c == NULL)
+        return pyops_raise();
+    if (ops_tensor_device(c).type != OPS_CPU) {
+        ops_tensor_release(c);
+        PyErr_SetString(PyExc_RuntimeError, "tolist: only CPU tensors can be read");
+        return NULL;
+    }
+    const char *p = ops_tensor_data_ptr(c);
+    PyObject *r = tolist_rec(c, 0, &p, ops_tensor_dtype(c), ops_tensor_itemsize(c));
+    ops_tensor_release(c);
+    return r;
+}
+
+static PyObject *
+m_backward(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"gradient", "retain_graph", "create_graph", NULL};
+    PyObject *grad = Py_None, *retain = Py_None;
+    int create = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOp:backward", kw, &grad, &retain, &create))
+        return NULL;
+    if (grad != Py_None && !PYOPS_TENSOR_CHECK(grad)) {
+        PyErr_Format(PyExc_TypeError, "backward(): argument 'gradient' must be Tensor, not %s",
+                     Py_TYPE(grad)->tp_name);
+        return NULL;
+    }
+    int retain_graph = retain == Py_None ? create : PyObject_IsTrue(retain);
+    if (retain_graph < 0)
+        return NULL;
+    ops_status st = ops_backward(PYOPS_T(self), grad == Py_None ? NULL : PYOPS_T(grad), retain_graph, create);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+m_detach(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_tensor_detach(PYOPS_T(self)));
+}
+
+static PyObject *
+m_detach_(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ops_status st = ops_tensor_detach_(PYOPS_T(self));
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+m_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"requires_grad", NULL};
+    int rg = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:requires_grad_", kw, &rg))
+        return NULL;
+    ops_status st = ops_tensor_set_requires_grad(PYOPS_T(self), rg);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+m_retain_grad(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    ops_status st = ops_tensor_retain_grad(PYOPS_T(self));
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_RETURN_NONE;
+}
+
+/* x.to(dtype) / x.to(device) / x.to(other): the schema has to.dtype only; CPU is the
+ * one device of a CPU build, so a device argument that names it is a no-op. */
+static PyObject *
+m_to(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"dtype_or_device", "dtype", "non_blocking", "copy", NULL};
+    PyObject *first = Py_None, *dt = Py_None;
+    int non_blocking = 0, copy = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO$pp:to", kw, &first, &dt, &non_blocking, &copy))
+        return NULL;
+    ops_tensor *t = PYOPS_T(self);
+    ops_dtype target = ops_tensor_dtype(t);
+    ops_device dev;
+    if (first != Py_None) {
+        ops_dtype d = pyops_dtype_from_object(first);
+        if (d != OPS_DTYPE_NONE) {
+            target = d;
+        } else if (PYOPS_TENSOR_CHECK(first)) {
+            target = ops_tensor_dtype(PYOPS_T(first));
+        } else if (pyops_device_from_object(first, &dev)) {
+            if (!ops_device_equal(dev, ops_tensor_device(t))) {
+                char buf[32];
+                PyErr_Format(PyExc_RuntimeError, "to: copies between devices are not supported yet (to %s)",
+                             ops_device_str(dev, buf, sizeof buf));
+                return NULL;
+            }
+        } else {
+            PyErr_Format(PyExc_TypeError, "to() received an invalid combination of arguments - got (%s)",
+                         Py_TYPE(first)->tp_name);
+            return NULL;
+        }
+    }
+    if (dt != Py_None) {
+        target = pyops_dtype_from_object(dt);
+        if (target == OPS_DTYPE_NONE) {
+            PyErr_Format(PyExc_TypeError, "to(): argument 'dtype' must be dtype, not %s", Py_TYPE(dt)->tp_name);
+            return NULL;
+        }
+    }
+    return pyops_wrap(ops_to_dtype(t, target, non_blocking, copy));
+}
+
+static PyObject *
+m_float(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT32, false, false));
+}
+
+static PyObject *
+m_double(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT64, false, false));
+}
+
+static PyObject *
+m_half(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT16, false, false));
+}
+
+static PyObject *
+m_long(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT64, false, false));
+}
+
+static PyObject *
+m_int(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT32, false, false));
+}
+
+static PyObject *
+m_bool(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_BOOL, false, false));
+}
+
+static PyObject *
+m_cpu(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (ops_tensor_device(PYOPS_T(self)).type != OPS_CPU) {
+        PyErr_SetString(PyExc_RuntimeError, "cpu: copies between devices are not supported yet");
+        return NULL;
+    }
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+m_type(PyObject *self, PyObject *args)
+{
+    PyObject *dt = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:type", &dt))
+        return NULL;
+    if (dt == Py_None)
+        return PyUnicode_FromFormat("libops.%s", ops_dtype_name(ops_tensor_dtype(PYOPS_T(self))));
+    ops_dtype d = pyops_dtype_from_object(dt);
+    if (d == OPS_DTYPE_NONE) {
+        PyErr_SetString(PyExc_TypeError, "type(): expected a dtype");
+        return NULL;
+    }
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false));
+}
+
+static PyObject *
+m_new_tensor(PyObject *self, PyObject *args)
+{
+    PyObject *data;
+    if (!PyArg_ParseTuple(args, "O:new_tensor", &data))
+        return NULL;
+    return pyops_tensor_new_from_data(data, ops_tensor_dtype(PYOPS_T(self)), false);
+}
+
+static PyObject *
+m_array_wrap(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *arr;
+    if (!PyArg_ParseTuple(args, "O|OO", &arr, &self, &self))
+        return NULL;
+    return pyops_from_numpy(NULL, arr);
+}
+
+static PyMethodDef tensor_methods[] = {
+    {"size", m_size, METH_VARARGS, "size(dim=None): the sizes, or one size"},
+    {"stride", m_stride, METH_VARARGS, "stride(dim=None): the strides in elements, or one stride"},
+    {"dim", m_dim, METH_NOARGS, "number of dimensions"},
+    {"ndimension", m_dim, METH_NOARGS, "number of dimensions"},
+    {"numel", m_numel, METH_NOARGS, "number of elements"},
+    {"nelement", m_numel, METH_NOARGS, "number of elements"},
+    {"storage_offset", m_storage_offset, METH_NOARGS, "offset in the storage, in elements"},
+    {"is_contiguous", m_is_contiguous, METH_NOARGS, "row-major contiguous"},
+    {"is_floating_point", m_is_floating_point, METH_NOARGS, "float16 .. float64"},
+    {"element_size", m_element_size, METH_NOARGS, "bytes per element"},
+    {"data_ptr", m_data_ptr, METH_NOARGS, "address of the first element"},
+    {"item", m_item, METH_NOARGS, "the value of a one-element tensor"},
+    {"tolist", m_tolist, METH_NOARGS, "nested lists of Python numbers"},
+    {"numpy", pyops_tensor_numpy, METH_NOARGS, "a NumPy array sharing the memory (CPU)"},
+    {"__array__", (PyCFunction)(void (*)(void))pyops_tensor_array, METH_VARARGS | METH_KEYWORDS,
+     "NumPy conversion (zero-copy unless a dtype is asked)"},
+    {"__array_wrap__", m_array_wrap, METH_VARARGS, "NumPy ufunc results come back as tensors"},
+    {"backward", (PyCFunction)(void (*)(void))m_backward, METH_VARARGS | METH_KEYWORDS,
+     "backward(gradient=None, retain_graph=None, create_graph=False)"},
+    {"detach", m_detach, METH_NOARGS, "a view that does not require grad"},
+    {"detach_", m_detach_, METH_NOARGS, "detach in place"},
+    {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS,
+     "requires_grad_(requires_grad=True)"},
+    {"retain_grad", m_retain_grad, METH_NOARGS, "keep .grad on a non-leaf"},
+    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype | device | tensor)"},
+    {"float", m_float, METH_NOARGS, "to float32"},
+    {"double", m_double, METH_NOARGS, "to float64"},
+    {"half", m_half, METH_NOARGS, "to float16"},
+    {"long", m_long, METH_NOARGS, "to int64"},
+    {"int", m_int, METH_NOARGS, "to int32"},
+    {"bool", m_bool, METH_NOARGS, "to bool"},
+    {"cpu", m_cpu, METH_NOARGS, "the tensor on the CPU"},
+    {"type", m_type, METH_VARARGS, "type(dtype=None)"},
+    {"new_tensor", m_new_tensor, METH_VARARGS, "libops.tensor(data) with this tensor's dtype"},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ---- repr ---------------------------------------------------------------------- */
+
+static PyObject *
+tensor_repr(PyObject *self)
+{
+    ops_tensor *t = PYOPS_T(self);
+    char *s = ops_tensor_to_string(t);
+    if (s == NULL)
+        return pyops_raise();
+    /* The C printer always ends in ", dtype=D, shape=[...])"; torch names the dtype
+     * only when it is not the one inferred from Python numbers (float32, int64, bool)
+     * and never the shape, but shows the autograd state. */
+    char *tail = strstr(s, ", dtype=");
+    for (char *p = tail; p != NULL; p = strstr(p + 1, ", dtype="))
+        tail = p;
+    if (tail != NULL)
+        *tail = '\0';
+    ops_dtype dt = ops_tensor_dtype(t);
+    char extra[96] = "";
+    size_t k = 0;
+    if (dt != OPS_FLOAT32 && dt != OPS_INT64 && dt != OPS_BOOL)
+        k += (size_t)snprintf(extra + k, sizeof extra - k, ", dtype=libops.%s", ops_dtype_name(dt));
+    if (ops_tensor_requires_grad(t) && k < sizeof extra) {
+        ops_node *n = ops_tensor_grad_fn(t);
+        if (n != NULL)
+            snprintf(extra + k, sizeof extra - k, ", grad_fn=<%s>", ops_node_name(n));
+        else
+            snprintf(extra + k, sizeof extra - k, ", requires_grad=True");
+    }
+    PyObject *r = PyUnicode_FromFormat("%s%s%s", s, extra, tail != NULL ? ")" : "");
+    free(s);
+    return r;
+}
+
+/* ---- operators ------------------------------------------------------------------ */
+
+/* The operand as a tensor: a Tensor (borrowed: *tmp stays NULL) or a Python number
+ * (a wrapped number, which *tmp owns).  1 done, 0 not an operand (no exception), -1
+ * error (raised). */
+static int
+operand(PyObject *o, const ops_tensor **out, ops_tensor **tmp)
+{
+    *tmp = NULL;
+    if (PYOPS_TENSOR_CHECK(o)) {
+        *out = PYOPS_T(o);
+        return 1;
+    }
+    ops_scalar s;
+    if (!pyops_scalar_from_object(o, &s))
+        return 0;
+    *tmp = ops_wrap_scalar(s);
+    if (*tmp == NULL) {
+        pyops_raise();
+        return -1;
+    }
+    *out = *tmp;
+    return 1;
+}
+
+typedef enum binop {
+    B_ADD, B_SUB, B_MUL, B_DIV, B_FLOORDIV, B_MOD, B_POW, B_MATMUL, B_AND, B_OR, B_XOR, B_LSHIFT, B_RSHIFT,
+    B_EQ, B_NE, B_LT, B_LE, B_GT, B_GE,
+} binop;
+
+static ops_tensor *
+apply_binop(binop op, const ops_tensor *a, const ops_tensor *b)
+{
+    static const ops_scalar one = {.kind = OPS_SCALAR_INT, .v.i = 1};
+    switch (op) {
+    case B_ADD:
+        return ops_add(a, b, one);
+    case B_SUB:
+        return ops_sub(a, b, one);
+    case B_MUL:
+        return ops_mul(a, b);
+    case B_DIV:
+        return ops_div(a, b);
+    case B_FLOORDIV:
+        return ops_div_tensor_mode(a, b, "floor");
+    case B_MOD:
+        return ops_remainder(a, b);
+    case B_POW:
+        return ops_pow(a, b);
+    case B_MATMUL:
+        return ops_matmul(a, b);
+    case B_AND:
+        return ops_bitwise_and(a, b);
+    case B_OR:
+        return ops_bitwise_or(a, b);
+    case B_XOR:
+        return ops_bitwise_xor(a, b);
+    case B_LSHIFT:
+        return ops_bitwise_left_shift(a, b);
+    case B_RSHIFT:
+        return ops_bitwise_right_shift(a, b);
+    case B_EQ:
+        return ops_eq(a, b);
+    case B_NE:
+        return ops_ne(a, b);
+    case B_LT:
+        return ops_lt(a, b);
+    case B_LE:
+        return ops_le(a, b);
+    case B_GT:
+        return ops_gt(a, b);
+    case B_GE:
+        return ops_ge(a, b);
+    }
+    return NULL;
+}
+
+static PyObject *
+binary(PyObject *x, PyObject *y, binop op)
+{
+    ops_tensor *tx = NULL, *ty = NULL;
+    const ops_tensor *a = NULL, *b = NULL;
+    int ra = operand(x, &a, &tx);
+    int rb = ra > 0 ? operand(y, &b, &ty) : 0;
+    if (ra <= 0 || rb <= 0) {
+        ops_tensor_release(tx);
+        if (ra < 0 || rb < 0)
+            return NULL;
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    ops_tensor *r;
+    if (ops_tensor_numel(a) >= PYOPS_GIL_RELEASE_NUMEL || ops_tensor_numel(b) >= PYOPS_GIL_RELEASE_NUMEL) {
+        Py_BEGIN_ALLOW_THREADS
+        r = apply_binop(op, a, b);
+        Py_END_ALLOW_THREADS
+    } else {
+        r = apply_binop(op, a, b);
+    }
+    ops_tensor_release(tx);
+    ops_tensor_release(ty);
+    return pyops_wrap(r);
+}
+
+static ops_status
+apply_inplace(binop op, ops_tensor *a, const ops_tensor *b)
+{
+    static const ops_scalar one = {.kind = OPS_SCALAR_INT, .v.i = 1};
+    switch (op) {
+    case B_ADD:
+        return ops_add_(a, b, one);
+    case B_SUB:
+        return ops_sub_(a, b, one);
+    case B_MUL:
+        return ops_mul_(a, b);
+    case B_DIV:
+        return ops_div_(a, b);
+    case B_FLOORDIV:
+        return ops_div_tensor_mode_(a, b, "floor");
+    case B_MOD:
+        return ops_remainder_(a, b);
+    case B_POW:
+        return ops_pow_(a, b);
+    case B_AND:
+        return ops_bitwise_and_(a, b);
+    case B_OR:
+        return ops_bitwise_or_(a, b);
+    case B_XOR:
+        return ops_bitwise_xor_(a, b);
+    case B_LSHIFT:
+        return ops_bitwise_left_shift_(a, b);
+    case B_RSHIFT:
+        return ops_bitwise_right_shift_(a, b);
+    default: {
+        /* a @= b: torch computes a @ b and copies it back into a */
+        ops_tensor *r = apply_binop(op, a, b);
+        if (r == NULL)
+            return ops_last_status();
+        ops_status st = ops_copy_(a, r, false);
+        ops_tensor_release(r);
+        return st;
+    }
+    }
+}
+
+static PyObject *
+inplace(PyObject *x, PyObject *y, binop op)
+{
+    if (!PYOPS_TENSOR_CHECK(x))
+        Py_RETURN_NOTIMPLEMENTED;
+    ops_tensor *ty = NULL;
+    const ops_tensor *b = NULL;
+    int rb = operand(y, &b, &ty);
+    if (rb < 0)
+        return NULL;
+    if (rb == 0)
+        Py_RETURN_NOTIMPLEMENTED;
+    ops_status st;
+    if (ops_tensor_numel(PYOPS_T(x)) >= PYOPS_GIL_RELEASE_NUMEL) {
+        Py_BEGIN_ALLOW_THREADS
+        st = apply_inplace(op, PYOPS_T(x), b);
+        Py_END_ALLOW_THREADS
+    } else {
+        st = apply_inplace(op, PYOPS_T(x), b);
+    }
+    ops_tensor_release(ty);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_INCREF(x);
+    return x;
+}
+
+/* One function per number slot (CPython needs a pointer per slot). */
+static PyObject *
+nb_add(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_ADD);
+}
+
+static PyObject *
+nb_iadd(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_ADD);
+}
+
+static PyObject *
+nb_sub(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_SUB);
+}
+
+static PyObject *
+nb_isub(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_SUB);
+}
+
+static PyObject *
+nb_mul(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_MUL);
+}
+
+static PyObject *
+nb_imul(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_MUL);
+}
+
+static PyObject *
+nb_div(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_DIV);
+}
+
+static PyObject *
+nb_idiv(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_DIV);
+}
+
+static PyObject *
+nb_floordiv(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_FLOORDIV);
+}
+
+static PyObject *
+nb_ifloordiv(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_FLOORDIV);
+}
+
+static PyObject *
+nb_mod(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_MOD);
+}
+
+static PyObject *
+nb_imod(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_MOD);
+}
+
+static PyObject *
+nb_matmul(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_MATMUL);
+}
+
+static PyObject *
+nb_imatmul(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_MATMUL);
+}
+
+static PyObject *
+nb_and(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_AND);
+}
+
+static PyObject *
+nb_iand(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_AND);
+}
+
+static PyObject *
+nb_or(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_OR);
+}
+
+static PyObject *
+nb_ior(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_OR);
+}
+
+static PyObject *
+nb_xor(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_XOR);
+}
+
+static PyObject *
+nb_ixor(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_XOR);
+}
+
+static PyObject *
+nb_lshift(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_LSHIFT);
+}
+
+static PyObject *
+nb_ilshift(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_LSHIFT);
+}
+
+static PyObject *
+nb_rshift(PyObject *x, PyObject *y)
+{
+    return binary(x, y, B_RSHIFT);
+}
+
+static PyObject *
+nb_irshift(PyObject *x, PyObject *y)
+{
+    return inplace(x, y, B_RSHIFT);
+}
+
+static PyObject *
+nb_pow(PyObject *x, PyObject *y, PyObject *mod)
+{
+    if (mod != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "pow() with a modulus is not supported for tensors");
+        return NULL;
+    }
+    return binary(x, y, B_POW);
+}
+
+static PyObject *
+nb_ipow(PyObject *x, PyObject *y, PyObject *mod)
+{
+    (void)mod;
+    return inplace(x, y, B_POW);
+}
+
+static PyObject *
+nb_neg(PyObject *x)
+{
+    return pyops_wrap(ops_neg(PYOPS_T(x)));
+}
+
+static PyObject *
+nb_pos(PyObject *x)
+{
+    Py_INCREF(x);
+    return x;
+}
+
+static PyObject *
+nb_abs(PyObject *x)
+{
+    return pyops_wrap(ops_abs(PYOPS_T(x)));
+}
+
+static PyObject *
+nb_invert(PyObject *x)
+{
+    return pyops_wrap(ops_bitwise_not(PYOPS_T(x)));
+}
+
+static int
+nb_bool(PyObject *x)
+{
+    ops_tensor *t = PYOPS_T(x);
+    if (ops_tensor_numel(t) != 1) {
+        if (ops_tensor_numel(t) == 0)
+            PyErr_SetString(PyExc_RuntimeError, "Boolean value of Tensor with no values is ambiguous");
+        else
+            PyErr_SetString(PyExc_RuntimeError, "Boolean value of Tensor with more than one value is ambiguous");
+        return -1;
+    }
+    ops_scalar s;
+    ops_status st = ops_tensor_item(t, &s);
+    if (st != OPS_OK) {
+        pyops_raise_status(st);
+        return -1;
+    }
+    return ops_scalar_to_double(s) != 0.0;
+}
+
+static PyObject *
+one_element(PyObject *x, bool as_int)
+{
+    ops_tensor *t = PYOPS_T(x);
+    if (ops_tensor_numel(t) != 1) {
+        PyErr_SetString(PyExc_TypeError, "only one element tensors can be converted to Python scalars");
+        return NULL;
+    }
+    ops_scalar s;
+    ops_status st = ops_tensor_item(t, &s);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    if (as_int)
+        return s.kind == OPS_SCALAR_FLOAT ? PyLong_FromDouble(s.v.f) : PyLong_FromLongLong(ops_scalar_to_int64(s));
+    return PyFloat_FromDouble(ops_scalar_to_double(s));
+}
+
+static PyObject *
+nb_int(PyObject *x)
+{
+    return one_element(x, true);
+}
+
+static PyObject *
+nb_float(PyObject *x)
+{
+    return one_element(x, false);
+}
+
+static PyObject *
+nb_index(PyObject *x)
+{
+    ops_dtype dt = ops_tensor_dtype(PYOPS_T(x));
+    if (!ops_dtype_is_integral(dt, true) || ops_tensor_numel(PYOPS_T(x)) != 1) {
+        PyErr_SetString(PyExc_TypeError, "only integer tensors of a single element can be converted to an index");
+        return NULL;
+    }
+    return one_element(x, true);
+}
+
+PyNumberMethods pyops_tensor_as_number = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_sub,
+    .nb_multiply = nb_mul,
+    .nb_remainder = nb_mod,
+    .nb_power = nb_pow,
+    .nb_negative = nb_neg,
+    .nb_positive = nb_pos,
+    .nb_absolute = nb_abs,
+    .nb_bool = nb_bool,
+    .nb_invert = nb_invert,
+    .nb_lshift = nb_lshift,
+    .nb_rshift = nb_rshift,
+    .nb_and = nb_and,
+    .nb_xor = nb_xor,
+    .nb_or = nb_or,
+    .nb_int = nb_int,
+    .nb_float = nb_float,
+    .nb_inplace_add = nb_iadd,
+    .nb_inplace_subtract = nb_isub,
+    .nb_inplace_multiply = nb_imul,
+    .nb_inplace_remainder = nb_imod,
+    .nb_inplace_power = nb_ipow,
+    .nb_inplace_lshift = nb_ilshift,
+    .nb_inplace_rshift = nb_irshift,
+    .nb_inplace_and = nb_iand,
+    .nb_inplace_xor = nb_ixor,
+    .nb_inplace_or = nb_ior,
+    .nb_floor_divide = nb_floordiv,
+    .nb_true_divide = nb_div,
+    .nb_inplace_floor_divide = nb_ifloordiv,
+    .nb_inplace_true_divide = nb_idiv,
+    .nb_index = nb_index,
+    .nb_matrix_multiply = nb_matmul,
+    .nb_inplace_matrix_multiply = nb_imatmul,
+};
+
+PyObject *
+pyops_tensor_richcompare(PyObject *a, PyObject *b, int op)
+{
+    /* Python swaps the operands of a reflected comparison itself (2 < x calls
+     * x.__gt__(2)), so `a` is the tensor here or the call is for b's type. */
+    static const binop map[] = {[Py_LT] = B_LT, [Py_LE] = B_LE, [Py_EQ] = B_EQ,
+                                [Py_NE] = B_NE, [Py_GT] = B_GT, [Py_GE] = B_GE};
+    return binary(a, b, map[op]);
+}
+
+static Py_hash_t
+tensor_hash(PyObject *self)
+{
+    /* by identity, as torch does */
+    return _Py_HashPointer(self);
+}
+
+/* ---- sequence protocol: len() and iteration ---------------------------------------- */
+
+static Py_ssize_t
+sq_length(PyObject *self)
+{
+    ops_tensor *t = PYOPS_T(self);
+    if (ops_tensor_ndim(t) == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+        return -1;
+    }
+    return (Py_ssize_t)ops_tensor_sizes(t)[0];
+}
+
+static PyObject *
+sq_item(PyObject *self, Py_ssize_t i)
+{
+    ops_tensor *t = PYOPS_T(self);
+    if (ops_tensor_ndim(t) == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    if (i >= ops_tensor_sizes(t)[0]) {
+        PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension 0 with size %lld", i,
+                     (long long)ops_tensor_sizes(t)[0]);
+        return NULL;
+    }
+    return pyops_wrap(ops_select(t, 0, i));
+}
+
+static PyObject *
+tensor_iter(PyObject *self)
+{
+    if (ops_tensor_ndim(PYOPS_T(self)) == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+        return NULL;
+    }
+    return PySeqIter_New(self);
+}
+
+PySequenceMethods pyops_tensor_as_sequence = {
+    .sq_length = sq_length,
+    .sq_item = sq_item,
+};
+
+PyMappingMethods pyops_tensor_as_mapping = {
+    .mp_length = sq_length,
+    .mp_subscript = pyops_tensor_getitem,
+    .mp_ass_subscript = pyops_tensor_setitem,
+};
+
+PyTypeObject pyops_tensor_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "libops.Tensor",
+    .tp_basicsize = sizeof(pyops_tensor),
+    .tp_dealloc = tensor_dealloc,
+    .tp_repr = tensor_repr,
+    .tp_as_number = &pyops_tensor_as_number,
+    .tp_as_sequence = &pyops_tensor_as_sequence,
+    .tp_as_mapping = &pyops_tensor_as_mapping,
+    .tp_hash = tensor_hash,
+    .tp_as_buffer = &pyops_tensor_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A strided view of typed data on a device (libops.tensor, libops.zeros, ...).",
+    .tp_richcompare = pyops_tensor_richcompare,
+    .tp_weaklistoffset = offsetof(pyops_tensor, weakrefs),
+    .tp_iter = tensor_iter,
+    .tp_getset = tensor_getset,
+    .tp_new = tensor_new,
+};
+
+/* The type's methods: the hand-written ones first (they win over a generated method
+ * of the same name), then every generated one.  Called once before PyType_Ready. */
+int
+pyops_tensor_type_prepare(void)
+{
+    size_t nh = sizeof tensor_methods / sizeof tensor_methods[0] - 1, ng = 0;
+    while (pyops_generated_methods[ng].ml_name != NULL)
+        ng++;
+    PyMethodDef *all = PyMem_Calloc(nh + ng + 1, sizeof *all);
+    if (all == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nh; i++)
+        all[k++] = tensor_methods[i];
+    for (size_t i = 0; i < ng; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < nh && !dup; j++)
+            dup = strcmp(tensor_methods[j].ml_name, pyops_generated_methods[i].ml_name) == 0;
+        if (!dup)
+            all[k++] = pyops_generated_methods[i];
+    }
+    /* lives as long as the type (the process) */
+    pyops_tensor_type.tp_methods = all;
+    if (PyType_Ready(&pyops_node_type) < 0)
+        return -1;
+    return 0;
+}
