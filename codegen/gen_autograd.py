@@ -51,6 +51,16 @@ RUNTIME_HELPERS = {
     # (section: lists)
     # (section: lists end)
     # (section: reductions2)
+    "evenly_distribute_backward": ("ops_autograd_evenly_distribute_backward",
+                                   ("Tensor", "Tensor", "Tensor", "intlist?", "bool")),
+    "value_selecting_reduction_backward": ("ops_autograd_value_selecting_reduction_backward",
+                                           ("Tensor", "shape", "int", "Tensor", "bool")),
+    "cummaxmin_backward": ("ops_autograd_cummaxmin_backward", ("Tensor", "shape", "Tensor", "int")),
+    "prod_backward": ("ops_autograd_prod_backward", ("Tensor", "Tensor", "int?", "bool")),
+    "cumprod_backward": ("ops_autograd_cumprod_backward", ("Tensor", "Tensor", "Tensor", "int")),
+    "var_backward": ("ops_autograd_var_backward", ("Tensor", "Tensor", "intlist?", "Scalar?", "bool")),
+    "norm_backward": ("ops_autograd_norm_backward", ("Tensor", "Tensor", "Tensor", "Scalar?", "intlist?", "bool")),
+    "clamp_backward": ("ops_autograd_clamp_backward", ("Tensor", "Tensor", "Tensor?", "Tensor?", "int")),
     # (section: reductions2 end)
     # (section: index2)
     # (section: index2 end)
@@ -164,7 +174,8 @@ def _helper_type(kind: str):
     from .model import Type
     return {"Tensor": Type("Tensor"), "Tensor?": Type("Tensor", True), "intlist": Type("int", False, True),
             "intlist?": Type("int", True, True), "int": Type("int"), "int?": Type("int", True),
-            "bool": Type("bool"), "float": Type("float")}[kind]
+            "bool": Type("bool"), "float": Type("float"), "Scalar": Type("Scalar"),
+            "Scalar?": Type("Scalar", True)}[kind]
 
 
 def default_code(a: Argument) -> Optional[str]:
