@@ -17,12 +17,17 @@ from .model import (Errors, GrammarError, Loc, Model, NativeFunction, SchemaErro
                     mapping_items, node_loc, parse_schema, scalar_str, _Fail)
 
 # Calls that are not ops: backward helpers (prefix match, as PyTorch's helpers are
-# families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...), and any
-# name ending in _backward (the helpers of runtime/autograd*.c; gen_autograd's
-# RUNTIME_HELPERS table says which exist).
+# families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...), and the
+# helpers of runtime/autograd*.c listed in gen_autograd.RUNTIME_HELPERS.
 HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones_like",
                    "full_like", "empty_like", "maybe_multiply", "handle_r_to_c", "grad_for",
                    "scalar_to_tensor", "wrap_scalar")
+
+
+def _runtime_helpers():
+    from .gen_autograd import RUNTIME_HELPERS  # late: gen_autograd builds on this module's output
+    return RUNTIME_HELPERS
+
 
 # Tensor accessors a formula may call as methods (`self.sizes()`) or read (`self.dtype`).
 ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type", "dtype",
@@ -85,8 +90,7 @@ def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset
             f = node.func
             if isinstance(f, ast.Name):
                 callee_names.add(id(f))
-                # *_backward: a runtime helper (gen_autograd.RUNTIME_HELPERS checks the name)
-                if not (f.id in model_ops or f.id.startswith(HELPER_PREFIXES) or f.id.endswith("_backward")):
+                if not (f.id in model_ops or f.id.startswith(HELPER_PREFIXES) or f.id in _runtime_helpers()):
                     bad(f"'{f.id}' is neither an op of native_functions.yaml nor a helper")
                     ok = False
             elif isinstance(f, ast.Attribute):

@@ -68,6 +68,16 @@ RUNTIME_HELPERS = {
     "einsum_backward": ("ops_autograd_einsum_backward", ("Tensor", "str", "tensorlist"), "tensorlist"),
     # (section: lists end)
     # (section: reductions2)
+    "evenly_distribute_backward": ("ops_autograd_evenly_distribute_backward",
+                                   ("Tensor", "Tensor", "Tensor", "intlist?", "bool")),
+    "value_selecting_reduction_backward": ("ops_autograd_value_selecting_reduction_backward",
+                                           ("Tensor", "shape", "int", "Tensor", "bool")),
+    "cummaxmin_backward": ("ops_autograd_cummaxmin_backward", ("Tensor", "shape", "Tensor", "int")),
+    "prod_backward": ("ops_autograd_prod_backward", ("Tensor", "Tensor", "int?", "bool")),
+    "cumprod_backward": ("ops_autograd_cumprod_backward", ("Tensor", "Tensor", "Tensor", "int")),
+    "var_backward": ("ops_autograd_var_backward", ("Tensor", "Tensor", "intlist?", "Scalar?", "bool")),
+    "norm_backward": ("ops_autograd_norm_backward", ("Tensor", "Tensor", "Tensor", "Scalar?", "intlist?", "bool")),
+    "clamp_backward": ("ops_autograd_clamp_backward", ("Tensor", "Tensor", "Tensor?", "Tensor?", "int")),
     # (section: reductions2 end)
     # (section: index2)
     "diagonal_backward": ("ops_autograd_diagonal_backward", ("Tensor", "shape", "int", "int", "int")),
@@ -201,7 +211,7 @@ def _helper_type(kind: str):
     return {"Tensor": Type("Tensor"), "Tensor?": Type("Tensor", True), "intlist": Type("int", False, True),
             "intlist?": Type("int", True, True), "int": Type("int"), "int?": Type("int", True),
             "bool": Type("bool"), "float": Type("float"), "tensorlist": Type("Tensor", False, True),
-            "str": Type("str")}[kind]
+            "str": Type("str"), "Scalar": Type("Scalar"), "Scalar?": Type("Scalar", True)}[kind]
 
 
 def default_code(a: Argument) -> Optional[str]:

@@ -181,6 +181,31 @@ OPS_API ops_tensor *ops_autograd_index_backward(const ops_tensor *g, int ndim, c
 /* (section: lists end) */
 
 /* (section: reductions2) */
+/* runtime/autograd_reduce.c.  The gradient of an extreme value (max, min, amax, amin,
+ * aminmax: result reduced over dim, NULL or empty: all) shared evenly by the elements
+ * equal to it; of a value-selecting reduction (max.dim, kthvalue, sort, topk: the
+ * values' gradient written where indices point along dim); of cummax/cummin. */
+OPS_API ops_tensor *ops_autograd_evenly_distribute_backward(const ops_tensor *g, const ops_tensor *self,
+                                                            const ops_tensor *result, const ops_int_list *dim,
+                                                            bool keepdim);
+OPS_API ops_tensor *ops_autograd_value_selecting_reduction_backward(const ops_tensor *g, int ndim,
+                                                                    const int64_t *sizes, int64_t dim,
+                                                                    const ops_tensor *indices, bool keepdim);
+OPS_API ops_tensor *ops_autograd_cummaxmin_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                    const ops_tensor *indices, int64_t dim);
+/* prod over dim (NULL: every element) and cumprod, zeros in self included. */
+OPS_API ops_tensor *ops_autograd_prod_backward(const ops_tensor *g, const ops_tensor *self, const int64_t *dim,
+                                               bool keepdim);
+OPS_API ops_tensor *ops_autograd_cumprod_backward(const ops_tensor *g, const ops_tensor *self,
+                                                  const ops_tensor *result, int64_t dim);
+/* var over dim with a correction (NULL: 1); the vector norm of order p (NULL: 2). */
+OPS_API ops_tensor *ops_autograd_var_backward(const ops_tensor *g, const ops_tensor *self, const ops_int_list *dim,
+                                              const ops_scalar *correction, bool keepdim);
+OPS_API ops_tensor *ops_autograd_norm_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *result,
+                                               const ops_scalar *p, const ops_int_list *dim, bool keepdim);
+/* clamp with tensor bounds: the gradient for self (which 0), min (1) or max (2). */
+OPS_API ops_tensor *ops_autograd_clamp_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *min,
+                                                const ops_tensor *max, int64_t which);
 /* (section: reductions2 end) */
 
 /* (section: index2) */

@@ -1,5 +1,5 @@
-/* Reductions (CPU): sum, mean, prod, nansum, nanmean, amax, amin, max, min (whole
- * tensor, and over one dim with indices), argmax, argmin, var, std, var_mean, std_mean,
+/* Reductions (CPU): sum, mean, prod, nansum, nanmean, amax, amin, aminmax, max, min
+ * (whole tensor, and over one dim with indices), argmax, argmin, var, std, var_mean, std_mean,
  * norm, frobenius_norm, linalg_vector_norm, all, any, logsumexp, and the one-dim ops
  * softmax, log_softmax, cumsum(_), cumprod(_), cummax, cummin.
  *
@@ -46,6 +46,7 @@ typedef enum {
     RED_NORM,   /* vector norm of order p->arg */
     RED_MAXDIM, /* max.dim: values and int64 indices (one reduced dim) */
     RED_MINDIM,
+    RED_AMINMAX, /* aminmax: the minimum and (into the second result) the maximum */
 } red_kind;
 
 typedef struct {
@@ -238,7 +239,8 @@ RED_DEFINE_PAIRWISE_(double)
 
 /* Integer (and bool) inputs: sums and products wrap in uint64_t. */
 #define RED_DEFINE_INT_(SUF, T)                                                                    \
-    static void red_int_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    static void red_int_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,        \
+                              char *dst2)                                                          \
     {                                                                                              \
         const T *const in = (const T *)src;                                                        \
         const bool red_par_on_ = red_par_(p);                                                      \
@@ -262,6 +264,16 @@ RED_DEFINE_PAIRWISE_(double)
                     RED_EACH(p, b, T, v, if (*v < acc) acc = *v;)                                  \
                 }                                                                                  \
                 ((T *)dst)[o] = acc;                                                               \
+            } else if (kind == RED_AMINMAX) {                                                      \
+                T lo = *(b + p->roff[0]), hi = lo;                                                 \
+                RED_EACH(p, b, T, v, {                                                             \
+                    if (*v < lo)                                                                   \
+                        lo = *v;                                                                   \
+                    if (*v > hi)                                                                   \
+                        hi = *v;                                                                   \
+                })                                                                                 \
+                ((T *)dst)[o] = lo;                                                                \
+                ((T *)dst2)[o] = hi;                                                               \
             }                                                                                      \
         }                                                                                          \
     }
@@ -275,7 +287,8 @@ RED_DEFINE_INT_(i64, int64_t)
 
 /* Floating inputs, computed in ACC (float for float16/bfloat16). */
 #define RED_DEFINE_FLT_(SUF, T, ACC)                                                               \
-    static void red_flt_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)        \
+    static void red_flt_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,        \
+                              char *dst2)                                                          \
     {                                                                                              \
         const T *const in = (const T *)src;                                                        \
         T *const out = (T *)dst;                                                                   \
@@ -314,6 +327,15 @@ RED_DEFINE_INT_(i64, int64_t)
             } else if (kind == RED_AMIN) {                                                         \
                 r = OPS_LOAD(b + p->roff[0]);                                                      \
                 RED_EACH(p, b, T, v, r = CPU_MIN_NAN(r, OPS_LOAD(v));)                             \
+            } else if (kind == RED_AMINMAX) {                                                      \
+                r = OPS_LOAD(b + p->roff[0]);                                                      \
+                ACC hi = r;                                                                        \
+                RED_EACH(p, b, T, v, {                                                             \
+                    const ACC x = OPS_LOAD(v);                                                     \
+                    r = CPU_MIN_NAN(r, x);                                                         \
+                    hi = CPU_MAX_NAN(hi, x);                                                       \
+                })                                                                                 \
+                OPS_STORE(&((T *)dst2)[o], hi);                                                    \
             } else if (kind == RED_LSE) {                                                          \
                 ACC m = -INFINITY;                                                                 \
                 RED_EACH(p, b, T, v, m = CPU_MAX_NAN(m, OPS_LOAD(v));)                             \
@@ -568,7 +590,8 @@ RED_DEFINE_TRUTH_(bf16, ops_bfloat16)
 RED_DEFINE_TRUTH_(f32, float)
 RED_DEFINE_TRUTH_(f64, double)
 
-/* kind over the plan from src into dst (and dst2: var_mean's means, max.dim's indices). */
+/* kind over the plan from src into dst (and dst2: var_mean's means, max.dim's indices,
+ * aminmax's maxima). */
 static void
 red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, char *dst2)
 {
@@ -641,16 +664,16 @@ red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *d
         return;
     }
     switch (dt) {
-    case OPS_BOOL: red_int_b(kind, p, src, dst); break;
-    case OPS_UINT8: red_int_u8(kind, p, src, dst); break;
-    case OPS_INT8: red_int_i8(kind, p, src, dst); break;
-    case OPS_INT16: red_int_i16(kind, p, src, dst); break;
-    case OPS_INT32: red_int_i32(kind, p, src, dst); break;
-    case OPS_INT64: red_int_i64(kind, p, src, dst); break;
-    case OPS_FLOAT16: red_flt_f16(kind, p, src, dst); break;
-    case OPS_BFLOAT16: red_flt_bf16(kind, p, src, dst); break;
-    case OPS_FLOAT32: red_flt_f32(kind, p, src, dst); break;
-    case OPS_FLOAT64: red_flt_f64(kind, p, src, dst); break;
+    case OPS_BOOL: red_int_b(kind, p, src, dst, dst2); break;
+    case OPS_UINT8: red_int_u8(kind, p, src, dst, dst2); break;
+    case OPS_INT8: red_int_i8(kind, p, src, dst, dst2); break;
+    case OPS_INT16: red_int_i16(kind, p, src, dst, dst2); break;
+    case OPS_INT32: red_int_i32(kind, p, src, dst, dst2); break;
+    case OPS_INT64: red_int_i64(kind, p, src, dst, dst2); break;
+    case OPS_FLOAT16: red_flt_f16(kind, p, src, dst, dst2); break;
+    case OPS_BFLOAT16: red_flt_bf16(kind, p, src, dst, dst2); break;
+    case OPS_FLOAT32: red_flt_f32(kind, p, src, dst, dst2); break;
+    case OPS_FLOAT64: red_flt_f64(kind, p, src, dst, dst2); break;
     default: break;
     }
 }
@@ -727,11 +750,11 @@ red_outer_tile(const red_plan *p)
         }                                                                                          \
     }
 
-/* Floating outer reductions: sum, nansum, mean, prod, amax, amin. ws holds
- * (levels + 1) * nout ACC. */
+/* Floating outer reductions: sum, nansum, mean, prod, amax, amin, aminmax (its maxima
+ * into dst2). ws holds (levels + 1) * nout ACC, and 2 * nout at least for aminmax. */
 #define RED_DEFINE_OUTER_FLT_(SUF, T, ACC)                                                         \
     static void red_outer_flt_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,  \
-                                    void *ws)                                                      \
+                                    char *dst2, void *ws)                                          \
     {                                                                                              \
         const T *const in = (const T *)src;                                                        \
         T *const out = (T *)dst;                                                                   \
@@ -791,11 +814,17 @@ red_outer_tile(const red_plan *p)
                         acc[c] = acc[c] / (ACC)p->nred;                                            \
                 }                                                                                  \
             } else {                                                                               \
+                /* aminmax: the running maxima in ws's second row */                               \
+                ACC *restrict const hi = kind == RED_AMINMAX ? (ACC *)ws + nout + c0 : NULL;       \
                 bool first = true;                                                                 \
                 RED_ROWS(p, in, c0, T, row, {                                                      \
                     if (first) {                                                                   \
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = kind == RED_PROD ? (ACC)1 : (ACC)OPS_LOAD(&row[c]);           \
+                        if (hi != NULL) {                                                          \
+                            for (int64_t c = 0; c < n; c++)                                        \
+                                hi[c] = acc[c];                                                    \
+                        }                                                                          \
                         first = false;                                                             \
                         if (kind != RED_PROD)                                                      \
                             continue;                                                              \
@@ -806,11 +835,21 @@ red_outer_tile(const red_plan *p)
                     } else if (kind == RED_AMAX) {                                                 \
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = CPU_MAX_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));                  \
+                    } else if (kind == RED_AMINMAX) {                                              \
+                        for (int64_t c = 0; c < n; c++) {                                          \
+                            const ACC x = OPS_LOAD(&row[c]);                                       \
+                            acc[c] = CPU_MIN_NAN(acc[c], x);                                       \
+                            hi[c] = CPU_MAX_NAN(hi[c], x);                                         \
+                        }                                                                          \
                     } else {                                                                       \
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = CPU_MIN_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));                  \
                     }                                                                              \
                 })                                                                                 \
+                if (hi != NULL) {                                                                  \
+                    for (int64_t c = 0; c < n; c++)                                                \
+                        OPS_STORE(&((T *)dst2)[c0 + c], hi[c]);                                    \
+                }                                                                                  \
             }                                                                                      \
             for (int64_t c = 0; c < n; c++)                                                        \
                 OPS_STORE(&out[c0 + c], acc[c]);                                                   \
@@ -822,10 +861,11 @@ RED_DEFINE_OUTER_FLT_(bf16, ops_bfloat16, float)
 RED_DEFINE_OUTER_FLT_(f32, float, float)
 RED_DEFINE_OUTER_FLT_(f64, double, double)
 
-/* Integer (and bool) outer reductions: sum, nansum, prod wrap in uint64_t; amax, amin. */
+/* Integer (and bool) outer reductions: sum, nansum, prod wrap in uint64_t; amax, amin,
+ * aminmax (its maxima in place in dst2). */
 #define RED_DEFINE_OUTER_INT_(SUF, T)                                                              \
     static void red_outer_int_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst,  \
-                                    void *ws)                                                      \
+                                    char *dst2, void *ws)                                          \
     {                                                                                              \
         const T *const in = (const T *)src;                                                        \
         T *const out = (T *)dst;                                                                   \
@@ -852,17 +892,27 @@ RED_DEFINE_OUTER_FLT_(f64, double, double)
                 }                                                                                  \
                 for (int64_t c = 0; c < n; c++)                                                    \
                     out[c0 + c] = (T)(int64_t)acc[c];                                              \
-            } else if (kind == RED_AMAX || kind == RED_AMIN) {                                     \
+            } else if (kind == RED_AMAX || kind == RED_AMIN || kind == RED_AMINMAX) {              \
                 T *restrict const acc = out + c0;                                                  \
+                T *restrict const hi = kind == RED_AMINMAX ? (T *)dst2 + c0 : NULL;                \
                 bool first = true;                                                                 \
                 RED_ROWS(p, in, c0, T, row, {                                                      \
                     if (first) {                                                                   \
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = row[c];                                                       \
+                        if (hi != NULL) {                                                          \
+                            for (int64_t c = 0; c < n; c++)                                        \
+                                hi[c] = row[c];                                                    \
+                        }                                                                          \
                         first = false;                                                             \
                     } else if (kind == RED_AMAX) {                                                 \
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = row[c] > acc[c] ? row[c] : acc[c];                            \
+                    } else if (kind == RED_AMINMAX) {                                              \
+                        for (int64_t c = 0; c < n; c++) {                                          \
+                            acc[c] = row[c] < acc[c] ? row[c] : acc[c];                            \
+                            hi[c] = row[c] > hi[c] ? row[c] : hi[c];                               \
+                        }                                                                          \
                     } else {                                                                       \
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = row[c] < acc[c] ? row[c] : acc[c];                            \
@@ -941,7 +991,7 @@ static bool
 red_outer_kind(red_kind kind)
 {
     return kind == RED_SUM || kind == RED_NANSUM || kind == RED_MEAN || kind == RED_PROD || kind == RED_AMAX ||
-           kind == RED_AMIN || kind == RED_MAXDIM || kind == RED_MINDIM;
+           kind == RED_AMIN || kind == RED_MAXDIM || kind == RED_MINDIM || kind == RED_AMINMAX;
 }
 
 /* The outer path for kind on dtype dt; false when it has none (the column walk runs). */
@@ -967,16 +1017,16 @@ red_run_outer(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, c
         return true;
     }
     switch (dt) {
-    case OPS_BOOL: red_outer_int_b(kind, p, src, dst, ws); break;
-    case OPS_UINT8: red_outer_int_u8(kind, p, src, dst, ws); break;
-    case OPS_INT8: red_outer_int_i8(kind, p, src, dst, ws); break;
-    case OPS_INT16: red_outer_int_i16(kind, p, src, dst, ws); break;
-    case OPS_INT32: red_outer_int_i32(kind, p, src, dst, ws); break;
-    case OPS_INT64: red_outer_int_i64(kind, p, src, dst, ws); break;
-    case OPS_FLOAT16: red_outer_flt_f16(kind, p, src, dst, ws); break;
-    case OPS_BFLOAT16: red_outer_flt_bf16(kind, p, src, dst, ws); break;
-    case OPS_FLOAT32: red_outer_flt_f32(kind, p, src, dst, ws); break;
-    case OPS_FLOAT64: red_outer_flt_f64(kind, p, src, dst, ws); break;
+    case OPS_BOOL: red_outer_int_b(kind, p, src, dst, dst2, ws); break;
+    case OPS_UINT8: red_outer_int_u8(kind, p, src, dst, dst2, ws); break;
+    case OPS_INT8: red_outer_int_i8(kind, p, src, dst, dst2, ws); break;
+    case OPS_INT16: red_outer_int_i16(kind, p, src, dst, dst2, ws); break;
+    case OPS_INT32: red_outer_int_i32(kind, p, src, dst, dst2, ws); break;
+    case OPS_INT64: red_outer_int_i64(kind, p, src, dst, dst2, ws); break;
+    case OPS_FLOAT16: red_outer_flt_f16(kind, p, src, dst, dst2, ws); break;
+    case OPS_BFLOAT16: red_outer_flt_bf16(kind, p, src, dst, dst2, ws); break;
+    case OPS_FLOAT32: red_outer_flt_f32(kind, p, src, dst, dst2, ws); break;
+    case OPS_FLOAT64: red_outer_flt_f64(kind, p, src, dst, dst2, ws); break;
     default: return false;
     }
     return true;
@@ -1189,6 +1239,7 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
         break;
     case RED_MAXDIM:
     case RED_MINDIM:
+    case RED_AMINMAX:
         rd = cd;
         break;
     case RED_AMAX:
@@ -1225,6 +1276,14 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
                     return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
         }
     }
+    if (kind == RED_AMINMAX) {
+        if (dims == NULL && ops_shape_numel(self->ndim, self->sizes) == 0)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: cannot compute aminmax over an empty dimension as the operation has no identity.", op);
+        for (int d = 0; d < self->ndim; d++)
+            if (mask[d] && self->sizes[d] == 0)
+                return ops_fail(OPS_ERR_VALUE, "%s: Expected reduction dim %d to have non-zero size.", op, d);
+    }
     const ops_dtype rd2 = kind == RED_MAXDIM || kind == RED_MINDIM ? OPS_INT64 : rd;
     if (out2 != NULL) {
         if ((st = red_check_out2(op, out, rd, out2, rd2, p.ond, p.osz)) != OPS_OK)
@@ -1249,7 +1308,9 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
     }
     if (p.nout > 0 && red_outer_kind(kind) && red_outer_ok(&p)) {
         /* the outer path's accumulator and level rows, 8 bytes covering every ACC */
-        const size_t rows = (size_t)red_outer_levels(&p) + 1;
+        size_t rows = (size_t)red_outer_levels(&p) + 1;
+        if (kind == RED_AMINMAX && rows < 2)
+            rows = 2; /* the minima and the maxima */
         if ((ws = ops_host_malloc(rows * (size_t)p.nout * 8)) == NULL) {
             st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
             goto done;
@@ -1657,6 +1718,31 @@ ops_status
 min_dim_min_cpu(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *min, ops_tensor *min_indices)
 {
     return minmax_dim("min", RED_MINDIM, self, dim, keepdim, min, min_indices, NULL, NULL);
+}
+
+/* ---- aminmax --------------------------------------------------------------------------- */
+
+/* The minimum and the maximum in one pass over dim (NULL: every element); NaN
+ * propagates into both, as PyTorch's (and NumPy's amin/amax). */
+static ops_status
+aminmax_impl(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out_min, ops_tensor *out_max,
+             ops_tensor **min, ops_tensor **max)
+{
+    const ops_int_list d = {dim, 1};
+    return reduce_core2("aminmax", RED_AMINMAX, self, dim != NULL ? &d : NULL, keepdim, OPS_DTYPE_NONE, 0.0, out_min,
+                        out_max, min, max);
+}
+
+ops_status
+aminmax_cpu(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor **min, ops_tensor **max)
+{
+    return aminmax_impl(self, dim, keepdim, NULL, NULL, min, max);
+}
+
+ops_status
+aminmax_out_cpu(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *min, ops_tensor *max)
+{
+    return aminmax_impl(self, dim, keepdim, min, max, NULL, NULL);
 }
 
 /* ---- var_mean, std_mean ---------------------------------------------------------------- */
