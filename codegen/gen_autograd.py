@@ -852,11 +852,15 @@ def _record_values(g: NodeGen) -> List[str]:
     return out
 
 
-def _meta_lines(n: str, src: str) -> List[str]:
-    return [f"_n->m_{n}_ndim = (int)ops_tensor_ndim({src});",
-            f"_n->m_{n}_dtype = ops_tensor_dtype({src});",
-            f"for (int _i = 0; _i < _n->m_{n}_ndim; _i++)",
-            f"    _n->m_{n}_sizes[_i] = ops_tensor_size({src}, _i);"]
+def _meta_lines(n: str, src: str, optional: bool = False) -> List[str]:
+    lines = [f"_n->m_{n}_ndim = (int)ops_tensor_ndim({src});",
+             f"_n->m_{n}_dtype = ops_tensor_dtype({src});",
+             f"for (int _i = 0; _i < _n->m_{n}_ndim; _i++)",
+             f"    _n->m_{n}_sizes[_i] = ops_tensor_size({src}, _i);"]
+    if optional:
+        # an absent optional (bias=None) has no edge, so its formula never runs
+        lines = [f"if ({src} != NULL) {{"] + ["    " + x for x in lines] + ["}"]
+    return lines
 
 
 def _node_text(g: NodeGen) -> Dict:
@@ -998,7 +1002,8 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
         if n in g.tensor_returns:
             continue
         src = "_orig_self" if (inplace and n == "self" and saves_self) else n
-        body += _meta_lines(n, src)
+        opt = any(a.name == n and a.type.optional for a in s.arguments)
+        body += _meta_lines(n, src, opt)
     body += _record_values(g)
     body += [f"_n->has_{n} = {n} != NULL;" for n in sorted(g.presence)]
     diff_out = g.d.output_differentiability or [True] * len(outs)

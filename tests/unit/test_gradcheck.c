@@ -180,6 +180,31 @@ START_TEST(test_broadcast_grads_and_dtypes)
 }
 END_TEST
 
+START_TEST(test_absent_optional_input)
+{
+    /* linear(x, w, bias=None) with w requiring grad: the node keeps nothing of the
+     * absent bias, and w's gradient is grad^T x = column sums of x per output row */
+    ops_tensor *x = ops_ones((ops_int_list){(int64_t[]){2, 3}, 2}, OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *w = ops_ones((ops_int_list){(int64_t[]){4, 3}, 2}, OPS_FLOAT64, OPS_DEVICE_CPU);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+    ops_tensor *y = ops_linear(x, w, NULL);
+    ck_assert_ptr_nonnull(y);
+    ops_tensor *loss = ops_sum(y, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_OK);
+    ops_tensor *gw = ops_tensor_grad(w);
+    ck_assert_ptr_nonnull(gw);
+    ck_assert_int_eq(ops_tensor_size(gw, 0), 4);
+    ck_assert_int_eq(ops_tensor_size(gw, 1), 3);
+    for (int i = 0; i < 12; i++)
+        ck_assert_double_eq(((double *)ops_tensor_data_ptr(gw))[i], 2.0); /* two rows of ones */
+    ops_tensor_release(gw);
+    ops_tensor_release(loss);
+    ops_tensor_release(y);
+    ops_tensor_release(w);
+    ops_tensor_release(x);
+}
+END_TEST
+
 START_TEST(test_dropout_backward)
 {
     /* d sum(dropout(x)) / dx is 1 / (1 - p) where an element was kept, else 0; the
@@ -277,6 +302,7 @@ gradcheck_suite(void)
     tcase_add_test(tl, test_inplace_on_non_leaf);
     tcase_add_test(tl, test_inplace_saved_value_modified);
     tcase_add_test(tl, test_broadcast_grads_and_dtypes);
+    tcase_add_test(tl, test_absent_optional_input);
     tcase_add_test(tl, test_dropout_backward);
     tcase_add_test(tl, test_embedding_backward);
     suite_add_tcase(s, tl);
