@@ -74,6 +74,8 @@ static struct {
 } counts;
 static bool *grad_checked;  /* by formula entry: some gradcheck ran */
 static bool *grad_eligible; /* by formula entry: the selection has a value case of its op */
+static bool *no_formula;    /* by by_ptr index: differentiable (a floating result from an input
+                             * requiring grad) but no formula in ops/derivatives.yaml */
 static bool *has_f64_case;  /* by by_ptr's index: the op has a float64 value case */
 static const char *cuda_skip_reason;
 
@@ -1768,6 +1770,49 @@ run_gradients(const test_case *c)
     }
 }
 
+/* An op without a formula must not be differentiable: called with its floating inputs
+ * requiring grad, it either succeeds (integer or bool results, or an entry that says
+ * its outputs carry no gradient) or fails with "the derivative for ... is not
+ * implemented" -- which marks a missing formula, reported at the end of a full run. */
+static void
+run_formula_probe(const test_case *c)
+{
+    const ops_op_info *op = c->op;
+    if (op->kind != OPS_KIND_FUNCTIONAL || formula_index(op) >= 0 || (c->flags & F_ERROR) ||
+        !ops_dtype_is_floating(c->dtype))
+        return;
+    const int k = by_ptr_index(op);
+    if (k < 0 || no_formula[k])
+        return;
+    ops_ivalue args[MAX_ARGS], r[MAX_RETS];
+    memcpy(args, c->args, sizeof args);
+    ops_tensor *inputs[MAX_ARGS] = {0};
+    bool any = false;
+    for (int a = 0; a < c->nargs; a++) {
+        const ops_ivalue *v = &c->args[a];
+        if (v->tag != OPS_IVALUE_TENSOR || v->v.tensor == NULL || !ops_dtype_is_floating(ops_tensor_dtype(v->v.tensor)))
+            continue;
+        inputs[a] = ops_clone(v->v.tensor);
+        ck_assert_ptr_nonnull(inputs[a]);
+        ck_assert_int_eq(ops_tensor_set_requires_grad(inputs[a], true), OPS_OK);
+        args[a] = ops_ivalue_tensor(inputs[a]);
+        any = true;
+    }
+    if (any) {
+        const bool prev = ops_set_grad_enabled(true);
+        const ops_status st = op->call(args, r);
+        ops_set_grad_enabled(prev);
+        if (st == OPS_OK) {
+            for (int i = 0; i < op->num_returns; i++)
+                ops_ivalue_release(&r[i]);
+        } else if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "the derivative for") != NULL) {
+            no_formula[k] = true;
+        }
+    }
+    for (int a = 0; a < MAX_ARGS; a++)
+        ops_tensor_release(inputs[a]);
+}
+
 START_TEST(test_case_run)
 {
     const int ci = selected[_i];
@@ -1789,6 +1834,7 @@ START_TEST(test_case_run)
             run_inplace(c, ci);
     }
     run_gradients(c);
+    run_formula_probe(c);
 }
 END_TEST
 
@@ -1904,6 +1950,7 @@ main(int argc, char **argv)
     grad_checked = calloc((size_t)ops_autograd_num_formula_entries + 1, sizeof *grad_checked);
     grad_eligible = calloc((size_t)ops_autograd_num_formula_entries + 1, sizeof *grad_eligible);
     has_f64_case = calloc((size_t)nregistry + 1, sizeof *has_f64_case);
+    no_formula = calloc((size_t)nregistry + 1, sizeof *no_formula);
     for (int i = 0; i < cf.ncases; i++) {
         const test_case *c = &cf.cases[i];
         if (!(c->flags & F_ERROR) && c->dtype == OPS_FLOAT64) {
@@ -1988,6 +2035,16 @@ main(int argc, char **argv)
                    ops_autograd_formula_entries[e]);
             uncovered++;
         }
+        /* every differentiable op has one */
+        for (int r = 0; r < nregistry; r++) {
+            if (!no_formula[r])
+                continue;
+            const ops_op_info *e = by_ptr[r];
+            printf("conformance: %s%s%s is differentiable (a floating result from inputs requiring grad) "
+                   "but has no formula in ops/derivatives.yaml\n",
+                   e->name, e->overload[0] ? "." : "", e->overload);
+            uncovered++;
+        }
         if (!uncovered && coverage)
             printf("conformance: coverage complete: every registry entry in scope had a conformance run\n");
     }
@@ -2001,6 +2058,7 @@ main(int argc, char **argv)
     free(grad_checked);
     free(grad_eligible);
     free(has_f64_case);
+    free(no_formula);
     free(selected);
     free(covered);
     free(by_ptr);
