@@ -25,7 +25,8 @@ HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones
                    "narrow_backward", "matmul_backward",
                    "reduction_backward", "nll_loss_backward", "cross_entropy_backward",
                    "pool_indices_backward", "max_pool2d_backward", "layer_norm_backward",
-                   "conv2d_backward")
+                   "conv2d_backward",
+                   "conv1d_backward", "conv_same_backward", "conv_transpose_input_backward", "max_pool1d_backward", "avg_pool2d_backward_", "avg_pool1d_backward_", "adaptive_avg_pool2d_backward_", "upsample2d_backward", "upsample1d_backward", "batch_norm_backward", "group_norm_backward", "bce_logits_backward", "nll_loss_nd_backward", "glu_backward", "prelu_backward")
 
 # Tensor accessors a formula may call as methods (`self.sizes()`) or read (`self.dtype`).
 ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type", "dtype",
