@@ -99,6 +99,29 @@ RUNTIME_HELPERS = {
                                 ("Tensor", "Tensor", "int", "Tensor", "Tensor", "Tensor", "int", "bool", "int")),
     # (section: index2 end)
     # (section: nn2)
+    "conv1d_backward": ("ops_autograd_conv1d_backward",
+                        ("Tensor", "Tensor", "Tensor", "intlist", "intlist", "intlist", "int", "int")),
+    "conv_same_backward": ("ops_autograd_conv_same_backward", ("Tensor", "Tensor", "Tensor", "intlist", "int", "int")),
+    "conv_transpose_input_backward": ("ops_autograd_conv_transpose_input_backward",
+                                      ("Tensor", "shape", "Tensor", "intlist", "intlist", "intlist", "int")),
+    "max_pool1d_backward": ("ops_autograd_max_pool1d_backward",
+                            ("Tensor", "Tensor", "intlist", "intlist", "intlist", "intlist", "bool")),
+    "avg_pool2d_backward_": ("ops_autograd_avg_pool2d_backward",
+                             ("Tensor", "shape", "intlist", "intlist", "intlist", "bool", "bool", "int?")),
+    "avg_pool1d_backward_": ("ops_autograd_avg_pool1d_backward",
+                             ("Tensor", "shape", "intlist", "intlist", "intlist", "bool", "bool")),
+    "adaptive_avg_pool2d_backward_": ("ops_autograd_adaptive_avg_pool2d_backward", ("Tensor", "shape")),
+    "upsample2d_backward": ("ops_autograd_upsample2d_backward", ("Tensor", "shape", "bool", "float", "float", "int")),
+    "upsample1d_backward": ("ops_autograd_upsample1d_backward", ("Tensor", "shape", "bool", "float", "int")),
+    "batch_norm_backward": ("ops_autograd_batch_norm_backward",
+                            ("Tensor", "Tensor", "Tensor?", "Tensor?", "Tensor?", "bool", "float", "int")),
+    "group_norm_backward": ("ops_autograd_group_norm_backward", ("Tensor", "Tensor", "int", "Tensor?", "float", "int")),
+    "bce_logits_backward": ("ops_autograd_bce_logits_backward",
+                            ("Tensor", "Tensor", "Tensor", "Tensor?", "Tensor?", "int")),
+    "nll_loss_nd_backward": ("ops_autograd_nll_loss_nd_backward",
+                             ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
+    "glu_backward": ("ops_autograd_glu_backward", ("Tensor", "Tensor", "int")),
+    "prelu_backward": ("ops_autograd_prelu_backward", ("Tensor", "Tensor", "Tensor", "int")),
     # (section: nn2 end)
     # (section: engine)
     # (section: engine end)

@@ -1688,7 +1688,9 @@ ops_autograd_max_pool2d_backward(const ops_tensor *g, const ops_tensor *self, op
     ops_set_grad_enabled(prev);
     if (st != OPS_OK)
         return NULL;
-    ops_tensor *r = ops_autograd_pool_indices_backward(g, self->ndim, self->sizes, idx);
+    /* the backward op, not a scatter_add here: its formula gives double backward */
+    ops_tensor *r =
+        ops_max_pool2d_with_indices_backward(g, self, kernel_size, stride, padding, dilation, ceil_mode, idx);
     ops_tensor_release(out);
     ops_tensor_release(idx);
     return r;

@@ -251,6 +251,56 @@ OPS_API ops_tensor *ops_autograd_scatter_reduce_backward(const ops_tensor *g, co
 /* (section: index2 end) */
 
 /* (section: nn2) */
+/* Backward helpers of the neural-network formulas (runtime/autograd_nn.c): conv1d and
+ * padding="same" convolutions (which 0 input, 1 weight, 2 bias); the transposed
+ * convolutions' input; max_pool1d; the
+ * separable linear ops (avg pools, adaptive avg pool, upsampling: a negative scale is
+ * None, mode 0 nearest, 1 linear); batch_norm and group_norm (which 0 input, 1 weight,
+ * 2 bias); binary_cross_entropy_with_logits (g elementwise; which 0 self, 1 target);
+ * nll_loss over [N, C, d...]; glu; prelu (which 0 self, 1 weight). */
+OPS_API ops_tensor *ops_autograd_conv1d_backward(const ops_tensor *g, const ops_tensor *input,
+                                                 const ops_tensor *weight, ops_int_list stride,
+                                                 ops_int_list padding, ops_int_list dilation, int64_t groups,
+                                                 int64_t which);
+OPS_API ops_tensor *ops_autograd_conv_same_backward(const ops_tensor *g, const ops_tensor *input,
+                                                    const ops_tensor *weight, ops_int_list dilation, int64_t groups,
+                                                    int64_t which);
+OPS_API ops_tensor *ops_autograd_conv_transpose_input_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                               const ops_tensor *weight, ops_int_list stride,
+                                                               ops_int_list padding, ops_int_list dilation,
+                                                               int64_t groups);
+OPS_API ops_tensor *ops_autograd_max_pool1d_backward(const ops_tensor *g, const ops_tensor *self,
+                                                     ops_int_list kernel_size, ops_int_list stride,
+                                                     ops_int_list padding, ops_int_list dilation, bool ceil_mode);
+OPS_API ops_tensor *ops_autograd_avg_pool2d_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                     ops_int_list kernel_size, ops_int_list stride,
+                                                     ops_int_list padding, bool ceil_mode, bool count_include_pad,
+                                                     const int64_t *divisor_override);
+OPS_API ops_tensor *ops_autograd_avg_pool1d_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                     ops_int_list kernel_size, ops_int_list stride,
+                                                     ops_int_list padding, bool ceil_mode, bool count_include_pad);
+OPS_API ops_tensor *ops_autograd_adaptive_avg_pool2d_backward(const ops_tensor *g, int ndim, const int64_t *sizes);
+OPS_API ops_tensor *ops_autograd_upsample2d_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                     bool align_corners, double scales_h, double scales_w,
+                                                     int64_t mode);
+OPS_API ops_tensor *ops_autograd_upsample1d_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                     bool align_corners, double scales, int64_t mode);
+OPS_API ops_tensor *ops_autograd_batch_norm_backward(const ops_tensor *g, const ops_tensor *input,
+                                                     const ops_tensor *weight, const ops_tensor *running_mean,
+                                                     const ops_tensor *running_var, bool training, double eps,
+                                                     int64_t which);
+OPS_API ops_tensor *ops_autograd_group_norm_backward(const ops_tensor *g, const ops_tensor *input,
+                                                     int64_t num_groups, const ops_tensor *weight, double eps,
+                                                     int64_t which);
+OPS_API ops_tensor *ops_autograd_bce_logits_backward(const ops_tensor *g, const ops_tensor *self,
+                                                     const ops_tensor *target, const ops_tensor *weight,
+                                                     const ops_tensor *pos_weight, int64_t which);
+OPS_API ops_tensor *ops_autograd_nll_loss_nd_backward(const ops_tensor *g, const ops_tensor *self,
+                                                      const ops_tensor *target, const ops_tensor *weight,
+                                                      int64_t reduction, int64_t ignore_index);
+OPS_API ops_tensor *ops_autograd_glu_backward(const ops_tensor *g, const ops_tensor *self, int64_t dim);
+OPS_API ops_tensor *ops_autograd_prelu_backward(const ops_tensor *g, const ops_tensor *self,
+                                                const ops_tensor *weight, int64_t which);
 /* (section: nn2 end) */
 
 /* (section: engine) */
