@@ -935,7 +935,9 @@ def _node_text(g: NodeGen) -> Dict:
     release += [f"ops_ag_saved_list_release(&(({g.struct} *)_n)->sl_{n}, (({g.struct} *)_n)->n_{n});"
                 for n in g.saved_lists]
     release += [f"ops_ag_list_meta_free(&(({g.struct} *)_n)->ml_{n});" for n in g.saved_list_meta]
+    diff_out = g.d.output_differentiability or [True] * len(g.returns)
     return {"struct": g.struct, "name": g.name, "entry": g.nf.name, "inputs": ",".join(g.diff),
+            "outputs": "".join("1" if d else "0" for d in diff_out),
             "fields": g.struct_fields(), "apply": apply, "release": release,
             "schema": cnames.c_comment(g.nf.schema_text)}
 

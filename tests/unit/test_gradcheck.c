@@ -89,9 +89,23 @@ START_TEST(test_layer_errors)
     /* in-place on a leaf requiring grad */
     ck_assert_int_ne(ops_exp_(x), OPS_OK);
     ck_assert_ptr_nonnull(strstr(ops_last_error(), "a leaf Variable that requires grad is being used in an in-place"));
-    /* an op without a formula: a clear error, not a silently detached result */
-    ck_assert_ptr_null(ops_histc(x, 4, OPS_SCALAR_INT(0), OPS_SCALAR_INT(0)));
-    ck_assert_ptr_nonnull(strstr(ops_last_error(), "the derivative for 'histc' is not implemented"));
+    /* a formula that refuses (unique's values, as in PyTorch): the op runs and records,
+     * backward is a clear error naming the op */
+    ops_tensor *u = NULL, *inv = NULL, *cnt = NULL;
+    ck_assert_int_eq(ops_unique(x, true, false, false, NULL, &u, &inv, &cnt), OPS_OK);
+    ck_assert(ops_tensor_requires_grad(u));
+    ops_tensor *us = ops_sum(u, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(us, NULL, false, false), OPS_ERR_NOT_IMPLEMENTED);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "unique"));
+    ops_tensor_release(us);
+    ops_tensor_release(u);
+    ops_tensor_release(inv);
+    ops_tensor_release(cnt);
+    /* a piecewise-constant op (histc): its result carries no gradient */
+    ops_tensor *h = ops_histc(x, 4, OPS_SCALAR_INT(0), OPS_SCALAR_INT(0));
+    ck_assert_ptr_nonnull(h);
+    ck_assert(!ops_tensor_requires_grad(h));
+    ops_tensor_release(h);
     /* integer results carry no gradient and are fine */
     ops_tensor *gt = ops_gt_scalar(x, OPS_SCALAR_INT(0));
     ck_assert_ptr_nonnull(gt);
