@@ -4,7 +4,10 @@ Every operator of ops/native_functions.yaml is here as libops.<name>(...) and, w
 schema has a method variant, as a method of libops.Tensor; the argument parsing and the
 signature tables are generated from the schema (codegen/gen_python.py).  Tensors share
 memory with NumPy both ways (libops.from_numpy, Tensor.numpy, the buffer protocol,
-__array_interface__).
+__array_interface__), with any DLPack producer or consumer (Tensor.__dlpack__,
+Tensor.__dlpack_device__, libops.from_dlpack, libops.to_dlpack) and with other processes
+(Tensor.share_memory_, Tensor.is_shared, Tensor.shm_handle, libops.from_shm_handle).
+docs/python.md is the user guide.
 """
 
 import functools as _functools

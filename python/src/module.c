@@ -558,6 +558,11 @@ static PyMethodDef module_methods[] = {
      "tensor(data, *, dtype=None, device=None, requires_grad=False): a new tensor holding a copy of data "
      "(nested lists, numbers, arrays), with torch's dtype inference"},
     {"from_numpy", pyops_from_numpy, METH_O, "from_numpy(a): a tensor sharing a's memory (a stays alive)"},
+    {"from_dlpack", pyops_from_dlpack, METH_O,
+     "from_dlpack(ext_tensor): a tensor sharing the memory of an object with __dlpack__ or of a DLPack capsule"},
+    {"to_dlpack", pyops_to_dlpack, METH_O, "to_dlpack(tensor): a DLPack capsule sharing the tensor's memory"},
+    {"from_shm_handle", pyops_from_shm_handle, METH_O,
+     "from_shm_handle(handle): a tensor over the shared memory that Tensor.shm_handle() names"},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, "set grad mode; returns the previous mode"},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, "whether grad mode is on"},
     {"_autograd_grad", (PyCFunction)(void (*)(void))py_autograd_grad, METH_VARARGS | METH_KEYWORDS,

@@ -157,9 +157,15 @@ PyObject *pyops_tensor_numpy(PyObject *self, PyObject *unused);
 PyObject *pyops_tensor_array(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *pyops_tensor_array_interface(PyObject *self, void *closure);
 
-/* Next step (issue 6, items 5-6): Tensor.__dlpack__ / __dlpack_device__,
- * libops.from_dlpack and Tensor.share_memory_ / is_shared go in a python/src/interop.c
- * over the C side in runtime/ops_interop.h, added to tensor_methods (tensor.c) and
- * module_methods (module.c) like the NumPy entry points of numpy.c. */
+/* ---- zero-copy interop (interop.c): DLPack and shared memory ------------------- */
+
+PyObject *pyops_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *pyops_tensor_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *pyops_to_dlpack(PyObject *mod, PyObject *arg);
+PyObject *pyops_from_dlpack(PyObject *mod, PyObject *obj);
+PyObject *pyops_tensor_share_memory_(PyObject *self, PyObject *unused);
+PyObject *pyops_tensor_is_shared(PyObject *self, PyObject *unused);
+PyObject *pyops_tensor_shm_handle(PyObject *self, PyObject *unused);
+PyObject *pyops_from_shm_handle(PyObject *mod, PyObject *arg);
 
 #endif /* PYOPS_H */
