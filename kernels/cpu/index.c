@@ -63,12 +63,15 @@ index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops
                                  op, k, dim, size);
     }
     if (self->ndim == 0) {
-        /* a 0-dim self: the one element, n times (shape of index) */
-        ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, self->storage->device);
+        /* a 0-dim self: a 0-dim result holding its one element (PyTorch) */
+        if (n != 1)
+            return ops_fail_null(OPS_ERR_INDEX, "%s: Index to scalar can have only 1 value, got %" PRId64 " value(s)",
+                                 op, n);
+        const int64_t one = 1;
+        ops_tensor *r = ops_tensor_new(op, 0, &one, NULL, self->dtype, self->storage->device);
         if (r == NULL)
             return NULL;
-        const int64_t zero = 0;
-        ops_tensor src = ops_borrowed_view(self, index->ndim, index->sizes, &zero, self->offset);
+        ops_tensor src = ops_borrowed_view(self, 0, &one, &one, self->offset);
         if (ops_copy_values(op, r, &src) != OPS_OK) {
             ops_tensor_release(r);
             return NULL;
