@@ -25,7 +25,7 @@ HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones
                    "narrow_backward", "matmul_backward",
                    "reduction_backward", "nll_loss_backward", "cross_entropy_backward",
                    "pool_indices_backward", "max_pool2d_backward", "layer_norm_backward",
-                   "conv2d_backward")
+                   "conv2d_backward", "linear_backward")
 
 # Tensor accessors a formula may call as methods (`self.sizes()`) or read (`self.dtype`).
 ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type", "dtype",

@@ -57,6 +57,7 @@ RUNTIME_HELPERS = {
     # (section: nn2)
     # (section: nn2 end)
     # (section: engine)
+    "linear_backward": ("ops_autograd_linear_backward", ("Tensor", "Tensor", "Tensor", "int")),
     # (section: engine end)
 }
 
@@ -814,6 +815,12 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
     diff_out = g.d.output_differentiability or [True] * len(outs)
     for i, o in enumerate(outs):
         if not diff_out[i]:
+            continue
+        if inplace:
+            # self's new history: the node, or for a view the rebase of its base
+            # (runtime/autograd.c); the node's edge for self reads self before the write
+            edge = g.diff.index("self") if "self" in g.diff else -1
+            body += [f"if ((_st = ops_autograd_rebase_history(self, &_n->base, {edge})) != OPS_OK)", "    goto fail;"]
             continue
         body += [f"if ((_st = ops_autograd_set_history({o}, &_n->base, {i})) != OPS_OK)", "    goto fail;"]
     for i, n in enumerate(g.tensor_returns):
