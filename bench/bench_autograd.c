@@ -6,7 +6,11 @@
  *     difference divided by the number of nodes is the autograd overhead per node
  *     (forward recording and backward, together);
  *   - an MLP training step 784-256-256-10 (linear, relu, cross_entropy_loss), batch 64:
- *     forward, backward and an SGD step, in ms.
+ *     forward, backward and an SGD step (momentum 0.9), in us.  Outputs are fresh
+ *     (the CPU allocator's cache serves the large ones).  PyTorch's figure comes from
+ *     the same step in torch 1.13 (nn.Linear, F.cross_entropy, optim.SGD, set_to_none
+ *     zero_grad, OMP_NUM_THREADS=1 so that OpenBLAS runs one thread too), best of 55
+ *     after 5 warm-up steps.
  *
  * Best of several repetitions; threads as ops_set_num_threads / the environment set. */
 #include <stdio.h>
@@ -107,9 +111,13 @@ main(void)
         if (r >= 5) /* after warm-up (allocator cache, BLAS buffers) */
             best_step = t < best_step ? t : best_step;
     }
-    printf("MLP 784-256-256-10 training step, batch 64 (forward + backward + SGD, %d threads): %.0f us "
-           "(PyTorch 1.13 reference ~801 us on one thread)\n",
-           ops_get_num_threads(), 1e6 * best_step);
+    /* OpenBLAS picks its sgemm kernel from OPENBLAS_CORETYPE when set (Debian's 0.3.21
+     * does not recognise some AVX-512 CPUs by itself): it decides most of this step. */
+    const char *core = getenv("OPENBLAS_CORETYPE");
+    printf("MLP 784-256-256-10 training step, batch 64 (forward + backward + SGD, %d threads, "
+           "OPENBLAS_CORETYPE=%s): %.0f us (PyTorch 1.13 on this machine, one thread: ~920 us with Haswell, "
+           "~625 us with SkylakeX)\n",
+           ops_get_num_threads(), core != NULL ? core : "(unset)", 1e6 * best_step);
 
     ops_optimizer_release(opt);
     for (int i = 0; i < 6; i++)

@@ -124,6 +124,7 @@ RUNTIME_HELPERS = {
     "prelu_backward": ("ops_autograd_prelu_backward", ("Tensor", "Tensor", "Tensor", "int")),
     # (section: nn2 end)
     # (section: engine)
+    "linear_backward": ("ops_autograd_linear_backward", ("Tensor", "Tensor", "Tensor", "int")),
     # (section: engine end)
 }
 
@@ -1036,6 +1037,12 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
         if not diff_out[i]:
             # no history, but the shape of the zeros its gradient slot gets in backward
             body.append(f"ops_node_set_input_meta(&_n->base, {i}, {o});")
+            continue
+        if inplace:
+            # self's new history: the node, or for a view the rebase of its base
+            # (runtime/autograd.c); the node's edge for self reads self before the write
+            edge = g.diff.index("self") if "self" in g.diff else -1
+            body += [f"if ((_st = ops_autograd_rebase_history(self, &_n->base, {edge})) != OPS_OK)", "    goto fail;"]
             continue
         body += [f"if ((_st = ops_autograd_set_history({o}, &_n->base, {i})) != OPS_OK)", "    goto fail;"]
     if g.list_return and not inplace:

@@ -239,9 +239,61 @@ def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: b
     b("return _result;" if ptr else "return _st;")
 
 
+# In-place entries without a functional form whose autograd is hand-written in
+# runtime/autograd.c (called with the entry's arguments).
+HAND_WRITTEN_INPLACE = {"copy_": "ops_autograd_copy_"}
+
+
+def _view_source(nf: NativeFunction):
+    """The argument a view op's results alias (`Tensor(a) self` -> `Tensor(a)`), or None."""
+    s = nf.func
+    if s.kind != "functional":
+        return None
+    letters = {r.annotation.alias for r in s.returns
+               if r.type.base == "Tensor" and r.annotation is not None and not r.annotation.is_write}
+    for a in s.arguments:
+        if (a.type.base == "Tensor" and not a.type.is_list and a.annotation is not None
+                and not a.annotation.is_write and a.annotation.alias in letters):
+            return a.name
+    return None
+
+
 def _wrapper(nf: NativeFunction, kind: str, g) -> List[str]:
     """The public function of an entry with an autograd layer (codegen/gen_autograd.py):
-    the plain call unless an input requires grad under grad mode."""
+    the plain call unless an input requires grad under grad mode.  A view op's results
+    are marked as views of their base (runtime/autograd.c) for in-place autograd."""
+    lines = _wrapper_body(nf, kind, g)
+    src = _view_source(nf)
+    s = nf.func
+    if src is None:
+        return lines
+    single = cnames.returns_tensor(s)
+    outs = cnames.out_params(s)
+    if not single and not (len(outs) == 1 and outs[0][2].type.is_list):
+        return lines
+    # The body is "if (...) { ... return X; }" then "return Y;": every `return E;` at
+    # the function's level becomes a return of E marked as a view.
+    res = []
+    for x in lines:
+        st = x.strip()
+        if not st.startswith("return ") or not x.startswith("    "):
+            res.append(x)
+            continue
+        ind = x[:len(x) - len(x.lstrip())]
+        e = st[len("return "):-1]
+        if e.startswith("_st"):  # a failed call's status: nothing to mark
+            res.append(x)
+            continue
+        if single:
+            res.append(f"{ind}return ops_autograd_view_result({e}, {src});")
+        else:
+            res += [f"{ind}{{", f"{ind}    ops_status _vs = {e};",
+                    f"{ind}    return _vs == OPS_OK ? ops_autograd_make_views({outs[0][1]}, {src}) : _vs;",
+                    f"{ind}}}"]
+    return res
+
+
+def _wrapper_body(nf: NativeFunction, kind: str, g) -> List[str]:
     s = nf.func
     op = s.name
     base = "ops_base_" + s.c_name[4:]
@@ -269,6 +321,8 @@ def _wrapper(nf: NativeFunction, kind: str, g) -> List[str]:
                   "    return _r;"]
     elif g is not None:
         lines.append(f"    return ops_ag_{s.c_name[4:]}({call});")
+    elif kind == "inplace" and op in HAND_WRITTEN_INPLACE:
+        lines.append(f"    return {HAND_WRITTEN_INPLACE[op]}({call});")
     else:
         if kind == "inplace":
             lines += [f'    ops_status _st = ops_autograd_inplace_no_formula("{op}", self);',

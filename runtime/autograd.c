@@ -66,6 +66,13 @@ typedef struct autograd_meta {
     grad_slot *grad;       /* owned; NULL until a gradient is stored */
     ops_node *accumulator; /* a leaf's AccumulateGrad: weak, cleared when it dies */
     tensor_hook *hooks;    /* a leaf's hooks (a non-leaf's live on its grad_fn) */
+    /* A view made under grad mode: the root tensor whose storage it looks into (owned;
+     * never itself a view) and the storage version its grad_fn was last set at.  When
+     * the version moved (an in-place write through the base or another view), the
+     * grad_fn is regenerated to read the view's region of the base's history. */
+    ops_tensor *view_base;
+    uint64_t attr_version;
+    bool view_multi; /* one of several views one call returned (split): no in-place */
 } autograd_meta;
 
 /* Hooks a node runs on one of its incoming gradients (a non-leaf's tensor hooks and
@@ -131,6 +138,7 @@ ops_autograd_meta_free(void *p)
         return;
     ops_node_release(m->grad_fn);
     slot_release(m->grad);
+    ops_tensor_release(m->view_base);
     for (tensor_hook *h = m->hooks, *nx; h != NULL; h = nx) {
         nx = h->next;
         ops_host_free(h);
@@ -140,32 +148,50 @@ ops_autograd_meta_free(void *p)
     ops_host_free(m);
 }
 
+/* A view whose base was written in place since its grad_fn was set, while the base
+ * takes part in autograd: its grad_fn is out of date (view_refresh renews it). */
+static bool
+view_stale(const autograd_meta *m, const ops_tensor *t)
+{
+    if (m->view_base == NULL || m->attr_version == ops_tensor_version(t))
+        return false;
+    const autograd_meta *bm = meta_of(m->view_base);
+    return bm != NULL && (bm->requires_grad || bm->grad_fn != NULL);
+}
+
+static ops_status view_refresh(ops_tensor *t);
+static ops_status check_region(const char *op, const ops_tensor *base, const ops_tensor *view);
+
 bool
 ops_tensor_requires_grad(const ops_tensor *t)
 {
     const autograd_meta *m = t != NULL ? meta_of(t) : NULL;
-    return m != NULL && (m->requires_grad || m->grad_fn != NULL);
+    return m != NULL && (m->requires_grad || m->grad_fn != NULL || view_stale(m, t));
 }
 
 bool
 ops_tensor_is_leaf(const ops_tensor *t)
 {
     const autograd_meta *m = meta_of(t);
-    return m == NULL || m->grad_fn == NULL;
+    return m == NULL || (m->grad_fn == NULL && !view_stale(m, t));
 }
 
 ops_node *
 ops_tensor_grad_fn(const ops_tensor *t)
 {
     const autograd_meta *m = meta_of(t);
-    return m != NULL ? m->grad_fn : NULL;
+    if (m == NULL)
+        return NULL;
+    /* A getter cannot report an error: on OOM the old grad_fn is shown. */
+    (void)view_refresh((ops_tensor *)t);
+    return m->grad_fn;
 }
 
 int
 ops_tensor_output_nr(const ops_tensor *t)
 {
     const autograd_meta *m = meta_of(t);
-    return m != NULL ? m->output_nr : 0;
+    return m != NULL && !view_stale(m, t) ? m->output_nr : 0;
 }
 
 ops_status
@@ -287,6 +313,9 @@ ops_tensor_retain_grad(ops_tensor *t)
     if (!ops_tensor_requires_grad(t))
         return ops_fail(OPS_ERR_VALUE, "%s: can't retain_grad on Tensor that has requires_grad=False", op);
     autograd_meta *m = meta_of(t);
+    ops_status st = view_refresh(t);
+    if (st != OPS_OK)
+        return st;
     if (m->grad_fn == NULL || m->retains_grad)
         return OPS_OK; /* leaves always keep their gradient */
     grad_slot *s = slot_get(m, op);
@@ -310,6 +339,9 @@ ops_tensor_register_hook(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, int64_t 
     if (!ops_tensor_requires_grad(t))
         return ops_fail(OPS_ERR_VALUE, "%s: cannot register a hook on a tensor that doesn't require gradient", op);
     autograd_meta *m = meta_of(t);
+    ops_status st = view_refresh(t);
+    if (st != OPS_OK)
+        return st;
     if (m->grad_fn != NULL) {
         ops_node_hook *h = node_hook_new(m->grad_fn, m->output_nr);
         if (h == NULL)
@@ -505,6 +537,9 @@ ops_node_set_next(ops_node *n, int i, const ops_tensor *t)
     if (t == NULL || !ops_tensor_requires_grad(t))
         return OPS_OK;
     autograd_meta *m = meta_of(t);
+    ops_status st = view_refresh((ops_tensor *)t);
+    if (st != OPS_OK)
+        return st;
     ops_node *target;
     if (m->grad_fn != NULL) {
         target = ops_node_retain(m->grad_fn);
@@ -571,6 +606,28 @@ ops_saved_save(ops_saved_tensor *s, const ops_tensor *t, bool is_output)
         if (s->data == NULL)
             return ops_last_status();
         s->output_nr = ops_tensor_output_nr(t);
+    } else if (meta_of(t) != NULL && meta_of(t)->view_base != NULL && !meta_of(t)->requires_grad) {
+        /* A view keeps its base alive: saved by a node of the base's own history (an
+         * in-place op on another view of the same base) it would close a cycle.  The
+         * saved value is an alias carrying the view's history instead (what a formula
+         * differentiates through under create_graph).  A view the user marked as a
+         * leaf requiring grad is kept itself: its AccumulateGrad is its own. */
+        ops_tensor *v = (ops_tensor *)t;
+        ops_status st = view_refresh(v);
+        if (st != OPS_OK)
+            return st;
+        if ((s->data = alias_without_history(t)) == NULL)
+            return ops_last_status();
+        const autograd_meta *m = meta_of(t);
+        if (m->grad_fn != NULL) {
+            autograd_meta *am = meta_get(s->data, "save");
+            if (am == NULL) {
+                ops_saved_release(s);
+                return ops_last_status();
+            }
+            am->grad_fn = ops_node_retain(m->grad_fn);
+            am->output_nr = m->output_nr;
+        }
     } else {
         s->data = ops_tensor_retain(t);
     }
@@ -657,8 +714,13 @@ accumulate_apply(ops_node *n, ops_tensor *const *grads, ops_tensor **out)
     if (s->grad == NULL) {
         /* The first gradient: kept as it is when the pass builds a graph, else as a
          * fresh copy, so later in-place accumulation cannot write into a tensor that
-         * someone else (a hook, a saved value) holds. */
-        ops_tensor *keep = accumulating_with_graph ? ops_tensor_retain(g)
+         * someone else (a hook, a saved value) holds -- unless nobody else can see it:
+         * the engine's buffer holds the only reference to it and to its storage (a
+         * result of the node before, as PyTorch's AccumulateGrad steals it). */
+        const bool alone = g->refcount == 1 && g->autograd == NULL && g->storage->refcount == 1 &&
+                           g->storage->allocator != NULL && ops_tensor_is_contiguous(g) &&
+                           (size_t)ops_tensor_numel(g) * ops_dtype_itemsize(g->dtype) == g->storage->nbytes;
+        ops_tensor *keep = accumulating_with_graph || alone ? ops_tensor_retain(g)
                            : (ops_tensor_is_contiguous(g) ? ops_clone(g) : ops_contiguous(g));
         if (keep == NULL)
             return ops_last_status();
@@ -894,6 +956,9 @@ gradient_edge(const ops_tensor *t, ops_node **node, int *slot)
     if (!ops_tensor_requires_grad(t))
         return OPS_OK;
     autograd_meta *m = meta_of(t);
+    ops_status st = view_refresh((ops_tensor *)t);
+    if (st != OPS_OK)
+        return st;
     if (m->grad_fn != NULL) {
         *node = ops_node_retain(m->grad_fn);
         *slot = m->output_nr;
@@ -929,6 +994,8 @@ run_backward(const char *op, int n, const ops_tensor *const *outs, ops_tensor *c
     retain_graph = retain_graph || create_graph;
 
     root_nodes = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *root_nodes);
+    if (root_nodes != NULL) /* zeroed at once: done releases its entries */
+        memset(root_nodes, 0, (size_t)(n > 0 ? n : 1) * sizeof *root_nodes);
     root_slots = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *root_slots);
     if (root_nodes != NULL) /* released at done: no garbage when root_slots failed */
         memset(root_nodes, 0, (size_t)(n > 0 ? n : 1) * sizeof *root_nodes);
@@ -936,7 +1003,6 @@ run_backward(const char *op, int n, const ops_tensor *const *outs, ops_tensor *c
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         goto done;
     }
-    memset(root_nodes, 0, (size_t)(n > 0 ? n : 1) * sizeof *root_nodes);
     for (int i = 0; i < n; i++) {
         if ((st = gradient_edge(outs[i], &root_nodes[i], &root_slots[i])) != OPS_OK)
             goto done;
@@ -1138,13 +1204,15 @@ run_backward(const char *op, int n, const ops_tensor *const *outs, ops_tensor *c
     }
 
 done:
+    /* The task first: it reads its nodes, and a root may be a leaf's AccumulateGrad
+     * that only root_nodes keeps alive (backward called on a leaf). */
+    task_free(&tk);
     for (int i = 0; root_nodes != NULL && i < n; i++)
         ops_node_release(root_nodes[i]);
     ops_host_free(root_nodes);
     ops_host_free(root_slots);
     ops_host_free(stack);
     ops_host_free(order);
-    task_free(&tk);
     accumulating_with_graph = prev_graph;
     ops_set_grad_enabled(prev_mode);
     return st;
@@ -1265,6 +1333,313 @@ done:
     return st;
 }
 
+/* ---- views and in-place writes through them (PyTorch's view rebase) ------------------ */
+
+/* The nodes of a view's history.  Both know the geometry of the root base (sizes,
+ * strides, storage offset) and of the view, so they can place a gradient of the view
+ * into a gradient of the base:
+ *   AsStridedBackward0  the grad_fn of a view whose base was written in place: zeros
+ *                       of the base's shape with the view's gradient in its region;
+ *   CopySlices          the base's grad_fn after an in-place op on a view: the base's
+ *                       gradient outside the region goes to the base's old history
+ *                       (edge 0), the region to the in-place op's node (edge 1), which
+ *                       sends the part for the view before the write on to the view's
+ *                       old history (itself leading to the base's old history). */
+typedef struct view_node {
+    ops_node base;
+    int32_t b_ndim, v_ndim;
+    int64_t b_sizes[OPS_MAX_DIMS], b_strides[OPS_MAX_DIMS], b_offset;
+    int64_t v_sizes[OPS_MAX_DIMS], v_strides[OPS_MAX_DIMS], v_offset;
+    bool v_overlap; /* the view addresses some element twice (expand) */
+} view_node;
+
+static ops_status as_strided_apply(ops_node *n, ops_tensor *const *grads, ops_tensor **out);
+static ops_status copy_slices_apply(ops_node *n, ops_tensor *const *grads, ops_tensor **out);
+static const ops_node_vtable as_strided_vt = {"AsStridedBackward0", as_strided_apply, NULL};
+static const ops_node_vtable copy_slices_vt = {"CopySlices", copy_slices_apply, NULL};
+
+/* Whether a gradient of view can be placed in a gradient laid out like base: base
+ * dense without overlap and with non-negative strides (a fresh result, permuted or
+ * not), the view inside it. */
+static ops_status
+check_region(const char *op, const ops_tensor *base, const ops_tensor *view)
+{
+    int64_t bmax = base->offset, vmin = view->offset, vmax = view->offset;
+    const int64_t bn = ops_tensor_numel(base), vn = ops_tensor_numel(view);
+    bool ok = true;
+    for (int i = 0; i < base->ndim; i++) {
+        ok = ok && base->strides[i] >= 0;
+        if (base->sizes[i] > 0)
+            bmax += (base->sizes[i] - 1) * base->strides[i];
+    }
+    for (int i = 0; i < view->ndim && vn > 0; i++) {
+        const int64_t span = (view->sizes[i] - 1) * view->strides[i];
+        if (span < 0)
+            vmin += span;
+        else
+            vmax += span;
+    }
+    ok = ok && (bn == 0 || (bmax - base->offset + 1 == bn && !ops_tensor_has_internal_overlap(base)));
+    ok = ok && (vn == 0 || (vmin >= base->offset && vmax <= bmax));
+    if (!ok)
+        return ops_fail(OPS_ERR_NOT_IMPLEMENTED, "%s: in-place operations on this view are not supported by "
+                        "autograd (its base is not dense or the view reaches outside it)", op);
+    return OPS_OK;
+}
+
+static view_node *
+view_node_new(const ops_node_vtable *vt, int num_next, const ops_tensor *base, const ops_tensor *view)
+{
+    view_node *n = (view_node *)ops_node_new(vt, sizeof *n, 1, num_next);
+    if (n == NULL)
+        return NULL;
+    n->b_ndim = base->ndim;
+    n->v_ndim = view->ndim;
+    memcpy(n->b_sizes, base->sizes, (size_t)base->ndim * sizeof base->sizes[0]);
+    memcpy(n->b_strides, base->strides, (size_t)base->ndim * sizeof base->strides[0]);
+    memcpy(n->v_sizes, view->sizes, (size_t)view->ndim * sizeof view->sizes[0]);
+    memcpy(n->v_strides, view->strides, (size_t)view->ndim * sizeof view->strides[0]);
+    n->b_offset = base->offset;
+    n->v_offset = view->offset;
+    n->v_overlap = ops_tensor_has_internal_overlap(view);
+    return n;
+}
+
+/* A new tensor laid out like the base (uninitialised) for a gradient of dtype/device. */
+static ops_tensor *
+base_like(const view_node *n, ops_dtype dtype, ops_device device)
+{
+    return ops_empty_strided((ops_int_list){n->b_sizes, n->b_ndim}, (ops_int_list){n->b_strides, n->b_ndim}, dtype,
+                             device);
+}
+
+/* The view's region of a tensor made by base_like (a new reference). */
+static ops_tensor *
+region_of(const view_node *n, const ops_tensor *buf)
+{
+    return ops_tensor_new_view(buf, n->v_ndim, n->v_sizes, n->v_strides, buf->offset + (n->v_offset - n->b_offset));
+}
+
+/* The backward of these nodes copies through views with plain (unrecorded) ops; a
+ * differentiable version would need as_strided's own derivative. */
+static ops_status
+view_node_check_graph(const ops_node *n, const ops_tensor *g)
+{
+    if (ops_grad_enabled() && ops_tensor_requires_grad(g))
+        return ops_fail(OPS_ERR_NOT_IMPLEMENTED, "%s: double backward through an in-place operation on a view "
+                        "is not implemented", n->vt->name);
+    return OPS_OK;
+}
+
+static ops_status
+as_strided_apply(ops_node *node, ops_tensor *const *grads, ops_tensor **out)
+{
+    const view_node *n = (const view_node *)node;
+    const ops_tensor *g = grads[0];
+    ops_tensor *z = NULL, *r = NULL;
+    ops_status st = view_node_check_graph(node, g);
+    if (st != OPS_OK || node->next[0].node == NULL)
+        return st;
+    if (n->v_overlap)
+        return ops_fail(OPS_ERR_NOT_IMPLEMENTED, "%s: the gradient of a view that addresses an element twice "
+                        "(expand) after an in-place write to its base is not implemented", node->vt->name);
+    if ((z = base_like(n, g->dtype, ops_tensor_device(g))) == NULL || (st = ops_zero_(z)) != OPS_OK ||
+        (r = region_of(n, z)) == NULL || (st = ops_copy_(r, g, false)) != OPS_OK) {
+        st = ops_last_status();
+        ops_tensor_release(z);
+        z = NULL;
+    }
+    ops_tensor_release(r);
+    out[0] = z;
+    return z != NULL ? OPS_OK : st;
+}
+
+static ops_status
+copy_slices_apply(ops_node *node, ops_tensor *const *grads, ops_tensor **out)
+{
+    const view_node *n = (const view_node *)node;
+    const ops_tensor *g = grads[0];
+    ops_tensor *buf = NULL, *r = NULL, *part = NULL;
+    ops_status st = view_node_check_graph(node, g);
+    if (st != OPS_OK)
+        return st;
+    if ((buf = base_like(n, g->dtype, ops_tensor_device(g))) == NULL || (st = ops_copy_(buf, g, false)) != OPS_OK ||
+        (r = region_of(n, buf)) == NULL)
+        goto fail;
+    if (node->next[1].node != NULL && (part = ops_clone(r)) == NULL) /* the region, for the in-place op */
+        goto fail;
+    if (node->next[0].node != NULL && (st = ops_zero_(r)) != OPS_OK) /* the rest, for the base's old history */
+        goto fail;
+    ops_tensor_release(r);
+    out[0] = node->next[0].node != NULL ? buf : NULL;
+    if (out[0] == NULL)
+        ops_tensor_release(buf);
+    out[1] = part;
+    return OPS_OK;
+fail:
+    st = ops_last_status();
+    ops_tensor_release(buf);
+    ops_tensor_release(r);
+    ops_tensor_release(part);
+    return st;
+}
+
+/* Renews the grad_fn of a view whose base was written in place since: it now reads
+ * its region of the base's current history (none when the base needs no gradient). */
+static ops_status
+view_refresh(ops_tensor *t)
+{
+    autograd_meta *m = meta_of(t);
+    if (m == NULL || m->view_base == NULL)
+        return OPS_OK;
+    const uint64_t now = ops_tensor_version(t);
+    if (now == m->attr_version)
+        return OPS_OK;
+    view_node *n = NULL;
+    if (ops_tensor_requires_grad(m->view_base)) {
+        ops_status st = check_region("backward", m->view_base, t);
+        if (st != OPS_OK)
+            return st;
+        if ((n = view_node_new(&as_strided_vt, 1, m->view_base, t)) == NULL)
+            return ops_last_status();
+        if ((st = ops_node_set_next(&n->base, 0, m->view_base)) != OPS_OK) {
+            ops_node_release(&n->base);
+            return st;
+        }
+        ops_node_set_input_meta(&n->base, 0, t);
+    }
+    ops_node_release(m->grad_fn);
+    m->grad_fn = n != NULL ? &n->base : NULL;
+    m->output_nr = 0;
+    m->attr_version = now;
+    return OPS_OK;
+}
+
+ops_tensor *
+ops_autograd_make_view(ops_tensor *r, const ops_tensor *self)
+{
+    if (grad_disabled)
+        return r;
+    const autograd_meta *sm = meta_of(self);
+    ops_tensor *base = sm != NULL && sm->view_base != NULL ? sm->view_base : (ops_tensor *)self;
+    autograd_meta *m = meta_get(r, "view");
+    if (m == NULL) {
+        ops_tensor_release(r);
+        return NULL;
+    }
+    if (m->view_base == NULL) {
+        m->view_base = ops_tensor_retain(base);
+        m->attr_version = ops_tensor_version(r);
+    }
+    return r;
+}
+
+ops_status
+ops_autograd_make_views(ops_tensor_vec *v, const ops_tensor *self)
+{
+    for (int64_t i = 0; i < v->len; i++) {
+        ops_tensor *e = v->data[i];
+        if (!ops_autograd_view_candidate(e, self))
+            continue;
+        if ((v->data[i] = ops_autograd_make_view(e, self)) == NULL) {
+            ops_tensor_vec_release(v);
+            return ops_last_status();
+        }
+        if (v->data[i]->autograd != NULL)
+            meta_of(v->data[i])->view_multi = true;
+    }
+    return OPS_OK;
+}
+
+ops_status
+ops_autograd_rebase_history(ops_tensor *self, ops_node *fn, int self_edge)
+{
+    ops_status st;
+    /* The op's node reads self's history before the write (the generated layer may
+     * have linked a history-less copy of self instead). */
+    if (self_edge >= 0 && fn->next[self_edge].node == NULL && (st = ops_node_set_next(fn, self_edge, self)) != OPS_OK)
+        return st;
+    autograd_meta *m = meta_of(self);
+    if (m == NULL || m->view_base == NULL)
+        return ops_autograd_set_history(self, fn, 0);
+    ops_tensor *base = m->view_base;
+    view_node *cs = NULL, *av = NULL;
+    if ((st = check_region(fn->vt->name, base, self)) != OPS_OK)
+        return st;
+    if ((cs = view_node_new(&copy_slices_vt, 2, base, self)) == NULL ||
+        (av = view_node_new(&as_strided_vt, 1, base, self)) == NULL)
+        goto fail;
+    if ((st = ops_node_set_next(&cs->base, 0, base)) != OPS_OK)
+        goto fail;
+    cs->base.next[1] = (ops_edge){ops_node_retain(fn), 0};
+    av->base.next[0] = (ops_edge){ops_node_retain(&cs->base), 0};
+    ops_node_set_input_meta(fn, 0, self);
+    if ((st = ops_autograd_set_history(base, &cs->base, 0)) != OPS_OK ||
+        (st = ops_autograd_set_history(self, &av->base, 0)) != OPS_OK)
+        goto fail;
+    m->attr_version = ops_tensor_version(self);
+    ops_node_release(&cs->base);
+    ops_node_release(&av->base);
+    return OPS_OK;
+fail:
+    st = ops_last_status();
+    ops_node_release(cs != NULL ? &cs->base : NULL);
+    ops_node_release(av != NULL ? &av->base : NULL);
+    return st;
+}
+
+/* copy_'s node: no gradient for what self held before (it is overwritten); src's is the
+ * gradient in src's dtype, summed back over the dims copy_ broadcast it along. */
+typedef struct copy_node {
+    ops_node base;
+    int32_t src_ndim;
+    ops_dtype src_dtype;
+    int64_t src_sizes[OPS_MAX_DIMS];
+} copy_node;
+
+static ops_status
+copy_apply(ops_node *node, ops_tensor *const *grads, ops_tensor **out)
+{
+    const copy_node *n = (const copy_node *)node;
+    ops_tensor *c = NULL;
+    if (node->next[0].node == NULL)
+        return OPS_OK;
+    c = grads[0]->dtype == n->src_dtype ? ops_tensor_retain(grads[0])
+                                        : ops_to_dtype(grads[0], n->src_dtype, false, false);
+    if (c == NULL)
+        return ops_last_status();
+    out[0] = ops_autograd_reduce_to(c, n->src_ndim, n->src_sizes);
+    ops_tensor_release(c);
+    return out[0] != NULL ? OPS_OK : ops_last_status();
+}
+
+static const ops_node_vtable copy_vt = {"CopyBackwards", copy_apply, NULL};
+
+ops_status
+ops_autograd_copy_(ops_tensor *self, const ops_tensor *src, bool non_blocking)
+{
+    ops_status st = ops_autograd_check_inplace("copy_", self);
+    if (st != OPS_OK)
+        return st;
+    const bool prev = ops_set_grad_enabled(false);
+    st = ops_copy_(self, src, non_blocking);
+    ops_set_grad_enabled(prev);
+    if (st != OPS_OK || !ops_dtype_is_floating(self->dtype))
+        return st; /* an integer or bool self carries no gradient */
+    copy_node *n = (copy_node *)ops_node_new(&copy_vt, sizeof *n, 1, 1);
+    if (n == NULL)
+        return ops_last_status();
+    n->src_ndim = src->ndim;
+    n->src_dtype = src->dtype;
+    memcpy(n->src_sizes, src->sizes, (size_t)src->ndim * sizeof src->sizes[0]);
+    if (ops_dtype_is_floating(src->dtype) && (st = ops_node_set_next(&n->base, 0, src)) != OPS_OK)
+        goto done;
+    st = ops_autograd_rebase_history(self, &n->base, -1);
+done:
+    ops_node_release(&n->base);
+    return st;
+}
+
 /* ---- helpers of the generated layer ------------------------------------------- */
 
 ops_tensor *
@@ -1288,8 +1663,11 @@ ops_autograd_reduce_to(const ops_tensor *g, int ndim, const int64_t *sizes)
                                  ops_shape_str(ndim, sizes, b2, sizeof b2));
     }
     ops_int_list dl = {dims, nd};
-    ops_tensor *s = ops_sum_dim(g, &dl, true, OPS_DTYPE_NONE);
-    if (s == NULL || lead == 0)
+    /* Only leading dims summed (a bias's gradient): sum_dim gives the shape at once,
+     * without the keepdim result and the reshape view over it. */
+    const bool only_lead = nd == lead;
+    ops_tensor *s = ops_sum_dim(g, &dl, !only_lead, OPS_DTYPE_NONE);
+    if (s == NULL || lead == 0 || only_lead)
         return s;
     ops_tensor *r = ops_reshape(s, (ops_int_list){sizes, ndim});
     ops_tensor_release(s);
@@ -1358,6 +1736,18 @@ ops_autograd_check_inplace(const char *op, const ops_tensor *self)
     if (ops_tensor_is_leaf(self) && ops_tensor_requires_grad(self))
         return ops_fail(OPS_ERR_VALUE, "%s: a leaf Variable that requires grad is being used in an in-place "
                         "operation.", op);
+    const autograd_meta *m = meta_of(self);
+    if (m != NULL && m->view_multi)
+        return ops_fail(OPS_ERR_VALUE, "%s: this view is the output of a function that returns multiple views. "
+                        "Such functions do not allow the output views to be modified inplace. You should replace "
+                        "the inplace operation by an out-of-place one.", op);
+    if (m != NULL && m->view_base != NULL && ops_tensor_is_leaf(m->view_base) &&
+        ops_tensor_requires_grad(m->view_base))
+        return ops_fail(OPS_ERR_VALUE, "%s: a view of a leaf Variable that requires grad is being used in an "
+                        "in-place operation.", op);
+    /* refused before the op writes anything, not after (ops_autograd_rebase_history) */
+    if (m != NULL && m->view_base != NULL)
+        return check_region(op, m->view_base, self);
     return OPS_OK;
 }
 
@@ -1611,6 +2001,17 @@ class_loss_backward(const char *op, const ops_tensor *g, const ops_tensor *self,
             mp[i * C + c] = -(eps / (double)C * wcls[c]) / d;
         mp[i * C + cls[i]] -= (1 - eps) * wt / d;
     }
+    /* R and M were filled in float64; the gradient is computed in self's dtype (a
+     * float64 R would promote the softmax and the whole product to float64). */
+    if (self->dtype != OPS_FLOAT64) {
+        ops_tensor *mc, *rc;
+        AG_STEP(mc, ops_to_dtype(m, self->dtype, false, false));
+        ops_tensor_release(m);
+        m = mc;
+        AG_STEP(rc, ops_to_dtype(r, self->dtype, false, false));
+        ops_tensor_release(r);
+        r = rc;
+    }
     /* g: [N] for reduction none (one per row), else a scalar */
     if (reduction == 0 && self->ndim == 2)
         AG_STEP(gg, ops_unsqueeze(g, 1));
@@ -1810,5 +2211,41 @@ done:
     ops_tensor_release(t4);
     ops_tensor_release(t5);
     ops_tensor_release(t6);
+    return r;
+}
+
+/* ---- linear (section: engine) ------------------------------------------------------- */
+
+/* linear's gradient for input (which 0) or weight (1), y = input @ weight^T: grad @
+ * weight, and grad^T @ input over the rows of all leading dims.  The transposes are
+ * views that the BLAS call reads with its transpose flags, and the weight's gradient
+ * comes out contiguous in weight's layout (no copy when AccumulateGrad keeps it).  A
+ * 1-D weight (a dot per row) goes through matmul's rules. */
+ops_tensor *
+ops_autograd_linear_backward(const ops_tensor *g, const ops_tensor *input, const ops_tensor *weight, int64_t which)
+{
+    ops_tensor *a = NULL, *b = NULL, *c = NULL, *r = NULL;
+    if (weight->ndim != 2) {
+        AG_STEP(a, ops_t(weight));
+        r = which == 0 ? ops_autograd_matmul_backward(g, input, a, 0) : ops_autograd_matmul_backward(g, input, a, 1);
+        goto done;
+    }
+    if (which == 0) {
+        r = ops_matmul(g, weight);
+        goto done;
+    }
+    if (input->ndim == 1) {
+        r = ops_outer(g, input);
+        goto done;
+    }
+    const int64_t out_f = weight->sizes[0], in_f = weight->sizes[1];
+    AG_STEP(a, input->ndim == 2 ? ops_tensor_retain(g) : ops_reshape(g, OPS_INTS(-1, out_f)));
+    AG_STEP(b, input->ndim == 2 ? ops_tensor_retain(input) : ops_reshape(input, OPS_INTS(-1, in_f)));
+    AG_STEP(c, ops_t(a));
+    r = ops_mm(c, b);
+done:
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+    ops_tensor_release(c);
     return r;
 }

@@ -304,6 +304,35 @@ OPS_API ops_tensor *ops_autograd_prelu_backward(const ops_tensor *g, const ops_t
 /* (section: nn2 end) */
 
 /* (section: engine) */
+/* Views and in-place writes through them (PyTorch's view rebase).  A view made under
+ * grad mode remembers its root base; an in-place op on it gives the base a CopySlices
+ * history and the view one reading its region of the base. */
+/* Whether r, returned by a view op on self, shares self's storage (reshape, contiguous
+ * and to() copy at times) and could carry gradients. */
+static inline bool
+ops_autograd_view_candidate(const ops_tensor *r, const ops_tensor *self)
+{
+    return r != NULL && r != self && r->storage == self->storage && ops_dtype_is_floating(r->dtype);
+}
+/* Marks r (a view of self, consumed) as a view of self's root base under grad mode;
+ * returns r, or NULL (r released) on OOM.  The glue calls it on view ops' results. */
+OPS_API ops_tensor *ops_autograd_make_view(ops_tensor *r, const ops_tensor *self);
+static inline ops_tensor *
+ops_autograd_view_result(ops_tensor *r, const ops_tensor *self)
+{
+    return ops_autograd_view_candidate(r, self) ? ops_autograd_make_view(r, self) : r;
+}
+/* As ops_autograd_view_result for the elements of a Tensor[] result (released on OOM). */
+OPS_API ops_status ops_autograd_make_views(ops_tensor_vec *v, const ops_tensor *self);
+/* Gives self (just written in place by the op of node fn) its new history: fn itself,
+ * or for a view the rebase of its base.  self_edge: fn's edge for self (-1: none); an
+ * unset one is pointed at self's history before the write. */
+OPS_API ops_status ops_autograd_rebase_history(ops_tensor *self, ops_node *fn, int self_edge);
+/* copy_ with autograd (it has no functional form to take a formula from). */
+OPS_API ops_status ops_autograd_copy_(ops_tensor *self, const ops_tensor *src, bool non_blocking);
+/* linear's gradient for input (which 0) or weight (1), without materialised transposes. */
+OPS_API ops_tensor *ops_autograd_linear_backward(const ops_tensor *g, const ops_tensor *input,
+                                                 const ops_tensor *weight, int64_t which);
 /* (section: engine end) */
 
 /* An op without a formula ran on inputs requiring grad (with grad mode off): fine

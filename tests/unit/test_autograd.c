@@ -465,6 +465,321 @@ START_TEST(test_detach)
 }
 END_TEST
 
+/* ---- in-place ops on views (through the generated layer) ------------------------ */
+
+static ops_tensor *
+mat(const double *v, int64_t r, int64_t c)
+{
+    ops_tensor *t = ops_tensor_from_data(v, (ops_int_list){(int64_t[]){r, c}, 2}, OPS_FLOAT64);
+    ck_assert_ptr_nonnull(t);
+    return t;
+}
+
+static const double X23[6] = {0.5, -1.25, 2.0, 1.5, 0.75, -3.0};
+
+/* y = x * 2; y[0] *= 3: d sum(y) / dx is 6 in row 0 and 2 in row 1. */
+START_TEST(test_inplace_on_view_of_nonleaf)
+{
+    ops_tensor *x = mat(X23, 2, 3);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+    ops_tensor *y = ops_mul_scalar(x, OPS_SCALAR_INT(2));
+    ops_tensor *other = ops_select(y, 0, 0); /* a second view of row 0, made before the write */
+    ops_tensor *v = ops_select(y, 0, 0);
+    ck_assert_str_eq(ops_node_name(ops_tensor_grad_fn(v)), "SelectBackward0");
+    ck_assert_int_eq(ops_mul_scalar_(v, OPS_SCALAR_INT(3)), OPS_OK);
+    ck_assert_str_eq(ops_node_name(ops_tensor_grad_fn(y)), "CopySlices");
+    ck_assert_str_eq(ops_node_name(ops_tensor_grad_fn(v)), "AsStridedBackward0");
+    /* the other view now reads its region of y's new history too */
+    ck_assert_str_eq(ops_node_name(ops_tensor_grad_fn(other)), "AsStridedBackward0");
+    ck_assert_uint_eq(ops_tensor_version(y), 1);
+    ck_assert_uint_eq(ops_tensor_version(other), 1);
+    ops_tensor *loss = ops_sum(y, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_OK);
+    expect_grad(x, (const double[]){6, 6, 6, 2, 2, 2}, 6);
+    ck_assert_int_eq(ops_tensor_set_grad(x, NULL), OPS_OK);
+    /* through the stale view: row 0 of y is 6 x[0] */
+    ops_tensor *l2 = ops_sum(other, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(l2, NULL, false, false), OPS_OK);
+    expect_grad(x, (const double[]){6, 6, 6, 0, 0, 0}, 6);
+    ops_tensor *const all[] = {x, y, other, v, loss, l2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+/* buf = zeros(4, 3); buf[1:3] = w; loss = sum(buf * c): buf gets history, w's gradient
+ * is rows 1..2 of c; the other rows of buf get none. */
+START_TEST(test_copy_into_view_of_buffer)
+{
+    static const double C[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    ops_tensor *buf = ops_zeros(OPS_INTS(4, 3), OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *w = mat(X23, 2, 3), *c = mat(C, 4, 3);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+    ops_tensor *v = ops_narrow(buf, 0, 1, 2);
+    ck_assert(!ops_tensor_requires_grad(v));
+    ck_assert_int_eq(ops_copy_(v, w, false), OPS_OK);
+    ck_assert(ops_tensor_requires_grad(buf));
+    ck_assert_str_eq(ops_node_name(ops_tensor_grad_fn(buf)), "CopySlices");
+    expect_values(buf, (const double[]){0, 0, 0, 0.5, -1.25, 2.0, 1.5, 0.75, -3.0, 0, 0, 0}, 12);
+    ops_tensor *p = ops_mul(buf, c);
+    ops_tensor *loss = ops_sum(p, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_OK);
+    expect_grad(w, C + 3, 6);
+    /* a float32 source: its gradient comes back in float32, broadcast rows summed */
+    ops_tensor *buf2 = ops_zeros(OPS_INTS(4, 3), OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *w32 = ops_tensor_from_data((const float[]){1, 2, 3}, (ops_int_list){(int64_t[]){3}, 1}, OPS_FLOAT32);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w32, true), OPS_OK);
+    ops_tensor *v2 = ops_narrow(buf2, 0, 0, 3);
+    ck_assert_int_eq(ops_copy_(v2, w32, false), OPS_OK);
+    ops_tensor *p2 = ops_mul(buf2, c), *l2 = ops_sum(p2, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(l2, NULL, false, false), OPS_OK);
+    ops_tensor *g32 = ops_tensor_grad(w32);
+    ck_assert_int_eq(ops_tensor_dtype(g32), OPS_FLOAT32);
+    const float *gp = ops_tensor_data_ptr(g32);
+    ck_assert(gp[0] == 12 && gp[1] == 15 && gp[2] == 18); /* c[0:3] summed over rows */
+    ops_tensor *const all[] = {buf, w, c, v, p, loss, buf2, w32, v2, p2, l2, g32};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+/* An in-place op whose formula reads self (mul_) on a plain non-leaf: self's gradient
+ * flows through self's history before the write.  y = x * 2; y *= w: dx = 2 w, dw = 2 x. */
+START_TEST(test_inplace_reading_self)
+{
+    ops_tensor *x = leaf(X, 3), *w = leaf(W, 3);
+    ops_tensor *y = ops_mul_scalar(x, OPS_SCALAR_INT(2));
+    ck_assert_int_eq(ops_mul_(y, w), OPS_OK);
+    ck_assert_str_eq(ops_node_name(ops_tensor_grad_fn(y)), "MulBackward0");
+    ops_tensor *loss = ops_sum(y, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_OK);
+    expect_grad(x, (const double[]){2 * W[0], 2 * W[1], 2 * W[2]}, 3);
+    expect_grad(w, (const double[]){2 * X[0], 2 * X[1], 2 * X[2]}, 3);
+    ops_tensor *const all[] = {x, w, y, loss};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+/* A chain of views: y = x * 1 (3x4); u = t(y)[1:3][:, 2] is y[2, 1:3]; u *= z.
+ * d sum(y * c) / dx is c, except at y[2, 1:3] where it is c * z; dz = c * x there. */
+START_TEST(test_chain_of_views)
+{
+    double xv[12], cv[12];
+    for (int i = 0; i < 12; i++) {
+        xv[i] = 0.25 * i - 1;
+        cv[i] = 1 + i;
+    }
+    ops_tensor *x = mat(xv, 3, 4), *c = mat(cv, 3, 4), *z = vec((const double[]){2, -3}, 2);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(z, true), OPS_OK);
+    ops_tensor *y = ops_mul_scalar(x, OPS_SCALAR_INT(1));
+    ops_tensor *t = ops_transpose(y, 0, 1);
+    ops_tensor *n = ops_narrow(t, 0, 1, 2);
+    ops_tensor *u = ops_select(n, 1, 2);
+    ck_assert_int_eq(ops_mul_(u, z), OPS_OK);
+    ops_tensor *p = ops_mul(y, c), *loss = ops_sum(p, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_OK);
+    double want[12];
+    memcpy(want, cv, sizeof want);
+    want[9] = cv[9] * 2;
+    want[10] = cv[10] * -3;
+    expect_grad(x, want, 12);
+    expect_grad(z, (const double[]){cv[9] * xv[9], cv[10] * xv[10]}, 2);
+    ops_tensor *const all[] = {x, c, z, y, t, n, u, p, loss};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+/* gradcheck of functions writing through views: f(x, z) = y * y with y = x * 1 and
+ * y[2, 1:3] (through transpose, narrow, select) multiplied by z; g(w) = buf * buf with
+ * w copied into rows 1..2 of a zero buffer. */
+static ops_status
+through_views(ops_tensor *const *in, int n, ops_tensor **out, void *ctx)
+{
+    (void)n, (void)ctx;
+    ops_tensor *y = ops_mul_scalar(in[0], OPS_SCALAR_INT(1)), *t = NULL, *nw = NULL, *u = NULL;
+    ops_status st = OPS_ERR_VALUE;
+    if (y != NULL && (t = ops_transpose(y, 0, 1)) != NULL && (nw = ops_narrow(t, 0, 1, 2)) != NULL &&
+        (u = ops_select(nw, 1, 2)) != NULL && ops_mul_(u, in[1]) == OPS_OK)
+        st = (*out = ops_mul(y, y)) != NULL ? OPS_OK : ops_last_status();
+    ops_tensor *const all[] = {y, t, nw, u};
+    for (size_t i = 0; i < 4; i++)
+        ops_tensor_release(all[i]);
+    return st;
+}
+
+static ops_status
+copy_into_buffer(ops_tensor *const *in, int n, ops_tensor **out, void *ctx)
+{
+    (void)n, (void)ctx;
+    ops_tensor *buf = ops_zeros(OPS_INTS(4, 3), OPS_FLOAT64, OPS_DEVICE_CPU), *v = NULL;
+    ops_status st = OPS_ERR_VALUE;
+    if (buf != NULL && (v = ops_narrow(buf, 0, 1, 2)) != NULL && ops_copy_(v, in[0], false) == OPS_OK)
+        st = (*out = ops_mul(buf, buf)) != NULL ? OPS_OK : ops_last_status();
+    ops_tensor_release(v);
+    ops_tensor_release(buf);
+    return st;
+}
+
+/* exp_ (its formula reads the result, saved through the view) on a column of y = x * 1. */
+static ops_status
+exp_on_column(ops_tensor *const *in, int n, ops_tensor **out, void *ctx)
+{
+    (void)n, (void)ctx;
+    ops_tensor *y = ops_mul_scalar(in[0], OPS_SCALAR_INT(1)), *col = NULL;
+    ops_status st = OPS_ERR_VALUE;
+    if (y != NULL && (col = ops_select(y, 1, 1)) != NULL && ops_exp_(col) == OPS_OK)
+        st = (*out = ops_mul(y, y)) != NULL ? OPS_OK : ops_last_status();
+    ops_tensor_release(col);
+    ops_tensor_release(y);
+    return st;
+}
+
+/* y[0] *= y[1]: the in-place op's node saves the other view of the same base; no
+ * reference cycle (the sanitizer build's LeakSanitizer checks), right gradient. */
+static ops_status
+row_times_row(ops_tensor *const *in, int n, ops_tensor **out, void *ctx)
+{
+    (void)n, (void)ctx;
+    ops_tensor *y = ops_mul_scalar(in[0], OPS_SCALAR_INT(1)), *a = NULL, *b = NULL;
+    ops_status st = OPS_ERR_VALUE;
+    if (y != NULL && (a = ops_select(y, 0, 0)) != NULL && (b = ops_select(y, 0, 1)) != NULL &&
+        ops_mul_(a, b) == OPS_OK)
+        st = (*out = ops_mul(y, y)) != NULL ? OPS_OK : ops_last_status();
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+    ops_tensor_release(y);
+    return st;
+}
+
+START_TEST(test_gradcheck_through_views)
+{
+    double xv[12];
+    for (int i = 0; i < 12; i++)
+        xv[i] = 0.3 * i - 1.7;
+    ops_tensor *x = mat(xv, 3, 4), *z = vec((const double[]){0.7, -1.3}, 2), *w = mat(X23, 2, 3);
+    ops_tensor *const in[2] = {x, z};
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(ops_tensor_set_requires_grad(in[i], true), OPS_OK);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+    ck_assert_msg(ops_gradcheck(through_views, NULL, 2, in, NULL) == OPS_OK, "%s", ops_last_error());
+    ck_assert_msg(ops_gradcheck(copy_into_buffer, NULL, 1, &w, NULL) == OPS_OK, "%s", ops_last_error());
+    ck_assert_msg(ops_gradcheck(exp_on_column, NULL, 1, &x, NULL) == OPS_OK, "%s", ops_last_error());
+    ck_assert_msg(ops_gradcheck(row_times_row, NULL, 1, &x, NULL) == OPS_OK, "%s", ops_last_error());
+    ops_tensor *unused = NULL; /* recorded and dropped without a backward pass */
+    ck_assert_int_eq(row_times_row(&x, 1, &unused, NULL), OPS_OK);
+    ops_tensor_release(unused);
+    /* double backward through CopySlices: a clear error, not a wrong number */
+    ck_assert_int_eq(ops_gradgradcheck(copy_into_buffer, NULL, 1, &w, NULL), OPS_ERR_NOT_IMPLEMENTED);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "double backward through an in-place operation on a view"));
+    ops_tensor_release(x);
+    ops_tensor_release(z);
+    ops_tensor_release(w);
+}
+END_TEST
+
+START_TEST(test_inplace_view_errors)
+{
+    ops_tensor *x = mat(X23, 2, 3);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+    /* a view of a leaf that requires grad: refused, x untouched */
+    ops_tensor *v = ops_select(x, 0, 1);
+    ck_assert_int_eq(ops_mul_scalar_(v, OPS_SCALAR_INT(2)), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "a view of a leaf Variable that requires grad is being used "
+                                                    "in an in-place operation."));
+    expect_values(x, X23, 6);
+    ck_assert_uint_eq(ops_tensor_version(x), 0);
+    /* ... but fine under no_grad (an optimizer step) */
+    bool prev = ops_set_grad_enabled(false);
+    ck_assert_int_eq(ops_mul_scalar_(v, OPS_SCALAR_INT(1)), OPS_OK);
+    ops_set_grad_enabled(prev);
+    /* the version counter is shared: a saved base written through a view fails backward */
+    ops_tensor *e = ops_exp(x);
+    ops_tensor *ev = ops_select(e, 0, 0);
+    ck_assert_int_eq(ops_mul_scalar_(ev, OPS_SCALAR_INT(2)), OPS_OK);
+    ck_assert_uint_eq(ops_tensor_version(e), 1);
+    ops_tensor *loss = ops_sum(e, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(loss, NULL, false, false), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "modified by an inplace operation"));
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "which is output 0 of ExpBackward0, is at version 1; expected "
+                                                    "version 0 instead."));
+    /* the same through a saved input: y saved by mul, written through a view */
+    ops_tensor *y = ops_mul_scalar(x, OPS_SCALAR_INT(1));
+    ops_tensor *sq = ops_mul(y, y);
+    ops_tensor *yv = ops_narrow(y, 1, 0, 2);
+    prev = ops_set_grad_enabled(false);
+    ck_assert_int_eq(ops_add_scalar_(yv, OPS_SCALAR_INT(1), OPS_SCALAR_INT(1)), OPS_OK);
+    ops_set_grad_enabled(prev);
+    ops_tensor *l2 = ops_sum(sq, OPS_DTYPE_NONE);
+    ck_assert_int_eq(ops_backward(l2, NULL, false, false), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "is at version 1; expected version 0 instead."));
+    /* the views of a function returning several views may not be written in place */
+    ops_tensor *buf = ops_zeros(OPS_INTS(4, 3), OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor_vec parts = {0};
+    ck_assert_int_eq(ops_split(buf, 2, 0, &parts), OPS_OK);
+    ops_tensor *w = mat(X23, 2, 3);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+    ck_assert_int_eq(ops_copy_(parts.data[0], w, false), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "function that returns multiple views"));
+    ops_tensor_vec_release(&parts);
+    ops_tensor *const all[] = {x, v, e, ev, loss, y, sq, yv, l2, buf, w};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+/* AccumulateGrad keeps a gradient without copying only when nobody else can see it: a
+ * gradient the caller passed in (or a hook kept) is copied, so a later in-place
+ * accumulation cannot write into the caller's tensor. */
+START_TEST(test_accumulate_keeps_only_private_gradients)
+{
+    ops_tensor *x = leaf(X, 3), *g = vec(W, 3);
+    ck_assert_int_eq(ops_backward(x, g, false, false), OPS_OK);
+    ops_tensor *xg = ops_tensor_grad(x);
+    ck_assert(!ops_tensor_shares_storage(xg, g));
+    ck_assert_int_eq(ops_backward(x, g, false, false), OPS_OK); /* accumulates in place into x's grad */
+    expect_values(g, W, 3);
+    expect_grad(x, (const double[]){2 * W[0], 2 * W[1], 2 * W[2]}, 3);
+    ops_tensor_release(xg);
+    ops_tensor_release(g);
+    ops_tensor_release(x);
+}
+END_TEST
+
+/* Every allocation of a write through a view and its backward may fail: each failure
+ * is a clean error (no crash; the sanitizer build checks for leaks), and once nothing
+ * fails the gradient is right. */
+START_TEST(test_inplace_on_view_allocation_failures)
+{
+    bool done = false;
+    for (int64_t nth = 1; nth < 2000 && !done; nth++) {
+        ops_tensor *x = mat(X23, 2, 3), *y = NULL, *v = NULL, *loss = NULL;
+        ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+        ops_alloc_fail_nth(nth);
+        bool ok = (y = ops_mul_scalar(x, OPS_SCALAR_INT(2))) != NULL && (v = ops_select(y, 0, 1)) != NULL &&
+                  ops_mul_scalar_(v, OPS_SCALAR_INT(3)) == OPS_OK && (loss = ops_sum(y, OPS_DTYPE_NONE)) != NULL &&
+                  ops_backward(loss, NULL, false, false) == OPS_OK;
+        ops_alloc_fail_nth(0);
+        if (!ok) {
+            ck_assert_int_ne(ops_last_status(), OPS_OK);
+        } else {
+            ops_tensor *g = ops_tensor_grad(x);
+            if (g != NULL) { /* an injected failure can only come before this point */
+                expect_values(g, (const double[]){2, 2, 2, 6, 6, 6}, 6);
+                done = true;
+            }
+            ops_tensor_release(g);
+        }
+        ops_tensor *const all[] = {x, y, v, loss};
+        for (size_t i = 0; i < 4; i++)
+            ops_tensor_release(all[i]);
+    }
+    ck_assert(done);
+}
+END_TEST
+
 static Suite *
 autograd_suite(void)
 {
@@ -482,6 +797,14 @@ autograd_suite(void)
     tcase_add_test(tc, test_double_backward);
     tcase_add_test(tc, test_graphs_freed);
     tcase_add_test(tc, test_detach);
+    tcase_add_test(tc, test_inplace_on_view_of_nonleaf);
+    tcase_add_test(tc, test_copy_into_view_of_buffer);
+    tcase_add_test(tc, test_inplace_reading_self);
+    tcase_add_test(tc, test_chain_of_views);
+    tcase_add_test(tc, test_gradcheck_through_views);
+    tcase_add_test(tc, test_inplace_view_errors);
+    tcase_add_test(tc, test_accumulate_keeps_only_private_gradients);
+    tcase_add_test(tc, test_inplace_on_view_allocation_failures);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -69,6 +69,64 @@ START_TEST(test_sgd_momentum_nesterov_weight_decay)
 }
 END_TEST
 
+/* The one-pass SGD (contiguous float parameters) and the op-by-op path (a transposed
+ * parameter) follow the same rule: maximize, weight decay, momentum with dampening,
+ * float32, against the rule in scalar double C. */
+START_TEST(test_sgd_fused_and_opwise_agree)
+{
+    static const float V[6] = {1.0f, -2.0f, 0.5f, 3.0f, -0.25f, 1.5f};
+    const ops_sgd_options o = {.lr = 0.1, .momentum = 0.9, .dampening = 0.3, .weight_decay = 0.05,
+                               .maximize = true};
+    ops_tensor *pc = ops_tensor_from_data(V, (ops_int_list){(int64_t[]){2, 3}, 2}, OPS_FLOAT32);
+    float vt[6]; /* the same values stored transposed, viewed back as [2, 3] */
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 3; j++)
+            vt[j * 2 + i] = V[i * 3 + j];
+    ops_tensor *st = ops_tensor_from_data(vt, (ops_int_list){(int64_t[]){3, 2}, 2}, OPS_FLOAT32);
+    ops_tensor *pt = ops_t(st);
+    ck_assert(!ops_tensor_is_contiguous(pt));
+    ops_tensor *ps[2] = {pc, pt};
+    ops_optimizer *opt[2];
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(ops_tensor_set_requires_grad(ps[k], true), OPS_OK);
+        opt[k] = ops_sgd_new((ops_tensor_list){(const ops_tensor *const *)&ps[k], 1}, &o);
+        ck_assert_ptr_nonnull(opt[k]);
+    }
+    double ref[6], buf[6] = {0};
+    for (int i = 0; i < 6; i++)
+        ref[i] = V[i];
+    for (int step = 0; step < 3; step++) {
+        float g[6];
+        for (int i = 0; i < 6; i++)
+            g[i] = (float)(0.25 * (i + 1) * (step % 2 ? -1 : 1) + 0.1 * step);
+        ops_tensor *gt = ops_tensor_from_data(g, (ops_int_list){(int64_t[]){2, 3}, 2}, OPS_FLOAT32);
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(ops_tensor_set_grad(ps[k], gt), OPS_OK);
+            ck_assert_int_eq(ops_optimizer_step(opt[k]), OPS_OK);
+        }
+        ops_tensor_release(gt);
+        for (int i = 0; i < 6; i++) {
+            double d = -(double)g[i] + o.weight_decay * ref[i];
+            buf[i] = step == 0 ? d : o.momentum * buf[i] + (1 - o.dampening) * d;
+            ref[i] -= o.lr * buf[i];
+        }
+        for (int k = 0; k < 2; k++) {
+            ops_tensor *c = ops_contiguous(ps[k]);
+            const float *v = ops_tensor_data_ptr(c);
+            for (int i = 0; i < 6; i++)
+                ck_assert_msg(fabs(v[i] - ref[i]) <= 1e-5 * (1 + fabs(ref[i])), "param %d step %d element %d: %.9g "
+                              "!= %.9g", k, step, i, (double)v[i], ref[i]);
+            ops_tensor_release(c);
+        }
+    }
+    for (int k = 0; k < 2; k++)
+        ops_optimizer_release(opt[k]);
+    ops_tensor_release(pc);
+    ops_tensor_release(pt);
+    ops_tensor_release(st);
+}
+END_TEST
+
 START_TEST(test_adam_and_adamw)
 {
     for (int variant = 0; variant < 3; variant++) { /* Adam, AdamW, Adam amsgrad */
@@ -170,6 +228,7 @@ main(void)
     TCase *tc = tcase_create("optim");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_sgd_momentum_nesterov_weight_decay);
+    tcase_add_test(tc, test_sgd_fused_and_opwise_agree);
     tcase_add_test(tc, test_adam_and_adamw);
     tcase_add_test(tc, test_least_squares_converges);
     tcase_add_test(tc, test_bad_arguments);
