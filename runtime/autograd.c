@@ -1287,14 +1287,17 @@ ops_autograd_grad(ops_tensor_list outputs, ops_tensor_list inputs, ops_tensor_li
             return ops_fail(OPS_ERR_VALUE, "%s: element %" PRId64
                             " of tensors does not require grad and does not have a grad_fn", op, i);
     }
+    /* each zeroed as soon as it exists: the cleanup below walks whichever one did */
     seeds = ops_host_malloc((size_t)outputs.len * sizeof *seeds);
+    if (seeds != NULL)
+        memset(seeds, 0, (size_t)outputs.len * sizeof *seeds);
     caps = ops_host_malloc((size_t)inputs.len * sizeof *caps);
+    if (caps != NULL)
+        memset(caps, 0, (size_t)inputs.len * sizeof *caps);
     if (seeds == NULL || caps == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         goto done;
     }
-    memset(seeds, 0, (size_t)outputs.len * sizeof *seeds);
-    memset(caps, 0, (size_t)inputs.len * sizeof *caps);
     for (int64_t i = 0; i < outputs.len; i++) {
         const ops_tensor *g = grad_outputs.len ? grad_outputs.data[i] : NULL;
         if ((st = make_seed(op, (int)i, outputs.data[i], g, &seeds[i])) != OPS_OK)

@@ -780,6 +780,39 @@ START_TEST(test_inplace_on_view_allocation_failures)
 }
 END_TEST
 
+/* Every allocation of autograd_grad may fail (its seed and capture arrays included):
+ * a clean error each time, .grad untouched, and the right gradients once none fails. */
+START_TEST(test_autograd_grad_allocation_failures)
+{
+    bool done = false;
+    for (int64_t nth = 1; nth < 500 && !done; nth++) {
+        ops_tensor *x = leaf(X, 3), *w = leaf(W, 3);
+        ops_tensor *y = rec_mul(x, w);
+        ops_tensor *loss = rec_sum(y);
+        ops_tensor_vec r = {0};
+        const ops_tensor *outs[1] = {loss}, *ins[2] = {w, x};
+        ops_alloc_fail_nth(nth);
+        const ops_status st = ops_autograd_grad((ops_tensor_list){outs, 1}, (ops_tensor_list){ins, 2},
+                                                (ops_tensor_list){NULL, 0}, false, false, false, &r);
+        ops_alloc_fail_nth(0);
+        if (st == OPS_OK) {
+            expect_values(r.data[0], X, 3);
+            expect_values(r.data[1], W, 3);
+            ops_tensor_vec_release(&r);
+            done = true;
+        } else {
+            ck_assert_int_eq(r.len, 0);
+        }
+        ck_assert_ptr_null(ops_tensor_grad(x));
+        ops_tensor_release(loss);
+        ops_tensor_release(y);
+        ops_tensor_release(x);
+        ops_tensor_release(w);
+    }
+    ck_assert(done);
+}
+END_TEST
+
 static Suite *
 autograd_suite(void)
 {
@@ -794,6 +827,7 @@ autograd_suite(void)
     tcase_add_test(tc, test_no_grad);
     tcase_add_test(tc, test_hooks_and_retain_grad);
     tcase_add_test(tc, test_autograd_grad);
+    tcase_add_test(tc, test_autograd_grad_allocation_failures);
     tcase_add_test(tc, test_double_backward);
     tcase_add_test(tc, test_graphs_freed);
     tcase_add_test(tc, test_detach);
