@@ -91,7 +91,8 @@ bench: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_conv
 	$(BUILD)/bench/bench_norm
 	$(BUILD)/bench/bench_sort
-	$(BUILD)/bench/bench_autograd
+	OMP_NUM_THREADS=1 $(BUILD)/bench/bench_autograd
+	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
 
 clean:

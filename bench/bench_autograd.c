@@ -7,10 +7,9 @@
  *     (forward recording and backward, together);
  *   - an MLP training step 784-256-256-10 (linear, relu, cross_entropy_loss), batch 64:
  *     forward, backward and an SGD step (momentum 0.9), in us.  Outputs are fresh
- *     (the CPU allocator's cache serves the large ones).  PyTorch's figure comes from
- *     the same step in torch 1.13 (nn.Linear, F.cross_entropy, optim.SGD, set_to_none
- *     zero_grad, OMP_NUM_THREADS=1 so that OpenBLAS runs one thread too), best of 55
- *     after 5 warm-up steps.
+ *     (the CPU allocator's cache serves the large ones).  The baseline is
+ *     bench/bench_autograd_torch.py: the same two measurements in PyTorch, run right
+ *     after this program by `make bench` with the same threads and OpenBLAS settings.
  *
  * Best of several repetitions; threads as ops_set_num_threads / the environment set. */
 #include <stdio.h>
@@ -76,8 +75,7 @@ main(void)
             bench_die(PROG, "set_grad");
     }
     printf("autograd per node (1-element mul, forward record + backward): %.2f us "
-           "(chain of %d: %.1f us with grad, %.1f us under no_grad; PyTorch 1.13 reference ~2.1 us/node "
-           "in backward alone)\n",
+           "(chain of %d: %.1f us with grad, %.1f us under no_grad)\n",
            1e6 * (best_grad - best_plain) / CHAIN, CHAIN, 1e6 * best_grad, 1e6 * best_plain);
 
     /* ---- MLP training step ---- */
@@ -115,8 +113,7 @@ main(void)
      * does not recognise some AVX-512 CPUs by itself): it decides most of this step. */
     const char *core = getenv("OPENBLAS_CORETYPE");
     printf("MLP 784-256-256-10 training step, batch 64 (forward + backward + SGD, %d threads, "
-           "OPENBLAS_CORETYPE=%s): %.0f us (PyTorch 1.13 on this machine, one thread: ~920 us with Haswell, "
-           "~625 us with SkylakeX)\n",
+           "OPENBLAS_CORETYPE=%s): %.0f us\n",
            ops_get_num_threads(), core != NULL ? core : "(unset)", 1e6 * best_step);
 
     ops_optimizer_release(opt);
