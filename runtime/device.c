@@ -1,5 +1,7 @@
-/* Device discovery.  The CPU build answers "no CUDA device"; a CUDA build asks the
- * driver through kernels/cuda/cuda_device.cu. */
+/* Device discovery.  The CPU build answers "no CUDA device" and defines the CUDA
+ * runtime API of ops_cuda.h as clean OPS_ERR_DEVICE failures; a CUDA build asks the
+ * driver through kernels/cuda/cuda_device.cu and kernels/cuda/cuda_alloc.cu. */
+#include "ops_cuda.h"
 #include "ops_internal.h"
 
 #ifdef OPS_WITH_CUDA
@@ -15,3 +17,61 @@ ops_cuda_device_count(void)
     return 0;
 #endif
 }
+
+#ifndef OPS_WITH_CUDA
+static ops_status
+no_cuda(const char *op)
+{
+    return ops_fail(OPS_ERR_DEVICE, "%s: libops was built without CUDA support (no CUDA device)", op);
+}
+
+ops_status
+ops_cuda_get_device_properties(int index, ops_cuda_device_properties *out)
+{
+    (void)index;
+    (void)out;
+    return no_cuda("cuda_get_device_properties");
+}
+
+ops_status
+ops_cuda_memory_stats(int index, ops_memory_stats *out)
+{
+    (void)index;
+    (void)out;
+    return no_cuda("cuda_memory_stats");
+}
+
+ops_status
+ops_cuda_empty_cache(int index)
+{
+    (void)index;
+    return no_cuda("cuda_empty_cache");
+}
+
+ops_status
+ops_cuda_reset_peak_memory_stats(int index)
+{
+    (void)index;
+    return no_cuda("cuda_reset_peak_memory_stats");
+}
+
+const ops_allocator *
+ops_cuda_pinned_allocator(void)
+{
+    no_cuda("cuda_pinned_allocator");
+    return NULL;
+}
+
+ops_status
+ops_cuda_pinned_memory_stats(ops_memory_stats *out)
+{
+    (void)out;
+    return no_cuda("cuda_pinned_memory_stats");
+}
+
+ops_status
+ops_cuda_pinned_empty_cache(void)
+{
+    return no_cuda("cuda_pinned_empty_cache");
+}
+#endif

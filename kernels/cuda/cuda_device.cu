@@ -1,7 +1,31 @@
-// CUDA device discovery for the runtime (C linkage at the boundary).  The kernels of
-// the CUDA backend arrive with the CUDA issue; this file proves the toolchain builds
-// and links into libops, and lets a CPU machine report "no device" cleanly.
-#include <cuda_runtime.h>
+// CUDA device discovery and properties, and the conversion of CUDA and cuBLAS errors
+// into libops errors (C linkage at the boundary).  A machine without a device, or
+// without a driver, is "no CUDA device", never an abort.
+#include <stdio.h>
+
+#include "cuda_common.h"
+
+ops_status
+ops_cuda_fail(const char *op, const char *what, cudaError_t err)
+{
+    (void)cudaGetLastError();
+    return ops_fail(OPS_ERR_RUNTIME, "%s: %s failed: %s (%s)", op ? op : "cuda", what, cudaGetErrorString(err),
+                    cudaGetErrorName(err));
+}
+
+ops_status
+ops_cublas_fail(const char *op, const char *what, cublasStatus_t st)
+{
+    return ops_fail(OPS_ERR_RUNTIME, "%s: %s failed: %s (%s)", op ? op : "cublas", what, cublasGetStatusString(st),
+                    cublasGetStatusName(st));
+}
+
+void
+ops_cuda_error_msg(char *msg, size_t len, const char *what, cudaError_t err)
+{
+    snprintf(msg, len, "%s failed: %s (%s)", what, cudaGetErrorString(err), cudaGetErrorName(err));
+    (void)cudaGetLastError();
+}
 
 extern "C" int
 ops_cuda_backend_device_count(void)
@@ -13,4 +37,50 @@ ops_cuda_backend_device_count(void)
         return 0;
     }
     return n;
+}
+
+ops_status
+ops_cuda_check_device(const char *op, int index)
+{
+    int n = 0;
+    cudaError_t err = cudaGetDeviceCount(&n);
+    op = op ? op : "cuda";
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ops_fail(OPS_ERR_DEVICE, "%s: no CUDA device (cuda:%d requested; cudaGetDeviceCount: %s)", op, index,
+                        cudaGetErrorString(err));
+    }
+    if (n == 0)
+        return ops_fail(OPS_ERR_DEVICE, "%s: no CUDA device (cuda:%d requested)", op, index);
+    if (index < 0 || index >= n || index >= OPS_CUDA_MAX_DEVICES)
+        return ops_fail(OPS_ERR_DEVICE, "%s: CUDA device cuda:%d is not available (%d CUDA device%s found)", op, index,
+                        n, n == 1 ? "" : "s");
+    return OPS_OK;
+}
+
+extern "C" ops_status
+ops_cuda_get_device_properties(int index, ops_cuda_device_properties *out)
+{
+    const char *op = "cuda_get_device_properties";
+    ops_status st = ops_cuda_check_device(op, index);
+    if (st != OPS_OK)
+        return st;
+    cudaDeviceProp p;
+    cudaError_t err = cudaGetDeviceProperties(&p, index);
+    if (err != cudaSuccess)
+        return ops_cuda_fail(op, "cudaGetDeviceProperties", err);
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", p.name);
+    out->major = p.major;
+    out->minor = p.minor;
+    out->multiprocessor_count = p.multiProcessorCount;
+    out->max_threads_per_block = p.maxThreadsPerBlock;
+    out->max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
+    out->warp_size = p.warpSize;
+    out->max_grid_x = p.maxGridSize[0];
+    out->total_memory = (int64_t)p.totalGlobalMem;
+    out->shared_memory_per_block = (int64_t)p.sharedMemPerBlock;
+    out->l2_cache_size = p.l2CacheSize;
+    out->memory_bus_width = p.memoryBusWidth;
+    return OPS_OK;
 }
