@@ -21,5 +21,6 @@
 #include "ops_optim.h"
 #include "ops_random.h"
 #include "ops_interop.h"
+#include "ops_cuda.h"
 
 #endif /* LIBOPS_H */
