@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <omp.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,10 +463,23 @@ ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *st
         return NULL;
     ops_tensor *t = ops_host_malloc(sizeof *t);
     ops_storage *s = ops_host_malloc(sizeof *s);
-    void *data = t && s ? alloc->alloc(alloc->ctx, nbytes) : NULL;
+    void *data = NULL;
+    bool said = false;
+    if (t != NULL && s != NULL) {
+        /* an allocator may explain its failure (the CUDA cache: sizes reserved and
+         * free, the CUDA error): keep that message, prefixed with the op */
+        ops_clear_error();
+        data = alloc->alloc(alloc->ctx, nbytes);
+        said = data == NULL && ops_last_status() != OPS_OK;
+    }
     if (data == NULL) {
         ops_host_free(t);
         ops_host_free(s);
+        if (said) {
+            char why[256]; /* a copy: the message is rewritten in the same slot */
+            snprintf(why, sizeof why, "%s", ops_last_error());
+            return ops_fail_null(ops_last_status(), "%s: %s", op_name(op), why);
+        }
         char dev[32];
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)",
                              op_name(op), nbytes, ops_device_str(device, dev, sizeof dev));
