@@ -287,7 +287,12 @@ convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
         return 1;
     }
     case PYOPS_T_GENERATOR:
-        return 0; /* only None (the default generator) for now */
+        /* the Python object outlives the call (the caller holds it), and so does its
+         * generator */
+        if (!pyops_generator_check(o))
+            return 0;
+        *iv = ops_ivalue_generator(((pyops_generator *)o)->g);
+        return 1;
     }
     return 0;
 }

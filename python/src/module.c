@@ -479,17 +479,6 @@ done:
 }
 
 static PyObject *
-py_manual_seed(PyObject *mod, PyObject *arg)
-{
-    (void)mod;
-    long long seed = PyLong_AsLongLong(arg);
-    if (seed == -1 && PyErr_Occurred())
-        return NULL;
-    ops_manual_seed((uint64_t)seed);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
 py_set_num_threads(PyObject *mod, PyObject *arg)
 {
     (void)mod;
@@ -568,7 +557,6 @@ static PyMethodDef module_methods[] = {
     {"_autograd_grad", (PyCFunction)(void (*)(void))py_autograd_grad, METH_VARARGS | METH_KEYWORDS,
      "grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False)"},
     {"_set_device_class", set_device_class, METH_O, "the class that represents devices"},
-    {"manual_seed", py_manual_seed, METH_O, "seed the default generator"},
     {"set_num_threads", py_set_num_threads, METH_O, "threads used by libops loops"},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "threads used by libops loops"},
     {"promote_types", py_promote_types, METH_VARARGS, "the smallest dtype both can be cast to"},
@@ -595,7 +583,8 @@ PyInit__C(void)
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (pyops_init_sigs(m) < 0 || PyModule_AddFunctions(m, pyops_generated_functions) < 0)
+    if (pyops_init_sigs(m) < 0 || PyModule_AddFunctions(m, pyops_generated_functions) < 0 ||
+        pyops_generator_init(m) < 0)
         goto fail;
     Py_INCREF(&pyops_tensor_type);
     if (PyModule_AddObject(m, "Tensor", (PyObject *)&pyops_tensor_type) < 0) {

@@ -22,6 +22,9 @@ typedef struct pyops_tensor {
     PyObject_HEAD
     ops_tensor *t;
     PyObject *weakrefs;
+    /* The wrapper .grad returned last (owned), so that `x.grad is x.grad`: reused while
+     * the C gradient is still that wrapper's tensor; NULL when none. */
+    PyObject *grad_cache;
 } pyops_tensor;
 
 /* libops.dtype: one immortal instance per ops_dtype. */
@@ -30,8 +33,22 @@ typedef struct pyops_dtype {
     ops_dtype dtype;
 } pyops_dtype;
 
+/* libops.Generator (generator.c): owns its ops_generator, except the one object of
+ * libops.default_generator, which wraps the process-wide generator. */
+typedef struct pyops_generator {
+    PyObject_HEAD
+    ops_generator *g;
+} pyops_generator;
+
 extern PyTypeObject pyops_tensor_type;
 extern PyTypeObject pyops_dtype_type;
+extern PyTypeObject pyops_generator_type;
+
+/* Whether o is a libops.Generator. */
+bool pyops_generator_check(PyObject *o);
+/* Ready the Generator type and add Generator, default_generator, manual_seed, seed,
+ * initial_seed, get_rng_state and set_rng_state to the module; -1 with an exception. */
+int pyops_generator_init(PyObject *m);
 
 #define PYOPS_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pyops_tensor_type)
 #define PYOPS_T(o) (((pyops_tensor *)(o))->t)

@@ -21,6 +21,7 @@ pyops_wrap(ops_tensor *t)
     }
     o->t = t;
     o->weakrefs = NULL;
+    o->grad_cache = NULL;
     return (PyObject *)o;
 }
 
@@ -30,6 +31,7 @@ tensor_dealloc(PyObject *self)
     pyops_tensor *o = (pyops_tensor *)self;
     if (o->weakrefs != NULL)
         PyObject_ClearWeakRefs(self);
+    Py_CLEAR(o->grad_cache);
     ops_tensor_release(o->t);
     Py_TYPE(self)->tp_free(self);
 }
@@ -118,14 +120,31 @@ set_requires_grad(PyObject *self, PyObject *v, void *c)
     return 0;
 }
 
+/* .grad returns the same Python object while the C gradient is the same tensor, as
+ * torch does (`x.grad is x.grad`; a gradient accumulated in place keeps its object).
+ * The cached wrapper holds a reference to its tensor, so a new gradient can never
+ * reuse the cached one's address while it is cached. */
 static PyObject *
 get_grad(PyObject *self, void *c)
 {
     (void)c;
-    ops_tensor *g = ops_tensor_grad(PYOPS_T(self));
-    if (g == NULL)
+    pyops_tensor *o = (pyops_tensor *)self;
+    ops_tensor *g = ops_tensor_grad(o->t); /* a new reference */
+    if (g == NULL) {
+        Py_CLEAR(o->grad_cache);
         Py_RETURN_NONE;
-    return pyops_wrap(ops_tensor_retain(g));
+    }
+    if (o->grad_cache != NULL && PYOPS_T(o->grad_cache) == g) {
+        ops_tensor_release(g);
+        Py_INCREF(o->grad_cache);
+        return o->grad_cache;
+    }
+    PyObject *w = pyops_wrap(g);
+    if (w == NULL)
+        return NULL;
+    Py_INCREF(w);
+    Py_XSETREF(o->grad_cache, w);
+    return w;
 }
 
 static int
@@ -146,6 +165,16 @@ set_grad(PyObject *self, PyObject *v, void *c)
         pyops_raise_status(st);
         return -1;
     }
+    /* `x.grad = g; x.grad is g` when the library keeps g's tensor itself */
+    pyops_tensor *o = (pyops_tensor *)self;
+    ops_tensor *kept = ops_tensor_grad(o->t); /* a new reference */
+    if (g != NULL && kept == g) {
+        Py_INCREF(v);
+        Py_XSETREF(o->grad_cache, v);
+    } else {
+        Py_CLEAR(o->grad_cache);
+    }
+    ops_tensor_release(kept);
     return 0;
 }
 
