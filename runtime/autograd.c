@@ -1763,12 +1763,10 @@ ops_autograd_inplace_no_formula(const char *op, const ops_tensor *self)
     return st != OPS_OK ? st : not_implemented(op);
 }
 
-/* Wrapped, sorted dims of a reduction (all of them for NULL or an empty list);
- * flags[d] true where dim d was reduced.  false (error set) on a bad dim. */
-static bool
-reduced_dims(const char *op, int ndim, const ops_int_list *dim, bool *flags)
+bool
+ops_autograd_reduced_dims(const char *op, int ndim, const ops_int_list *dim, bool *flags)
 {
-    memset(flags, 0, (size_t)(ndim > 0 ? ndim : 1) * sizeof *flags);
+    memset(flags, 0, OPS_MAX_DIMS * sizeof *flags);
     if (dim == NULL || dim->len == 0) {
         for (int i = 0; i < ndim; i++)
             flags[i] = true;
@@ -1788,7 +1786,7 @@ ops_tensor *
 ops_autograd_sum_backward(const ops_tensor *g, int ndim, const int64_t *sizes, const ops_int_list *dim, bool keepdim)
 {
     bool flags[OPS_MAX_DIMS + 1];
-    if (!reduced_dims("sum_backward", ndim, dim, flags))
+    if (!ops_autograd_reduced_dims("sum_backward", ndim, dim, flags))
         return NULL;
     int64_t shape[OPS_MAX_DIMS];
     for (int i = 0; i < ndim; i++)
@@ -1806,7 +1804,7 @@ ops_tensor *
 ops_autograd_mean_backward(const ops_tensor *g, int ndim, const int64_t *sizes, const ops_int_list *dim, bool keepdim)
 {
     bool flags[OPS_MAX_DIMS + 1];
-    if (!reduced_dims("mean_backward", ndim, dim, flags))
+    if (!ops_autograd_reduced_dims("mean_backward", ndim, dim, flags))
         return NULL;
     int64_t n = 1;
     for (int i = 0; i < ndim; i++)

@@ -56,27 +56,6 @@ tmps_release(tmps *k)
     k->n = 0;
 }
 
-/* flags[i]: dim i is reduced (dim NULL or empty: every dim).  False with an error on
- * a dim out of range. */
-static bool
-reduced_flags(const char *op, int ndim, const ops_int_list *dim, bool *flags)
-{
-    memset(flags, 0, sizeof(bool) * OPS_MAX_DIMS);
-    if (dim == NULL || dim->len == 0) {
-        for (int i = 0; i < ndim; i++)
-            flags[i] = true;
-        return true;
-    }
-    for (int64_t i = 0; i < dim->len; i++) {
-        int64_t d = dim->data[i];
-        if (!ops_wrap_dim(op, "dim", &d, ndim > 0 ? ndim : 1))
-            return false;
-        if (ndim > 0)
-            flags[d] = true;
-    }
-    return true;
-}
-
 /* t (a reduction's result or gradient) with the reduced dims of an input of rank
  * ndim back as size 1: a view of t, or t itself when keepdim already kept them. */
 static ops_tensor *
@@ -102,7 +81,7 @@ ops_autograd_evenly_distribute_backward(const ops_tensor *g, const ops_tensor *s
     ops_tensor *out = NULL;
     bool flags[OPS_MAX_DIMS];
     const int nd = (int)ops_tensor_ndim(self);
-    if (!reduced_flags("evenly_distribute_backward", nd, dim, flags))
+    if (!ops_autograd_reduced_dims("evenly_distribute_backward", nd, dim, flags))
         return NULL;
     const int64_t *sizes = ops_tensor_sizes(self);
     ops_tensor *gk, *rk, *eq, *nan, *rnan, *mask, *count, *share;
@@ -323,7 +302,7 @@ ops_autograd_var_backward(const ops_tensor *g, const ops_tensor *self, const ops
     ops_tensor *out = NULL;
     bool flags[OPS_MAX_DIMS];
     const int nd = (int)ops_tensor_ndim(self);
-    if (!reduced_flags("var_backward", nd, dim, flags))
+    if (!ops_autograd_reduced_dims("var_backward", nd, dim, flags))
         return NULL;
     const int64_t *sizes = ops_tensor_sizes(self);
     int64_t n = 1;
@@ -364,7 +343,7 @@ ops_autograd_norm_backward(const ops_tensor *g, const ops_tensor *self, const op
     ops_tensor *out = NULL;
     bool flags[OPS_MAX_DIMS];
     const int nd = (int)ops_tensor_ndim(self);
-    if (!reduced_flags("norm_backward", nd, dim, flags))
+    if (!ops_autograd_reduced_dims("norm_backward", nd, dim, flags))
         return NULL;
     const int64_t *sizes = ops_tensor_sizes(self);
     const double p = p_opt != NULL ? ops_scalar_to_double(*p_opt) : 2.0;

@@ -335,6 +335,10 @@ OPS_API ops_tensor *ops_autograd_linear_backward(const ops_tensor *g, const ops_
                                                  const ops_tensor *weight, int64_t which);
 /* (section: engine end) */
 
+/* The dims a reduction reduced, as flags (flags[OPS_MAX_DIMS], true at each reduced d;
+ * every d < ndim for NULL or an empty list), wrapped and checked.  false (error set, naming op) on a bad dim. */
+OPS_API bool ops_autograd_reduced_dims(const char *op, int ndim, const ops_int_list *dim, bool *flags);
+
 /* An op without a formula ran on inputs requiring grad (with grad mode off): fine
  * when its results cannot carry gradients (integer or bool), else the results are
  * released and the call fails with "the derivative for 'op' is not implemented". */
