@@ -143,6 +143,7 @@ iter_init(ops_iter *it, const char *op, ops_iter_mode mode)
     it->noutputs = 1;
     it->noperands = 0;
     it->owned = 0;
+    it->host_scalars = 0;
     it->result = NULL;
     it->writeback = NULL;
     it->written = NULL;

@@ -49,6 +49,34 @@ OPS_INLINE void ops_st_bf16(ops_bfloat16 *p, float v) { *p = ops_float_to_bfloat
 OPS_INLINE void ops_st_f32(float *p, float v) { *p = v; }
 OPS_INLINE void ops_st_f64(double *p, double v) { *p = v; }
 
+#ifdef __cplusplus
+/* C++ (kernels/cuda/): ops_load(p) / ops_store(p, v), the overloaded spelling of
+ * OPS_LOAD / OPS_STORE, and ops_opmath<T>::type, the opmath type of a scalar_t. */
+OPS_INLINE bool ops_load(const bool *p) { return *p; }
+OPS_INLINE uint8_t ops_load(const uint8_t *p) { return *p; }
+OPS_INLINE int8_t ops_load(const int8_t *p) { return *p; }
+OPS_INLINE int16_t ops_load(const int16_t *p) { return *p; }
+OPS_INLINE int32_t ops_load(const int32_t *p) { return *p; }
+OPS_INLINE int64_t ops_load(const int64_t *p) { return *p; }
+OPS_INLINE float ops_load(const ops_half *p) { return ops_half_to_float(*p); }
+OPS_INLINE float ops_load(const ops_bfloat16 *p) { return ops_bfloat16_to_float(*p); }
+OPS_INLINE float ops_load(const float *p) { return *p; }
+OPS_INLINE double ops_load(const double *p) { return *p; }
+OPS_INLINE void ops_store(bool *p, bool v) { *p = v; }
+OPS_INLINE void ops_store(uint8_t *p, uint8_t v) { *p = v; }
+OPS_INLINE void ops_store(int8_t *p, int8_t v) { *p = v; }
+OPS_INLINE void ops_store(int16_t *p, int16_t v) { *p = v; }
+OPS_INLINE void ops_store(int32_t *p, int32_t v) { *p = v; }
+OPS_INLINE void ops_store(int64_t *p, int64_t v) { *p = v; }
+OPS_INLINE void ops_store(ops_half *p, float v) { *p = ops_float_to_half(v); }
+OPS_INLINE void ops_store(ops_bfloat16 *p, float v) { *p = ops_float_to_bfloat16(v); }
+OPS_INLINE void ops_store(float *p, float v) { *p = v; }
+OPS_INLINE void ops_store(double *p, double v) { *p = v; }
+template <typename T> struct ops_opmath { typedef T type; };
+template <> struct ops_opmath<ops_half> { typedef float type; };
+template <> struct ops_opmath<ops_bfloat16> { typedef float type; };
+#endif
+
 /* OPS_LOAD(p): *p as its opmath type.  p must be a pointer to const scalar_t. */
 #define OPS_LOAD(p)                                                                      \
     _Generic((p), const bool *: ops_ld_bool, const uint8_t *: ops_ld_u8,                 \

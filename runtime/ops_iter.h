@@ -92,6 +92,12 @@ typedef struct ops_iter {
     unsigned owned;
     /* dtype of each operand as the loops see it (data[i] points at this type). */
     ops_dtype dtypes[OPS_ITER_MAX_OPERANDS];
+    /* Operands whose data[] is host memory holding one element (a converted one-element
+     * input in scalar_buf, or a CPU 0-dim tensor taking part in a CUDA op, as PyTorch
+     * allows): bit i for operand i, loop stride 0.  A CUDA kernel passes the value by
+     * argument instead of reading data[i] on the device; CPU kernels ignore the mask
+     * and read data[] as usual. */
+    unsigned host_scalars;
     ops_dtype common_dtype; /* the computation dtype (all inputs but where's condition) */
     ops_dtype result_dtype; /* dtype of operand 0: common, or bool for bool_out */
     ops_device device;

@@ -4,8 +4,7 @@
 #ifndef OPS_CUDA_COMMON_H
 #define OPS_CUDA_COMMON_H
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
+#include "ops_cuda_rt.h"
 
 #include "ops_cuda.h"
 #include "ops_internal.h"
@@ -42,5 +41,24 @@ struct ops_cuda_device_guard {
     ops_cuda_device_guard(const ops_cuda_device_guard &) = delete;
     ops_cuda_device_guard &operator=(const ops_cuda_device_guard &) = delete;
 };
+
+/* The stream ops on cuda:index run on: the device's default (legacy) stream, for
+ * now the only one (the caching allocator assumes it too). */
+static inline cudaStream_t
+ops_cuda_current_stream(int index)
+{
+    (void)index;
+    return 0;
+}
+
+/* After a launch: OPS_ERR_RUNTIME naming op with CUDA's text when the launch failed
+ * (bad configuration, too much shared memory, ...), else OPS_OK. */
+static inline ops_status
+ops_cuda_check_launch(const char *op)
+{
+    const cudaError_t err = cudaGetLastError();
+    return err == cudaSuccess ? OPS_OK : ops_cuda_fail(op, "kernel launch", err);
+}
+#define OPS_CUDA_CHECK_LAUNCH(op)                                                            do {                                                                                         const ops_status ops_launch_st_ = ops_cuda_check_launch(op);                             if (ops_launch_st_ != OPS_OK)                                                                return ops_launch_st_;                                                           } while (0)
 
 #endif /* OPS_CUDA_COMMON_H */
