@@ -1644,7 +1644,7 @@ run_error(const test_case *c)
             s.v[oi[k]] = ops_ivalue_none();
         guarded gs[MAX_RETS];
         const guarded *gp[MAX_RETS];
-        ops_tensor *e[MAX_RETS];
+        ops_tensor *e[MAX_RETS] = {0}; /* GCC -O2 cannot see the loops fill nout of them */
         ops_dtype od[MAX_RETS];
         const bool templates = c->nouts == nout && nout > 0;
         for (int k = 0; k < nout; k++) {
