@@ -119,13 +119,14 @@ launch(const launch_desc &d, Call call, A &&...a)
 
 } // namespace ops_emu
 
-/* The kernel is called through a generic lambda, so template kernels deduce their
+/* The kernel is called through a generic lambda (capturing by copy, so a local
+ * function pointer may name the kernel), so template kernels deduce their
  * arguments as at a <<<>>> launch.  A kernel named with template arguments goes in
  * parentheses or through an alias (its commas would split the macro's arguments). */
 #define OPS_EMU_LAUNCH_(coop, kernel, grid, block, shared_bytes, stream, ...)                                     \
     ::ops_emu::launch(::ops_emu::launch_desc{#kernel, coop, dim3(grid), dim3(block), (size_t)(shared_bytes),       \
                                              (stream)},                                                            \
-                      [](auto &...ops_emu_args_) { kernel(ops_emu_args_...); }, ##__VA_ARGS__)
+                      [=](auto &...ops_emu_args_) { kernel(ops_emu_args_...); }, ##__VA_ARGS__)
 #define OPS_LAUNCH(kernel, grid, block, shared_bytes, stream, ...)                                                 \
     OPS_EMU_LAUNCH_(false, kernel, grid, block, shared_bytes, stream, ##__VA_ARGS__)
 #define OPS_LAUNCH_COOP(kernel, grid, block, shared_bytes, stream, ...)                                            \
