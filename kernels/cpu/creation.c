@@ -22,6 +22,7 @@
 
 #include "kernels/creation_backend.h"
 #include "kernels/creation_math.h"
+#include "ops_convert.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
@@ -214,9 +215,15 @@ fill_values(const char *op, ops_tensor *t, ops_scalar value)
 }
 
 ops_status
+ops_check_fill_value(const char *op, ops_scalar value, ops_dtype dt)
+{
+    return check_fits(op, "value", value, dt);
+}
+
+ops_status
 fill_cpu_(ops_tensor *self, ops_scalar value)
 {
-    const ops_status st = check_fits("fill_", "value", value, self->dtype);
+    const ops_status st = ops_check_fill_value("fill_", value, self->dtype);
     return st != OPS_OK ? st : fill_values("fill_", self, value);
 }
 
