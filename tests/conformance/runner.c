@@ -975,15 +975,16 @@ to_device(const ops_tensor *t, int layout, ops_status *st)
     return *st == OPS_OK ? d : NULL;
 }
 
-/* args with every tensor (and Tensor[] element) copied to cuda:0 and every Device
- * argument made cuda:0; false with *st set when a copy failed. */
+/* op's args with every tensor (and Tensor[] element) copied to cuda:0 and every
+ * Device argument, given or left to its default, made cuda:0; false with *st set
+ * when a copy failed. */
 static bool
-device_args(int nargs, const ops_ivalue *args, int layout, ops_ivalue *dargs, ops_status *st)
+device_args(const ops_op_info *op, const ops_ivalue *args, int layout, ops_ivalue *dargs, ops_status *st)
 {
     *st = OPS_OK;
-    for (int a = 0; a < nargs && *st == OPS_OK; a++) {
+    for (int a = 0; a < op->num_args && *st == OPS_OK; a++) {
         dargs[a] = args[a];
-        if (args[a].tag == OPS_IVALUE_DEVICE) {
+        if (args[a].tag == OPS_IVALUE_DEVICE || strncmp(op->args[a].type, "Device", 6) == 0) {
             dargs[a] = ops_ivalue_device(OPS_DEVICE_CUDA(0));
         } else if (args[a].tag == OPS_IVALUE_TENSOR_LIST) {
             const ops_tensor_list l = args[a].v.tensor_list;
@@ -1089,7 +1090,7 @@ cuda_out(const test_case *c, const result *cpu)
     map_args(c, op, base);
     for (int k = 0; k < nout; k++)
         base[oi[k]] = ops_ivalue_none();
-    if (!device_args(op->num_args, base, DEV_CONTIGUOUS, dargs, &st))
+    if (!device_args(op, base, DEV_CONTIGUOUS, dargs, &st))
         FAIL(c, op, base, "cuda:0 out=", "copy to cuda:0 failed: %s", ops_last_error());
     for (int k = 0; k < nout; k++) {
         ops_tensor *o = ops_tensor_new("conformance", 1, (int64_t[]){0}, NULL, ops_tensor_dtype(c->ret[k].t),
@@ -1115,7 +1116,7 @@ cuda_inplace(const test_case *c, const result *cpu)
     ops_ivalue base[MAX_ARGS], dargs[MAX_ARGS];
     ops_status st;
     map_args(c, op, base);
-    if (!device_args(op->num_args, base, DEV_CONTIGUOUS, dargs, &st))
+    if (!device_args(op, base, DEV_CONTIGUOUS, dargs, &st))
         FAIL(c, op, base, "cuda:0 in-place", "copy to cuda:0 failed: %s", ops_last_error());
     cuda_run(c, op, dargs, "cuda:0 in-place", cpu);
 }
@@ -1146,7 +1147,7 @@ cuda_written_check(const test_case *c)
     result *cpu = call_all(op, args, &st);
     if (cpu == NULL)
         FAIL(c, op, args, "cuda:0 (the cpu run)", "failed: %s", ops_last_error());
-    if (!device_args(c->nargs, c->args, DEV_CONTIGUOUS, dargs, &st))
+    if (!device_args(op, c->args, DEV_CONTIGUOUS, dargs, &st))
         FAIL(c, op, c->args, "cuda:0", "copy to cuda:0 failed: %s", ops_last_error());
     if (op->kind == OPS_KIND_OUT) {
         ops_tensor *o = ops_tensor_new("conformance", 1, (int64_t[]){0}, NULL, ops_tensor_dtype(given),
@@ -1179,7 +1180,7 @@ cuda_check(const test_case *c, const ops_ivalue *args, const result *cpu_result)
         const long missing = counts.cuda_skipped;
         for (int layout = DEV_CONTIGUOUS; layout <= (matrix ? DEV_TRANSPOSED : DEV_CONTIGUOUS); layout++) {
             const char *variant = layout == DEV_CONTIGUOUS ? "cuda:0" : "cuda:0, transposed inputs";
-            if (!device_args(op->num_args, args, layout, dargs, &st))
+            if (!device_args(op, args, layout, dargs, &st))
                 FAIL(c, op, args, variant, "copy to cuda:0 failed: %s", ops_last_error());
             cuda_run(c, op, dargs, variant, cpu_result);
             if (counts.cuda_skipped != missing)
@@ -1211,7 +1212,7 @@ cuda_error(const test_case *c)
         return;
     ops_ivalue dargs[MAX_ARGS];
     ops_status st;
-    if (!device_args(op->num_args, c->args, DEV_CONTIGUOUS, dargs, &st))
+    if (!device_args(op, c->args, DEV_CONTIGUOUS, dargs, &st))
         FAIL(c, op, c->args, "cuda:0, expected error", "copy to cuda:0 failed: %s", ops_last_error());
     result *r = call_all(op, dargs, &st);
     if (st == OPS_OK) {
@@ -1947,7 +1948,7 @@ cuda_grad_check(const test_case *c, const grad_call *g, ops_tensor *const *input
     /* the same on the device: every argument copied, inputs made leaves there */
     grad_call gdev = *g;
     const bool prev = ops_set_grad_enabled(false);
-    bool ok = device_args(g->nargs, g->args, DEV_CONTIGUOUS, gdev.args, &st);
+    bool ok = device_args(g->op, g->args, DEV_CONTIGUOUS, gdev.args, &st);
     for (int i = 0; ok && i < g->ninputs; i++) {
         if (inputs[i] == NULL)
             continue;
