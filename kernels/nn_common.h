@@ -189,9 +189,6 @@ typedef struct {
 } ops_pool_geom;
 
 #ifdef OPS_WITH_CUDA
-/* dst = src converted, between any two devices (one of them CUDA, or the same one). */
-ops_status ops_nn_copy_any(const char *op, ops_tensor *dst, const ops_tensor *src);
-
 /* The CUDA cores.  Pointers are device memory of the tensors' device (cuda:dev),
  * contiguous, in the compute dtype cd (OPS_FLOAT32 or OPS_FLOAT64) unless said
  * otherwise; arrays named *_host are host memory.  Each returns OPS_OK or the error
@@ -245,9 +242,10 @@ ops_status ops_nn_cuda_nll(const char *op, int dev, int64_t N, int64_t C, int64_
                            const int64_t *tgt, const double *w, int64_t ignore_index, double *l, double *wt);
 /* In place log_softmax over C of x (N x C x S). */
 ops_status ops_nn_cuda_log_softmax(const char *op, int dev, int64_t N, int64_t C, int64_t S, double *x);
-/* smooth = label-smoothing terms (0 at ignored targets); then, when mix, nll = a * nll + k * smooth. */
+/* smooth = cross_entropy's label-smoothing terms (0 at ignored targets). */
 ops_status ops_nn_cuda_ce_smooth(const char *op, int dev, int64_t N, int64_t C, int64_t S, const double *lp,
                                  const int64_t *tgt, const double *w, int64_t ignore_index, double *smooth);
+/* y = a * y + b * x over n doubles (mixing the nll and smoothing terms). */
 ops_status ops_nn_cuda_axpby(const char *op, int dev, double *y, const double *x, int64_t n, double a, double b);
 /* l = class-probability cross entropy per position. */
 ops_status ops_nn_cuda_ce_prob(const char *op, int dev, int64_t N, int64_t C, int64_t S, const double *lp,

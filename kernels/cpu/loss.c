@@ -104,19 +104,11 @@ loss_scalar(const char *op, const ops_tensor *like, double v, ops_dtype rd)
     if (h == NULL)
         return NULL;
     *(double *)ops_tensor_data_ptr(h) = v;
-#ifdef OPS_WITH_CUDA
-    if (ops_nn_on_cuda(like)) {
-        if ((r = ops_tensor_new(op, 0, NULL, NULL, rd, ops_tensor_device(like))) != NULL &&
-            ops_nn_copy_any(op, r, h) != OPS_OK) {
-            ops_tensor_release(r);
-            r = NULL;
-        }
-        ops_tensor_release(h);
-        return r;
+    if ((r = ops_tensor_new(op, 0, NULL, NULL, rd, ops_tensor_device(like))) != NULL &&
+        ops_copy_values(op, r, h) != OPS_OK) {
+        ops_tensor_release(r);
+        r = NULL;
     }
-#endif
-    (void)like;
-    r = loss_copy(op, h, 0, NULL, rd);
     ops_tensor_release(h);
     return r;
 }

@@ -117,7 +117,8 @@ pool_indices_scatter(const char *op, const ops_tensor *grad_output, const ops_te
                  (long long)bad_ix, (long long)ihw);
         goto done;
     }
-    if ((res = ops_zeros((ops_int_list){self->sizes, self->ndim}, acc, dev)) == NULL)
+    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc, dev)) == NULL ||
+        ops_fill_(res, OPS_SCALAR_FLOAT(0.0)) != OPS_OK)
         goto done;
 #ifdef OPS_WITH_CUDA
     if (dev.type == OPS_CUDA) {

@@ -36,14 +36,14 @@
 
 /* ---- shared pieces ---------------------------------------------------------------- */
 
-/* t as a contiguous tensor of dtype dt: a new reference to t when it already is one,
- * else a converted copy.  NULL with the error set on failure. */
+/* t as a contiguous tensor of dtype dt on device dev: a new reference to t when it
+ * already is one, else a converted copy.  NULL with the error set on failure. */
 static ops_tensor *
-nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
+nrm_contig_on(const char *op, const ops_tensor *t, ops_dtype dt, ops_device dev)
 {
-    if (t->dtype == dt && ops_tensor_is_contiguous(t))
+    if (t->dtype == dt && ops_tensor_is_contiguous(t) && ops_device_equal(ops_tensor_device(t), dev))
         return ops_tensor_retain(t);
-    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, ops_tensor_device(t));
+    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, dev);
     if (c == NULL)
         return NULL;
     if (ops_copy_values(op, c, t) != OPS_OK) {
@@ -51,6 +51,13 @@ nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
         return NULL;
     }
     return c;
+}
+
+/* The same on t's own device. */
+static ops_tensor *
+nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
+{
+    return nrm_contig_on(op, t, dt, ops_tensor_device(t));
 }
 
 /* t (owned, contiguous) converted to dtype dt: t itself when it has dt, else a new
@@ -85,10 +92,10 @@ nrm_compute_dtype(const char *op, const ops_tensor *input, ops_dtype *cd)
     return OPS_OK;
 }
 
-/* An optional parameter as a contiguous cd tensor (NULL stays NULL).  Returns false
- * on failure. */
+/* An optional parameter as a contiguous cd tensor on device dev (NULL stays NULL).
+ * Returns false on failure. */
 static bool
-nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_tensor **out)
+nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_device dev, ops_tensor **out)
 {
     *out = NULL;
     if (t == NULL)
@@ -97,7 +104,7 @@ nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_tensor **out)
         ops_fail_dtype(op, t->dtype, OPS_MASK_FLOATING);
         return false;
     }
-    return (*out = nrm_contig(op, t, cd)) != NULL;
+    return (*out = nrm_contig_on(op, t, cd, dev)) != NULL;
 }
 
 static const void *
@@ -188,40 +195,17 @@ nrm_store_strided(ops_tensor *t, const double *v, int64_t n)
 static ops_status
 nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
 {
-#ifdef OPS_WITH_CUDA
     if (ops_nn_on_cuda(t)) { /* staged in host memory, converted by the copy */
         ops_tensor *h = ops_tensor_new(op, t->ndim, t->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
         if (h == NULL)
             return ops_last_status();
         memcpy(ops_tensor_data_ptr(h), v, (size_t)n * sizeof(double));
-        const ops_status st = ops_nn_copy_any(op, t, h);
+        const ops_status st = ops_copy_values(op, t, h);
         ops_tensor_release(h);
         return st;
     }
-#else
-    (void)op;
-#endif
     nrm_store_strided(t, v, n);
     return OPS_OK;
-}
-
-/* An optional parameter (any device) as a contiguous float64 tensor in host memory
- * (NULL stays NULL): batch_norm's running statistics, combined on the host.  Returns
- * false on failure. */
-static bool
-nrm_host_f64(const char *op, const ops_tensor *t, ops_tensor **out)
-{
-#ifdef OPS_WITH_CUDA
-    if (ops_nn_on_cuda(t)) {
-        *out = ops_tensor_new(op, t->ndim, t->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
-        if (*out != NULL && ops_nn_copy_any(op, *out, t) != OPS_OK) {
-            ops_tensor_release(*out);
-            *out = NULL;
-        }
-        return *out != NULL;
-    }
-#endif
-    return nrm_param(op, t, OPS_FLOAT64, out);
 }
 
 /* ---- layer_norm ----------------------------------------------------------------------- */
@@ -295,7 +279,8 @@ ln_impl(const char *op, const ops_tensor *input, ops_int_list ns, const ops_tens
     int64_t sshape[OPS_MAX_DIMS];
     for (int d = 0; d < input->ndim; d++)
         sshape[d] = d < axis ? input->sizes[d] : 1;
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &bb) ||
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
+        !nrm_param(op, bias, cd, dev, &bb) ||
         (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL ||
         (mean != NULL && ((mu = ops_tensor_new(op, input->ndim, sshape, NULL, cd, dev)) == NULL ||
                           (rs = ops_tensor_new(op, input->ndim, sshape, NULL, cd, dev)) == NULL))) {
@@ -455,8 +440,11 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
     const ops_device dev = ops_tensor_device(input);
     double *stats = NULL;
     const int64_t zero = 0;
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &b) ||
-        !nrm_host_f64(op, running_mean, &rm) || !nrm_host_f64(op, running_var, &rv) ||
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
+        !nrm_param(op, bias, cd, dev, &b) ||
+        /* the running statistics in host memory: combined here */
+        !nrm_param(op, running_mean, OPS_FLOAT64, OPS_DEVICE_CPU, &rm) ||
+        !nrm_param(op, running_var, OPS_FLOAT64, OPS_DEVICE_CPU, &rv) ||
         (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL) {
         st = ops_last_status();
         goto done;
@@ -637,7 +625,8 @@ gn_impl(const char *op, const ops_tensor *input, int64_t N, int64_t C, int64_t S
     ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
     const ops_device dev = ops_tensor_device(input);
     const int64_t sshape[2] = {N, G};
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &bb) ||
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
+        !nrm_param(op, bias, cd, dev, &bb) ||
         (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL ||
         (mean != NULL && ((mu = ops_tensor_new(op, 2, sshape, NULL, cd, dev)) == NULL ||
                           (rs = ops_tensor_new(op, 2, sshape, NULL, cd, dev)) == NULL))) {

@@ -1,14 +1,16 @@
 /* Other neural-network ops (CUDA): one_hot, pad (constant, reflect, replicate,
  * circular), upsample_nearest1d/2d, upsample_linear1d, upsample_bilinear2d,
- * pixel_shuffle, pixel_unshuffle (with their out= forms).
+ * pixel_shuffle, pixel_unshuffle, glu, prelu (with their out= forms).
  *
  * The entry points call the CPU file's device-generic drivers (kernels/cpu/nn.c):
  * they check the arguments and build the host tables (pad's and upsample_nearest's
  * per-dim input offsets; the linear interpolation's source indices and weights, by
  * PyTorch's arithmetic), which the cores below upload and use one thread per output
  * element.  pixel_shuffle is a strided view copied contiguous (the copy kernel);
- * one_hot reads its class range back from a min/max kernel before it allocates. */
+ * one_hot reads its class range back from a min/max kernel before it allocates;
+ * glu and prelu run their binary iterator through the CUDA elementwise launcher. */
 #include "nn_cuda.cuh"
+#include "ops_cuda_loops.cuh"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
@@ -197,6 +199,21 @@ ops_nn_cuda_one_hot(const char *op, int dev, const int64_t *x, int64_t n, int64_
     return OPS_OK;
 }
 
+/* ---- glu and prelu: the binary iterator's CUDA launcher ------------------------------ */
+
+extern "C" ops_status
+ops_nn_cuda_binary(ops_iter *it, bool glu)
+{
+    OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
+        if (glu)
+            return ops_cuda_elementwise<scalar_t, scalar_t, scalar_t>(
+                it, [] __host__ __device__(opmath_t x, opmath_t y) -> opmath_t { return x * ops_math_sigmoid(y); });
+        return ops_cuda_elementwise<scalar_t, scalar_t, scalar_t>(
+            it, [] __host__ __device__(opmath_t x, opmath_t y) -> opmath_t { return OPS_NN_PRELU(x, y); });
+    });
+    return OPS_OK;
+}
+
 /* ---- entry points: the CPU file's device-generic drivers, on the inputs' device ---- */
 
 extern "C" ops_tensor *
@@ -300,4 +317,25 @@ pixel_unshuffle_out_cuda(const ops_tensor *self, int64_t downscale_factor, ops_t
 {
     ops_cuda_device_guard g(self->storage->device.index);
     return pixel_unshuffle_out_cpu(self, downscale_factor, out);
+}
+
+extern "C" ops_tensor *
+glu_cuda(const ops_tensor *self, int64_t dim)
+{
+    ops_cuda_device_guard g(self->storage->device.index);
+    return glu_cpu(self, dim);
+}
+
+extern "C" ops_status
+glu_out_cuda(const ops_tensor *self, int64_t dim, ops_tensor *out)
+{
+    ops_cuda_device_guard g(self->storage->device.index);
+    return glu_out_cpu(self, dim, out);
+}
+
+extern "C" ops_tensor *
+prelu_cuda(const ops_tensor *self, const ops_tensor *weight)
+{
+    ops_cuda_device_guard g(self->storage->device.index);
+    return prelu_cpu(self, weight);
 }

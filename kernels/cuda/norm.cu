@@ -308,19 +308,6 @@ ops_nn_cuda_embedding(const char *op, int dev, const void *wbase, int64_t ws0, i
     return OPS_OK;
 }
 
-/* ---- copies between devices --------------------------------------------------------- */
-
-extern "C" ops_status
-ops_nn_copy_any(const char *op, ops_tensor *dst, const ops_tensor *src)
-{
-    const ops_device a = dst->storage->device, b = src->storage->device;
-    if (a.type == OPS_CPU && b.type == OPS_CPU)
-        return ops_copy_values(op, dst, src);
-    if (ops_device_equal(a, b))
-        return ops_cuda_copy_same_device(op, dst, src);
-    return ops_cuda_copy_across(op, dst, src, false);
-}
-
 /* ---- entry points: the CPU file's device-generic drivers, on the inputs' device ---- */
 
 extern "C" ops_tensor *
