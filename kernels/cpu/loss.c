@@ -9,11 +9,17 @@
  * normalizations are, and double throughout makes the mean of a float16 loss and the
  * log-probabilities of cross_entropy as exact as their float32 references.  All
  * checks (shapes, dtypes, value ranges, target indices) run before the result is
- * written; out= forms compute the result first and copy it into out. */
+ * written; out= forms compute the result first and copy it into out.
+ *
+ * The drivers are device-generic (kernels/nn_common.h): on CUDA tensors the float64
+ * buffers live on the device, the loops are kernels/cuda/loss.cu's kernels over the
+ * same per-element formulas, sums are read back, and target indices are checked by
+ * a kernel whose first bad target is read back before anything is written. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
+#include "kernels/nn_common.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
@@ -47,13 +53,13 @@ loss_dtype(const char *op, int n, const ops_tensor *const *ts, ops_dtype *rd)
     return OPS_OK;
 }
 
-/* t broadcast to shape as a new contiguous tensor of dtype dt, or NULL with the
- * error set ("output with shape ... doesn't match the broadcast shape" when t does
- * not broadcast to it). */
+/* t broadcast to shape as a new contiguous tensor of dtype dt on t's device, or NULL
+ * with the error set ("output with shape ... doesn't match the broadcast shape" when
+ * t does not broadcast to it). */
 static ops_tensor *
 loss_copy(const char *op, const ops_tensor *t, int nd, const int64_t *shape, ops_dtype dt)
 {
-    ops_tensor *c = ops_tensor_new(op, nd, shape, NULL, dt, OPS_DEVICE_CPU);
+    ops_tensor *c = ops_tensor_new(op, nd, shape, NULL, dt, ops_tensor_device(t));
     if (c == NULL)
         return NULL;
     if (ops_copy_values(op, c, t) != OPS_OK) {
@@ -63,39 +69,84 @@ loss_copy(const char *op, const ops_tensor *t, int nd, const int64_t *shape, ops
     return c;
 }
 
+/* The float64 data of a loss buffer (device memory for a CUDA tensor). */
 static double *
 loss_data(const ops_tensor *t)
 {
-    return (double *)ops_tensor_data_ptr(t);
+    return t != NULL ? (double *)ops_tensor_data_ptr(t) : NULL;
 }
 
-/* A new tensor of dtype rd and shape (nd, shape) holding the n doubles at v. */
-static ops_tensor *
-loss_from_doubles(const char *op, int nd, const int64_t *shape, const double *v, ops_dtype rd)
+#ifdef OPS_WITH_CUDA
+/* The CUDA device index of t, or -1 for a CPU tensor. */
+static int
+loss_cuda(const ops_tensor *t)
 {
-    ops_tensor *r = ops_tensor_new(op, nd, shape, NULL, rd, OPS_DEVICE_CPU);
-    if (r == NULL)
+    return ops_nn_on_cuda(t) ? t->storage->device.index : -1;
+}
+#endif
+
+/* A new tensor of dtype rd and shape (nd, shape) holding the elements of the float64
+ * buffer buf from element off on (buf's device). */
+static ops_tensor *
+loss_from_buffer(const char *op, const ops_tensor *buf, int64_t off, int nd, const int64_t *shape, ops_dtype rd)
+{
+    int64_t strides[OPS_MAX_DIMS];
+    ops_contiguous_strides(nd, shape, strides);
+    ops_tensor v = ops_borrowed_view(buf, nd, shape, strides, buf->offset + off);
+    return loss_copy(op, &v, nd, shape, rd);
+}
+
+/* A new 0-dim tensor of dtype rd on the device of like holding v. */
+static ops_tensor *
+loss_scalar(const char *op, const ops_tensor *like, double v, ops_dtype rd)
+{
+    ops_tensor *h = ops_tensor_new(op, 0, NULL, NULL, OPS_FLOAT64, OPS_DEVICE_CPU), *r = NULL;
+    if (h == NULL)
         return NULL;
-    ops_convert_run(rd, (char *)ops_tensor_data_ptr(r), (int64_t)ops_dtype_itemsize(rd), OPS_FLOAT64,
-                    (const char *)v, (int64_t)sizeof(double), ops_shape_numel(nd, shape));
+    *(double *)ops_tensor_data_ptr(h) = v;
+    if ((r = ops_tensor_new(op, 0, NULL, NULL, rd, ops_tensor_device(like))) != NULL &&
+        ops_copy_values(op, r, h) != OPS_OK) {
+        ops_tensor_release(r);
+        r = NULL;
+    }
+    ops_tensor_release(h);
     return r;
 }
 
-/* The per-element losses l (n doubles, shape (nd, shape)) reduced: the elements
- * themselves (none), their sum, or their sum over denom (mean; denom is the count of
- * elements, or the total weight for nll_loss).  A new tensor of dtype rd. */
+/* *s = the sum of the n doubles of buf from element off on. */
+static ops_status
+loss_sum(const char *op, const ops_tensor *buf, int64_t off, int64_t n, double *s)
+{
+    const double *l = loss_data(buf) + off;
+#ifdef OPS_WITH_CUDA
+    if (loss_cuda(buf) >= 0)
+        return ops_nn_cuda_sum(op, loss_cuda(buf), l, n, s);
+#else
+    (void)op;
+#endif
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++)
+        acc += l[i];
+    *s = acc;
+    return OPS_OK;
+}
+
+/* The per-element losses (n doubles of buf from element off on, shape (nd, shape))
+ * reduced: the elements themselves (none), their sum, or their sum over denom (mean;
+ * denom is the count of elements, or the total weight for nll_loss).  A new tensor of
+ * dtype rd on buf's device. */
 static ops_tensor *
-loss_reduce(const char *op, int64_t reduction, int nd, const int64_t *shape, const double *l, int64_t n,
-            double denom, ops_dtype rd)
+loss_reduce(const char *op, int64_t reduction, int nd, const int64_t *shape, const ops_tensor *buf, int64_t off,
+            int64_t n, double denom, ops_dtype rd)
 {
     if (reduction == LOSS_NONE)
-        return loss_from_doubles(op, nd, shape, l, rd);
-    double s = 0;
-    for (int64_t i = 0; i < n; i++)
-        s += l[i];
+        return loss_from_buffer(op, buf, off, nd, shape, rd);
+    double s;
+    if (loss_sum(op, buf, off, n, &s) != OPS_OK)
+        return NULL;
     if (reduction == LOSS_MEAN)
         s /= denom;
-    return loss_from_doubles(op, 0, NULL, &s, rd);
+    return loss_scalar(op, buf, s, rd);
 }
 
 /* The last step: r (a new reference or NULL) into out, or handed to the caller. */
@@ -139,26 +190,19 @@ pointwise_loss(const char *op, pw_kind kind, const ops_tensor *self, const ops_t
         goto done;
     }
     const int64_t n = ops_shape_numel(nd, shape);
-    double *x = loss_data(a);
+    double *x = loss_data(a); /* the losses, into a's buffer */
     const double *y = loss_data(b);
-    for (int64_t i = 0; i < n; i++) { /* the losses, into a's buffer */
-        const double d = x[i] - y[i], ad = fabs(d);
-        switch (kind) {
-        case PW_MSE:
-            x[i] = d * d;
-            break;
-        case PW_L1:
-            x[i] = ad;
-            break;
-        case PW_SMOOTH_L1: /* beta 0 is l1 */
-            x[i] = ad < param ? 0.5 * d * d / param : ad - 0.5 * param;
-            break;
-        case PW_HUBER:
-            x[i] = ad < param ? 0.5 * d * d : param * (ad - 0.5 * param);
-            break;
-        }
-    }
-    r = loss_reduce(op, reduction, nd, shape, x, n, (double)n, rd);
+    const int k = kind == PW_MSE ? OPS_NN_PW_MSE : kind == PW_L1 ? OPS_NN_PW_L1
+                  : kind == PW_SMOOTH_L1 ? OPS_NN_PW_SMOOTH_L1 : OPS_NN_PW_HUBER;
+#ifdef OPS_WITH_CUDA
+    if (loss_cuda(a) >= 0) {
+        if ((st = ops_nn_cuda_pointwise_loss(op, loss_cuda(a), k, x, y, n, param)) != OPS_OK)
+            goto done;
+    } else
+#endif
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ops_nn_pointwise_loss(k, x[i], y[i], param);
+    r = loss_reduce(op, reduction, nd, shape, a, 0, n, (double)n, rd);
     st = loss_finish(op, r, out, result);
 done:
     ops_tensor_release(a);
@@ -252,20 +296,25 @@ bce_impl(const ops_tensor *self, const ops_tensor *target, const ops_tensor *wei
     }
     const int64_t n = ops_shape_numel(nd, shape);
     double *x = loss_data(a);
-    const double *y = loss_data(b);
-    for (int64_t i = 0; i < n; i++) {
-        if (!(x[i] >= 0 && x[i] <= 1)) {
-            st = ops_fail(OPS_ERR_VALUE, "%s: all elements of input should be between 0 and 1", op);
+    const double *y = loss_data(b), *wd = loss_data(w);
+    bool bad = false;
+#ifdef OPS_WITH_CUDA
+    if (loss_cuda(a) >= 0) {
+        if ((st = ops_nn_cuda_bce(op, loss_cuda(a), x, y, wd, n, &bad)) != OPS_OK)
             goto done;
-        }
+    } else
+#endif
+    {
+        for (int64_t i = 0; i < n && !bad; i++)
+            bad = !(x[i] >= 0 && x[i] <= 1);
+        for (int64_t i = 0; i < n && !bad; i++)
+            x[i] = ops_nn_bce(x[i], y[i]) * (wd != NULL ? wd[i] : 1.0);
     }
-    for (int64_t i = 0; i < n; i++) {
-        const double lx = fmax(log(x[i]), -100.0), l1x = fmax(log1p(-x[i]), -100.0);
-        x[i] = (y[i] - 1) * l1x - y[i] * lx;
-        if (w != NULL)
-            x[i] *= loss_data(w)[i];
+    if (bad) {
+        st = ops_fail(OPS_ERR_VALUE, "%s: all elements of input should be between 0 and 1", op);
+        goto done;
     }
-    r = loss_reduce(op, reduction, nd, shape, x, n, (double)n, rd);
+    r = loss_reduce(op, reduction, nd, shape, a, 0, n, (double)n, rd);
     st = loss_finish(op, r, out, result);
 done:
     ops_tensor_release(a);
@@ -316,17 +365,16 @@ binary_cross_entropy_with_logits_cpu(const ops_tensor *self, const ops_tensor *t
     }
     const int64_t n = ops_shape_numel(nd, shape);
     double *x = loss_data(c[0]);
-    const double *t = loss_data(c[1]);
-    for (int64_t i = 0; i < n; i++) {
-        /* log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), stable for large |x| */
-        const double ls = fmin(x[i], 0.0) - log1p(exp(-fabs(x[i])));
-        const double lw = c[3] != NULL ? 1 + (loss_data(c[3])[i] - 1) * t[i] : 1.0;
-        double l = (1 - t[i]) * x[i] - lw * ls;
-        if (c[2] != NULL)
-            l *= loss_data(c[2])[i];
-        x[i] = l;
-    }
-    r = loss_reduce(op, reduction, nd, shape, x, n, (double)n, rd);
+    const double *t = loss_data(c[1]), *w = loss_data(c[2]), *pw = loss_data(c[3]);
+#ifdef OPS_WITH_CUDA
+    if (loss_cuda(c[0]) >= 0) {
+        if (ops_nn_cuda_bce_logits(op, loss_cuda(c[0]), x, t, w, pw, n) != OPS_OK)
+            goto done;
+    } else
+#endif
+    for (int64_t i = 0; i < n; i++)
+        x[i] = ops_nn_bce_logits(x[i], t[i], pw != NULL ? 1 + (pw[i] - 1) * t[i] : 1.0) * (w != NULL ? w[i] : 1.0);
+    r = loss_reduce(op, reduction, nd, shape, c[0], 0, n, (double)n, rd);
 done:
     for (int k = 0; k < 4; k++)
         ops_tensor_release(c[k]);
@@ -430,50 +478,69 @@ cls_check_weight(const char *op, const ops_tensor *weight, int64_t C)
     return OPS_OK;
 }
 
-/* The nll terms of log-probabilities lp (N x C x S doubles): l[i] = -w[t] lp[n, t, s]
- * for each target position i = n * S + s (0 where t is ignore_index), and the total
- * weight of the targets that count.  Fails on a target outside [0, C). */
+/* The nll terms of the log-probabilities in x (N x C x S doubles) for the targets in
+ * t (int64): l[off + i] = -w[t] lp[n, t, s] for each target position i = n * S + s
+ * (0 where t is ignore_index), l being the doubles of lt, and the total weight of the
+ * targets that count.  Fails on the first target outside [0, C) before anything is
+ * computed (on CUDA a checking kernel finds it). */
 static ops_status
-cls_nll(const char *op, const cls_geom *g, const double *lp, const int64_t *tgt, const double *w,
-        int64_t ignore_index, double *l, double *total_weight)
+cls_nll(const char *op, const cls_geom *g, const ops_tensor *x, const ops_tensor *t, const ops_tensor *w,
+        int64_t ignore_index, const ops_tensor *lt, double *total_weight)
 {
+    const int64_t nt = g->N * g->S, *tgt = (const int64_t *)ops_tensor_data_ptr(t);
+    const double *lp = loss_data(x), *wd = loss_data(w);
+    double *l = loss_data(lt);
+    bool bad = false;
+    int64_t bad_t = 0;
+    ops_status st = OPS_OK;
+#ifdef OPS_WITH_CUDA
+    const int dev = loss_cuda(x);
+    if (dev >= 0) {
+        if ((st = ops_nn_cuda_first_out_of_range_skip(op, dev, tgt, nt, g->C, ignore_index, &bad, &bad_t)) != OPS_OK)
+            return st;
+        if (bad)
+            return ops_fail(OPS_ERR_INDEX, "%s: Target %" PRId64 " is out of bounds.", op, bad_t);
+        /* the targets' weights into a scratch buffer, summed there */
+        ops_tensor *wt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, ops_tensor_device(x));
+        if (wt == NULL)
+            return ops_last_status();
+        if ((st = ops_nn_cuda_nll(op, dev, g->N, g->C, g->S, lp, tgt, wd, ignore_index, l, loss_data(wt))) == OPS_OK)
+            st = loss_sum(op, wt, 0, nt, total_weight);
+        ops_tensor_release(wt);
+        return st;
+    }
+#endif
+    for (int64_t i = 0; i < nt && !bad; i++) {
+        bad = tgt[i] != ignore_index && (tgt[i] < 0 || tgt[i] >= g->C);
+        bad_t = tgt[i];
+    }
+    if (bad)
+        return ops_fail(OPS_ERR_INDEX, "%s: Target %" PRId64 " is out of bounds.", op, bad_t);
     double tw = 0;
-    for (int64_t n = 0; n < g->N; n++) {
-        for (int64_t s = 0; s < g->S; s++) {
-            const int64_t i = n * g->S + s, t = tgt[i];
-            if (t == ignore_index) {
-                l[i] = 0;
-                continue;
-            }
-            if (t < 0 || t >= g->C)
-                return ops_fail(OPS_ERR_INDEX, "%s: Target %" PRId64 " is out of bounds.", op, t);
-            const double wt = w != NULL ? w[t] : 1.0;
-            l[i] = -wt * lp[(n * g->C + t) * g->S + s];
-            tw += wt;
-        }
+    for (int64_t i = 0; i < nt; i++) {
+        double wt;
+        l[i] = ops_nn_nll_term(lp + (i / g->S) * g->C * g->S + i % g->S, tgt[i], wd, g->S, ignore_index, &wt);
+        tw += wt;
     }
     *total_weight = tw;
-    return OPS_OK;
+    return st;
 }
 
-/* In place: x (N x C x S) becomes log_softmax over C. */
-static void
-cls_log_softmax(const cls_geom *g, double *x)
+/* In place: x (N x C x S doubles) becomes log_softmax over C. */
+static ops_status
+cls_log_softmax(const char *op, const cls_geom *g, const ops_tensor *x)
 {
-    for (int64_t n = 0; n < g->N; n++) {
-        for (int64_t s = 0; s < g->S; s++) {
-            double *p = x + n * g->C * g->S + s;
-            double m = -INFINITY;
-            for (int64_t c = 0; c < g->C; c++)
-                m = p[c * g->S] > m || isnan(p[c * g->S]) ? p[c * g->S] : m;
-            double sum = 0;
-            for (int64_t c = 0; c < g->C; c++)
-                sum += exp(p[c * g->S] - m);
-            const double ls = m + log(sum);
-            for (int64_t c = 0; c < g->C; c++)
-                p[c * g->S] -= ls;
-        }
-    }
+    double *p = loss_data(x);
+#ifdef OPS_WITH_CUDA
+    if (loss_cuda(x) >= 0)
+        return ops_nn_cuda_log_softmax(op, loss_cuda(x), g->N, g->C, g->S, p);
+#else
+    (void)op;
+#endif
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t s = 0; s < g->S; s++)
+            ops_nn_log_softmax_pos(p + n * g->C * g->S + s, g->C, g->S);
+    return OPS_OK;
 }
 
 /* nll_loss, nll_loss2d and nll_loss_nd (rules tells which). */
@@ -493,15 +560,14 @@ nll_impl(const char *op, cls_rules rules, const ops_tensor *self, const ops_tens
     if ((x = loss_copy(op, self, self->ndim, self->sizes, OPS_FLOAT64)) == NULL ||
         (t = loss_copy(op, target, target->ndim, target->sizes, OPS_INT64)) == NULL ||
         (weight != NULL && (w = loss_copy(op, weight, 1, weight->sizes, OPS_FLOAT64)) == NULL) ||
-        (lt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, OPS_DEVICE_CPU)) == NULL) {
+        (lt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, ops_tensor_device(self))) == NULL) {
         st = ops_last_status();
         goto done;
     }
     double tw;
-    if ((st = cls_nll(op, &g, loss_data(x), (const int64_t *)ops_tensor_data_ptr(t), w ? loss_data(w) : NULL,
-                      ignore_index, loss_data(lt), &tw)) != OPS_OK)
+    if ((st = cls_nll(op, &g, x, t, w, ignore_index, lt, &tw)) != OPS_OK)
         goto done;
-    r = loss_reduce(op, reduction, g.tnd, g.tshape, loss_data(lt), nt, tw, rd);
+    r = loss_reduce(op, reduction, g.tnd, g.tshape, lt, 0, nt, tw, rd);
     st = loss_finish(op, r, out, result);
 done:
     ops_tensor_release(lt);
@@ -552,80 +618,86 @@ nll_loss_nd_cpu(const ops_tensor *self, const ops_tensor *target, const ops_tens
     return r;
 }
 
-/* cross_entropy with class-index targets: nll of log_softmax, mixed with the
- * label-smoothing term -sum_c w[c] lp[c] (0 at ignored targets) as PyTorch does. */
+/* cross_entropy with class-index targets t: nll of the log-probabilities x, mixed
+ * with the label-smoothing term -sum_c w[c] lp[c] (0 at ignored targets) as PyTorch
+ * does. */
 static ops_tensor *
-ce_index(const char *op, const cls_geom *g, double *lp, const int64_t *tgt, const double *w, int64_t reduction,
-         int64_t ignore_index, double ls, ops_dtype rd)
+ce_index(const char *op, const cls_geom *g, const ops_tensor *x, const ops_tensor *t, const ops_tensor *w,
+         int64_t reduction, int64_t ignore_index, double ls, ops_dtype rd)
 {
     const int64_t nt = g->N * g->S;
-    ops_tensor *r = NULL, *lt = ops_tensor_new(op, 1, (int64_t[]){2 * nt}, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    /* the nll terms, then the smoothing terms */
+    ops_tensor *r = NULL, *lt = ops_tensor_new(op, 1, (int64_t[]){2 * nt}, NULL, OPS_FLOAT64, ops_tensor_device(x));
     if (lt == NULL)
         return NULL;
     double *nll = loss_data(lt), *smooth = nll + nt, tw;
-    if (cls_nll(op, g, lp, tgt, w, ignore_index, nll, &tw) != OPS_OK)
+    const double *lp = loss_data(x), *wd = loss_data(w);
+    const int64_t *tgt = (const int64_t *)ops_tensor_data_ptr(t);
+    if (cls_nll(op, g, x, t, w, ignore_index, lt, &tw) != OPS_OK)
         goto done;
     if (ls <= 0) {
-        r = loss_reduce(op, reduction, g->tnd, g->tshape, nll, nt, tw, rd);
+        r = loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, tw, rd);
         goto done;
     }
-    /* smooth[i] = -sum_c w[c] lp[n, c, s]; its mean divides by the weights of the
-     * targets that count (by their number without weights) */
-    double sw = 0, ssum = 0, nsum = 0;
-    for (int64_t n = 0; n < g->N; n++) {
-        for (int64_t s = 0; s < g->S; s++) {
-            const int64_t i = n * g->S + s;
-            double v = 0;
-            for (int64_t c = 0; c < g->C; c++)
-                v -= (w != NULL ? w[c] : 1.0) * lp[(n * g->C + c) * g->S + s];
-            if (tgt[i] == ignore_index) {
-                v = 0;
-            } else {
-                sw += w != NULL ? w[tgt[i]] : 1.0;
-            }
-            smooth[i] = v;
-            ssum += v;
-            nsum += nll[i];
-        }
-    }
+    /* the smoothing terms' mean divides by the weights of the targets that count (by
+     * their number without weights): tw again */
     const double k = ls / (double)g->C;
-    if (reduction == LOSS_NONE) {
+#ifdef OPS_WITH_CUDA
+    const int dev = loss_cuda(x);
+    if (dev >= 0) {
+        if (ops_nn_cuda_ce_smooth(op, dev, g->N, g->C, g->S, lp, tgt, wd, ignore_index, smooth) != OPS_OK ||
+            (reduction == LOSS_NONE && ops_nn_cuda_axpby(op, dev, nll, smooth, nt, 1 - ls, k) != OPS_OK))
+            goto done;
+    } else
+#endif
+    {
         for (int64_t i = 0; i < nt; i++)
-            nll[i] = (1 - ls) * nll[i] + k * smooth[i];
-        r = loss_from_doubles(op, g->tnd, g->tshape, nll, rd);
+            smooth[i] = tgt[i] == ignore_index
+                            ? 0
+                            : ops_nn_ce_smooth_term(lp + (i / g->S) * g->C * g->S + i % g->S, wd, g->C, g->S);
+        if (reduction == LOSS_NONE)
+            for (int64_t i = 0; i < nt; i++)
+                nll[i] = (1 - ls) * nll[i] + k * smooth[i];
+    }
+    if (reduction == LOSS_NONE) {
+        r = loss_from_buffer(op, lt, 0, g->tnd, g->tshape, rd);
     } else {
-        double v = reduction == LOSS_MEAN ? (1 - ls) * (nsum / tw) + k * (ssum / sw) : (1 - ls) * nsum + k * ssum;
-        r = loss_from_doubles(op, 0, NULL, &v, rd);
+        double nsum, ssum;
+        if (loss_sum(op, lt, 0, nt, &nsum) != OPS_OK || loss_sum(op, lt, nt, nt, &ssum) != OPS_OK)
+            goto done;
+        const double v = reduction == LOSS_MEAN ? (1 - ls) * (nsum / tw) + k * (ssum / tw) : (1 - ls) * nsum + k * ssum;
+        r = loss_scalar(op, lt, v, rd);
     }
 done:
     ops_tensor_release(lt);
     return r;
 }
 
-/* cross_entropy with class-probability targets (target of self's shape):
+/* cross_entropy with class-probability targets tp (of self's shape):
  * -sum_c w[c] target'[c] lp[c], target' smoothed towards 1/C; the mean divides by
  * the number of positions N * S. */
 static ops_tensor *
-ce_prob(const char *op, const cls_geom *g, const double *lp, const double *tp, const double *w, int64_t reduction,
-        double ls, ops_dtype rd)
+ce_prob(const char *op, const cls_geom *g, const ops_tensor *x, const ops_tensor *tp, const ops_tensor *w,
+        int64_t reduction, double ls, ops_dtype rd)
 {
     const int64_t nt = g->N * g->S;
-    ops_tensor *r, *lt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *r = NULL, *lt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, ops_tensor_device(x));
     if (lt == NULL)
         return NULL;
     double *l = loss_data(lt);
-    for (int64_t n = 0; n < g->N; n++) {
-        for (int64_t s = 0; s < g->S; s++) {
-            double v = 0;
-            for (int64_t c = 0; c < g->C; c++) {
-                const int64_t j = (n * g->C + c) * g->S + s;
-                const double t = tp[j] * (1 - ls) + ls / (double)g->C;
-                v -= (w != NULL ? w[c] : 1.0) * t * lp[j];
-            }
-            l[n * g->S + s] = v;
-        }
+    const double *lp = loss_data(x), *t = loss_data(tp), *wd = loss_data(w);
+    ops_status st = OPS_OK;
+#ifdef OPS_WITH_CUDA
+    if (loss_cuda(x) >= 0)
+        st = ops_nn_cuda_ce_prob(op, loss_cuda(x), g->N, g->C, g->S, lp, t, wd, ls, l);
+    else
+#endif
+    for (int64_t i = 0; i < nt; i++) {
+        const int64_t base = (i / g->S) * g->C * g->S + i % g->S;
+        l[i] = ops_nn_ce_prob_term(lp + base, t + base, wd, g->C, g->S, ls);
     }
-    r = loss_reduce(op, reduction, g->tnd, g->tshape, l, nt, (double)nt, rd);
+    if (st == OPS_OK)
+        r = loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, (double)nt, rd);
     ops_tensor_release(lt);
     return r;
 }
@@ -676,12 +748,12 @@ cross_entropy_loss_cpu(const ops_tensor *self, const ops_tensor *target, const o
         (t = loss_copy(op, target, target->ndim, target->sizes, prob ? OPS_FLOAT64 : OPS_INT64)) == NULL ||
         (weight != NULL && (w = loss_copy(op, weight, 1, weight->sizes, OPS_FLOAT64)) == NULL))
         goto done;
-    cls_log_softmax(&g, loss_data(x));
+    if (cls_log_softmax(op, &g, x) != OPS_OK)
+        goto done;
     if (prob)
-        r = ce_prob(op, &g, loss_data(x), loss_data(t), w ? loss_data(w) : NULL, reduction, label_smoothing, rd);
+        r = ce_prob(op, &g, x, t, w, reduction, label_smoothing, rd);
     else
-        r = ce_index(op, &g, loss_data(x), (const int64_t *)ops_tensor_data_ptr(t), w ? loss_data(w) : NULL,
-                     reduction, ignore_index, label_smoothing, rd);
+        r = ce_index(op, &g, x, t, w, reduction, ignore_index, label_smoothing, rd);
 done:
     ops_tensor_release(x);
     ops_tensor_release(t);

@@ -15,11 +15,16 @@
  *
  * Functional results are fresh contiguous tensors; out= forms compute into one and
  * hand it to ops_write_out (resize, cast check, overlap check), so a failure leaves
- * out untouched. */
+ * out untouched.
+ *
+ * The drivers are device-generic (kernels/nn_common.h): on CUDA tensors the gather
+ * tables and interpolation tables are still computed here and uploaded, and the
+ * loops are kernels/cuda/nn.cu's; one_hot reads its range back from a kernel. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/nn_common.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
@@ -56,7 +61,7 @@ nn_copy_elem(char *d, const char *s, size_t isz)
 }
 
 /* Writes g into the contiguous tensor dst (dst's sizes are g->sizes). */
-static void
+static ops_status
 nn_gather_run(const nn_gather *g, ops_tensor *dst)
 {
     const size_t isz = ops_dtype_itemsize(dst->dtype);
@@ -64,10 +69,15 @@ nn_gather_run(const nn_gather *g, ops_tensor *dst)
     const int64_t inner = nd > 0 ? g->sizes[nd - 1] : 1;
     const int64_t numel = ops_shape_numel(nd, g->sizes);
     if (numel == 0)
-        return;
+        return OPS_OK;
     const int64_t rows = numel / inner;
     const char *src = (const char *)ops_tensor_data_ptr(g->src);
     char *out = (char *)ops_tensor_data_ptr(dst);
+#ifdef OPS_WITH_CUDA
+    if (ops_nn_on_cuda(dst))
+        return ops_nn_cuda_gather(g->op, dst->storage->device.index, nd, g->sizes, g->tbl[0], isz, src, g->fill,
+                                  out);
+#endif
     static const int64_t zero = 0;
     const int64_t *last = nd > 0 ? g->tbl[nd - 1] : &zero;
     const bool par = numel > OPS_GRAIN_SIZE && rows > 1;
@@ -95,6 +105,7 @@ nn_gather_run(const nn_gather *g, ops_tensor *dst)
                 nn_copy_elem(o, src + (base + off) * (int64_t)isz, isz);
         }
     }
+    return OPS_OK;
 }
 
 /* Allocates the tables (one block) and the result; the caller fills the tables and
@@ -113,7 +124,7 @@ nn_gather_alloc(nn_gather *g, int64_t **block)
         g->tbl[d] = p;
         p += g->sizes[d];
     }
-    return ops_tensor_new(g->op, g->ndim, g->sizes, NULL, g->src->dtype, OPS_DEVICE_CPU);
+    return ops_tensor_new(g->op, g->ndim, g->sizes, NULL, g->src->dtype, ops_tensor_device(g->src));
 }
 
 /* An identity table for output dim d (same size as the input's). */
@@ -129,6 +140,7 @@ nn_identity(nn_gather *g, int d)
 ops_tensor *
 one_hot_cpu(const ops_tensor *self, int64_t num_classes)
 {
+    const char *op = "one_hot";
     if (self->dtype != OPS_INT64)
         return ops_fail_null(OPS_ERR_DTYPE, "one_hot: one_hot is only applicable to index tensor of type "
                                             "LongTensor.");
@@ -138,16 +150,25 @@ one_hot_cpu(const ops_tensor *self, int64_t num_classes)
     memcpy(sizes, self->sizes, (size_t)self->ndim * sizeof(int64_t));
     const int nd = (int)self->ndim;
     const int64_t n = ops_tensor_numel(self);
+    const ops_device dev = ops_tensor_device(self);
     if (n == 0) {
         if (num_classes <= 0)
             return ops_fail_null(OPS_ERR_VALUE, "one_hot: Can not infer total number of classes from empty tensor.");
         sizes[nd] = num_classes;
-        return ops_tensor_new("one_hot", nd + 1, sizes, NULL, OPS_INT64, OPS_DEVICE_CPU);
+        return ops_tensor_new(op, nd + 1, sizes, NULL, OPS_INT64, dev);
     }
-    /* min and max over self, in place through its strides */
+    ops_tensor *c = NULL, *r = NULL; /* c: self made contiguous (CUDA) */
     const int64_t *base = (const int64_t *)ops_tensor_data_ptr(self);
     int64_t idx[OPS_MAX_DIMS] = {0};
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) { /* the range from a kernel, read back */
+        if ((c = ops_contiguous(self)) == NULL ||
+            ops_nn_cuda_minmax_i64(op, dev.index, (const int64_t *)ops_tensor_data_ptr(c), n, &lo, &hi) != OPS_OK)
+            goto done;
+    } else
+#endif
+    /* min and max over self, in place through its strides */
     for (int64_t e = 0; e < n; e++) {
         int64_t off = 0;
         for (int d = 0; d < nd; d++)
@@ -158,17 +179,29 @@ one_hot_cpu(const ops_tensor *self, int64_t num_classes)
         for (int d = nd - 1; d >= 0 && ++idx[d] == self->sizes[d]; d--)
             idx[d] = 0;
     }
-    if (lo < 0)
-        return ops_fail_null(OPS_ERR_VALUE, "one_hot: Class values must be non-negative.");
-    if (num_classes == -1)
+    if (lo < 0) {
+        ops_fail(OPS_ERR_VALUE, "one_hot: Class values must be non-negative.");
+        goto done;
+    }
+    if (num_classes == -1) {
         num_classes = hi + 1;
-    else if (!(num_classes > hi))
-        return ops_fail_null(OPS_ERR_VALUE, "one_hot: Class values must be smaller than num_classes.");
+    } else if (!(num_classes > hi)) {
+        ops_fail(OPS_ERR_VALUE, "one_hot: Class values must be smaller than num_classes.");
+        goto done;
+    }
     sizes[nd] = num_classes;
-    ops_tensor *r = ops_tensor_new("one_hot", nd + 1, sizes, NULL, OPS_INT64, OPS_DEVICE_CPU);
-    if (r == NULL)
-        return NULL;
+    if ((r = ops_tensor_new(op, nd + 1, sizes, NULL, OPS_INT64, dev)) == NULL)
+        goto done;
     int64_t *o = (int64_t *)ops_tensor_data_ptr(r);
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if (ops_nn_cuda_one_hot(op, dev.index, (const int64_t *)ops_tensor_data_ptr(c), n, num_classes, o) != OPS_OK) {
+            ops_tensor_release(r);
+            r = NULL;
+        }
+        goto done;
+    }
+#endif
     memset(o, 0, (size_t)(n * num_classes) * sizeof(int64_t));
     memset(idx, 0, sizeof idx);
     for (int64_t e = 0; e < n; e++) {
@@ -179,6 +212,8 @@ one_hot_cpu(const ops_tensor *self, int64_t num_classes)
         for (int d = nd - 1; d >= 0 && ++idx[d] == self->sizes[d]; d--)
             idx[d] = 0;
     }
+done:
+    ops_tensor_release(c);
     return r;
 }
 
@@ -352,7 +387,10 @@ pad_cpu(const ops_tensor *self, ops_int_list pad, const char *mode, const double
             g.tbl[d][j] = s * st;
         }
     }
-    nn_gather_run(&g, r);
+    if (nn_gather_run(&g, r) != OPS_OK) {
+        ops_tensor_release(r);
+        r = NULL;
+    }
 done:
     ops_host_free(block);
     return r;
@@ -434,7 +472,10 @@ upsample_nearest_impl(const char *op, const ops_tensor *self, ops_int_list outpu
             for (int64_t j = 0; j < g.sizes[2 + i]; j++)
                 g.tbl[2 + i][j] =
                     nearest_idx(j, self->sizes[2 + i], g.sizes[2 + i], scales[i]) * self->strides[2 + i];
-        nn_gather_run(&g, r);
+        if (nn_gather_run(&g, r) != OPS_OK) {
+            ops_tensor_release(r);
+            r = NULL;
+        }
     }
     ops_host_free(block);
     return r;
@@ -566,18 +607,33 @@ upsample_linear_impl(const char *op, const ops_tensor *self, ops_int_list output
         ops_fail(OPS_ERR_OOM, "%s: out of memory (index tables)", op);
         goto done;
     }
-    if ((r = ops_tensor_new(op, k + 2, sizes, NULL, self->dtype, OPS_DEVICE_CPU)) == NULL)
+    if ((r = ops_tensor_new(op, k + 2, sizes, NULL, self->dtype, ops_tensor_device(self))) == NULL)
         goto done;
     if (self->dtype == OPS_FLOAT64) {
         linear_table_f64(ih, oh, align_corners, scales_h, ibuf, ibuf + oh, wbuf, wbuf + oh);
         linear_table_f64(iw, ow, align_corners, scales_w, ibuf + 2 * oh, ibuf + 2 * oh + ow, wbuf + 2 * oh,
                          wbuf + 2 * oh + ow);
-        NN_LINEAR_LOOP_(double, double);
     } else {
         float *wf = (float *)wbuf;
         linear_table_f32(ih, oh, align_corners, scales_h, ibuf, ibuf + oh, wf, wf + oh);
         linear_table_f32(iw, ow, align_corners, scales_w, ibuf + 2 * oh, ibuf + 2 * oh + ow, wf + 2 * oh,
                          wf + 2 * oh + ow);
+    }
+#ifdef OPS_WITH_CUDA
+    if (ops_nn_on_cuda(self)) {
+        /* the same tables, uploaded; PyTorch's order of the products on the device */
+        if (ops_nn_cuda_upsample_linear(op, self->storage->device.index, self->dtype, k, ops_tensor_data_ptr(self),
+                                        self->strides, nb * nc, nc, oh, ow, ibuf, wbuf, ops_tensor_data_ptr(r)) !=
+            OPS_OK) {
+            ops_tensor_release(r);
+            r = NULL;
+        }
+        goto done;
+    }
+#endif
+    if (self->dtype == OPS_FLOAT64) {
+        NN_LINEAR_LOOP_(double, double);
+    } else {
         switch (self->dtype) {
         case OPS_FLOAT16: NN_LINEAR_LOOP_(ops_half, float); break;
         case OPS_BFLOAT16: NN_LINEAR_LOOP_(ops_bfloat16, float); break;
@@ -684,7 +740,7 @@ pixel_shuffle_impl(const char *op, const ops_tensor *self, int64_t f, bool up)
     /* copied into a fresh row-major tensor of the view's shape, then viewed with the
      * result's sizes (a view of that fresh tensor, never of self) */
     ops_tensor v5 = ops_borrowed_view(self, nd + 2, vs, vst, self->offset);
-    ops_tensor *tmp = ops_tensor_new(op, nd + 2, vs, NULL, self->dtype, OPS_DEVICE_CPU);
+    ops_tensor *tmp = ops_tensor_new(op, nd + 2, vs, NULL, self->dtype, ops_tensor_device(self));
     if (tmp == NULL)
         return NULL;
     ops_tensor *r = NULL;
@@ -723,20 +779,6 @@ pixel_unshuffle_out_cpu(const ops_tensor *self, int64_t downscale_factor, ops_te
 
 typedef enum { NN_GLU, NN_PRELU } nn_binary_kind;
 
-static inline float
-nn_sigmoid_f32(float v)
-{
-    return 1.0f / (1.0f + expf(-v));
-}
-
-static inline double
-nn_sigmoid_f64(double v)
-{
-    return 1.0 / (1.0 + exp(-v));
-}
-
-#define NN_SIGMOID_(v) _Generic((v), float: nn_sigmoid_f32, double: nn_sigmoid_f64)(v)
-
 /* Runs a (x, y) -> result kernel over a and b through the binary iterator:
  * functional (out NULL, result in *result) or out=. */
 static ops_status
@@ -749,13 +791,19 @@ nn_binary(const char *op, nn_binary_kind kind, const ops_tensor *a, const ops_te
     ops_status st = ops_meta_binary(&it, &ma);
     if (st != OPS_OK)
         goto done;
+#ifdef OPS_WITH_CUDA
+    if (ops_nn_on_cuda(a)) { /* the same formulas through the CUDA elementwise launcher */
+        if ((st = ops_nn_cuda_binary(&it, kind == NN_GLU)) != OPS_OK)
+            goto done;
+    } else
+#endif
     if (kind == NN_GLU) {
         OPS_DISPATCH_CASES(it.common_dtype, op, OPS_MASK_FLOATING, OPS_CASES_FLOATING_({
-                               OPS_BINARY_KERNEL(&it, scalar_t, scalar_t, scalar_t, x * NN_SIGMOID_(y));
+                               OPS_BINARY_KERNEL(&it, scalar_t, scalar_t, scalar_t, x * ops_math_sigmoid(y));
                            }));
     } else {
         OPS_DISPATCH_CASES(it.common_dtype, op, OPS_MASK_FLOATING, OPS_CASES_FLOATING_({
-                               OPS_BINARY_KERNEL(&it, scalar_t, scalar_t, scalar_t, x > 0 ? x : y * x);
+                               OPS_BINARY_KERNEL(&it, scalar_t, scalar_t, scalar_t, OPS_NN_PRELU(x, y));
                            }));
     }
     if ((st = ops_iter_finish(&it)) == OPS_OK && result != NULL)

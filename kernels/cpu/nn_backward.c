@@ -7,10 +7,12 @@
  * the plane size before anything is written (an index out of range is an error, not a
  * stray write).  float16/bfloat16 accumulate in float (repeated indices sum several
  * gradients) and are rounded once; planes are split across threads above a grain
- * size (each plane is written by one thread only).  The out= forms compute the result
+ * size (each plane is written by one thread only).  The drivers are device-generic:
+ * on CUDA tensors the check and the scatter are kernels/cuda/pool.cu's.  The out= forms compute the result
  * first and copy it into grad_input, so a failure leaves grad_input as it was. */
 #include <string.h>
 
+#include "kernels/nn_common.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
@@ -95,14 +97,36 @@ pool_indices_scatter(const char *op, const ops_tensor *grad_output, const ops_te
         goto done;
     const int64_t *ix = ops_tensor_data_ptr(ic);
     const int64_t nidx = planes * ohw;
-    for (int64_t j = 0; j < nidx; j++)
-        if (ix[j] < 0 || ix[j] >= ihw) {
-            ops_fail(OPS_ERR_INDEX, "%s: index %lld is out of bounds for an input plane of %lld elements", op,
-                     (long long)ix[j], (long long)ihw);
+    const ops_device dev = ops_tensor_device(self);
+    bool bad = false;
+    int64_t bad_ix = 0;
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) { /* a checking kernel; its first bad index is read back */
+        if (ops_nn_cuda_first_out_of_range(op, dev.index, ix, nidx, ihw, &bad, &bad_ix) != OPS_OK)
             goto done;
+    } else
+#endif
+    for (int64_t j = 0; j < nidx && !bad; j++) {
+        if (ix[j] < 0 || ix[j] >= ihw) {
+            bad = true;
+            bad_ix = ix[j];
         }
-    if ((res = ops_zeros((ops_int_list){self->sizes, self->ndim}, acc, OPS_DEVICE_CPU)) == NULL)
+    }
+    if (bad) {
+        ops_fail(OPS_ERR_INDEX, "%s: index %lld is out of bounds for an input plane of %lld elements", op,
+                 (long long)bad_ix, (long long)ihw);
         goto done;
+    }
+    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc, dev)) == NULL ||
+        ops_fill_(res, OPS_SCALAR_FLOAT(0.0)) != OPS_OK)
+        goto done;
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if (ops_nn_cuda_pool_scatter(op, dev.index, acc, ops_tensor_data_ptr(gc), ix, ops_tensor_data_ptr(res), planes,
+                                     ohw, ihw) != OPS_OK)
+            goto done;
+    } else
+#endif
     if (acc == OPS_FLOAT64)
         scatter_f64(ops_tensor_data_ptr(gc), ix, ops_tensor_data_ptr(res), planes, ohw, ihw);
     else

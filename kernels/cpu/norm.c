@@ -12,11 +12,17 @@
  * (layer_norm), channels (batch_norm statistics) or (batch, group) blocks above the
  * grain size.  Every check runs before anything is written; batch_norm's running
  * statistics (the one write into an argument) are updated last, after every
- * allocation has succeeded. */
+ * allocation has succeeded.
+ *
+ * The drivers are device-generic (kernels/nn_common.h): on CUDA tensors the buffers
+ * live on the device and the loops are kernels/cuda/norm.cu's; the statistics that
+ * batch_norm combines with the running ones are read back and combined here, in
+ * double, as on the CPU. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
+#include "kernels/nn_common.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
@@ -30,14 +36,14 @@
 
 /* ---- shared pieces ---------------------------------------------------------------- */
 
-/* t as a contiguous tensor of dtype dt: a new reference to t when it already is one,
- * else a converted copy.  NULL with the error set on failure. */
+/* t as a contiguous tensor of dtype dt on device dev: a new reference to t when it
+ * already is one, else a converted copy.  NULL with the error set on failure. */
 static ops_tensor *
-nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
+nrm_contig_on(const char *op, const ops_tensor *t, ops_dtype dt, ops_device dev)
 {
-    if (t->dtype == dt && ops_tensor_is_contiguous(t))
+    if (t->dtype == dt && ops_tensor_is_contiguous(t) && ops_device_equal(ops_tensor_device(t), dev))
         return ops_tensor_retain(t);
-    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, OPS_DEVICE_CPU);
+    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, dev);
     if (c == NULL)
         return NULL;
     if (ops_copy_values(op, c, t) != OPS_OK) {
@@ -47,6 +53,13 @@ nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
     return c;
 }
 
+/* The same on t's own device. */
+static ops_tensor *
+nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
+{
+    return nrm_contig_on(op, t, dt, ops_tensor_device(t));
+}
+
 /* t (owned, contiguous) converted to dtype dt: t itself when it has dt, else a new
  * tensor (t released either way on failure). */
 static ops_tensor *
@@ -54,11 +67,17 @@ nrm_cast(const char *op, ops_tensor *t, ops_dtype dt)
 {
     if (t == NULL || t->dtype == dt)
         return t;
-    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, OPS_DEVICE_CPU);
-    if (c != NULL)
+    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, ops_tensor_device(t));
+    if (c != NULL && ops_nn_on_cuda(t)) {
+        if (ops_copy_values(op, c, t) != OPS_OK) {
+            ops_tensor_release(c);
+            c = NULL;
+        }
+    } else if (c != NULL) {
         ops_convert_run(dt, (char *)ops_tensor_data_ptr(c), (int64_t)ops_dtype_itemsize(dt), t->dtype,
                         (const char *)ops_tensor_data_ptr(t), (int64_t)ops_dtype_itemsize(t->dtype),
                         ops_tensor_numel(t));
+    }
     ops_tensor_release(t);
     return c;
 }
@@ -73,10 +92,10 @@ nrm_compute_dtype(const char *op, const ops_tensor *input, ops_dtype *cd)
     return OPS_OK;
 }
 
-/* An optional parameter as a contiguous cd tensor (NULL stays NULL).  Returns false
- * on failure. */
+/* An optional parameter as a contiguous cd tensor on device dev (NULL stays NULL).
+ * Returns false on failure. */
 static bool
-nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_tensor **out)
+nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_device dev, ops_tensor **out)
 {
     *out = NULL;
     if (t == NULL)
@@ -85,7 +104,7 @@ nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_tensor **out)
         ops_fail_dtype(op, t->dtype, OPS_MASK_FLOATING);
         return false;
     }
-    return (*out = nrm_contig(op, t, cd)) != NULL;
+    return (*out = nrm_contig_on(op, t, cd, dev)) != NULL;
 }
 
 static const void *
@@ -172,6 +191,23 @@ nrm_store_strided(ops_tensor *t, const double *v, int64_t n)
     }
 }
 
+/* The doubles v[0..n) into t (any device, strides and dtype). */
+static ops_status
+nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
+{
+    if (ops_nn_on_cuda(t)) { /* staged in host memory, converted by the copy */
+        ops_tensor *h = ops_tensor_new(op, t->ndim, t->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+        if (h == NULL)
+            return ops_last_status();
+        memcpy(ops_tensor_data_ptr(h), v, (size_t)n * sizeof(double));
+        const ops_status st = ops_copy_values(op, t, h);
+        ops_tensor_release(h);
+        return st;
+    }
+    nrm_store_strided(t, v, n);
+    return OPS_OK;
+}
+
 /* ---- layer_norm ----------------------------------------------------------------------- */
 
 /* M rows of N: y, and each row's mean and rstd (when mean is not NULL). */
@@ -239,16 +275,25 @@ ln_impl(const char *op, const ops_tensor *input, ops_int_list ns, const ops_tens
         *(d < axis ? &M : &N) *= input->sizes[d];
 
     ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
+    const ops_device dev = ops_tensor_device(input);
     int64_t sshape[OPS_MAX_DIMS];
     for (int d = 0; d < input->ndim; d++)
         sshape[d] = d < axis ? input->sizes[d] : 1;
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &bb) ||
-        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
-        (mean != NULL && ((mu = ops_tensor_new(op, input->ndim, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
-                          (rs = ops_tensor_new(op, input->ndim, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL))) {
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
+        !nrm_param(op, bias, cd, dev, &bb) ||
+        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL ||
+        (mean != NULL && ((mu = ops_tensor_new(op, input->ndim, sshape, NULL, cd, dev)) == NULL ||
+                          (rs = ops_tensor_new(op, input->ndim, sshape, NULL, cd, dev)) == NULL))) {
         st = ops_last_status();
         goto done;
     }
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if ((st = ops_nn_cuda_layer_norm(op, dev.index, cd, nrm_data(x), nrm_data(w), nrm_data(bb), (void *)nrm_data(y),
+                                         (void *)nrm_data(mu), (void *)nrm_data(rs), M, N, eps)) != OPS_OK)
+            goto done;
+    } else
+#endif
     if (cd == OPS_FLOAT32)
         ln_rows_f32(nrm_data(x), nrm_data(w), nrm_data(bb), (float *)nrm_data(y), (float *)nrm_data(mu),
                     (float *)nrm_data(rs), M, N, eps);
@@ -392,18 +437,22 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
     }
 
     ops_tensor *x = NULL, *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *y = NULL, *sm = NULL, *si = NULL;
+    const ops_device dev = ops_tensor_device(input);
     double *stats = NULL;
     const int64_t zero = 0;
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &b) ||
-        !nrm_param(op, running_mean, OPS_FLOAT64, &rm) || !nrm_param(op, running_var, OPS_FLOAT64, &rv) ||
-        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL) {
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
+        !nrm_param(op, bias, cd, dev, &b) ||
+        /* the running statistics in host memory: combined here */
+        !nrm_param(op, running_mean, OPS_FLOAT64, OPS_DEVICE_CPU, &rm) ||
+        !nrm_param(op, running_var, OPS_FLOAT64, OPS_DEVICE_CPU, &rv) ||
+        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL) {
         st = ops_last_status();
         goto done;
     }
     if (save_mean != NULL) {
         const int64_t *ss = training ? &C : &zero;
-        if ((sm = ops_tensor_new(op, 1, ss, NULL, input->dtype, OPS_DEVICE_CPU)) == NULL ||
-            (si = ops_tensor_new(op, 1, ss, NULL, input->dtype, OPS_DEVICE_CPU)) == NULL) {
+        if ((sm = ops_tensor_new(op, 1, ss, NULL, input->dtype, dev)) == NULL ||
+            (si = ops_tensor_new(op, 1, ss, NULL, input->dtype, dev)) == NULL) {
             st = ops_last_status();
             goto done;
         }
@@ -416,6 +465,12 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
     double *mean = stats, *m2 = stats + C, *invstd = stats + 2 * C, *new_rm = stats + 3 * C, *new_rv = stats + 4 * C;
     const int64_t count = N * S;
     if (training) {
+#ifdef OPS_WITH_CUDA
+        if (dev.type == OPS_CUDA) {
+            if ((st = ops_nn_cuda_bn_stats(op, dev.index, cd, nrm_data(x), N, C, S, mean, m2)) != OPS_OK)
+                goto done;
+        } else
+#endif
         if (cd == OPS_FLOAT32)
             bn_stats_f32(nrm_data(x), N, C, S, mean, m2);
         else
@@ -433,6 +488,13 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
             invstd[c] = 1.0 / sqrt(((const double *)nrm_data(rv))[c] + eps);
         }
     }
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if ((st = ops_nn_cuda_bn_apply(op, dev.index, cd, nrm_data(x), (void *)nrm_data(y), N, C, S, mean, invstd,
+                                       nrm_data(w), nrm_data(b))) != OPS_OK)
+            goto done;
+    } else
+#endif
     if (cd == OPS_FLOAT32)
         bn_apply_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, mean, invstd, nrm_data(w), nrm_data(b));
     else
@@ -441,21 +503,21 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
         st = ops_last_status();
         goto done;
     }
-    if (sm != NULL && training) {
-        ops_convert_run(sm->dtype, (char *)nrm_data(sm), (int64_t)ops_dtype_itemsize(sm->dtype), OPS_FLOAT64,
-                        (const char *)mean, (int64_t)sizeof(double), C);
-        ops_convert_run(si->dtype, (char *)nrm_data(si), (int64_t)ops_dtype_itemsize(si->dtype), OPS_FLOAT64,
-                        (const char *)invstd, (int64_t)sizeof(double), C);
-    }
-    /* the one write into the arguments, after everything that can fail (PyTorch skips
-     * the update for an empty batch) */
+    if (sm != NULL && training &&
+        ((st = nrm_store_doubles(op, sm, mean, C)) != OPS_OK || (st = nrm_store_doubles(op, si, invstd, C)) != OPS_OK))
+        goto done;
+    /* the one write into the arguments, after everything that can fail on the CPU
+     * (PyTorch skips the update for an empty batch); on CUDA the copies to the device
+     * come last */
     if (training && count > 0) {
         if (running_mean != NULL) {
-            nrm_store_strided((ops_tensor *)running_mean, new_rm, C);
+            if ((st = nrm_store_doubles(op, (ops_tensor *)running_mean, new_rm, C)) != OPS_OK)
+                goto done;
             ops_tensor_bump_version((ops_tensor *)running_mean);
         }
         if (running_var != NULL) {
-            nrm_store_strided((ops_tensor *)running_var, new_rv, C);
+            if ((st = nrm_store_doubles(op, (ops_tensor *)running_var, new_rv, C)) != OPS_OK)
+                goto done;
             ops_tensor_bump_version((ops_tensor *)running_var);
         }
     }
@@ -561,14 +623,24 @@ gn_impl(const char *op, const ops_tensor *input, int64_t N, int64_t C, int64_t S
                             ops_shape_str(input->ndim, input->sizes, b, sizeof b));
     }
     ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
+    const ops_device dev = ops_tensor_device(input);
     const int64_t sshape[2] = {N, G};
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, &w) || !nrm_param(op, bias, cd, &bb) ||
-        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
-        (mean != NULL && ((mu = ops_tensor_new(op, 2, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL ||
-                          (rs = ops_tensor_new(op, 2, sshape, NULL, cd, OPS_DEVICE_CPU)) == NULL))) {
+    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
+        !nrm_param(op, bias, cd, dev, &bb) ||
+        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL ||
+        (mean != NULL && ((mu = ops_tensor_new(op, 2, sshape, NULL, cd, dev)) == NULL ||
+                          (rs = ops_tensor_new(op, 2, sshape, NULL, cd, dev)) == NULL))) {
         st = ops_last_status();
         goto done;
     }
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if ((st = ops_nn_cuda_group_norm(op, dev.index, cd, nrm_data(x), (void *)nrm_data(y), N, C, S, G,
+                                         nrm_data(w), nrm_data(bb), eps, (void *)nrm_data(mu),
+                                         (void *)nrm_data(rs))) != OPS_OK)
+            goto done;
+    } else
+#endif
     if (cd == OPS_FLOAT32)
         gn_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(bb), eps, (float *)nrm_data(mu),
                (float *)nrm_data(rs));
@@ -634,55 +706,90 @@ native_group_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const o
 /* ---- embedding ------------------------------------------------------------------------- */
 
 /* Rows of weight gathered by indices: result shape indices.shape + [D], weight's
- * dtype (any).  Every index is checked before the result is allocated.  padding_idx,
- * scale_grad_by_freq and sparse only change the backward pass. */
-ops_tensor *
-embedding_cpu(const ops_tensor *weight, const ops_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq,
-              bool sparse)
+ * dtype (any).  Every index is checked before the result is allocated (on CUDA by a
+ * checking kernel whose first bad index is read back).  The driver of both backends;
+ * padding_idx, scale_grad_by_freq and sparse only change the backward pass. */
+static ops_status
+nn_embedding(const ops_tensor *weight, const ops_tensor *indices, ops_tensor **result)
 {
     const char *op = "embedding";
-    (void)padding_idx;
-    (void)scale_grad_by_freq;
-    (void)sparse;
     if (weight->ndim != 2)
-        return ops_fail_null(OPS_ERR_SHAPE, "%s: 'weight' must be 2-D", op);
+        return ops_fail(OPS_ERR_SHAPE, "%s: 'weight' must be 2-D", op);
     if (indices->dtype != OPS_INT64 && indices->dtype != OPS_INT32)
-        return ops_fail_null(OPS_ERR_DTYPE,
-                             "%s: Expected tensor for argument #1 'indices' to have one of the following scalar "
-                             "types: Long, Int; but got %s instead (while checking arguments for embedding)",
-                             op, ops_dtype_name(indices->dtype));
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: Expected tensor for argument #1 'indices' to have one of the following scalar "
+                        "types: Long, Int; but got %s instead (while checking arguments for embedding)",
+                        op, ops_dtype_name(indices->dtype));
     if (indices->ndim + 1 > OPS_MAX_DIMS)
-        return ops_fail_null(OPS_ERR_SHAPE, "%s: indices have too many dimensions (%d)", op, (int)indices->ndim);
+        return ops_fail(OPS_ERR_SHAPE, "%s: indices have too many dimensions (%d)", op, (int)indices->ndim);
     const int64_t V = weight->sizes[0], D = weight->sizes[1];
+    const ops_device dev = ops_tensor_device(weight);
+    ops_status st = OPS_OK;
     ops_tensor *idx = NULL, *r = NULL;
     if ((idx = nrm_contig(op, indices, OPS_INT64)) == NULL)
-        return NULL;
+        return ops_last_status();
     const int64_t n = ops_tensor_numel(idx);
     const int64_t *k = nrm_data(idx);
-    for (int64_t i = 0; i < n; i++) {
-        if (k[i] < 0 || k[i] >= V) {
-            ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)", op,
-                     k[i], V);
+    bool bad = false;
+    int64_t bad_k = 0;
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if ((st = ops_nn_cuda_first_out_of_range(op, dev.index, k, n, V, &bad, &bad_k)) != OPS_OK)
             goto done;
+    } else
+#endif
+    for (int64_t i = 0; i < n && !bad; i++) {
+        if (k[i] < 0 || k[i] >= V) {
+            bad = true;
+            bad_k = k[i];
         }
+    }
+    if (bad) {
+        st = ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)", op,
+                      bad_k, V);
+        goto done;
     }
     int64_t shape[OPS_MAX_DIMS];
     memcpy(shape, indices->sizes, (size_t)indices->ndim * sizeof(int64_t));
     shape[indices->ndim] = D;
-    if ((r = ops_tensor_new(op, indices->ndim + 1, shape, NULL, weight->dtype, OPS_DEVICE_CPU)) == NULL)
+    if ((r = ops_tensor_new(op, indices->ndim + 1, shape, NULL, weight->dtype, dev)) == NULL) {
+        st = ops_last_status();
         goto done;
+    }
     const size_t isz = ops_dtype_itemsize(weight->dtype);
-    const char *wb = (const char *)weight->storage->data;
+    const char *wb = (const char *)weight->storage->data + weight->offset * (int64_t)isz;
     char *rb = (char *)ops_tensor_data_ptr(r);
+#ifdef OPS_WITH_CUDA
+    if (dev.type == OPS_CUDA) {
+        if ((st = ops_nn_cuda_embedding(op, dev.index, wb, weight->strides[0], weight->strides[1], isz, k, n, D, rb)) !=
+            OPS_OK)
+            goto done;
+    } else
+#endif
     for (int64_t i = 0; i < n; i++) {
-        const char *src = wb + (weight->offset + k[i] * weight->strides[0]) * (int64_t)isz;
+        const char *src = wb + k[i] * weight->strides[0] * (int64_t)isz;
         char *dst = rb + i * D * (int64_t)isz;
         if (weight->strides[1] == 1 || D == 1)
             memcpy(dst, src, (size_t)D * isz);
         else
             ops_convert_run(weight->dtype, dst, (int64_t)isz, weight->dtype, src, weight->strides[1] * (int64_t)isz, D);
     }
+    *result = r;
+    r = NULL;
 done:
     ops_tensor_release(idx);
+    ops_tensor_release(r);
+    return st;
+}
+
+ops_tensor *
+embedding_cpu(const ops_tensor *weight, const ops_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq,
+              bool sparse)
+{
+    (void)padding_idx;
+    (void)scale_grad_by_freq;
+    (void)sparse;
+    ops_tensor *r = NULL;
+    nn_embedding(weight, indices, &r);
     return r;
 }

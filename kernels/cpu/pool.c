@@ -17,23 +17,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/nn_common.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
 
-typedef struct {
-    const char *op;
-    ops_dtype dt;
-    int nsp;      /* spatial dims of the op (1 or 2) */
-    bool batched; /* the input has a batch dim */
-    bool adaptive;
-    int64_t nb, c, ih, iw; /* batch (1 when unbatched), channels, height (1 for 1-D), width */
-    int64_t xs[4];         /* input strides (n, c, h, w) in elements */
-    int64_t kh, kw, sh, sw, ph, pw, dh, dw;
-    int64_t oh, ow;
-    bool ceil_mode, count_include_pad;
-    int64_t divisor; /* divisor_override, 0 when None */
-} pool_geom;
+/* the geometry (kernels/nn_common.h), shared with kernels/cuda/pool.cu */
+typedef ops_pool_geom pool_geom;
 
 /* ---- shapes ------------------------------------------------------------------------ */
 
@@ -181,26 +171,6 @@ pool2d_setup(pool_geom *g, const ops_tensor *self, ops_int_list kernel_size, ops
 #define POOL_PARALLEL_FOR_
 #endif
 
-/* Rows [*lo, *hi) of output row o: a window with its dilation (lo moved onto the first
- * tap inside the input), or adaptive pooling's [floor(o*in/out), ceil((o+1)*in/out)). */
-static inline void
-window(bool adaptive, int64_t o, int64_t in, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d, int64_t *lo,
-       int64_t *hi)
-{
-    if (adaptive) {
-        *lo = (o * in) / out;
-        *hi = ((o + 1) * in + out - 1) / out;
-        return;
-    }
-    int64_t a = o * s - p, b = a + (k - 1) * d + 1;
-    if (b > in)
-        b = in;
-    while (a < 0)
-        a += d;
-    *lo = a;
-    *hi = b;
-}
-
 /* Max over each window (NaN wins; the first of equal maxima wins), with its index
  * h * W + w when idx is not NULL.  An empty window gives LOWEST. */
 #define POOL_DEFINE_MAX_(NAME, SCALAR, ISNAN, LOWEST)                                              \
@@ -220,10 +190,11 @@ window(bool adaptive, int64_t o, int64_t in, int64_t out, int64_t k, int64_t s, 
             int64_t *ip = idx ? idx + pl * ohw : NULL;                                             \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0, y1;                                                                    \
-                window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);       \
+                ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);   \
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
                     int64_t x0, x1;                                                                \
-                    window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);   \
+                    ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0,     \
+                                       &x1);                                                       \
                     int64_t best = y0 * g->iw + x0;                                                \
                     opm_t m = LOWEST;                                                              \
                     bool found = false;                                                            \
@@ -276,22 +247,14 @@ POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
                     int64_t y0, y1, x0, x1, div;                                                   \
                     if (g->adaptive) {                                                             \
-                        window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);                      \
-                        window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);                      \
+                        ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);          \
+                        ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);          \
                         div = (y1 - y0) * (x1 - x0);                                               \
-                    } else {                                                                       \
-                        y0 = oy * g->sh - g->ph, x0 = ox * g->sw - g->pw;                          \
-                        y1 = y0 + g->kh < g->ih + g->ph ? y0 + g->kh : g->ih + g->ph;              \
-                        x1 = x0 + g->kw < g->iw + g->pw ? x0 + g->kw : g->iw + g->pw;              \
-                        const int64_t pool_size = (y1 - y0) * (x1 - x0);                           \
-                        y0 = y0 > 0 ? y0 : 0, x0 = x0 > 0 ? x0 : 0;                                \
-                        y1 = y1 < g->ih ? y1 : g->ih, x1 = x1 < g->iw ? x1 : g->iw;                \
-                        if (y0 >= y1 || x0 >= x1) {                                                \
-                            OPS_STORE(op_ + oy * g->ow + ox, (ACC)0);                              \
-                            continue;                                                              \
-                        }                                                                          \
-                        div = g->divisor ? g->divisor                                              \
-                              : g->count_include_pad ? pool_size : (y1 - y0) * (x1 - x0);          \
+                    } else if (!ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw,    \
+                                                  g->ph, g->pw, g->count_include_pad, g->divisor,  \
+                                                  &y0, &y1, &x0, &x1, &div)) {                     \
+                        OPS_STORE(op_ + oy * g->ow + ox, (ACC)0);                                  \
+                        continue;                                                                  \
                     }                                                                              \
                     ACC sum = 0;                                                                   \
                     for (int64_t y = y0; y < y1; y++)                                              \
@@ -330,8 +293,9 @@ pool_run(const pool_geom *g, const ops_tensor *self, bool is_max, ops_tensor **v
     if (g->nsp == 2)
         rs[rnd++] = g->oh;
     rs[rnd++] = g->ow;
-    if ((v = ops_tensor_new(g->op, rnd, rs, NULL, g->dt, OPS_DEVICE_CPU)) == NULL ||
-        (indices != NULL && (ix = ops_tensor_new(g->op, rnd, rs, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)) {
+    const ops_device dev = ops_tensor_device(self);
+    if ((v = ops_tensor_new(g->op, rnd, rs, NULL, g->dt, dev)) == NULL ||
+        (indices != NULL && (ix = ops_tensor_new(g->op, rnd, rs, NULL, OPS_INT64, dev)) == NULL)) {
         st = ops_last_status();
         goto done;
     }
@@ -339,6 +303,12 @@ pool_run(const pool_geom *g, const ops_tensor *self, bool is_max, ops_tensor **v
         const char *x = (const char *)ops_tensor_data_ptr(self);
         void *o = ops_tensor_data_ptr(v);
         int64_t *ip = ix ? (int64_t *)ops_tensor_data_ptr(ix) : NULL;
+#ifdef OPS_WITH_CUDA
+        if (dev.type == OPS_CUDA) {
+            if ((st = ops_nn_cuda_pool(dev.index, g, is_max, x, o, ip)) != OPS_OK)
+                goto done;
+        } else
+#endif
         if (is_max) {
             switch (g->dt) {
             case OPS_UINT8: max_u8(g, (const uint8_t *)x, o, ip); break;
