@@ -74,4 +74,19 @@ ops_cuda_pinned_empty_cache(void)
 {
     return no_cuda("cuda_pinned_empty_cache");
 }
+
+/* TF32 switch (section: cuda-linalg; the CUDA build's is in kernels/cuda/linalg.cu) */
+ops_status
+ops_cuda_set_allow_tf32(bool allow)
+{
+    (void)allow;
+    return no_cuda("cuda_set_allow_tf32");
+}
+
+bool
+ops_cuda_allow_tf32(void)
+{
+    return false;
+}
+/* (section: cuda-linalg end) */
 #endif

@@ -66,6 +66,17 @@ OPS_API const ops_allocator *ops_cuda_pinned_allocator(void);
 OPS_API ops_status ops_cuda_pinned_memory_stats(ops_memory_stats *out);
 OPS_API ops_status ops_cuda_pinned_empty_cache(void);
 
+/* ---- TF32 for float32 matrix products (section: cuda-linalg) ---------------------------
+ * Whether cuBLAS may run float32 mm/bmm/matmul/linear/conv (and their add* forms) on
+ * TF32 tensor cores: inputs rounded to a 10-bit mantissa, float accumulation, several
+ * times faster on Ampere and later, about 1e-3 relative error.  Off by default (as
+ * PyTorch's torch.backends.cuda.matmul.allow_tf32); process-wide; float16, bfloat16
+ * and float64 are not affected.  A build without CUDA refuses the setter with
+ * OPS_ERR_DEVICE and reports false. */
+OPS_API ops_status ops_cuda_set_allow_tf32(bool allow);
+OPS_API bool ops_cuda_allow_tf32(void);
+/* ---- (section: cuda-linalg end) */
+
 #ifdef __cplusplus
 }
 #endif

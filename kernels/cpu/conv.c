@@ -1,7 +1,7 @@
 /* Convolution (CPU): conv1d, conv2d (and their padding="valid"/"same" overloads),
  * conv_transpose1d, conv_transpose2d.
  *
- * Every op is described once as a 2-D convolution (conv_geom): a 1-D one is a 2-D one
+ * Every op is described once as a 2-D convolution (ops_conv_geom): a 1-D one is a 2-D one
  * of height 1.  The work is im2col + GEMM per image and group, as PyTorch's slow
  * path: the input windows are gathered into a (Cin/g * kh * kw) x (oh * ow) column
  * matrix, read straight from the input's strides, and one cblas_?gemm multiplies the
@@ -17,7 +17,11 @@
  * slower than the same im2col on one thread), and the GEMM is where the time goes.
  *
  * Everything is validated and every buffer allocated before the output is written;
- * outputs are fresh tensors (PyTorch has no out= form of these ops). */
+ * outputs are fresh tensors (PyTorch has no out= form of these ops).
+ *
+ * The argument handling, checks and geometry are shared with the CUDA kernels
+ * (kernels/linalg_common.h): ops_conv_lists/_mode/_transpose take the backend's
+ * runner, conv_run here. */
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
@@ -25,22 +29,7 @@
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
-
-#define CONV_MAX_SP 2 /* spatial dims handled: 1 or 2 */
-
-typedef struct {
-    const char *op;
-    int nsp;         /* spatial dims of the op (1 or 2) */
-    bool transposed; /* conv_transpose */
-    ops_dtype dt;    /* input dtype; ct is its compute type (float32 or float64) */
-    ops_dtype ct;
-    int64_t n, cin, ih, iw;      /* input (height 1 for 1-D) */
-    int64_t cout, kh, kw, groups;
-    int64_t sh, sw, dh, dw;      /* stride, dilation */
-    int64_t pt, pb, pl, pr;      /* padding top, bottom, left, right */
-    int64_t oh, ow;              /* output */
-    int64_t xs[4];               /* input strides (n, c, h, w) in elements */
-} conv_geom;
+#include "kernels/linalg_common.h"
 
 /* ---- argument checks ----------------------------------------------------------------- */
 
@@ -91,7 +80,7 @@ batched_shape(const ops_tensor *input, bool batched, char *buf, size_t n)
 /* PyTorch's check_shape_forward and output-size rule.  pad_lo/pad_hi: padding before and
  * after each spatial dim; opad: output_padding (transposed only). */
 static ops_status
-conv_setup(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
            const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *dil,
            const int64_t *opad, int64_t groups)
 {
@@ -137,10 +126,10 @@ conv_setup(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, cons
                         op, (long long)groups, (long long)groups, ops_shape_str(weight->ndim, ws, b1, sizeof b1));
     const int cdim = batched ? 1 : 0;
     const int64_t in_c = input->sizes[cdim];
-    int64_t isp[CONV_MAX_SP] = {1, 1}, ksp[CONV_MAX_SP] = {1, 1};
+    int64_t isp[OPS_CONV_MAX_SP] = {1, 1}, ksp[OPS_CONV_MAX_SP] = {1, 1};
     for (int i = 0; i < nsp; i++) {
-        isp[CONV_MAX_SP - nsp + i] = input->sizes[cdim + 1 + i];
-        ksp[CONV_MAX_SP - nsp + i] = ws[2 + i];
+        isp[OPS_CONV_MAX_SP - nsp + i] = input->sizes[cdim + 1 + i];
+        ksp[OPS_CONV_MAX_SP - nsp + i] = ws[2 + i];
     }
     int64_t out_c;
     if (!g->transposed) {
@@ -161,7 +150,7 @@ conv_setup(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, cons
                             ops_shape_str(bias->ndim, bias->sizes, b3, sizeof b3));
         }
         bool fits = true;
-        int64_t padded[CONV_MAX_SP], kern[CONV_MAX_SP];
+        int64_t padded[OPS_CONV_MAX_SP], kern[OPS_CONV_MAX_SP];
         for (int i = 0; i < nsp; i++) {
             padded[i] = input->sizes[cdim + 1 + i] + pad_lo[i] + pad_hi[i];
             kern[i] = dil[i] * (ws[2 + i] - 1) + 1;
@@ -212,7 +201,7 @@ conv_setup(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, cons
     }
 
     /* the geometry, as 2-D (a 1-D op has height 1) */
-    const int off = CONV_MAX_SP - nsp;
+    const int off = OPS_CONV_MAX_SP - nsp;
     int64_t st2[2] = {1, 1}, dl2[2] = {1, 1}, lo2[2] = {0, 0}, hi2[2] = {0, 0}, op2[2] = {0, 0};
     for (int i = 0; i < nsp; i++) {
         st2[off + i] = stride[i];
@@ -265,7 +254,7 @@ conv_setup(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, cons
 /* col[K x oh*ow] (ct) from the image at x (strides g->xs[1..3]), channels c0.. of the
  * group: the windows of every output position, zeros in the padding. */
 #define CONV_DEFINE_IM2COL_(NAME, SCALAR, CT)                                                      \
-    static void NAME(const conv_geom *g, const SCALAR *x, CT *col)                                 \
+    static void NAME(const ops_conv_geom *g, const SCALAR *x, CT *col)                                 \
     {                                                                                              \
         const int64_t cg = g->cin / g->groups, kh = g->kh, kw = g->kw, oh = g->oh, ow = g->ow;     \
         const int64_t rows = cg * kh * kw, ohw = oh * ow;                                          \
@@ -317,7 +306,7 @@ CONV_DEFINE_IM2COL_(im2col_f16, ops_half, float)
 CONV_DEFINE_IM2COL_(im2col_bf16, ops_bfloat16, float)
 
 static void
-im2col(const conv_geom *g, const char *x, void *col)
+im2col(const ops_conv_geom *g, const char *x, void *col)
 {
     switch (g->dt) {
     case OPS_FLOAT32: im2col_f32(g, (const float *)x, col); break;
@@ -360,8 +349,8 @@ pack4(ops_dtype dt, void *dst, const char *src, const int64_t *sz, const int64_t
 
 /* A tensor of up to 4 dims as (sizes, strides) of exactly 4, leading dims of size 1,
  * with nsp == 1 tensors given a height of 1 before their last dim. */
-static void
-as4(const ops_tensor *t, int nsp, int64_t *sz, int64_t *st)
+void
+ops_conv_as4(const ops_tensor *t, int nsp, int64_t *sz, int64_t *st)
 {
     int nd = t->ndim;
     int64_t s[4], r[4];
@@ -429,7 +418,7 @@ fill_rows(ops_dtype ct, void *out, const void *bias, int64_t nrows, int64_t len)
 /* col2im of the transposed convolution: out[co, oy, ox] += col[co, ki, kj, iy, ix] for
  * the cout_g output channels of one group. */
 #define CONV_DEFINE_COL2IM_(NAME, CT)                                                              \
-    static void NAME(const conv_geom *g, const CT *col, CT *out)                                   \
+    static void NAME(const ops_conv_geom *g, const CT *col, CT *out)                                   \
     {                                                                                              \
         const int64_t cog = g->cout / g->groups, kh = g->kh, kw = g->kw;                           \
         const int64_t ih = g->ih, iw = g->iw, oh = g->oh, ow = g->ow;                              \
@@ -459,7 +448,7 @@ CONV_DEFINE_COL2IM_(col2im_f64, double)
 
 /* Runs the convolution described by g into a new tensor (*result). */
 static ops_status
-conv_run(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, bool batched,
+conv_run(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, bool batched,
          ops_tensor **result)
 {
     const char *op = g->op;
@@ -490,7 +479,7 @@ conv_run(conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const 
     if (!empty) {
         /* weights, contiguous in ct: [Cout, Cin/g, kh, kw] or [Cin, Cout/g, kh, kw] */
         int64_t wsz[4], wst[4];
-        as4(weight, g->nsp, wsz, wst);
+        ops_conv_as4(weight, g->nsp, wsz, wst);
         if ((wbuf = ops_host_malloc((size_t)ops_shape_numel(4, wsz) * csz + 1)) == NULL)
             goto oom;
         pack4(g->dt, wbuf, (const char *)ops_tensor_data_ptr(weight), wsz, wst);
@@ -582,36 +571,37 @@ done:
 
 /* conv1d/conv2d with explicit padding (pad_lo == pad_hi unless "same" made them differ). */
 static ops_tensor *
-conv_forward(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-             const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *dil, int64_t groups)
+conv_forward(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight,
+             const ops_tensor *bias, const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi,
+             const int64_t *dil, int64_t groups)
 {
-    conv_geom g = {.op = op, .nsp = nsp, .transposed = false};
+    ops_conv_geom g = {.op = op, .nsp = nsp, .transposed = false};
     ops_tensor *r = NULL;
     if (conv_check_dtypes(op, input, weight, bias) != OPS_OK ||
         conv_setup(&g, input, weight, bias, stride, pad_lo, pad_hi, dil, NULL, groups) != OPS_OK)
         return NULL;
-    conv_run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
+    run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
     return r;
 }
 
-static ops_tensor *
-conv_lists(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-           ops_int_list stride, ops_int_list padding, ops_int_list dilation, int64_t groups)
+ops_tensor *
+ops_conv_lists(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight,
+               const ops_tensor *bias, ops_int_list stride, ops_int_list padding, ops_int_list dilation, int64_t groups)
 {
-    int64_t s[CONV_MAX_SP], p[CONV_MAX_SP], d[CONV_MAX_SP];
+    int64_t s[OPS_CONV_MAX_SP], p[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP];
     if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "padding", padding, nsp, p) != OPS_OK ||
         conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
         return NULL;
-    return conv_forward(op, nsp, input, weight, bias, s, p, p, d, groups);
+    return conv_forward(run, op, nsp, input, weight, bias, s, p, p, d, groups);
 }
 
 /* The padding="valid"/"same" overloads (PyTorch's _convolution_mode). "same" pads
  * d * (k - 1) in all, the odd one after (on the right), as PyTorch does. */
-static ops_tensor *
-conv_mode(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-          ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+ops_tensor *
+ops_conv_mode(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight,
+              const ops_tensor *bias, ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
 {
-    int64_t s[CONV_MAX_SP], d[CONV_MAX_SP], lo[CONV_MAX_SP] = {0, 0}, hi[CONV_MAX_SP] = {0, 0};
+    int64_t s[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP], lo[OPS_CONV_MAX_SP] = {0, 0}, hi[OPS_CONV_MAX_SP] = {0, 0};
     if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
         return NULL;
     if (strcmp(padding, "same") == 0) {
@@ -628,25 +618,25 @@ conv_mode(const char *op, int nsp, const ops_tensor *input, const ops_tensor *we
     } else if (strcmp(padding, "valid") != 0) {
         return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid padding string: '%s'", op, padding);
     }
-    return conv_forward(op, nsp, input, weight, bias, s, lo, hi, d, groups);
+    return conv_forward(run, op, nsp, input, weight, bias, s, lo, hi, d, groups);
 }
 
-static ops_tensor *
-conv_transpose(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-               ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
-               ops_int_list dilation)
+ops_tensor *
+ops_conv_transpose(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight,
+                   const ops_tensor *bias, ops_int_list stride, ops_int_list padding, ops_int_list output_padding,
+                   int64_t groups, ops_int_list dilation)
 {
-    int64_t s[CONV_MAX_SP], p[CONV_MAX_SP], o[CONV_MAX_SP], d[CONV_MAX_SP];
+    int64_t s[OPS_CONV_MAX_SP], p[OPS_CONV_MAX_SP], o[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP];
     if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "padding", padding, nsp, p) != OPS_OK ||
         conv_param(op, "output_padding", output_padding, nsp, o) != OPS_OK ||
         conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
         return NULL;
-    conv_geom g = {.op = op, .nsp = nsp, .transposed = true};
+    ops_conv_geom g = {.op = op, .nsp = nsp, .transposed = true};
     ops_tensor *r = NULL;
     if (conv_check_dtypes(op, input, weight, bias) != OPS_OK ||
         conv_setup(&g, input, weight, bias, s, p, p, d, o, groups) != OPS_OK)
         return NULL;
-    conv_run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
+    run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
     return r;
 }
 
@@ -656,36 +646,36 @@ ops_tensor *
 conv1d_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
            ops_int_list padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_lists("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+    return ops_conv_lists(conv_run, "conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
 }
 
 ops_tensor *
 conv2d_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
            ops_int_list padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_lists("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+    return ops_conv_lists(conv_run, "conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
 }
 
 ops_tensor *
 conv1d_padding_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
                    const char *padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_mode("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+    return ops_conv_mode(conv_run, "conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
 }
 
 ops_tensor *
 conv2d_padding_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
                    const char *padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_mode("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+    return ops_conv_mode(conv_run, "conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
 }
 
 ops_tensor *
 conv_transpose1d_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
                      ops_int_list padding, ops_int_list output_padding, int64_t groups, ops_int_list dilation)
 {
-    return conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation);
+    return ops_conv_transpose(conv_run, "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding,
+                              groups, dilation);
 }
 
 ops_tensor *
@@ -693,6 +683,6 @@ conv_transpose2d_input_cpu(const ops_tensor *input, const ops_tensor *weight, co
                            ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
                            ops_int_list dilation)
 {
-    return conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation);
+    return ops_conv_transpose(conv_run, "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                              groups, dilation);
 }

@@ -22,6 +22,7 @@
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
+#include "kernels/linalg_common.h"
 
 #define EIN_LABELS 52      /* A-Z then a-z */
 #define EIN_ELLIPSIS 52    /* marker in an operand's label list */
@@ -133,8 +134,10 @@ done:
     return r;
 }
 
+/* Every step is a dispatched op or a view, so this runs on any device: the CUDA
+ * kernel (kernels/cuda/einsum.cu) is this function too. */
 ops_tensor *
-einsum_cpu(const char *equation, ops_tensor_list tensors, const ops_int_list *path)
+ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_int_list *path)
 {
     const int64_t num_ops = tensors.len;
     ein_operand ops_l[EIN_MAX_OPERANDS];
@@ -464,4 +467,10 @@ done:
     for (int k = 0; k < ncur; k++)
         ops_tensor_release(cur[k]);
     return result;
+}
+
+ops_tensor *
+einsum_cpu(const char *equation, ops_tensor_list tensors, const ops_int_list *path)
+{
+    return ops_einsum_composite(equation, tensors, path);
 }

@@ -1,7 +1,7 @@
 /* Linear algebra (CPU): mm, bmm, mv, dot, vdot, outer, addmm, addmv, baddbmm, addbmm,
  * matmul, linear.
  *
- * Every product is described once, as a batched GEMM (gemm_desc): batch dims, M, N, K
+ * Every product is described once, as a batched GEMM (ops_gemm_desc): batch dims, M, N, K
  * and, per operand, batch strides plus row and column strides, all read in place
  * (a vector is a matrix with a size-1 dim, a broadcast batch dim has stride 0).
  * float32/float64 go to OpenBLAS (cblas_?gemm, ?gemv, ?dot) with the transpose flags
@@ -9,7 +9,11 @@
  * read without a copy; only an operand the BLAS cannot address (a zero or negative
  * stride, no unit stride) is packed first.  The other dtypes use a blocked loop that
  * accumulates in float (float16, bfloat16) or, for integers, in uint64_t: products
- * and sums then wrap exactly as the narrow type's would, without signed overflow. */
+ * and sums then wrap exactly as the narrow type's would, without signed overflow.
+ *
+ * The argument checks, the GEMM description and the plan (what to pack, where C goes)
+ * are shared with the CUDA kernels (kernels/linalg_common.h): the ops_la_* functions
+ * take the backend's executor, gemm_exec here. */
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
@@ -17,44 +21,10 @@
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
+#include "kernels/linalg_common.h"
 
 /* Output columns one pass of the loop kernel accumulates (kept on the stack). */
 #define LA_BLOCK 64
-
-typedef struct {
-    char *data;                /* element [0, 0] of batch 0 */
-    int64_t bst[OPS_MAX_DIMS]; /* batch strides in elements; 0 where broadcast */
-    int64_t rs, cs;            /* row and column strides in elements */
-} la_operand;
-
-typedef struct {
-    const char *op;
-    ops_dtype dt;
-    int nbd;                   /* batch dims */
-    int64_t bsz[OPS_MAX_DIMS]; /* their sizes */
-    int64_t nbatch;            /* their product */
-    int64_t m, n, k;
-    la_operand a, b; /* A (m x k) @ B (k x n) */
-    la_operand c;    /* the result, m x n per batch */
-    la_operand s;    /* self, added times beta (has_s) */
-    bool has_s;      /* a self is given and beta != 0 (beta == 0 ignores it, NaN included) */
-    bool sum_batch;  /* addbmm: the batches are summed into one m x n result */
-    ops_scalar alpha, beta;
-} gemm_desc;
-
-/* Offset in elements of batch b (row-major over bsz) for batch strides bst. */
-static inline int64_t
-batch_offset(const gemm_desc *g, const int64_t *bst, int64_t b)
-{
-    int64_t off = 0;
-    if (g->nbatch == 0) /* addbmm over no batches: only its result, no batch dims */
-        return 0;
-    for (int d = g->nbd - 1; d >= 0; d--) {
-        off += (b % g->bsz[d]) * bst[d];
-        b /= g->bsz[d];
-    }
-    return off;
-}
 
 /* ---- the loop kernel (every numeric dtype) ---------------------------------------- */
 
@@ -71,7 +41,7 @@ batch_offset(const gemm_desc *g, const int64_t *bst, int64_t b)
 
 /* C = alpha * A @ B (+ beta * S), row by row, LA_BLOCK output columns at a time. */
 #define LA_DEFINE_LOOP_(NAME, SCALAR, ACC, LD, ST)                                                 \
-    static void NAME(const gemm_desc *g, ACC alpha, ACC beta)                                      \
+    static void NAME(const ops_gemm_desc *g, ACC alpha, ACC beta)                                      \
     {                                                                                              \
         const SCALAR *A = (const SCALAR *)g->a.data, *B = (const SCALAR *)g->b.data;               \
         const SCALAR *S = (const SCALAR *)g->s.data;                                               \
@@ -88,16 +58,16 @@ batch_offset(const gemm_desc *g, const int64_t *bst, int64_t b)
         for (int64_t r = 0; r < rows; r++) {                                                       \
             const int64_t b = r / m, i = r % m;                                                    \
             const int64_t b0 = g->sum_batch ? 0 : b, b1 = g->sum_batch ? g->nbatch : b + 1;        \
-            const int64_t coff = batch_offset(g, g->c.bst, b) + i * g->c.rs;                       \
-            const int64_t soff = g->has_s ? batch_offset(g, g->s.bst, b) + i * g->s.rs : 0;        \
+            const int64_t coff = ops_la_batch_offset(g, g->c.bst, b) + i * g->c.rs;                       \
+            const int64_t soff = g->has_s ? ops_la_batch_offset(g, g->s.bst, b) + i * g->s.rs : 0;        \
             for (int64_t j0 = 0; j0 < n; j0 += LA_BLOCK) {                                         \
                 const int64_t jn = n - j0 < LA_BLOCK ? n - j0 : LA_BLOCK;                          \
                 ACC acc[LA_BLOCK];                                                                 \
                 for (int64_t jj = 0; jj < jn; jj++)                                                \
                     acc[jj] = 0;                                                                   \
                 for (int64_t bb = b0; bb < b1; bb++) {                                             \
-                    const SCALAR *ar = A + batch_offset(g, g->a.bst, bb) + i * g->a.rs;            \
-                    const SCALAR *bm = B + batch_offset(g, g->b.bst, bb) + j0 * g->b.cs;           \
+                    const SCALAR *ar = A + ops_la_batch_offset(g, g->a.bst, bb) + i * g->a.rs;            \
+                    const SCALAR *bm = B + ops_la_batch_offset(g, g->b.bst, bb) + j0 * g->b.cs;           \
                     for (int64_t kk = 0; kk < k; kk++) {                                           \
                         const ACC av = LD(ar + kk * g->a.cs);                                      \
                         const SCALAR *br = bm + kk * g->b.rs;                                      \
@@ -126,7 +96,7 @@ LA_DEFINE_LOOP_(loop_f32, float, float, LA_LD_FP_, LA_ST_FP_)
 LA_DEFINE_LOOP_(loop_f64, double, double, LA_LD_FP_, LA_ST_FP_)
 
 static void
-run_loop(const gemm_desc *g)
+run_loop(const ops_gemm_desc *g)
 {
     const uint64_t ia = (uint64_t)ops_scalar_to_int64(g->alpha), ib = (uint64_t)ops_scalar_to_int64(g->beta);
     const double fa = ops_scalar_to_double(g->alpha), fb = ops_scalar_to_double(g->beta);
@@ -149,8 +119,8 @@ run_loop(const gemm_desc *g)
 /* How the BLAS addresses a rows x cols matrix with strides (rs, cs): row-major with
  * leading dimension *ld (trans false), or column-major (trans true).  Strides of
  * size-1 dims do not matter and are normalised.  False when neither fits. */
-static bool
-blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int *ld)
+bool
+ops_la_blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool *trans, int *ld)
 {
     if (rows > INT_MAX || cols > INT_MAX)
         return false;
@@ -195,14 +165,14 @@ blas_gemv(ops_dtype dt, bool trans, int rows, int cols, double alpha, const void
 
 /* One batch: C = alpha * A @ B + beta * C, every operand BLAS-addressable. */
 static void
-blas_one(const gemm_desc *g, const char *a, const char *b, char *c, double alpha, double beta)
+blas_one(const ops_gemm_desc *g, const char *a, const char *b, char *c, double alpha, double beta)
 {
     bool ta = false, tb = false, tc = false;
     int lda = 1, ldb = 1, ldc = 1;
     const int m = (int)g->m, n = (int)g->n, k = (int)g->k;
-    blas_layout(g->m, g->k, g->a.rs, g->a.cs, &ta, &lda);
-    blas_layout(g->k, g->n, g->b.rs, g->b.cs, &tb, &ldb);
-    blas_layout(g->m, g->n, g->c.rs, g->c.cs, &tc, &ldc);
+    ops_la_blas_layout(g->m, g->k, g->a.rs, g->a.cs, &ta, &lda);
+    ops_la_blas_layout(g->k, g->n, g->b.rs, g->b.cs, &tb, &ldb);
+    ops_la_blas_layout(g->m, g->n, g->c.rs, g->c.cs, &tc, &ldc);
     if (m == 1 && n == 1) {
         /* a dot product: the strides of a row (A) and a column (B) */
         const int incx = ta ? lda : 1, incy = tb ? 1 : ldb;
@@ -241,8 +211,8 @@ blas_one(const gemm_desc *g, const char *a, const char *b, char *c, double alpha
  * innermost batch dims merge into M while B is broadcast over them and A, C (and self)
  * step over them exactly as over their next rows.  BLAS path only, one dim at a time,
  * kept only where A and C stay BLAS-addressable. */
-static void
-fold_batches(gemm_desc *g)
+void
+ops_la_fold_batches(ops_gemm_desc *g)
 {
     while (g->nbd > 0 && !g->sum_batch && g->m > 1) {
         const int d = g->nbd - 1;
@@ -251,7 +221,8 @@ fold_batches(gemm_desc *g)
         int ld;
         if (g->b.bst[d] != 0 || g->a.bst[d] != g->m * g->a.rs || g->c.bst[d] != g->m * g->c.rs ||
             (g->has_s && g->s.bst[d] != g->m * g->s.rs) || m > INT_MAX ||
-            !blas_layout(m, g->k, g->a.rs, g->a.cs, &tr, &ld) || !blas_layout(m, g->n, g->c.rs, g->c.cs, &tr, &ld))
+            !ops_la_blas_layout(m, g->k, g->a.rs, g->a.cs, &tr, &ld) ||
+            !ops_la_blas_layout(m, g->n, g->c.rs, g->c.cs, &tr, &ld))
             return;
         g->m = m;
         g->nbd--;
@@ -260,14 +231,14 @@ fold_batches(gemm_desc *g)
 }
 
 static void
-run_blas(const gemm_desc *g)
+run_blas(const ops_gemm_desc *g)
 {
     const size_t isz = ops_dtype_itemsize(g->dt);
     const double alpha = ops_scalar_to_double(g->alpha), beta = ops_scalar_to_double(g->beta);
     for (int64_t bt = 0; bt < g->nbatch; bt++) {
-        const char *a = g->a.data + batch_offset(g, g->a.bst, bt) * (int64_t)isz;
-        const char *b = g->b.data + batch_offset(g, g->b.bst, bt) * (int64_t)isz;
-        char *c = g->c.data + batch_offset(g, g->c.bst, bt) * (int64_t)isz;
+        const char *a = g->a.data + ops_la_batch_offset(g, g->a.bst, bt) * (int64_t)isz;
+        const char *b = g->b.data + ops_la_batch_offset(g, g->b.bst, bt) * (int64_t)isz;
+        char *c = g->c.data + ops_la_batch_offset(g, g->c.bst, bt) * (int64_t)isz;
         /* C holds self (has_s) or zeros: the first product scales it by beta; the
          * next batches of addbmm add to it */
         const double bt_beta = g->sum_batch && bt > 0 ? 1.0 : g->has_s ? beta : 0.0;
@@ -279,11 +250,11 @@ run_blas(const gemm_desc *g)
 
 /* Copies nbatch rows x cols matrices (strides in elements) between layouts, one dtype. */
 static void
-copy_mats(const gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t cols, const la_operand *d,
-          const la_operand *s)
+copy_mats(const ops_gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t cols, const ops_la_operand *d,
+          const ops_la_operand *s)
 {
     for (int64_t bt = 0; bt < nbatch; bt++) {
-        const int64_t db = batch_offset(g, d->bst, bt), sb = batch_offset(g, s->bst, bt);
+        const int64_t db = ops_la_batch_offset(g, d->bst, bt), sb = ops_la_batch_offset(g, s->bst, bt);
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++)
                 memcpy(d->data + (db + i * d->rs + j * d->cs) * (int64_t)isz,
@@ -293,10 +264,10 @@ copy_mats(const gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t 
 
 /* Zeros nbatch rows x cols matrices of o. */
 static void
-zero_mats(const gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t cols, const la_operand *o)
+zero_mats(const ops_gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t cols, const ops_la_operand *o)
 {
     for (int64_t bt = 0; bt < nbatch; bt++) {
-        const int64_t ob = batch_offset(g, o->bst, bt);
+        const int64_t ob = ops_la_batch_offset(g, o->bst, bt);
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++)
                 memset(o->data + (ob + i * o->rs + j * o->cs) * (int64_t)isz, 0, isz);
@@ -304,8 +275,9 @@ zero_mats(const gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t 
 }
 
 /* o: a contiguous rows x cols buffer per batch of g (batched) or one for all. */
-static void
-contiguous_operand(const gemm_desc *g, bool batched, int64_t rows, int64_t cols, char *data, la_operand *o)
+void
+ops_la_contiguous_operand(const ops_gemm_desc *g, bool batched, int64_t rows, int64_t cols, char *data,
+                          ops_la_operand *o)
 {
     o->data = data;
     o->rs = cols;
@@ -317,8 +289,8 @@ contiguous_operand(const gemm_desc *g, bool batched, int64_t rows, int64_t cols,
     }
 }
 
-static bool
-same_view(const ops_tensor *a, const ops_tensor *b)
+bool
+ops_la_same_view(const ops_tensor *a, const ops_tensor *b)
 {
     return a->storage == b->storage && a->offset == b->offset && a->ndim == b->ndim &&
            memcmp(a->sizes, b->sizes, (size_t)a->ndim * sizeof(int64_t)) == 0 &&
@@ -359,8 +331,8 @@ expand_strides(const char *op, const ops_tensor *self, int rnd, const int64_t *r
         return ops_fail(OPS_ERR_SHAPE,
                         "%s: expand(%s, size=%s): the number of sizes provided (%d) must be greater or equal to "
                         "the number of dimensions in the tensor (%d)",
-                        op, ops_shape_str(self->ndim, self->sizes, t1, sizeof t1), ops_shape_str(rnd, rsz, t2, sizeof t2),
-                        rnd, (int)self->ndim);
+                        op, ops_shape_str(self->ndim, self->sizes, t1, sizeof t1),
+                        ops_shape_str(rnd, rsz, t2, sizeof t2), rnd, (int)self->ndim);
     for (int d = 0; d < rnd; d++) {
         const int sd = d - (rnd - self->ndim);
         if (sd < 0) {
@@ -373,7 +345,8 @@ expand_strides(const char *op, const ops_tensor *self, int rnd, const int64_t *r
             return ops_fail(OPS_ERR_SHAPE,
                             "%s: The expanded size of the tensor (%lld) must match the existing size (%lld) at "
                             "non-singleton dimension %d.  Target sizes: %s.  Tensor sizes: %s",
-                            op, (long long)rsz[d], (long long)self->sizes[sd], d, ops_shape_str(rnd, rsz, t1, sizeof t1),
+                            op, (long long)rsz[d], (long long)self->sizes[sd], d,
+                            ops_shape_str(rnd, rsz, t1, sizeof t1),
                             ops_shape_str(self->ndim, self->sizes, t2, sizeof t2));
         }
     }
@@ -383,7 +356,7 @@ expand_strides(const char *op, const ops_tensor *self, int rnd, const int64_t *r
 /* An operand over result-space strides: cmap[d] is the result dim of batch dim d
  * (d < nbd), of M (nbd) and of N (nbd + 1); -1 where the result has no such dim. */
 static void
-map_operand(const gemm_desc *g, const int *cmap, const int64_t *rst, char *data, la_operand *o)
+map_operand(const ops_gemm_desc *g, const int *cmap, const int64_t *rst, char *data, ops_la_operand *o)
 {
     o->data = data;
     for (int d = 0; d < g->nbd; d++)
@@ -392,121 +365,141 @@ map_operand(const gemm_desc *g, const int *cmap, const int64_t *rst, char *data,
     o->cs = cmap[g->nbd + 1] >= 0 ? rst[cmap[g->nbd + 1]] : 0;
 }
 
-/* ---- the driver ---------------------------------------------------------------------- */
+/* ---- the plan (shared with the CUDA kernels) ------------------------------------------ */
 
-/* Runs g into out (NULL: a new tensor, returned in *result) of shape rsz, adding
- * beta * self when self is given.  g's A and B are filled; this checks out and self,
- * packs what the BLAS cannot read, and writes out only once nothing can fail. */
-static ops_status
-gemm_exec(gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const ops_tensor *self, ops_tensor *out,
-          int rnd, const int64_t *rsz, const int *cmap, ops_tensor **result)
+ops_status
+ops_gemm_plan_make(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const ops_tensor *self,
+                   const ops_tensor *out, int rnd, const int64_t *rsz, const int *cmap, bool blas_dtype,
+                   ops_gemm_plan *p)
 {
     const char *op = g->op;
-    const size_t isz = ops_dtype_itemsize(g->dt);
-    char *pack_a = NULL, *pack_b = NULL, *tmp_c = NULL;
-    ops_tensor *fresh = NULL;
-    ops_status st = OPS_OK;
-    int64_t sst[OPS_MAX_DIMS];
-
+    ops_status st;
+    memset(p, 0, sizeof *p);
     g->nbatch = 1;
     for (int d = 0; d < g->nbd; d++)
         g->nbatch *= g->bsz[d];
-    if (self != NULL && (st = expand_strides(op, self, rnd, rsz, sst)) != OPS_OK)
+    if (self != NULL && (st = expand_strides(op, self, rnd, rsz, p->sst)) != OPS_OK)
         return st;
     g->has_s = self != NULL && ops_scalar_to_double(g->beta) != 0;
 
-    bool resize = false;
     if (out != NULL) {
         if (out->dtype != g->dt)
             return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
                             ops_dtype_name(g->dt), ops_dtype_name(out->dtype));
-        resize = out->ndim != rnd || memcmp(out->sizes, rsz, (size_t)rnd * sizeof(int64_t)) != 0;
-        if (!resize && ops_tensor_has_internal_overlap(out))
+        p->resize = out->ndim != rnd || memcmp(out->sizes, rsz, (size_t)rnd * sizeof(int64_t)) != 0;
+        if (!p->resize && ops_tensor_has_internal_overlap(out))
             return ops_fail(OPS_ERR_VALUE,
                             "%s: unsupported operation: more than one element of the written-to tensor refers to a "
                             "single memory location. Please clone() the tensor before performing the operation.",
                             op);
     }
 
-    const bool empty = g->m == 0 || g->n == 0 || (g->nbatch == 0 && !g->sum_batch);
-    const bool blas = (g->dt == OPS_FLOAT32 || g->dt == OPS_FLOAT64) && !empty && g->k > 0 && g->nbatch > 0 &&
-                      g->m <= INT_MAX && g->n <= INT_MAX && g->k <= INT_MAX;
+    p->empty = g->m == 0 || g->n == 0 || (g->nbatch == 0 && !g->sum_batch);
+    p->blas = blas_dtype && !p->empty && g->k > 0 && g->nbatch > 0 && g->m <= INT_MAX && g->n <= INT_MAX &&
+              g->k <= INT_MAX;
     bool tr;
     int ld;
-    const bool need_pack_a = blas && !blas_layout(g->m, g->k, g->a.rs, g->a.cs, &tr, &ld);
-    const bool need_pack_b = blas && !blas_layout(g->k, g->n, g->b.rs, g->b.cs, &tr, &ld);
-    const int64_t nbc = g->sum_batch ? 1 : g->nbatch;
+    p->pack_a = p->blas && !ops_la_blas_layout(g->m, g->k, g->a.rs, g->a.cs, &tr, &ld);
+    p->pack_b = p->blas && !ops_la_blas_layout(g->k, g->n, g->b.rs, g->b.cs, &tr, &ld);
+    p->nbc = g->sum_batch ? 1 : g->nbatch;
 
     /* where C goes: straight into out, or a buffer copied into out at the end */
-    bool need_tmp = false;
-    la_operand oc;
-    if (out != NULL && !empty) {
-        if (resize) {
-            need_tmp = ops_tensor_shares_storage(out, a_t) || ops_tensor_shares_storage(out, b_t) ||
+    if (out != NULL && !p->empty) {
+        if (p->resize) {
+            p->tmp_c = ops_tensor_shares_storage(out, a_t) || ops_tensor_shares_storage(out, b_t) ||
                        (self != NULL && ops_tensor_shares_storage(out, self));
         } else {
+            ops_la_operand oc;
             map_operand(g, cmap, out->strides, NULL, &oc);
-            need_tmp = ops_tensor_may_overlap(out, a_t) || ops_tensor_may_overlap(out, b_t) ||
-                       (g->has_s && !same_view(self, out) && ops_tensor_may_overlap(out, self)) ||
-                       (blas && !blas_layout(g->m, g->n, oc.rs, oc.cs, &tr, &ld));
+            p->tmp_c = ops_tensor_may_overlap(out, a_t) || ops_tensor_may_overlap(out, b_t) ||
+                       (g->has_s && !ops_la_same_view(self, out) && ops_tensor_may_overlap(out, self)) ||
+                       (p->blas && !ops_la_blas_layout(g->m, g->n, oc.rs, oc.cs, &tr, &ld));
         }
     }
+    return OPS_OK;
+}
 
-    if (need_pack_a && !(pack_a = ops_host_malloc((size_t)(g->nbatch * g->m * g->k) * isz)))
+void
+ops_gemm_bind(ops_gemm_desc *g, const ops_gemm_plan *p, const int *cmap, ops_tensor *dst, char *tmp,
+              const ops_tensor *self, ops_la_operand *oc)
+{
+    map_operand(g, cmap, dst->strides, (char *)ops_tensor_data_ptr(dst), oc);
+    if (tmp)
+        ops_la_contiguous_operand(g, !g->sum_batch, g->m, g->n, tmp, &g->c);
+    else
+        g->c = *oc;
+    if (self != NULL)
+        map_operand(g, cmap, p->sst, (char *)ops_tensor_data_ptr(self), &g->s);
+}
+
+/* ---- the CPU driver ------------------------------------------------------------------ */
+
+/* The CPU's ops_gemm_exec_fn: packs what the BLAS cannot read into host buffers and
+ * writes out only once nothing can fail. */
+static ops_status
+gemm_exec(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const ops_tensor *self, ops_tensor *out,
+          int rnd, const int64_t *rsz, const int *cmap, ops_tensor **result)
+{
+    const char *op = g->op;
+    const size_t isz = ops_dtype_itemsize(g->dt);
+    char *pack_a = NULL, *pack_b = NULL, *tmp_c = NULL;
+    ops_tensor *fresh = NULL;
+    ops_gemm_plan p;
+    ops_status st = ops_gemm_plan_make(g, a_t, b_t, self, out, rnd, rsz, cmap,
+                                       g->dt == OPS_FLOAT32 || g->dt == OPS_FLOAT64, &p);
+    if (st != OPS_OK)
+        return st;
+
+    if (p.pack_a && !(pack_a = ops_host_malloc((size_t)(g->nbatch * g->m * g->k) * isz)))
         goto oom;
-    if (need_pack_b && !(pack_b = ops_host_malloc((size_t)(g->nbatch * g->k * g->n) * isz)))
+    if (p.pack_b && !(pack_b = ops_host_malloc((size_t)(g->nbatch * g->k * g->n) * isz)))
         goto oom;
-    if (need_tmp && !(tmp_c = ops_host_malloc((size_t)(nbc * g->m * g->n) * isz)))
+    if (p.tmp_c && !(tmp_c = ops_host_malloc((size_t)(p.nbc * g->m * g->n) * isz)))
         goto oom;
     if (out == NULL) {
         if ((fresh = ops_tensor_new(op, rnd, rsz, NULL, g->dt, OPS_DEVICE_CPU)) == NULL) {
             st = ops_last_status();
             goto done;
         }
-    } else if (resize && (st = ops_tensor_resize_(op, out, rnd, rsz)) != OPS_OK) {
+    } else if (p.resize && (st = ops_tensor_resize_(op, out, rnd, rsz)) != OPS_OK) {
         goto done;
     }
     ops_tensor *dst = fresh != NULL ? fresh : out;
-    if (empty)
+    if (p.empty)
         goto written;
 
     /* nothing fails from here on */
     if (pack_a) {
-        la_operand p;
-        contiguous_operand(g, true, g->m, g->k, pack_a, &p);
-        copy_mats(g, isz, g->nbatch, g->m, g->k, &p, &g->a);
-        g->a = p;
+        ops_la_operand q;
+        ops_la_contiguous_operand(g, true, g->m, g->k, pack_a, &q);
+        copy_mats(g, isz, g->nbatch, g->m, g->k, &q, &g->a);
+        g->a = q;
     }
     if (pack_b) {
-        la_operand p;
-        contiguous_operand(g, true, g->k, g->n, pack_b, &p);
-        copy_mats(g, isz, g->nbatch, g->k, g->n, &p, &g->b);
-        g->b = p;
+        ops_la_operand q;
+        ops_la_contiguous_operand(g, true, g->k, g->n, pack_b, &q);
+        copy_mats(g, isz, g->nbatch, g->k, g->n, &q, &g->b);
+        g->b = q;
     }
-    map_operand(g, cmap, dst->strides, (char *)ops_tensor_data_ptr(dst), &oc);
-    if (tmp_c)
-        contiguous_operand(g, !g->sum_batch, g->m, g->n, tmp_c, &g->c);
-    else
-        g->c = oc;
-    if (self != NULL)
-        map_operand(g, cmap, sst, (char *)ops_tensor_data_ptr(self), &g->s);
+    ops_la_operand oc;
+    ops_gemm_bind(g, &p, cmap, dst, tmp_c, self, &oc);
 
-    if (!blas) {
+    if (!p.blas) {
         run_loop(g);
     } else {
         /* C starts as self (scaled by the BLAS's beta).  Without self, beta is 0:
          * ?gemm stores zeros then, but ?gemv and our dot scale y by beta, so a NaN
          * left in out is zeroed first rather than multiplied by 0 */
-        if (g->has_s && !(tmp_c == NULL && same_view(self, dst)))
-            copy_mats(g, isz, nbc, g->m, g->n, &g->c, &g->s);
+        if (g->has_s && !(tmp_c == NULL && ops_la_same_view(self, dst)))
+            copy_mats(g, isz, p.nbc, g->m, g->n, &g->c, &g->s);
         else if (!g->has_s && (g->m == 1 || g->n == 1))
-            zero_mats(g, isz, nbc, g->m, g->n, &g->c);
-        gemm_desc f = *g; /* folded for the BLAS only: the copy into out below uses g */
-        fold_batches(&f);
+            zero_mats(g, isz, p.nbc, g->m, g->n, &g->c);
+        ops_gemm_desc f = *g; /* folded for the BLAS only: the copy into out below uses g */
+        ops_la_fold_batches(&f);
         run_blas(&f);
     }
     if (tmp_c)
-        copy_mats(g, isz, nbc, g->m, g->n, &oc, &g->c);
+        copy_mats(g, isz, p.nbc, g->m, g->n, &oc, &g->c);
 written:
     if (fresh == NULL)
         ops_tensor_bump_version(out);
@@ -532,9 +525,9 @@ data_of(const ops_tensor *t)
 
 /* ---- mm, addmm ----------------------------------------------------------------------- */
 
-static ops_status
-addmm_impl(const char *op, const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2, ops_scalar beta,
-           ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
+ops_status
+ops_la_addmm(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2,
+             ops_scalar beta, ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
 {
     if (m1->ndim != 2) {
         if (self == NULL)
@@ -565,54 +558,20 @@ addmm_impl(const char *op, const ops_tensor *self, const ops_tensor *m1, const o
                         op, (long long)rsz[0], (long long)rsz[1], (int)self->ndim,
                         (long long)(self->ndim > 0 ? self->sizes[0] : 1),
                         (long long)(self->ndim > 1 ? self->sizes[1] : 1));
-    gemm_desc g = {.op = op, .dt = m1->dtype, .nbd = 0, .m = rsz[0], .n = rsz[1], .k = m1->sizes[1],
+    ops_gemm_desc g = {.op = op, .dt = m1->dtype, .nbd = 0, .m = rsz[0], .n = rsz[1], .k = m1->sizes[1],
                    .alpha = alpha, .beta = beta};
-    g.a = (la_operand){.data = data_of(m1), .rs = m1->strides[0], .cs = m1->strides[1]};
-    g.b = (la_operand){.data = data_of(m2), .rs = m2->strides[0], .cs = m2->strides[1]};
+    g.a = (ops_la_operand){.data = data_of(m1), .rs = m1->strides[0], .cs = m1->strides[1]};
+    g.b = (ops_la_operand){.data = data_of(m2), .rs = m2->strides[0], .cs = m2->strides[1]};
     static const int cmap[2] = {0, 1};
-    return gemm_exec(&g, m1, m2, self, out, 2, rsz, cmap, result);
-}
-
-ops_tensor *
-mm_cpu(const ops_tensor *self, const ops_tensor *mat2)
-{
-    ops_tensor *r = NULL;
-    addmm_impl("mm", NULL, self, mat2, OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), NULL, &r, false);
-    return r;
-}
-
-ops_status
-mm_out_cpu(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
-{
-    return addmm_impl("mm", NULL, self, mat2, OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), out, NULL, false);
-}
-
-ops_tensor *
-addmm_cpu(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    addmm_impl("addmm", self, mat1, mat2, beta, alpha, NULL, &r, false);
-    return r;
-}
-
-ops_status
-addmm_out_cpu(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta,
-              ops_scalar alpha, ops_tensor *out)
-{
-    return addmm_impl("addmm", self, mat1, mat2, beta, alpha, out, NULL, false);
-}
-
-ops_status
-addmm_cpu_(ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
-{
-    return addmm_impl("addmm_", self, mat1, mat2, beta, alpha, self, NULL, true);
+    return exec(&g, m1, m2, self, out, 2, rsz, cmap, result);
 }
 
 /* ---- bmm, baddbmm, addbmm -------------------------------------------------------------- */
 
-static ops_status
-baddbmm_impl(const char *op, const ops_tensor *self, const ops_tensor *b1, const ops_tensor *b2, ops_scalar beta,
-             ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace, bool sum_batch)
+ops_status
+ops_la_baddbmm(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *b1,
+               const ops_tensor *b2, ops_scalar beta, ops_scalar alpha, ops_tensor *out, ops_tensor **result,
+               bool inplace, bool sum_batch)
 {
     if (b1->ndim != 3)
         return ops_fail(OPS_ERR_SHAPE, "%s: batch1 must be a 3D tensor", op);
@@ -645,77 +604,20 @@ baddbmm_impl(const char *op, const ops_tensor *self, const ops_tensor *b1, const
         return ops_fail(OPS_ERR_SHAPE, "%s: Expected an input tensor shape with shape %s but got shape: %s", op,
                         ops_shape_str(rnd, rsz, t1, sizeof t1), ops_shape_str(self->ndim, self->sizes, t2, sizeof t2));
     }
-    gemm_desc g = {.op = op, .dt = b1->dtype, .nbd = 1, .bsz = {full[0]}, .m = full[1], .n = full[2],
+    ops_gemm_desc g = {.op = op, .dt = b1->dtype, .nbd = 1, .bsz = {full[0]}, .m = full[1], .n = full[2],
                    .k = b1->sizes[2], .alpha = alpha, .beta = beta, .sum_batch = sum_batch};
-    g.a = (la_operand){.data = data_of(b1), .bst = {b1->strides[0]}, .rs = b1->strides[1], .cs = b1->strides[2]};
-    g.b = (la_operand){.data = data_of(b2), .bst = {b2->strides[0]}, .rs = b2->strides[1], .cs = b2->strides[2]};
+    g.a = (ops_la_operand){.data = data_of(b1), .bst = {b1->strides[0]}, .rs = b1->strides[1], .cs = b1->strides[2]};
+    g.b = (ops_la_operand){.data = data_of(b2), .bst = {b2->strides[0]}, .rs = b2->strides[1], .cs = b2->strides[2]};
     static const int cmap3[3] = {0, 1, 2}, cmap2[3] = {-1, 0, 1};
-    return gemm_exec(&g, b1, b2, self, out, rnd, rsz, sum_batch ? cmap2 : cmap3, result);
-}
-
-ops_tensor *
-bmm_cpu(const ops_tensor *self, const ops_tensor *mat2)
-{
-    ops_tensor *r = NULL;
-    baddbmm_impl("bmm", NULL, self, mat2, OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), NULL, &r, false, false);
-    return r;
-}
-
-ops_status
-bmm_out_cpu(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
-{
-    return baddbmm_impl("bmm", NULL, self, mat2, OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), out, NULL, false, false);
-}
-
-ops_tensor *
-baddbmm_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-            ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    baddbmm_impl("baddbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, false);
-    return r;
-}
-
-ops_status
-baddbmm_out_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-                ops_scalar alpha, ops_tensor *out)
-{
-    return baddbmm_impl("baddbmm", self, batch1, batch2, beta, alpha, out, NULL, false, false);
-}
-
-ops_status
-baddbmm_cpu_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
-{
-    return baddbmm_impl("baddbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, false);
-}
-
-ops_tensor *
-addbmm_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-           ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    baddbmm_impl("addbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, true);
-    return r;
-}
-
-ops_status
-addbmm_out_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-               ops_scalar alpha, ops_tensor *out)
-{
-    return baddbmm_impl("addbmm", self, batch1, batch2, beta, alpha, out, NULL, false, true);
-}
-
-ops_status
-addbmm_cpu_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
-{
-    return baddbmm_impl("addbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, true);
+    return exec(&g, b1, b2, self, out, rnd, rsz, sum_batch ? cmap2 : cmap3, result);
 }
 
 /* ---- mv, addmv, dot ---------------------------------------------------------------------- */
 
-static ops_status
-addmv_impl(const char *op, const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
-           ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
+ops_status
+ops_la_addmv(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *mat,
+             const ops_tensor *vec, ops_scalar beta, ops_scalar alpha, ops_tensor *out, ops_tensor **result,
+             bool inplace)
 {
     const int sdim = self != NULL ? (int)self->ndim : 1;
     if (mat->ndim != 2 || vec->ndim != 1 || sdim > 1)
@@ -737,51 +639,17 @@ addmv_impl(const char *op, const ops_tensor *self, const ops_tensor *mat, const 
         (st = la_check_scalars(op, mat->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t rsz[1] = {mat->sizes[0]};
-    gemm_desc g = {.op = op, .dt = mat->dtype, .nbd = 0, .m = rsz[0], .n = 1, .k = mat->sizes[1],
+    ops_gemm_desc g = {.op = op, .dt = mat->dtype, .nbd = 0, .m = rsz[0], .n = 1, .k = mat->sizes[1],
                    .alpha = alpha, .beta = beta};
-    g.a = (la_operand){.data = data_of(mat), .rs = mat->strides[0], .cs = mat->strides[1]};
-    g.b = (la_operand){.data = data_of(vec), .rs = vec->strides[0], .cs = 0};
+    g.a = (ops_la_operand){.data = data_of(mat), .rs = mat->strides[0], .cs = mat->strides[1]};
+    g.b = (ops_la_operand){.data = data_of(vec), .rs = vec->strides[0], .cs = 0};
     static const int cmap[2] = {0, -1};
-    return gemm_exec(&g, mat, vec, self, out, 1, rsz, cmap, result);
-}
-
-ops_tensor *
-mv_cpu(const ops_tensor *self, const ops_tensor *vec)
-{
-    ops_tensor *r = NULL;
-    addmv_impl("mv", NULL, self, vec, OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), NULL, &r, false);
-    return r;
+    return exec(&g, mat, vec, self, out, 1, rsz, cmap, result);
 }
 
 ops_status
-mv_out_cpu(const ops_tensor *self, const ops_tensor *vec, ops_tensor *out)
-{
-    return addmv_impl("mv", NULL, self, vec, OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), out, NULL, false);
-}
-
-ops_tensor *
-addmv_cpu(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    addmv_impl("addmv", self, mat, vec, beta, alpha, NULL, &r, false);
-    return r;
-}
-
-ops_status
-addmv_out_cpu(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
-              ops_scalar alpha, ops_tensor *out)
-{
-    return addmv_impl("addmv", self, mat, vec, beta, alpha, out, NULL, false);
-}
-
-ops_status
-addmv_cpu_(ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
-{
-    return addmv_impl("addmv_", self, mat, vec, beta, alpha, self, NULL, true);
-}
-
-static ops_status
-dot_impl(const char *op, const ops_tensor *self, const ops_tensor *other, ops_tensor *out, ops_tensor **result)
+ops_la_dot(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *other, ops_tensor *out,
+           ops_tensor **result)
 {
     if (self->ndim != 1 || other->ndim != 1)
         return ops_fail(OPS_ERR_SHAPE, "%s: 1D tensors expected, but got %dD and %dD tensors", op, (int)self->ndim,
@@ -798,43 +666,13 @@ dot_impl(const char *op, const ops_tensor *self, const ops_tensor *other, ops_te
     ops_status st;
     if ((st = la_check_dtype(op, self->dtype)) != OPS_OK)
         return st;
-    gemm_desc g = {.op = op, .dt = self->dtype, .nbd = 0, .m = 1, .n = 1, .k = self->sizes[0],
+    ops_gemm_desc g = {.op = op, .dt = self->dtype, .nbd = 0, .m = 1, .n = 1, .k = self->sizes[0],
                    .alpha = OPS_SCALAR_INT(1), .beta = OPS_SCALAR_INT(0)};
-    g.a = (la_operand){.data = data_of(self), .rs = 0, .cs = self->strides[0]};
-    g.b = (la_operand){.data = data_of(other), .rs = other->strides[0], .cs = 0};
+    g.a = (ops_la_operand){.data = data_of(self), .rs = 0, .cs = self->strides[0]};
+    g.b = (ops_la_operand){.data = data_of(other), .rs = other->strides[0], .cs = 0};
     static const int cmap[2] = {-1, -1};
     static const int64_t none[1] = {0}; /* a 0-dim result has no sizes */
-    return gemm_exec(&g, self, other, NULL, out, 0, none, cmap, result);
-}
-
-ops_tensor *
-dot_cpu(const ops_tensor *self, const ops_tensor *tensor)
-{
-    ops_tensor *r = NULL;
-    dot_impl("dot", self, tensor, NULL, &r);
-    return r;
-}
-
-ops_status
-dot_out_cpu(const ops_tensor *self, const ops_tensor *tensor, ops_tensor *out)
-{
-    return dot_impl("dot", self, tensor, out, NULL);
-}
-
-/* vdot: conj(self) . other; every dtype here is real, so it is dot (PyTorch's vdot
- * calls at::dot for real dtypes, with dot's checks and messages). */
-ops_tensor *
-vdot_cpu(const ops_tensor *self, const ops_tensor *other)
-{
-    ops_tensor *r = NULL;
-    dot_impl("vdot", self, other, NULL, &r);
-    return r;
-}
-
-ops_status
-vdot_out_cpu(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
-{
-    return dot_impl("vdot", self, other, out, NULL);
+    return exec(&g, self, other, NULL, out, 0, none, cmap, result);
 }
 
 /* ---- outer: self[:, None] * vec2 (mul's promotion, every dtype) -------------------------- */
@@ -856,8 +694,9 @@ column_view(const ops_tensor *self)
     return ops_tensor_new_view(self, 2, sizes, strides, self->offset);
 }
 
+/* Device-generic (views and mul): the CUDA kernels call it too. */
 ops_tensor *
-outer_cpu(const ops_tensor *self, const ops_tensor *vec2)
+ops_la_outer(const ops_tensor *self, const ops_tensor *vec2)
 {
     if (outer_check(self, vec2) != OPS_OK)
         return NULL;
@@ -870,7 +709,7 @@ outer_cpu(const ops_tensor *self, const ops_tensor *vec2)
 }
 
 ops_status
-outer_out_cpu(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
+ops_la_outer_out(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
 {
     ops_status st = outer_check(self, vec2);
     if (st != OPS_OK)
@@ -888,16 +727,16 @@ outer_out_cpu(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
 /* a (..., m, k) @ b (..., k, n) with NumPy's rules (1-D a: no m dim; 1-D b: no n dim;
  * batch dims broadcast), plus bias broadcast to the result (linear).  b_t: a 2-D b is
  * given as n x k (linear's weight). */
-static ops_status
-matmul_impl(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, const ops_tensor *bias,
-            ops_tensor *out, ops_tensor **result)
+ops_status
+ops_la_matmul(ops_gemm_exec_fn exec, const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t,
+              const ops_tensor *bias, ops_tensor *out, ops_tensor **result)
 {
     const int da = (int)a->ndim, db = (int)b->ndim;
     if (da == 0 || db == 0)
         return ops_fail(OPS_ERR_SHAPE, "%s: both arguments to matmul need to be at least 1D, but they are %dD and %dD",
                         op, da, db);
     if (da == 1 && db == 1 && bias == NULL)
-        return dot_impl(op, a, b, out, result);
+        return ops_la_dot(exec, op, a, b, out, result);
     const int64_t m = da >= 2 ? a->sizes[da - 2] : 1, ka = a->sizes[da - 1];
     /* b's dims holding k and n (b_t: stored n x k) */
     const int kd = db == 1 ? 0 : b_t ? db - 1 : db - 2, nd = db == 1 ? -1 : b_t ? db - 2 : db - 1;
@@ -920,7 +759,7 @@ matmul_impl(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, 
     if ((st = la_check_dtype(op, a->dtype)) != OPS_OK)
         return st;
     const int nba = da > 2 ? da - 2 : 0, nbb = db > 2 ? db - 2 : 0;
-    gemm_desc g = {.op = op, .dt = a->dtype, .m = m, .n = n, .k = ka, .alpha = OPS_SCALAR_INT(1),
+    ops_gemm_desc g = {.op = op, .dt = a->dtype, .m = m, .n = n, .k = ka, .alpha = OPS_SCALAR_INT(1),
                    .beta = OPS_SCALAR_INT(1)};
     /* the batch dims broadcast (PyTorch's infer_size, with its message) */
     g.nbd = nba > nbb ? nba : nbb;
@@ -956,29 +795,210 @@ matmul_impl(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, 
     cmap[g.nbd + 1] = nd >= 0 ? rnd : -1;
     if (nd >= 0)
         rsz[rnd++] = n;
-    return gemm_exec(&g, a, b, bias, out, rnd, rsz, cmap, result);
+    return exec(&g, a, b, bias, out, rnd, rsz, cmap, result);
+}
+
+ops_tensor *
+ops_la_linear(ops_gemm_exec_fn exec, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
+{
+    ops_tensor *r = NULL;
+    if (weight->ndim > 2)
+        return ops_fail_null(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got %d-D", (int)weight->ndim);
+    ops_la_matmul(exec, "linear", input, weight, weight->ndim == 2, bias, NULL, &r);
+    return r;
+}
+
+/* ---- the dispatch kernels ------------------------------------------------------------ */
+
+ops_tensor *
+mm_cpu(const ops_tensor *self, const ops_tensor *mat2)
+{
+    ops_tensor *r = NULL;
+    ops_la_addmm(gemm_exec, "mm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
+    return r;
+}
+
+ops_status
+mm_out_cpu(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
+{
+    return ops_la_addmm(gemm_exec, "mm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL,
+                        false);
+}
+
+ops_tensor *
+addmm_cpu(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
+{
+    ops_tensor *r = NULL;
+    ops_la_addmm(gemm_exec, "addmm", self, mat1, mat2, beta, alpha, NULL, &r, false);
+    return r;
+}
+
+ops_status
+addmm_out_cpu(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha,
+              ops_tensor *out)
+{
+    return ops_la_addmm(gemm_exec, "addmm", self, mat1, mat2, beta, alpha, out, NULL, false);
+}
+
+ops_status
+addmm_cpu_(ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
+{
+    return ops_la_addmm(gemm_exec, "addmm_", self, mat1, mat2, beta, alpha, self, NULL, true);
+}
+
+ops_tensor *
+bmm_cpu(const ops_tensor *self, const ops_tensor *mat2)
+{
+    ops_tensor *r = NULL;
+    ops_la_baddbmm(gemm_exec, "bmm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false,
+                   false);
+    return r;
+}
+
+ops_status
+bmm_out_cpu(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
+{
+    return ops_la_baddbmm(gemm_exec, "bmm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL,
+                          false, false);
+}
+
+ops_tensor *
+baddbmm_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+            ops_scalar alpha)
+{
+    ops_tensor *r = NULL;
+    ops_la_baddbmm(gemm_exec, "baddbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, false);
+    return r;
+}
+
+ops_status
+baddbmm_out_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                ops_scalar alpha, ops_tensor *out)
+{
+    return ops_la_baddbmm(gemm_exec, "baddbmm", self, batch1, batch2, beta, alpha, out, NULL, false, false);
+}
+
+ops_status
+baddbmm_cpu_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
+{
+    return ops_la_baddbmm(gemm_exec, "baddbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, false);
+}
+
+ops_tensor *
+addbmm_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+           ops_scalar alpha)
+{
+    ops_tensor *r = NULL;
+    ops_la_baddbmm(gemm_exec, "addbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, true);
+    return r;
+}
+
+ops_status
+addbmm_out_cpu(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+               ops_scalar alpha, ops_tensor *out)
+{
+    return ops_la_baddbmm(gemm_exec, "addbmm", self, batch1, batch2, beta, alpha, out, NULL, false, true);
+}
+
+ops_status
+addbmm_cpu_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
+{
+    return ops_la_baddbmm(gemm_exec, "addbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, true);
+}
+
+ops_tensor *
+mv_cpu(const ops_tensor *self, const ops_tensor *vec)
+{
+    ops_tensor *r = NULL;
+    ops_la_addmv(gemm_exec, "mv", NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
+    return r;
+}
+
+ops_status
+mv_out_cpu(const ops_tensor *self, const ops_tensor *vec, ops_tensor *out)
+{
+    return ops_la_addmv(gemm_exec, "mv", NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false);
+}
+
+ops_tensor *
+addmv_cpu(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
+{
+    ops_tensor *r = NULL;
+    ops_la_addmv(gemm_exec, "addmv", self, mat, vec, beta, alpha, NULL, &r, false);
+    return r;
+}
+
+ops_status
+addmv_out_cpu(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha,
+              ops_tensor *out)
+{
+    return ops_la_addmv(gemm_exec, "addmv", self, mat, vec, beta, alpha, out, NULL, false);
+}
+
+ops_status
+addmv_cpu_(ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
+{
+    return ops_la_addmv(gemm_exec, "addmv_", self, mat, vec, beta, alpha, self, NULL, true);
+}
+
+ops_tensor *
+dot_cpu(const ops_tensor *self, const ops_tensor *tensor)
+{
+    ops_tensor *r = NULL;
+    ops_la_dot(gemm_exec, "dot", self, tensor, NULL, &r);
+    return r;
+}
+
+ops_status
+dot_out_cpu(const ops_tensor *self, const ops_tensor *tensor, ops_tensor *out)
+{
+    return ops_la_dot(gemm_exec, "dot", self, tensor, out, NULL);
+}
+
+/* vdot: conj(self) . other; every dtype here is real, so it is dot (PyTorch's vdot
+ * calls at::dot for real dtypes, with dot's checks and messages). */
+ops_tensor *
+vdot_cpu(const ops_tensor *self, const ops_tensor *other)
+{
+    ops_tensor *r = NULL;
+    ops_la_dot(gemm_exec, "vdot", self, other, NULL, &r);
+    return r;
+}
+
+ops_status
+vdot_out_cpu(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
+{
+    return ops_la_dot(gemm_exec, "vdot", self, other, out, NULL);
+}
+
+ops_tensor *
+outer_cpu(const ops_tensor *self, const ops_tensor *vec2)
+{
+    return ops_la_outer(self, vec2);
+}
+
+ops_status
+outer_out_cpu(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
+{
+    return ops_la_outer_out(self, vec2, out);
 }
 
 ops_tensor *
 matmul_cpu(const ops_tensor *self, const ops_tensor *other)
 {
     ops_tensor *r = NULL;
-    matmul_impl("matmul", self, other, false, NULL, NULL, &r);
+    ops_la_matmul(gemm_exec, "matmul", self, other, false, NULL, NULL, &r);
     return r;
 }
 
 ops_status
 matmul_out_cpu(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
 {
-    return matmul_impl("matmul", self, other, false, NULL, out, NULL);
+    return ops_la_matmul(gemm_exec, "matmul", self, other, false, NULL, out, NULL);
 }
 
 ops_tensor *
 linear_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
 {
-    ops_tensor *r = NULL;
-    if (weight->ndim > 2)
-        return ops_fail_null(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got %d-D", (int)weight->ndim);
-    matmul_impl("linear", input, weight, weight->ndim == 2, bias, NULL, &r);
-    return r;
+    return ops_la_linear(gemm_exec, input, weight, bias);
 }

@@ -22,6 +22,7 @@
 #include "cpu_util.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
+#include "kernels/search_common.h"
 
 /* self converted to dt, contiguous (a new reference; self itself when it already is). */
 static ops_tensor *
@@ -108,15 +109,12 @@ SS_DEFINE_(f64, double)
      OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
      OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
 
-/* searchsorted of self's values in boundaries; the result (a new tensor, self's shape)
- * into *result, or into out.  op names the public op in messages (bucketize). */
-static ops_status
-ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
-        const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+ops_status
+ops_ss_check(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool *right_io,
+             const char *side, const ops_tensor *sorter, const ops_tensor *out, ops_dtype *cd_out)
 {
-    ops_status st = OPS_OK;
-    ops_tensor *b = NULL, *v = NULL, *s = NULL, *r = NULL;
     char s1[OPS_SHAPE_STR_LEN], s2[OPS_SHAPE_STR_LEN];
+    bool right = *right_io;
 
     if (side != NULL) {
         if (strcmp(side, "left") != 0 && strcmp(side, "right") != 0)
@@ -171,6 +169,25 @@ ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bo
     const ops_dtype cd = ops_result_type(2, pair, 0, NULL);
     if (!(SS_NUMERIC_MASK & OPS_DTYPE_BIT(cd)))
         return ops_fail_dtype(op, cd, SS_NUMERIC_MASK);
+    *right_io = right;
+    *cd_out = cd;
+    return OPS_OK;
+}
+
+/* searchsorted of self's values in boundaries; the result (a new tensor, self's shape)
+ * into *result, or into out.  op names the public op in messages (bucketize). */
+static ops_status
+ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
+        const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+{
+    ops_status st;
+    ops_tensor *b = NULL, *v = NULL, *s = NULL, *r = NULL;
+    ops_dtype cd;
+    if ((st = ops_ss_check(op, boundaries, self, out_int32, &right, side, sorter, out, &cd)) != OPS_OK)
+        return st;
+    const int64_t bnd = boundaries->ndim, n = boundaries->sizes[bnd - 1];
+    const int64_t vn = ops_shape_numel(self->ndim, self->sizes);
+    const ops_dtype odt = out_int32 ? OPS_INT32 : OPS_INT64;
 
     if (sorter != NULL && ops_shape_numel(sorter->ndim, sorter->sizes) > 0) {
         if ((s = ss_contig(op, sorter, OPS_INT64)) == NULL)
@@ -179,7 +196,7 @@ ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bo
         const int64_t sn = ops_shape_numel(s->ndim, s->sizes);
         for (int64_t i = 0; i < sn; i++)
             if (sd[i] < 0 || sd[i] >= n) {
-                st = ops_fail(OPS_ERR_INDEX, "%s: sorter index out of range", op);
+                st = ops_fail(OPS_ERR_INDEX, OPS_SS_SORTER_RANGE_MSG, op);
                 goto done;
             }
     }
@@ -187,7 +204,7 @@ ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bo
         goto fail;
     if ((r = ops_tensor_new(op, self->ndim, self->sizes, NULL, odt, OPS_DEVICE_CPU)) == NULL)
         goto fail;
-    const int64_t per_row = bnd == 1 ? 0 : (self->ndim > 0 ? self->sizes[self->ndim - 1] : 1);
+    const int64_t per_row = ops_ss_per_row(boundaries, self);
     int64_t *const o64 = out_int32 ? NULL : (int64_t *)ops_tensor_data_ptr(r);
     int32_t *const o32 = out_int32 ? (int32_t *)ops_tensor_data_ptr(r) : NULL;
     const int64_t *const sd = s != NULL ? (const int64_t *)ops_tensor_data_ptr(s) : NULL;
@@ -225,11 +242,17 @@ done:
 
 /* A Scalar as the 0-dim tensor PyTorch makes of it (scalar_to_tensor: int64, float64
  * or bool), so that it promotes with the boundaries as a 0-dim tensor. */
-static ops_tensor *
-ss_scalar(ops_scalar s)
+ops_tensor *
+ops_ss_scalar(ops_scalar s)
 {
     const ops_dtype dt = s.kind == OPS_SCALAR_FLOAT ? OPS_FLOAT64 : s.kind == OPS_SCALAR_INT ? OPS_INT64 : OPS_BOOL;
     return ops_scalar_tensor(s, dt);
+}
+
+int64_t
+ops_ss_per_row(const ops_tensor *boundaries, const ops_tensor *self)
+{
+    return boundaries->ndim == 1 ? 0 : (self->ndim > 0 ? self->sizes[self->ndim - 1] : 1);
 }
 
 ops_tensor *
@@ -252,7 +275,7 @@ ops_tensor *
 searchsorted_scalar_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                         const char *side, const ops_tensor *sorter)
 {
-    ops_tensor *r = NULL, *v = ss_scalar(self);
+    ops_tensor *r = NULL, *v = ops_ss_scalar(self);
     if (v != NULL)
         ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, NULL, &r);
     ops_tensor_release(v);
@@ -263,7 +286,7 @@ ops_status
 searchsorted_scalar_out_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                             const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    ops_tensor *v = ss_scalar(self);
+    ops_tensor *v = ops_ss_scalar(self);
     if (v == NULL)
         return ops_last_status();
     const ops_status st = ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, out, NULL);
@@ -271,14 +294,23 @@ searchsorted_scalar_out_cpu(const ops_tensor *sorted_sequence, ops_scalar self, 
     return st;
 }
 
+ops_status
+ops_bucketize_check(const ops_tensor *boundaries)
+{
+    if (boundaries->ndim != 1)
+        return ops_fail(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(%d)",
+                        boundaries->ndim);
+    return OPS_OK;
+}
+
 /* bucketize: boundaries must be 1-D; then searchsorted(boundaries, self). */
 static ops_status
 bucketize_impl(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out,
                ops_tensor **result)
 {
-    if (boundaries->ndim != 1)
-        return ops_fail(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(%d)",
-                        boundaries->ndim);
+    const ops_status st = ops_bucketize_check(boundaries);
+    if (st != OPS_OK)
+        return st;
     return ss_impl("bucketize", boundaries, self, out_int32, right, NULL, NULL, out, result);
 }
 
@@ -300,7 +332,7 @@ bucketize_tensor_out_cpu(const ops_tensor *self, const ops_tensor *boundaries, b
 ops_tensor *
 bucketize_scalar_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
-    ops_tensor *r = NULL, *v = ss_scalar(self);
+    ops_tensor *r = NULL, *v = ops_ss_scalar(self);
     if (v != NULL)
         bucketize_impl(v, boundaries, out_int32, right, NULL, &r);
     ops_tensor_release(v);
@@ -310,7 +342,7 @@ bucketize_scalar_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int
 ops_status
 bucketize_scalar_out_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
 {
-    ops_tensor *v = ss_scalar(self);
+    ops_tensor *v = ops_ss_scalar(self);
     if (v == NULL)
         return ops_last_status();
     const ops_status st = bucketize_impl(v, boundaries, out_int32, right, out, NULL);
@@ -327,37 +359,57 @@ bucketize_scalar_out_cpu(ops_scalar self, const ops_tensor *boundaries, bool out
 /* PyTorch's rules: counts in int64; with weights, float32 weights sum in float32 and any
  * other weights are converted to float64 and sum there.  An empty self gives
  * minlength zeros of int64 (weights or not), as PyTorch's CPU bincount. */
-static ops_status
-bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
-              ops_tensor **result)
+ops_status
+ops_bincount_check(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, bool *empty)
 {
     const char *op = "bincount";
-    ops_status st = OPS_OK;
-    ops_tensor *x = NULL, *w = NULL, *r = NULL;
     if (!(BC_INTEGRAL_MASK & OPS_DTYPE_BIT(self->dtype)))
         return ops_fail_dtype(op, self->dtype, BC_INTEGRAL_MASK);
     if (minlength < 0)
         return ops_fail(OPS_ERR_VALUE, "%s: minlength should be >= 0", op);
     const int64_t n = ops_shape_numel(self->ndim, self->sizes);
-    ops_dtype rdt = OPS_INT64;
+    *empty = self->ndim == 1 && n == 0;
+    if (*empty)
+        return OPS_OK;
+    if (self->ndim != 1)
+        return ops_fail(OPS_ERR_VALUE, OPS_BINCOUNT_MSG, op);
+    if (weights != NULL && (weights->ndim != 1 || weights->sizes[0] != n))
+        return ops_fail(OPS_ERR_SHAPE, "%s: weights should be 1-d and have the same length as input", op);
+    return OPS_OK;
+}
+
+ops_dtype
+ops_bincount_dtype(const ops_tensor *weights)
+{
+    return weights == NULL ? OPS_INT64 : weights->dtype == OPS_FLOAT32 ? OPS_FLOAT32 : OPS_FLOAT64;
+}
+
+static ops_status
+bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
+              ops_tensor **result)
+{
+    const char *op = "bincount";
+    ops_status st;
+    ops_tensor *x = NULL, *w = NULL, *r = NULL;
+    bool empty;
+    if ((st = ops_bincount_check(self, weights, minlength, &empty)) != OPS_OK)
+        return st;
+    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
+    const ops_dtype rdt = ops_bincount_dtype(weights);
     int64_t nbins = minlength;
-    if (self->ndim == 1 && n == 0) {
+    if (empty) {
         if ((r = ops_tensor_new(op, 1, &nbins, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)
             goto fail;
         memset(ops_tensor_data_ptr(r), 0, (size_t)nbins * sizeof(int64_t));
         goto write;
     }
-    if (self->ndim != 1)
-        return ops_fail(OPS_ERR_VALUE, "%s: bincount only supports 1-d non-negative integral inputs.", op);
-    if (weights != NULL && (weights->ndim != 1 || weights->sizes[0] != n))
-        return ops_fail(OPS_ERR_SHAPE, "%s: weights should be 1-d and have the same length as input", op);
     if ((x = ss_contig(op, self, OPS_INT64)) == NULL)
         goto fail;
     const int64_t *const xd = (const int64_t *)ops_tensor_data_ptr(x);
     int64_t mx = -1;
     for (int64_t i = 0; i < n; i++) {
         if (xd[i] < 0) {
-            st = ops_fail(OPS_ERR_VALUE, "%s: bincount only supports 1-d non-negative integral inputs.", op);
+            st = ops_fail(OPS_ERR_VALUE, OPS_BINCOUNT_MSG, op);
             goto done;
         }
         if (xd[i] > mx)
@@ -366,7 +418,6 @@ bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minleng
     if (mx + 1 > nbins)
         nbins = mx + 1;
     if (weights != NULL) {
-        rdt = weights->dtype == OPS_FLOAT32 ? OPS_FLOAT32 : OPS_FLOAT64;
         if ((w = ss_contig(op, weights, rdt)) == NULL)
             goto fail;
     }
@@ -462,13 +513,10 @@ HC_DEFINE_(f64, double, double)
     (OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) |        \
      OPS_DTYPE_BIT(OPS_FLOAT64))
 
-static ops_status
-histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
-           ops_tensor **result)
+ops_status
+ops_histc_check(const ops_tensor *self, int64_t bins, const ops_tensor *out)
 {
     const char *op = "histc";
-    ops_status st = OPS_OK;
-    ops_tensor *x = NULL, *r = NULL;
     const ops_dtype dt = self->dtype;
     if (!(HC_FLOATING_MASK & OPS_DTYPE_BIT(dt)))
         return ops_fail_dtype(op, dt, HC_FLOATING_MASK);
@@ -477,6 +525,34 @@ histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max,
     if (out != NULL && out->dtype != dt)
         return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
                         ops_dtype_name(dt), ops_dtype_name(out->dtype));
+    return OPS_OK;
+}
+
+ops_status
+ops_histc_range(double *lo, double *hi)
+{
+    const char *op = "histc";
+    if (*lo == *hi) {
+        *lo -= 1;
+        *hi += 1;
+    }
+    if (!isfinite(*lo) || !isfinite(*hi))
+        return ops_fail(OPS_ERR_VALUE, "%s: range of [%g, %g] is not finite", op, *lo, *hi);
+    if (!(*lo < *hi))
+        return ops_fail(OPS_ERR_VALUE, "%s: max must be larger than min", op);
+    return OPS_OK;
+}
+
+static ops_status
+histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
+           ops_tensor **result)
+{
+    const char *op = "histc";
+    ops_status st;
+    ops_tensor *x = NULL, *r = NULL;
+    const ops_dtype dt = self->dtype;
+    if ((st = ops_histc_check(self, bins, out)) != OPS_OK)
+        return st;
     if ((x = ss_contig(op, self, dt)) == NULL)
         goto fail;
     const int64_t n = ops_shape_numel(self->ndim, self->sizes);
@@ -490,18 +566,8 @@ histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max,
         default: hc_minmax_f64(xd, n, &lo, &hi); break;
         }
     }
-    if (lo == hi) {
-        lo -= 1;
-        hi += 1;
-    }
-    if (!isfinite(lo) || !isfinite(hi)) {
-        st = ops_fail(OPS_ERR_VALUE, "%s: range of [%g, %g] is not finite", op, lo, hi);
+    if ((st = ops_histc_range(&lo, &hi)) != OPS_OK)
         goto done;
-    }
-    if (!(lo < hi)) {
-        st = ops_fail(OPS_ERR_VALUE, "%s: max must be larger than min", op);
-        goto done;
-    }
     if ((r = ops_tensor_new(op, 1, &bins, NULL, dt, OPS_DEVICE_CPU)) == NULL)
         goto fail;
     memset(ops_tensor_data_ptr(r), 0, (size_t)bins * ops_dtype_itemsize(dt));
