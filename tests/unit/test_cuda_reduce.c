@@ -47,12 +47,21 @@ cpu_rand(ops_int_list sizes, ops_dtype dt, double lo, double hi)
     return t;
 }
 
+/* A new contiguous tensor on dev (uninitialised): the runtime's allocation, which
+ * needs no creation kernel on the device. */
+static ops_tensor *
+new_on(ops_int_list sizes, ops_dtype dt, ops_device dev)
+{
+    ops_tensor *r = ops_tensor_new("test", (int)sizes.len, sizes.data, NULL, dt, dev);
+    ck_assert_msg(r != NULL, "%s", ops_last_error());
+    return r;
+}
+
 /* A copy of t on device dev (contiguous). */
 static ops_tensor *
 copy_to(const ops_tensor *t, ops_device dev)
 {
-    ops_tensor *r = ops_empty((ops_int_list){ops_tensor_sizes(t), ops_tensor_ndim(t)}, ops_tensor_dtype(t), dev);
-    ck_assert_msg(r != NULL, "%s", ops_last_error());
+    ops_tensor *r = new_on((ops_int_list){ops_tensor_sizes(t), ops_tensor_ndim(t)}, ops_tensor_dtype(t), dev);
     ck_assert_msg(ops_copy_(r, t, false) == OPS_OK, "copy: %s", ops_last_error());
     return r;
 }
@@ -108,6 +117,17 @@ assert_close(const ops_tensor *want, const ops_tensor *got, double rtol, double 
     free(g);
 }
 
+/* A CUDA tensor of the given shape filled with v (filled on the CPU, copied). */
+static ops_tensor *
+gpu_full(ops_int_list sizes, ops_scalar v, ops_dtype dt)
+{
+    ops_tensor *c = ops_full(sizes, v, dt, OPS_DEVICE_CPU);
+    ck_assert_msg(c != NULL, "%s", ops_last_error());
+    ops_tensor *g = copy_to(c, GPU);
+    ops_tensor_release(c);
+    return g;
+}
+
 /* The one value of a one-element tensor on any device. */
 static double
 value_of(const ops_tensor *t)
@@ -154,7 +174,7 @@ END_TEST
 /* 2^24 ones sum to 2^24 exactly in float32, as on the CPU. */
 START_TEST(test_sum_ones_exact)
 {
-    ops_tensor *g = ops_full(OPS_INTS((int64_t)1 << 24), OPS_SCALAR_FLOAT(1.0), OPS_FLOAT32, GPU);
+    ops_tensor *g = gpu_full(OPS_INTS((int64_t)1 << 24), OPS_SCALAR_FLOAT(1.0), OPS_FLOAT32);
     ck_assert_msg(g != NULL, "%s", ops_last_error());
     ops_tensor *s = ops_sum(g, OPS_DTYPE_NONE);
     ck_assert(value_of(s) == 16777216.0);
@@ -487,13 +507,13 @@ END_TEST
 START_TEST(test_all_any_large)
 {
     const int64_t n = (int64_t)1 << 20;
-    ops_tensor *t = ops_full(OPS_INTS(n), OPS_SCALAR_BOOL(true), OPS_BOOL, GPU);
+    ops_tensor *t = gpu_full(OPS_INTS(n), OPS_SCALAR_BOOL(true), OPS_BOOL);
     ck_assert_msg(t != NULL, "%s", ops_last_error());
     ops_tensor *a = ops_all(t);
     ck_assert(value_of(a) == 1.0);
     ops_tensor_release(a);
     ops_tensor *v = ops_narrow(t, 0, 654321, 1);
-    ops_tensor *f = ops_full(OPS_INTS(1), OPS_SCALAR_BOOL(false), OPS_BOOL, GPU);
+    ops_tensor *f = gpu_full(OPS_INTS(1), OPS_SCALAR_BOOL(false), OPS_BOOL);
     ck_assert_int_eq(ops_copy_(v, f, false), OPS_OK);
     a = ops_all(t);
     ck_assert(value_of(a) == 0.0);
@@ -511,7 +531,7 @@ END_TEST
 
 START_TEST(test_empty_and_keepdim)
 {
-    ops_tensor *g = ops_empty(OPS_INTS(4, 0, 3), OPS_FLOAT32, GPU);
+    ops_tensor *g = new_on(OPS_INTS(4, 0, 3), OPS_FLOAT32, GPU);
     ck_assert_msg(g != NULL, "%s", ops_last_error());
     ops_tensor *s = ops_sum_dim(g, &OPS_INTS(1), true, OPS_DTYPE_NONE);
     ck_assert_msg(s != NULL, "%s", ops_last_error());
@@ -550,7 +570,7 @@ START_TEST(test_out_and_errors)
     ops_tensor *c = cpu_rand(OPS_INTS(50, 400), OPS_FLOAT32, -1.0, 1.0);
     ops_tensor *g = copy_to(c, GPU);
     /* out= a non-contiguous CUDA view (every other column of a [400, 2] buffer) */
-    ops_tensor *buf = ops_full(OPS_INTS(400, 2), OPS_SCALAR_FLOAT(7.0), OPS_FLOAT32, GPU);
+    ops_tensor *buf = gpu_full(OPS_INTS(400, 2), OPS_SCALAR_FLOAT(7.0), OPS_FLOAT32);
     ops_tensor *col = ops_select(buf, 1, 0);
     ck_assert_msg(ops_sum_dim_out(g, &OPS_INTS(0), false, OPS_DTYPE_NONE, col) == OPS_OK, "%s", ops_last_error());
     ops_tensor *w = ops_sum_dim(c, &OPS_INTS(0), false, OPS_DTYPE_NONE);
@@ -566,7 +586,7 @@ START_TEST(test_out_and_errors)
     ck_assert_msg(strstr(ops_last_error(), "Dimension out of range (expected to be in range of [-2, 1], but got 2)") !=
                       NULL,
                   "%s", ops_last_error());
-    ops_tensor *o64 = ops_full(OPS_INTS(400), OPS_SCALAR_FLOAT(3.0), OPS_FLOAT64, GPU);
+    ops_tensor *o64 = gpu_full(OPS_INTS(400), OPS_SCALAR_FLOAT(3.0), OPS_FLOAT64);
     ck_assert_int_eq(ops_sum_dim_out(g, &OPS_INTS(0), false, OPS_FLOAT32, o64), OPS_ERR_DTYPE);
     ck_assert_str_eq(ops_last_error(), "sum: Expected out tensor to have dtype float32, but got float64 instead");
     v = host_values(o64, &n);
