@@ -6,7 +6,7 @@
 #   make check   install missing Debian packages, build, run every test (and again
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
 #                and the CUDA tests on the emulated device (make test-emu)
-#   make bench   build and run the benchmarks
+#   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
 
 BUILD     ?= build
 SANBUILD  ?= build-san
@@ -106,6 +106,13 @@ bench: deps $(BUILD)/build.ninja
 	OMP_NUM_THREADS=1 $(BUILD)/bench/bench_autograd
 	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
+
+# GPU only: elementwise and reductions against cudaMemcpy's device-to-device bandwidth,
+# mm against a direct cuBLAS call (each exits 77, skipped, without a device).
+bench-cuda: deps $(BUILD)/build.ninja
+	@$(NINJA) -C $(BUILD) bench/bench_cuda bench/bench_cuda_reduce
+	$(BUILD)/bench/bench_cuda
+	$(BUILD)/bench/bench_cuda_reduce
 
 clean:
 	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD)

@@ -17,37 +17,26 @@
  *
  * Results are computed into a fresh contiguous tensor; an out= tensor is checked and
  * resized only once every allocation has succeeded, then written in one strided copy
- * that cannot fail, so a failed call leaves out= untouched. */
+ * that cannot fail, so a failed call leaves out= untouched.
+ *
+ * The drivers (reduce_core2, dim_impl, cumext_impl and what calls them) serve CUDA
+ * tensors too: the kernels/cuda entry points call these same functions, so dims,
+ * dtype rules, error messages and out= handling are one code; for a tensor on a CUDA
+ * device the element loops are kernels/cuda's (ops_reduce_common.h), and the final
+ * out= write is a device copy. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_util.h"
+#include "kernels/ops_reduce_common.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
+#ifdef OPS_WITH_CUDA
+#include "ops_cuda_backend.h"
+#endif
 
 /* Elements summed plainly before a block joins the pairwise tree. */
 #define RED_BLOCK 128
-
-typedef enum {
-    RED_SUM,
-    RED_NANSUM,
-    RED_MEAN,
-    RED_PROD,
-    RED_AMAX,
-    RED_AMIN,
-    RED_ALL,
-    RED_ANY,
-    RED_LSE,
-    RED_NANMEAN,
-    RED_VAR,
-    RED_STD,
-    RED_ARGMAX,
-    RED_ARGMIN,
-    RED_NORM,   /* vector norm of order p->arg */
-    RED_MAXDIM, /* max.dim: values and int64 indices (one reduced dim) */
-    RED_MINDIM,
-    RED_AMINMAX, /* aminmax: the minimum and (into the second result) the maximum */
-} red_kind;
 
 typedef struct {
     int64_t nout;                  /* output elements */
@@ -323,24 +312,23 @@ RED_DEFINE_INT_(i64, int64_t)
                 RED_EACH(p, b, T, v, r *= OPS_LOAD(v);)                                            \
             } else if (kind == RED_AMAX) {                                                         \
                 r = OPS_LOAD(b + p->roff[0]);                                                      \
-                RED_EACH(p, b, T, v, r = CPU_MAX_NAN(r, OPS_LOAD(v));)                             \
+                RED_EACH(p, b, T, v, r = OPS_RED_MAX_NAN(r, OPS_LOAD(v));)                         \
             } else if (kind == RED_AMIN) {                                                         \
                 r = OPS_LOAD(b + p->roff[0]);                                                      \
-                RED_EACH(p, b, T, v, r = CPU_MIN_NAN(r, OPS_LOAD(v));)                             \
+                RED_EACH(p, b, T, v, r = OPS_RED_MIN_NAN(r, OPS_LOAD(v));)                         \
             } else if (kind == RED_AMINMAX) {                                                      \
                 r = OPS_LOAD(b + p->roff[0]);                                                      \
                 ACC hi = r;                                                                        \
                 RED_EACH(p, b, T, v, {                                                             \
                     const ACC x = OPS_LOAD(v);                                                     \
-                    r = CPU_MIN_NAN(r, x);                                                         \
-                    hi = CPU_MAX_NAN(hi, x);                                                       \
+                    r = OPS_RED_MIN_NAN(r, x);                                                     \
+                    hi = OPS_RED_MAX_NAN(hi, x);                                                   \
                 })                                                                                 \
                 OPS_STORE(&((T *)dst2)[o], hi);                                                    \
             } else if (kind == RED_LSE) {                                                          \
                 ACC m = -INFINITY;                                                                 \
-                RED_EACH(p, b, T, v, m = CPU_MAX_NAN(m, OPS_LOAD(v));)                             \
-                if (isinf(m))                                                                      \
-                    m = 0; /* all -inf, or an inf: exp(x - m) must not be inf - inf */             \
+                RED_EACH(p, b, T, v, m = OPS_RED_MAX_NAN(m, OPS_LOAD(v));)                         \
+                m = OPS_RED_LSE_SHIFT(m);                                                          \
                 pw_##ACC s;                                                                        \
                 pw_init_##ACC(&s);                                                                 \
                 RED_EACH(p, b, T, v, pw_add_##ACC(&s, CPU_FP1(expf, exp, (ACC)(OPS_LOAD(v) - m)));) \
@@ -381,10 +369,7 @@ RED_DEFINE_FLT_(f64, double, double)
                 const double d = (double)OPS_LOAD(v) - mean;                                       \
                 pw_add_double(&s, d * d);                                                          \
             })                                                                                     \
-            double dof = (double)p->nred - p->arg;                                                 \
-            if (dof < 0)                                                                           \
-                dof = 0; /* as PyTorch: no negative divisor; 0 gives inf or NaN */                 \
-            double r = pw_total_double(&s) / dof;                                                  \
+            double r = pw_total_double(&s) / ops_red_var_divisor(p->nred, p->arg);                 \
             if (kind == RED_STD)                                                                   \
                 r = sqrt(r);                                                                       \
             OPS_STORE(&out[o], (ACC)r);                                                            \
@@ -468,10 +453,12 @@ RED_DEFINE_ARG_(f64, double, double, RED_ISNAN_)
                 r = (ACC)cnt;                                                                      \
             } else if (ord == INFINITY) {                                                          \
                 r = 0;                                                                             \
-                RED_EACH(p, b, T, v, r = CPU_MAX_NAN(r, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));)  \
+                RED_EACH(p, b, T, v,                                                               \
+                         r = OPS_RED_MAX_NAN(r, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));)          \
             } else if (ord == -INFINITY) {                                                         \
                 r = INFINITY;                                                                      \
-                RED_EACH(p, b, T, v, r = CPU_MIN_NAN(r, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));)  \
+                RED_EACH(p, b, T, v,                                                               \
+                         r = OPS_RED_MIN_NAN(r, CPU_FP1(fabsf, fabs, (ACC)OPS_LOAD(v)));)          \
             } else {                                                                               \
                 pw_##ACC s;                                                                        \
                 pw_init_##ACC(&s);                                                                 \
@@ -834,16 +821,16 @@ red_outer_tile(const red_plan *p)
                             acc[c] *= (ACC)OPS_LOAD(&row[c]);                                      \
                     } else if (kind == RED_AMAX) {                                                 \
                         for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] = CPU_MAX_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));                  \
+                            acc[c] = OPS_RED_MAX_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));              \
                     } else if (kind == RED_AMINMAX) {                                              \
                         for (int64_t c = 0; c < n; c++) {                                          \
                             const ACC x = OPS_LOAD(&row[c]);                                       \
-                            acc[c] = CPU_MIN_NAN(acc[c], x);                                       \
-                            hi[c] = CPU_MAX_NAN(hi[c], x);                                         \
+                            acc[c] = OPS_RED_MIN_NAN(acc[c], x);                                   \
+                            hi[c] = OPS_RED_MAX_NAN(hi[c], x);                                     \
                         }                                                                          \
                     } else {                                                                       \
                         for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] = CPU_MIN_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));                  \
+                            acc[c] = OPS_RED_MIN_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));              \
                     }                                                                              \
                 })                                                                                 \
                 if (hi != NULL) {                                                                  \
@@ -1032,6 +1019,31 @@ red_run_outer(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, c
     return true;
 }
 
+/* ---- the CUDA backend's loops ---------------------------------------------------------- */
+
+/* The drivers below are device-generic: for a tensor on a CUDA device only these
+ * calls differ (kernels/cuda/reduce.cu, softmax.cu, scan.cu); a CPU-only build has no
+ * such tensors, and says so should one reach here. */
+#ifndef OPS_WITH_CUDA
+static ops_status
+red_no_cuda(const char *op)
+{
+    return ops_fail(OPS_ERR_DEVICE, "%s: libops was built without CUDA support", op);
+}
+#endif
+
+static ops_status
+red_run_device(const char *op, red_kind kind, const ops_tensor *src, const bool *mask, double arg, ops_tensor *res,
+               ops_tensor *res2)
+{
+#ifdef OPS_WITH_CUDA
+    return ops_cuda_reduce_run(op, kind, src, mask, arg, res, res2);
+#else
+    (void)kind, (void)src, (void)mask, (void)arg, (void)res, (void)res2;
+    return red_no_cuda(op);
+#endif
+}
+
 /* ---- shared driver pieces ------------------------------------------------------------ */
 
 /* Copies the contiguous elements at src into t's strided elements (same dtype). */
@@ -1081,7 +1093,7 @@ red_convert(const char *op, const ops_tensor *self, ops_dtype dt, bool contiguou
     if (self->dtype == dt && !contiguous) {
         return ops_tensor_retain(self);
     }
-    ops_tensor *t = ops_tensor_new(op, self->ndim, self->sizes, NULL, dt, OPS_DEVICE_CPU);
+    ops_tensor *t = ops_tensor_new(op, self->ndim, self->sizes, NULL, dt, ops_tensor_device(self));
     if (t == NULL)
         return NULL;
     if (ops_copy_(t, self, false) != OPS_OK) {
@@ -1089,6 +1101,22 @@ red_convert(const char *op, const ops_tensor *self, ops_dtype dt, bool contiguou
         return NULL;
     }
     return t;
+}
+
+/* The contiguous r's elements into out's (same shape and dtype, same device).  On the
+ * CPU this cannot fail; on a CUDA device only a CUDA error can make it fail. */
+static ops_status
+red_write_values(const char *op, ops_tensor *out, const ops_tensor *r)
+{
+    if (ops_tensor_device(r).type == OPS_CPU) {
+        red_store_strided(out, (const char *)ops_tensor_data_ptr(r));
+        return OPS_OK;
+    }
+#ifdef OPS_WITH_CUDA
+    return ops_cuda_copy_same_device(op, out, r);
+#else
+    return ops_fail(OPS_ERR_DEVICE, "%s: libops was built without CUDA support", op);
+#endif
 }
 
 /* Writes the contiguous result r into out (resized if its shape differs): the last
@@ -1100,7 +1128,8 @@ red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r)
     ops_status st;
     if (!same && (st = ops_tensor_resize_(op, out, r->ndim, r->sizes)) != OPS_OK)
         return st;
-    red_store_strided(out, (const char *)ops_tensor_data_ptr(r));
+    if ((st = red_write_values(op, out, r)) != OPS_OK)
+        return st;
     ops_tensor_bump_version(out);
     return OPS_OK;
 }
@@ -1128,8 +1157,8 @@ red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r0, ops_tens
         memcpy(out0->strides, st0, sizeof st0);
         return st;
     }
-    red_store_strided(out0, (const char *)ops_tensor_data_ptr(r0));
-    red_store_strided(out1, (const char *)ops_tensor_data_ptr(r1));
+    if ((st = red_write_values(op, out0, r0)) != OPS_OK || (st = red_write_values(op, out1, r1)) != OPS_OK)
+        return st;
     ops_tensor_bump_version(out0);
     ops_tensor_bump_version(out1);
     return OPS_OK;
@@ -1156,6 +1185,33 @@ red_check_out2(const char *op, const ops_tensor *out0, ops_dtype want0, const op
 
 /* ---- the reduction driver ------------------------------------------------------------ */
 
+/* The CPU loops of a plan with outputs: the runs' offsets (into p->roff, which the
+ * caller frees), the outer path's workspace when it applies, then the reduction of
+ * src into res (and res2). */
+static ops_status
+red_run_host(const char *op, red_kind kind, red_plan *p, const ops_tensor *src, const bool *mask, ops_tensor *res,
+             ops_tensor *res2)
+{
+    void *ws = NULL;
+    if (!red_plan_offsets(op, p, src, mask))
+        return ops_last_status();
+    if (red_outer_kind(kind) && red_outer_ok(p)) {
+        /* the outer path's accumulator and level rows, 8 bytes covering every ACC */
+        size_t rows = (size_t)red_outer_levels(p) + 1;
+        if (kind == RED_AMINMAX && rows < 2)
+            rows = 2; /* the minima and the maxima */
+        if ((ws = ops_host_malloc(rows * (size_t)p->nout * 8)) == NULL)
+            return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+    }
+    char *const dst = (char *)ops_tensor_data_ptr(res);
+    char *const dst2 = res2 != NULL ? (char *)ops_tensor_data_ptr(res2) : NULL;
+    const char *const in = (const char *)ops_tensor_data_ptr(src);
+    if (!(ws != NULL && red_run_outer(kind, src->dtype, p, in, dst, dst2, ws)))
+        red_run(kind, src->dtype, p, in, dst, dst2);
+    ops_host_free(ws);
+    return OPS_OK;
+}
+
 /* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); arg is
  * var/std's correction or norm's order.  Kinds with a second result (var_mean's means
  * with RED_VAR/RED_STD, max.dim's indices) write it into out2 or *result2 when either
@@ -1167,7 +1223,6 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
 {
     ops_status st = OPS_OK;
     ops_tensor *src = NULL, *res = NULL, *res2 = NULL;
-    void *ws = NULL;
     red_plan p;
     bool mask[OPS_MAX_DIMS];
     const bool two = out2 != NULL || result2 != NULL;
@@ -1297,32 +1352,18 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
         goto done;
     }
     red_plan_geometry(&p, src, mask, keepdim);
-    if ((res = ops_tensor_new(op, p.ond, p.osz, NULL, rd, OPS_DEVICE_CPU)) == NULL ||
-        (two && (res2 = ops_tensor_new(op, p.ond, p.osz, NULL, rd2, OPS_DEVICE_CPU)) == NULL)) {
+    const ops_device dev = ops_tensor_device(self);
+    if ((res = ops_tensor_new(op, p.ond, p.osz, NULL, rd, dev)) == NULL ||
+        (two && (res2 = ops_tensor_new(op, p.ond, p.osz, NULL, rd2, dev)) == NULL)) {
         st = ops_last_status();
         goto done;
     }
-    if (p.nout > 0 && !red_plan_offsets(op, &p, src, mask)) {
-        st = ops_last_status();
+    if (dev.type != OPS_CPU)
+        st = red_run_device(op, kind, src, mask, p.arg, res, res2);
+    else if (p.nout > 0)
+        st = red_run_host(op, kind, &p, src, mask, res, res2);
+    if (st != OPS_OK)
         goto done;
-    }
-    if (p.nout > 0 && red_outer_kind(kind) && red_outer_ok(&p)) {
-        /* the outer path's accumulator and level rows, 8 bytes covering every ACC */
-        size_t rows = (size_t)red_outer_levels(&p) + 1;
-        if (kind == RED_AMINMAX && rows < 2)
-            rows = 2; /* the minima and the maxima */
-        if ((ws = ops_host_malloc(rows * (size_t)p.nout * 8)) == NULL) {
-            st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-            goto done;
-        }
-    }
-    if (p.nout > 0) {
-        char *const dst = (char *)ops_tensor_data_ptr(res);
-        char *const dst2 = res2 != NULL ? (char *)ops_tensor_data_ptr(res2) : NULL;
-        const char *const in = (const char *)ops_tensor_data_ptr(src);
-        if (!(ws != NULL && red_run_outer(kind, src->dtype, &p, in, dst, dst2, ws)))
-            red_run(kind, src->dtype, &p, in, dst, dst2);
-    }
     if (out2 != NULL) {
         st = red_finish_out2(op, out, res, out2, res2);
     } else if (out != NULL) {
@@ -1336,7 +1377,6 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
         }
     }
 done:
-    ops_host_free(ws);
     ops_host_free(p.roff);
     ops_tensor_release(src);
     ops_tensor_release(res);
@@ -1966,12 +2006,6 @@ linalg_vector_norm_out_cpu(const ops_tensor *self, ops_scalar ord, const ops_int
 
 /* ---- one-dim ops: softmax, log_softmax, cumsum, cumprod, cummax, cummin -------------- */
 
-typedef enum {
-    DIM_SOFTMAX,
-    DIM_LOG_SOFTMAX,
-    DIM_CUMSUM,
-    DIM_CUMPROD,
-} dim_kind;
 
 /* Lines of len elements, inner apart, in contiguous src and dst of the same shape. */
 typedef struct {
@@ -1983,6 +2017,31 @@ typedef struct {
 #else
 #define DIM_PARALLEL_FOR_
 #endif
+
+static ops_status
+dim_run_device(const char *op, dim_kind kind, const ops_tensor *src, const dim_geom *g, ops_tensor *res)
+{
+#ifdef OPS_WITH_CUDA
+    if (kind == DIM_SOFTMAX || kind == DIM_LOG_SOFTMAX)
+        return ops_cuda_softmax_run(op, kind == DIM_LOG_SOFTMAX, src, g->outer, g->len, g->inner, res);
+    return ops_cuda_cumscan_run(op, kind == DIM_CUMPROD, src, g->outer, g->len, g->inner, res);
+#else
+    (void)kind, (void)src, (void)g, (void)res;
+    return red_no_cuda(op);
+#endif
+}
+
+static ops_status
+cumext_run_device(const char *op, bool is_max, const ops_tensor *src, const dim_geom *g, ops_tensor *res,
+                  ops_tensor *idx)
+{
+#ifdef OPS_WITH_CUDA
+    return ops_cuda_cumext_run(op, is_max, src, g->outer, g->len, g->inner, res, idx);
+#else
+    (void)is_max, (void)src, (void)g, (void)res, (void)idx;
+    return red_no_cuda(op);
+#endif
+}
 
 /* Floating lines, computed in ACC (softmax) or double (scans, as PyTorch's CPU
  * acc_type of float). */
@@ -2010,7 +2069,7 @@ typedef struct {
             }                                                                                      \
             ACC m = -INFINITY;                                                                     \
             for (int64_t k = 0; k < len; k++)                                                      \
-                m = CPU_MAX_NAN(m, (ACC)OPS_LOAD(&x[k * inner]));                                  \
+                m = OPS_RED_MAX_NAN(m, (ACC)OPS_LOAD(&x[k * inner]));                              \
             ACC s = 0;                                                                             \
             for (int64_t k = 0; k < len; k++)                                                      \
                 s += CPU_FP1(expf, exp, (ACC)(OPS_LOAD(&x[k * inner]) - m));                       \
@@ -2166,7 +2225,7 @@ dim_impl(const char *op, dim_kind kind, const ops_tensor *self, int64_t dim, ops
         st = ops_last_status();
         goto done;
     }
-    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, cd, OPS_DEVICE_CPU)) == NULL) {
+    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, cd, ops_tensor_device(self))) == NULL) {
         st = ops_last_status();
         goto done;
     }
@@ -2179,8 +2238,12 @@ dim_impl(const char *op, dim_kind kind, const ops_tensor *self, int64_t dim, ops
         else
             g.inner *= self->sizes[d];
     }
-    if (ops_shape_numel(self->ndim, self->sizes) > 0)
-        dim_run(kind, cd, &g, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
+    if (ops_shape_numel(self->ndim, self->sizes) > 0) {
+        if (ops_tensor_device(self).type == OPS_CPU)
+            dim_run(kind, cd, &g, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
+        else if ((st = dim_run_device(op, kind, src, &g, res)) != OPS_OK)
+            goto done;
+    }
     if (out != NULL) {
         st = red_finish_out(op, out, res);
     } else {
@@ -2289,8 +2352,8 @@ cumext_impl(const char *op, bool is_max, const ops_tensor *self, int64_t dim, op
         (st = red_check_out2(op, values_out, self->dtype, indices_out, OPS_INT64, self->ndim, self->sizes)) != OPS_OK)
         return st;
     if ((src = red_convert(op, self, self->dtype, true)) == NULL ||
-        (res = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, OPS_DEVICE_CPU)) == NULL ||
-        (idx = ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL) {
+        (res = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, ops_tensor_device(self))) == NULL ||
+        (idx = ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_INT64, ops_tensor_device(self))) == NULL) {
         st = ops_last_status();
         goto done;
     }
@@ -2303,9 +2366,13 @@ cumext_impl(const char *op, bool is_max, const ops_tensor *self, int64_t dim, op
         else
             g.inner *= self->sizes[d];
     }
-    if (ops_shape_numel(self->ndim, self->sizes) > 0)
-        dim_cumext_run(is_max, self->dtype, &g, (const char *)ops_tensor_data_ptr(src),
-                       (char *)ops_tensor_data_ptr(res), (int64_t *)ops_tensor_data_ptr(idx));
+    if (ops_shape_numel(self->ndim, self->sizes) > 0) {
+        if (ops_tensor_device(self).type == OPS_CPU)
+            dim_cumext_run(is_max, self->dtype, &g, (const char *)ops_tensor_data_ptr(src),
+                           (char *)ops_tensor_data_ptr(res), (int64_t *)ops_tensor_data_ptr(idx));
+        else if ((st = cumext_run_device(op, is_max, src, &g, res, idx)) != OPS_OK)
+            goto done;
+    }
     if (values_out != NULL) {
         st = red_finish_out2(op, values_out, res, indices_out, idx);
     } else {
