@@ -269,6 +269,15 @@ ops_rand_dist_make(ops_rand_kind kind, ops_dtype dt, double a, double b, int64_t
     return d;
 }
 
+/* A uniform with k = 1 (float16, bfloat16, float32) from one word, in float: the
+ * top `digits` bits scaled by 2^-digits (exact), so only the product and the sum round. */
+OPS_INLINE_ALWAYS float
+ops_rand_uniform32(const ops_rand_dist *d, uint32_t w)
+{
+    const float u = (float)(w >> (32 - d->digits)) * d->scale32;
+    return ops_fadd_rn_(ops_fmul_rn_(u, d->range32), d->from32);
+}
+
 /* The values of the elements of block b (4 / d->k of them, from element
  * b * (4 / d->k) on): floating distributions in f[] (as double; a float-computed
  * uniform converts exactly), integers in iv[].  Bernoulli puts the uniform in f[]
@@ -286,12 +295,8 @@ ops_rand_block(const ops_rand_dist *d, const ops_philox_stream *s, uint64_t b, d
             for (int j = 0; j < 2; j++)
                 f[j] = ops_dadd_rn_(ops_dmul_rn_(ops_uniform53(w[2 * j], w[2 * j + 1]), range), d->a);
         } else {
-            /* float math for the 16- and 32-bit dtypes, from `digits` bits; the scale
-             * 2^-digits is exact, so only the product and the sum round */
-            for (int j = 0; j < 4; j++) {
-                const float u = (float)(w[j] >> (32 - d->digits)) * d->scale32;
-                f[j] = ops_fadd_rn_(ops_fmul_rn_(u, d->range32), d->from32);
-            }
+            for (int j = 0; j < 4; j++)
+                f[j] = ops_rand_uniform32(d, w[j]);
         }
         break;
     case OPS_RAND_NORMAL: {

@@ -210,8 +210,10 @@ START_TEST(test_default_generators_advance_alike)
     }
     ck_assert_uint_eq(ops_generator_offset(NULL), ops_generator_offset(ops_device_default_generator(CUDA0)));
     ck_assert_uint_eq(ops_generator_seed(ops_device_default_generator(CUDA0)), 1234);
-    /* dropout draws from the device's default generator */
-    ops_tensor *x = ops_randn(OPS_INTS(37, 41), NULL, OPS_FLOAT32, CPU);
+    /* dropout draws from the device's default generator (the input from its own) */
+    ops_generator *gi = ops_generator_create(4);
+    ops_tensor *x = ops_randn(OPS_INTS(37, 41), gi, OPS_FLOAT32, CPU);
+    ops_generator_release(gi);
     ops_tensor *xg = to_device(x, CUDA0);
     ops_tensor *xt = ops_t(x), *xgt = ops_t(xg); /* a strided input */
     ops_tensor *m1 = NULL, *m2 = NULL, *o1 = NULL, *o2 = NULL;
