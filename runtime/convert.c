@@ -7,24 +7,14 @@
  * values give what x86's cvttsd2si gives (the type's minimum for int32/int64, then
  * the low bits for the narrower types), which is what PyTorch and NumPy produce on
  * x86.  Integer narrowing wraps.  float16/bfloat16 round to nearest even; a double
- * reaches float16 through float, as in PyTorch. */
+ * reaches float16 through float, as in PyTorch.  The value rules live in ops_convert.h,
+ * shared with the CUDA copy kernel (kernels/cuda/copy.cu). */
 #include <string.h>
 
+#include "ops_convert.h"
 #include "ops_dispatch.h"
 
 typedef void (*convert_fn)(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n);
-
-static inline int64_t
-f64_to_i64(double v)
-{
-    return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? (int64_t)v : INT64_MIN;
-}
-
-static inline int32_t
-f64_to_i32(double v)
-{
-    return (v > -2147483649.0 && v < 2147483648.0) ? (int32_t)v : INT32_MIN;
-}
 
 static inline int64_t
 i64_to_i64(int64_t v)
@@ -39,8 +29,8 @@ i64_to_i32(int64_t v)
 }
 
 /* w is the loaded source value: an integer type, float or double. */
-#define CVT_I64_(w) _Generic((w), float: f64_to_i64, double: f64_to_i64, default: i64_to_i64)(w)
-#define CVT_I32_(w) _Generic((w), float: f64_to_i32, double: f64_to_i32, default: i64_to_i32)(w)
+#define CVT_I64_(w) _Generic((w), float: ops_convert_f64_to_i64, double: ops_convert_f64_to_i64, default: i64_to_i64)(w)
+#define CVT_I32_(w) _Generic((w), float: ops_convert_f64_to_i32, double: ops_convert_f64_to_i32, default: i64_to_i32)(w)
 
 #define STORE_b1(w) ((w) != 0)
 #define STORE_u8(w) ((uint8_t)CVT_I32_(w))

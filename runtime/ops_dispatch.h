@@ -100,7 +100,14 @@ template <> struct ops_opmath<ops_bfloat16> { typedef float type; };
 
 /* ---- dispatch -------------------------------------------------------------- */
 
+/* C linkage from the .cu files too (runtime/iter.c defines it). */
+#ifdef __cplusplus
+extern "C" {
+#endif
 OPS_API ops_status ops_fail_dtype(const char *op, ops_dtype dt, unsigned supported_mask);
+#ifdef __cplusplus
+}
+#endif
 
 #define OPS_DISPATCH_CASE_(ENUM, SCALAR, OPMATH, ...)                                    \
     case ENUM: {                                                                         \

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_convert.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
@@ -196,9 +197,15 @@ fill_values(const char *op, ops_tensor *t, ops_scalar value)
 }
 
 ops_status
+ops_check_fill_value(const char *op, ops_scalar value, ops_dtype dt)
+{
+    return check_fits(op, "value", value, dt);
+}
+
+ops_status
 fill_cpu_(ops_tensor *self, ops_scalar value)
 {
-    const ops_status st = check_fits("fill_", "value", value, self->dtype);
+    const ops_status st = ops_check_fill_value("fill_", value, self->dtype);
     return st != OPS_OK ? st : fill_values("fill_", self, value);
 }
 
