@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "index_check.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
@@ -41,26 +42,113 @@ read_index(const ops_tensor *t, int64_t linear)
 
 /* ---- index_select ------------------------------------------------------------------- */
 
+ops_status
+idx_index_error(const char *op, idx_err_kind kind, int64_t k, int64_t dim, int64_t size)
+{
+    switch (kind) {
+    case IDX_ERR_SELECT:
+        return ops_fail(OPS_ERR_INDEX,
+                        "%s: index out of range in self (index %" PRId64 " of dimension %" PRId64 " with size %" PRId64
+                        ")",
+                        op, k, dim, size);
+    case IDX_ERR_ADD:
+        return ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 ", size %" PRId64 ")", op, k,
+                        size);
+    case IDX_ERR_FLAT:
+        return ops_fail(OPS_ERR_INDEX,
+                        "%s: out of range: tried to access index %" PRId64 " on a tensor of %" PRId64 " elements.", op,
+                        k, size);
+    default:
+        return ops_fail(OPS_ERR_INDEX,
+                        "%s: index %" PRId64 " is out of bounds for dimension %" PRId64 " with size %" PRId64, op, k,
+                        dim, size);
+    }
+}
+
+ops_status
+idx_check_inplace_self(const char *op, const ops_tensor *self)
+{
+    if (ops_tensor_has_internal_overlap(self))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
+                        "memory location. Please clone() the tensor before performing the operation.",
+                        op);
+    return OPS_OK;
+}
+
+ops_status
+idx_check_select(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index)
+{
+    if (index->dtype != OPS_INT64 && index->dtype != OPS_INT32)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int32 or int64 for index, but got %s", op,
+                        ops_dtype_name(index->dtype));
+    if (index->ndim > 1)
+        return ops_fail(OPS_ERR_SHAPE, "%s: Index is supposed to be a vector, but got %d dimensions", op,
+                        (int)index->ndim);
+    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
+        return ops_last_status();
+    return OPS_OK;
+}
+
+ops_status
+idx_check_gather(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index)
+{
+    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
+    if (index->dtype != OPS_INT64)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int64 for index, but got %s", op,
+                        ops_dtype_name(index->dtype));
+    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
+        return ops_last_status();
+    /* 0-dim tensors count as 1-D of size 1 (PyTorch's ensure_nonempty_dim) */
+    const int snd = self->ndim > 0 ? self->ndim : 1, ind = index->ndim > 0 ? index->ndim : 1;
+    if (snd != ind)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Index tensor must have the same number of dimensions as input tensor (%d and %d)", op,
+                        ind, snd);
+    const int64_t one = 1;
+    const int64_t *ssz = self->ndim ? self->sizes : &one, *isz = index->ndim ? index->sizes : &one;
+    for (int d = 0; d < snd; d++)
+        if (d != *dim && isz[d] > ssz[d])
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: Size does not match at dimension %d expected index %s to be smaller than self %s "
+                            "apart from dimension %" PRId64,
+                            op, d, ops_shape_str(ind, isz, b1, sizeof b1), ops_shape_str(snd, ssz, b2, sizeof b2),
+                            *dim);
+    return OPS_OK;
+}
+
+ops_status
+idx_check_fill_mask(const char *op, const ops_tensor *mask)
+{
+    if (mask->dtype != OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "%s: masked_fill_ only supports boolean masks, but got mask with dtype %s", op,
+                        ops_dtype_name(mask->dtype));
+    return OPS_OK;
+}
+
+ops_status
+idx_check_value_tensor(const char *op, const char *what, const ops_tensor *value)
+{
+    if (value->ndim != 0)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: %s only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).", op,
+                        what, (int)value->ndim);
+    return OPS_OK;
+}
+
 static ops_tensor *
 index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
-    if (index->dtype != OPS_INT64 && index->dtype != OPS_INT32)
-        return ops_fail_null(OPS_ERR_DTYPE, "%s: Expected dtype int32 or int64 for index, but got %s", op,
-                             ops_dtype_name(index->dtype));
-    if (index->ndim > 1)
-        return ops_fail_null(OPS_ERR_SHAPE, "%s: Index is supposed to be a vector, but got %d dimensions", op,
-                             (int)index->ndim);
-    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+    if (idx_check_select(op, self, &dim, index) != OPS_OK)
         return NULL;
     const int64_t n = ops_tensor_numel(index);
     const int64_t size = self->ndim > 0 ? self->sizes[dim] : 1;
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = read_index(index, i);
-        if (k < 0 || k >= size)
-            return ops_fail_null(OPS_ERR_INDEX,
-                                 "%s: index out of range in self (index %" PRId64 " of dimension %" PRId64
-                                 " with size %" PRId64 ")",
-                                 op, k, dim, size);
+        if (k < 0 || k >= size) {
+            idx_index_error(op, IDX_ERR_SELECT, k, dim, size);
+            return NULL;
+        }
     }
     if (self->ndim == 0) {
         /* a 0-dim self: a 0-dim result holding its one element (PyTorch) */
@@ -122,35 +210,19 @@ index_select_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *inde
 static ops_tensor *
 gather_impl(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    if (index->dtype != OPS_INT64)
-        return ops_fail_null(OPS_ERR_DTYPE, "%s: Expected dtype int64 for index, but got %s", op,
-                             ops_dtype_name(index->dtype));
-    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+    if (idx_check_gather(op, self, &dim, index) != OPS_OK)
         return NULL;
-    /* 0-dim tensors count as 1-D of size 1 (PyTorch's ensure_nonempty_dim) */
     const int snd = self->ndim > 0 ? self->ndim : 1, ind = index->ndim > 0 ? index->ndim : 1;
-    if (snd != ind)
-        return ops_fail_null(OPS_ERR_SHAPE,
-                             "%s: Index tensor must have the same number of dimensions as input tensor (%d and %d)",
-                             op, ind, snd);
     const int64_t one = 1, zero = 0;
     const int64_t *ssz = self->ndim ? self->sizes : &one, *sst = self->ndim ? self->strides : &zero;
     const int64_t *isz = index->ndim ? index->sizes : &one;
-    for (int d = 0; d < snd; d++)
-        if (d != dim && isz[d] > ssz[d])
-            return ops_fail_null(OPS_ERR_SHAPE,
-                                 "%s: Size does not match at dimension %d expected index %s to be smaller than self %s "
-                                 "apart from dimension %" PRId64,
-                                 op, d, ops_shape_str(ind, isz, b1, sizeof b1), ops_shape_str(snd, ssz, b2, sizeof b2),
-                                 dim);
     const int64_t n = ops_tensor_numel(index);
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = read_index(index, i);
-        if (k < 0 || k >= ssz[dim])
-            return ops_fail_null(OPS_ERR_INDEX,
-                                 "%s: index %" PRId64 " is out of bounds for dimension %" PRId64 " with size %" PRId64,
-                                 op, k, dim, ssz[dim]);
+        if (k < 0 || k >= ssz[dim]) {
+            idx_index_error(op, IDX_ERR_BOUNDS, k, dim, ssz[dim]);
+            return NULL;
+        }
     }
     ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, self->storage->device);
     if (r == NULL)
@@ -191,22 +263,10 @@ gather_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, boo
 /* ---- masked_fill ------------------------------------------------------------------------ */
 
 static ops_status
-check_mask(const char *op, const ops_tensor *mask)
-{
-    if (mask->dtype != OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "%s: masked_fill_ only supports boolean masks, but got mask with dtype %s", op,
-                        ops_dtype_name(mask->dtype));
-    return OPS_OK;
-}
-
-static ops_status
 value_scalar(const char *op, const ops_tensor *value, ops_scalar *s)
 {
-    if (value->ndim != 0)
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: masked_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
-                        "dimension(s).",
-                        op, (int)value->ndim);
+    if (idx_check_value_tensor(op, "masked_fill_", value) != OPS_OK)
+        return ops_last_status();
     return ops_tensor_item(value, s);
 }
 
@@ -233,14 +293,11 @@ fill_masked(const char *op, ops_tensor *self, const ops_tensor *mask, ops_scalar
 static ops_status
 masked_fill_inplace(const char *op, ops_tensor *self, const ops_tensor *mask, ops_scalar value)
 {
-    ops_status st = check_mask(op, mask);
+    ops_status st = idx_check_fill_mask(op, mask);
     if (st != OPS_OK)
         return st;
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
+    if ((st = idx_check_inplace_self(op, self)) != OPS_OK)
+        return st;
     if ((st = fill_masked(op, self, mask, value)) == OPS_OK)
         ops_tensor_bump_version(self);
     return st;
@@ -249,7 +306,7 @@ masked_fill_inplace(const char *op, ops_tensor *self, const ops_tensor *mask, op
 static ops_tensor *
 masked_fill_functional(const char *op, const ops_tensor *self, const ops_tensor *mask, ops_scalar value)
 {
-    if (check_mask(op, mask) != OPS_OK)
+    if (idx_check_fill_mask(op, mask) != OPS_OK)
         return NULL;
     int nd;
     int64_t shape[OPS_MAX_DIMS];
@@ -282,7 +339,7 @@ ops_tensor *
 masked_fill_tensor_cpu(const ops_tensor *self, const ops_tensor *mask, const ops_tensor *value)
 {
     ops_scalar s;
-    if (check_mask("masked_fill", mask) != OPS_OK || value_scalar("masked_fill", value, &s) != OPS_OK)
+    if (idx_check_fill_mask("masked_fill", mask) != OPS_OK || value_scalar("masked_fill", value, &s) != OPS_OK)
         return NULL;
     return masked_fill_functional("masked_fill", self, mask, s);
 }
@@ -291,7 +348,7 @@ ops_status
 masked_fill_tensor_cpu_(ops_tensor *self, const ops_tensor *mask, const ops_tensor *value)
 {
     ops_scalar s;
-    ops_status st = check_mask("masked_fill_", mask);
+    ops_status st = idx_check_fill_mask("masked_fill_", mask);
     if (st == OPS_OK)
         st = value_scalar("masked_fill_", value, &s);
     if (st == OPS_OK)

@@ -10,10 +10,9 @@
 #include <string.h>
 
 #include "cpu_util.h"
+#include "index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
-
-typedef enum ix_mode { IX_ADD, IX_COPY, IX_FILL } ix_mode;
 
 /* The k-th index (int32 or int64). */
 static int64_t
@@ -26,9 +25,9 @@ read_index(const ops_tensor *index, int64_t k)
 }
 
 /* PyTorch's index_func_meta_impl (index_add), index_copy's and index_fill's checks. */
-static ops_status
-ix_check(const char *op, ix_mode mode, const ops_tensor *self, int64_t *dim, const ops_tensor *index,
-         const ops_tensor *source)
+ops_status
+idx_check_func(const char *op, ix_mode mode, const ops_tensor *self, int64_t *dim, const ops_tensor *index,
+               const ops_tensor *source)
 {
     char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
     if (!ops_wrap_dim(op, "dim", dim, self->ndim))
@@ -45,7 +44,6 @@ ix_check(const char *op, ix_mode mode, const ops_tensor *self, int64_t *dim, con
                         mode == IX_FILL ? "dtype int64" : "a long tensor", ops_dtype_name(index->dtype));
     }
     const int64_t n = ops_tensor_numel(index);
-    const int64_t size = self->ndim ? self->sizes[*dim] : 1;
     if (source != NULL) {
         if (source->dtype != self->dtype)
             return ops_fail(OPS_ERR_DTYPE, "%s: self (%s) and source (%s) must have the same scalar type", op,
@@ -68,17 +66,32 @@ ix_check(const char *op, ix_mode mode, const ops_tensor *self, int64_t *dim, con
                                 op, ops_shape_str(self->ndim, self->sizes, b1, sizeof b1),
                                 ops_shape_str(source->ndim, source->sizes, b2, sizeof b2));
     }
+    return OPS_OK;
+}
+
+/* Every index in range: [0, size) for index_add and index_copy, [-size, size) for
+ * index_fill. */
+static ops_status
+ix_check_values(const char *op, ix_mode mode, const ops_tensor *self, int64_t dim, const ops_tensor *index)
+{
+    const int64_t n = ops_tensor_numel(index);
+    const int64_t size = self->ndim ? self->sizes[dim] : 1;
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = read_index(index, i);
-        if (mode == IX_ADD && (k < 0 || k >= size))
-            return ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 ", size %" PRId64 ")",
-                            op, k, size);
-        /* index_fill takes negative indices; index_copy does not */
-        if (mode != IX_ADD && (k < (mode == IX_FILL ? -size : 0) || k >= size))
-            return ops_fail(OPS_ERR_INDEX,
-                            "%s: index %" PRId64 " is out of bounds for dimension %" PRId64 " with size %" PRId64, op,
-                            k, *dim, size);
+        if (k < (mode == IX_FILL ? -size : 0) || k >= size)
+            return idx_index_error(op, mode == IX_ADD ? IDX_ERR_ADD : IDX_ERR_BOUNDS, k, dim, size);
     }
+    return OPS_OK;
+}
+
+ops_status
+idx_check_alpha(const char *op, const ops_tensor *self, ops_scalar alpha)
+{
+    if (alpha.kind == OPS_SCALAR_BOOL && self->dtype != OPS_BOOL)
+        return ops_fail(OPS_ERR_VALUE, "%s: Boolean alpha only supported for Boolean results.", op);
+    if (alpha.kind == OPS_SCALAR_FLOAT && !ops_dtype_is_floating(self->dtype))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: For integral input tensors, argument alpha must not be a floating point number.", op);
     return OPS_OK;
 }
 
@@ -162,16 +175,10 @@ static ops_tensor *
 ix_compute(const char *op, ix_mode mode, const ops_tensor *self, int64_t dim, const ops_tensor *index,
            const ops_tensor *source, ops_scalar value, ops_scalar alpha)
 {
-    if (ix_check(op, mode, self, &dim, index, source) != OPS_OK)
+    if (idx_check_func(op, mode, self, &dim, index, source) != OPS_OK ||
+        ix_check_values(op, mode, self, dim, index) != OPS_OK ||
+        (mode == IX_ADD && idx_check_alpha(op, self, alpha) != OPS_OK))
         return NULL;
-    if (mode == IX_ADD) {
-        if (alpha.kind == OPS_SCALAR_BOOL && self->dtype != OPS_BOOL)
-            return ops_fail_null(OPS_ERR_VALUE, "%s: Boolean alpha only supported for Boolean results.", op);
-        if (alpha.kind == OPS_SCALAR_FLOAT && !ops_dtype_is_floating(self->dtype))
-            return ops_fail_null(OPS_ERR_VALUE,
-                                 "%s: For integral input tensors, argument alpha must not be a floating point number.",
-                                 op);
-    }
     /* index_fill stores the value in self's dtype directly; the others go through opmath */
     const ops_dtype acc_dt = mode == IX_FILL ? self->dtype : cpu_opmath_dtype(self->dtype);
     ops_tensor *acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
@@ -201,11 +208,8 @@ static ops_status
 ix_inplace(const char *op, ix_mode mode, ops_tensor *self, int64_t dim, const ops_tensor *index,
            const ops_tensor *source, ops_scalar value, ops_scalar alpha)
 {
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
+    if (idx_check_inplace_self(op, self) != OPS_OK)
+        return ops_last_status();
     ops_tensor *r = ix_compute(op, mode, self, dim, index, source, value, alpha);
     if (r == NULL)
         return ops_last_status();
@@ -220,11 +224,8 @@ ix_inplace(const char *op, ix_mode mode, ops_tensor *self, int64_t dim, const op
 static ops_status
 fill_value(const char *op, const ops_tensor *value, ops_scalar *s)
 {
-    if (value->ndim != 0)
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: index_fill_ only supports a 0-dimensional value tensor, but got tensor with %d "
-                        "dimension(s).",
-                        op, (int)value->ndim);
+    if (idx_check_value_tensor(op, "index_fill_", value) != OPS_OK)
+        return ops_last_status();
     return ops_tensor_item(value, s);
 }
 

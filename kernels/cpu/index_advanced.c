@@ -13,36 +13,20 @@
 #include <string.h>
 
 #include "cpu_util.h"
+#include "index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
 
-/* The indexing plan: per self dim, its integer index (NULL: not indexed) with
- * strides broadcast to B, and where each dim's coordinate sits in the result. */
-typedef struct adv_plan {
-    int nd;                                      /* self's ndim */
-    const ops_tensor *idx[OPS_MAX_DIMS];         /* per self dim; NULL when not indexed */
-    int64_t ist[OPS_MAX_DIMS][OPS_MAX_DIMS];     /* idx[d]'s strides broadcast to B */
-    ops_tensor *owned[OPS_MAX_DIMS];             /* nonzero() results of masks, to release */
-    int nowned;
-    int bnd;                                     /* B */
-    int64_t bshape[OPS_MAX_DIMS];
-    int bpos;                                    /* first result dim of B */
-    int rpos[OPS_MAX_DIMS];                      /* result dim of each non-indexed self dim */
-    int rnd;
-    int64_t rshape[OPS_MAX_DIMS];
-} adv_plan;
-
-static void
-plan_release(adv_plan *p)
+void
+idx_plan_release(adv_plan *p)
 {
     for (int i = 0; i < p->nowned; i++)
         ops_tensor_release(p->owned[i]);
     p->nowned = 0;
 }
 
-/* Build the plan; on failure everything it owns is released and the error set. */
-static ops_status
-plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_plan *p)
+ops_status
+idx_plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, idx_nonzero_fn nonzero, adv_plan *p)
 {
     char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
     memset(p, 0, sizeof *p);
@@ -69,7 +53,7 @@ plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_
                              ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), d + j);
                     goto fail;
                 }
-            ops_tensor *nz = idx_nonzero(op, t);
+            ops_tensor *nz = nonzero(op, t);
             if (nz == NULL)
                 goto fail;
             p->owned[p->nowned++] = nz;
@@ -159,6 +143,22 @@ plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_
     for (int k = 0; k < p->nd; k++)
         if (p->idx[k] != NULL)
             idx_bcast_strides(p->idx[k], p->bnd, p->bshape, p->ist[k]);
+    return OPS_OK;
+too_many:
+    ops_fail(OPS_ERR_INDEX, "%s: too many indices for tensor of dimension %d (got %" PRId64 ")", op, (int)self->ndim,
+             indices.len);
+    goto fail;
+too_many_dims:
+    ops_fail(OPS_ERR_SHAPE, "%s: the indexing result would have more than %d dims", op, OPS_MAX_DIMS);
+fail:
+    idx_plan_release(p);
+    return ops_last_status();
+}
+
+/* Every index of the plan in [-size, size) of its dim. */
+static ops_status
+plan_check_values(const char *op, const ops_tensor *self, const adv_plan *p)
+{
     /* every index in [-size, size) */
     const int64_t nb = ops_shape_numel(p->bnd, p->bshape);
     for (int k = 0; k < p->nd; k++) {
@@ -180,24 +180,23 @@ plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_
                 memcpy(&v, base + (size_t)off[0] * 8, 8);
             }
             if (v < -size || v >= size) {
-                ops_fail(OPS_ERR_INDEX,
-                         "%s: index %" PRId64 " is out of bounds for dimension %d with size %" PRId64, op, v, k,
-                         size);
-                goto fail;
+                idx_index_error(op, IDX_ERR_BOUNDS, v, k, size);
+                return ops_last_status();
             }
             idx_walk_next(p->bnd, p->bshape, ctr, 1, st, off);
         }
     }
     return OPS_OK;
-too_many:
-    ops_fail(OPS_ERR_INDEX, "%s: too many indices for tensor of dimension %d (got %" PRId64 ")", op, (int)self->ndim,
-             indices.len);
-    goto fail;
-too_many_dims:
-    ops_fail(OPS_ERR_SHAPE, "%s: the indexing result would have more than %d dims", op, OPS_MAX_DIMS);
-fail:
-    plan_release(p);
-    return ops_last_status();
+}
+
+/* The plan with every index checked; on failure nothing is owned. */
+static ops_status
+plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_plan *p)
+{
+    ops_status st = idx_plan_build(op, self, indices, idx_nonzero, p);
+    if (st == OPS_OK && (st = plan_check_values(op, self, p)) != OPS_OK)
+        idx_plan_release(p);
+    return st;
 }
 
 /* Element offset, in a tensor with self's sizes and the given strides/offset, of the
@@ -342,7 +341,7 @@ index_impl(const char *op, const ops_tensor *self, ops_tensor_list indices)
     ops_tensor *r = ops_tensor_new(op, p.rnd, p.rshape, NULL, self->dtype, self->storage->device);
     if (r != NULL)
         index_gather(&p, self, r);
-    plan_release(&p);
+    idx_plan_release(&p);
     return r;
 }
 
@@ -419,7 +418,7 @@ index_put_impl(const char *op, const ops_tensor *self, ops_tensor_list indices, 
         goto fail;
     if (put_typed(op, &p, acc, values, vst, accumulate) != OPS_OK)
         goto fail;
-    plan_release(&p);
+    idx_plan_release(&p);
     if (r == NULL)
         return acc;
     if (ops_copy_values(op, r, acc) != OPS_OK)
@@ -427,7 +426,7 @@ index_put_impl(const char *op, const ops_tensor *self, ops_tensor_list indices, 
     ops_tensor_release(acc);
     return r;
 fail:
-    plan_release(&p);
+    idx_plan_release(&p);
 fail_released:
     ops_tensor_release(acc);
     ops_tensor_release(r);
@@ -451,11 +450,8 @@ ops_status
 index_put_cpu_(ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate)
 {
     const char *op = "index_put_";
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
+    if (idx_check_inplace_self(op, self) != OPS_OK)
+        return ops_last_status();
     ops_tensor *r = index_put_impl(op, self, indices, values, accumulate);
     if (r == NULL)
         return ops_last_status();

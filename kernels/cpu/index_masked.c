@@ -7,16 +7,55 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "index_check.h"
 #include "index_util.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
-static ops_status
-check_bool_mask(const char *op, const ops_tensor *mask, const char *what)
+ops_status
+idx_check_select_mask(const char *op, const ops_tensor *mask)
 {
     if (mask->dtype != OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "%s: %s, but got mask with dtype %s", op, what, ops_dtype_name(mask->dtype));
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected BoolTensor for mask, but got mask with dtype %s", op,
+                        ops_dtype_name(mask->dtype));
     return OPS_OK;
+}
+
+ops_status
+idx_check_masked_scatter(const char *op, const ops_tensor *self, const ops_tensor *mask, const ops_tensor *source)
+{
+    if (mask->dtype != OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "%s: masked_scatter_ only supports boolean masks, but got mask with dtype %s",
+                        op, ops_dtype_name(mask->dtype));
+    if (source->dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected self and source to have same dtypes but got %s and %s", op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
+    return OPS_OK;
+}
+
+ops_status
+idx_masked_scatter_count_error(const char *op, int64_t nsource, int64_t ntrue)
+{
+    return ops_fail(OPS_ERR_VALUE,
+                    "%s: Number of elements of source < number of ones in mask (%" PRId64 " < %" PRId64 ")", op,
+                    nsource, ntrue);
+}
+
+ops_status
+idx_check_masked_scatter_inplace(const char *op, const ops_tensor *self, const ops_tensor *mask)
+{
+    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
+    int nd;
+    int64_t shape[OPS_MAX_DIMS];
+    ops_status st = ops_broadcast_shapes(op, "self", self->ndim, self->sizes, "mask", mask->ndim, mask->sizes, &nd,
+                                         shape);
+    if (st != OPS_OK)
+        return st;
+    if (nd != self->ndim || memcmp(shape, self->sizes, (size_t)nd * sizeof(int64_t)) != 0)
+        return ops_fail(OPS_ERR_SHAPE, "%s: mask of shape %s cannot be broadcast to self's shape %s", op,
+                        ops_shape_str(mask->ndim, mask->sizes, b1, sizeof b1),
+                        ops_shape_str(self->ndim, self->sizes, b2, sizeof b2));
+    return idx_check_inplace_self(op, self);
 }
 
 /* Number of true elements of mask read broadcast to (nd, shape) with strides mst. */
@@ -39,9 +78,8 @@ count_true(const ops_tensor *mask, int nd, const int64_t *shape, const int64_t *
 static ops_tensor *
 masked_select_impl(const char *op, const ops_tensor *self, const ops_tensor *mask)
 {
-    if (mask->dtype != OPS_BOOL)
-        return ops_fail_null(OPS_ERR_DTYPE, "%s: expected BoolTensor for mask, but got mask with dtype %s", op,
-                             ops_dtype_name(mask->dtype));
+    if (idx_check_select_mask(op, mask) != OPS_OK)
+        return NULL;
     int nd;
     int64_t shape[OPS_MAX_DIMS], sst[OPS_MAX_DIMS], mst[OPS_MAX_DIMS];
     if (ops_broadcast_shapes(op, "self", self->ndim, self->sizes, "mask", mask->ndim, mask->sizes, &nd, shape) !=
@@ -94,9 +132,7 @@ masked_scatter_into(const char *op, ops_tensor *dst, const ops_tensor *mask, con
     idx_bcast_strides(mask, nd, dst->sizes, mst);
     const int64_t n = count_true(mask, nd, dst->sizes, mst);
     if (ops_tensor_numel(source) < n)
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: Number of elements of source < number of ones in mask (%" PRId64 " < %" PRId64 ")", op,
-                        ops_tensor_numel(source), n);
+        return idx_masked_scatter_count_error(op, ops_tensor_numel(source), n);
     const size_t is = ops_dtype_itemsize(dst->dtype);
     char *db = (char *)dst->storage->data;
     const char *srcb = (const char *)source->storage->data;
@@ -116,21 +152,10 @@ masked_scatter_into(const char *op, ops_tensor *dst, const ops_tensor *mask, con
     return OPS_OK;
 }
 
-static ops_status
-masked_scatter_check(const char *op, const ops_tensor *self, const ops_tensor *mask, const ops_tensor *source)
-{
-    if (check_bool_mask(op, mask, "masked_scatter_ only supports boolean masks") != OPS_OK)
-        return ops_last_status();
-    if (source->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: expected self and source to have same dtypes but got %s and %s", op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
-    return OPS_OK;
-}
-
 static ops_tensor *
 masked_scatter_impl(const char *op, const ops_tensor *self, const ops_tensor *mask, const ops_tensor *source)
 {
-    if (masked_scatter_check(op, self, mask, source) != OPS_OK)
+    if (idx_check_masked_scatter(op, self, mask, source) != OPS_OK)
         return NULL;
     int nd;
     int64_t shape[OPS_MAX_DIMS], mst[OPS_MAX_DIMS];
@@ -139,10 +164,10 @@ masked_scatter_impl(const char *op, const ops_tensor *self, const ops_tensor *ma
         return NULL;
     idx_bcast_strides(mask, nd, shape, mst);
     const int64_t n = count_true(mask, nd, shape, mst);
-    if (ops_tensor_numel(source) < n)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: Number of elements of source < number of ones in mask (%" PRId64 " < %" PRId64 ")",
-                             op, ops_tensor_numel(source), n);
+    if (ops_tensor_numel(source) < n) {
+        idx_masked_scatter_count_error(op, ops_tensor_numel(source), n);
+        return NULL;
+    }
     ops_tensor *r = ops_tensor_new(op, nd, shape, NULL, self->dtype, self->storage->device);
     if (r == NULL)
         return NULL;
@@ -169,24 +194,11 @@ ops_status
 masked_scatter_cpu_(ops_tensor *self, const ops_tensor *mask, const ops_tensor *source)
 {
     const char *op = "masked_scatter_";
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    ops_status st = masked_scatter_check(op, self, mask, source);
+    ops_status st = idx_check_masked_scatter(op, self, mask, source);
+    if (st == OPS_OK)
+        st = idx_check_masked_scatter_inplace(op, self, mask);
     if (st != OPS_OK)
         return st;
-    int nd;
-    int64_t shape[OPS_MAX_DIMS];
-    if ((st = ops_broadcast_shapes(op, "self", self->ndim, self->sizes, "mask", mask->ndim, mask->sizes, &nd,
-                                   shape)) != OPS_OK)
-        return st;
-    if (nd != self->ndim || memcmp(shape, self->sizes, (size_t)nd * sizeof(int64_t)) != 0)
-        return ops_fail(OPS_ERR_SHAPE, "%s: mask of shape %s cannot be broadcast to self's shape %s", op,
-                        ops_shape_str(mask->ndim, mask->sizes, b1, sizeof b1),
-                        ops_shape_str(self->ndim, self->sizes, b2, sizeof b2));
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
     if ((st = masked_scatter_into(op, self, mask, source)) == OPS_OK)
         ops_tensor_bump_version(self);
     return st;

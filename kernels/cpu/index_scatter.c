@@ -17,20 +17,17 @@
 #include <string.h>
 
 #include "cpu_util.h"
+#include "index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
 
-typedef enum sc_reduce { SC_ASSIGN, SC_SUM, SC_PROD, SC_MEAN, SC_AMAX, SC_AMIN } sc_reduce;
-
-/* std::max/std::min as PyTorch's scatter uses them, with a NaN src winning; a NaN
- * already in the buffer stays (max(NaN, x) keeps its first argument). */
-#define SC_MAX(a, v) ((v) != (v) ? (v) : ((a) < (v) ? (v) : (a)))
-#define SC_MIN(a, v) ((v) != (v) ? (v) : ((v) < (a) ? (v) : (a)))
+#define SC_MAX(a, v) OPS_IX_MAX(a, v)
+#define SC_MIN(a, v) OPS_IX_MIN(a, v)
 
 /* ---- checks ---------------------------------------------------------------------- */
 
-static ops_status
-parse_reduce(const char *op, const char *reduce, bool new_options, sc_reduce *r)
+ops_status
+idx_parse_reduce(const char *op, const ops_tensor *self, const char *reduce, bool new_options, sc_reduce *r)
 {
     if (!new_options) {
         if (strcmp(reduce, "add") == 0)
@@ -46,6 +43,10 @@ parse_reduce(const char *op, const char *reduce, bool new_options, sc_reduce *r)
     for (int i = 0; i < 5; i++)
         if (strcmp(reduce, names[i]) == 0) {
             *r = ops[i];
+            /* PyTorch's scatter_reduce takes bool for sum/prod/amax/amin but fails on
+             * mean (floor division of bools); we refuse bool for all five */
+            if (self->dtype == OPS_BOOL)
+                return ops_fail_dtype(op, self->dtype, OPS_MASK_NUMERIC);
             return OPS_OK;
         }
     return ops_fail(OPS_ERR_VALUE, "%s: reduce argument must be either sum, prod, mean, amax or amin, got %s", op,
@@ -54,8 +55,8 @@ parse_reduce(const char *op, const char *reduce, bool new_options, sc_reduce *r)
 
 /* dim wrapped; dtypes, shapes and every index value checked (PyTorch's
  * scatter_gather_dtype_check, scatter_shape_check and the kernel's bound check). */
-static ops_status
-scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index, const ops_tensor *src)
+ops_status
+idx_check_scatter(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index, const ops_tensor *src)
 {
     char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN], b3[OPS_SHAPE_STR_LEN];
     if (!ops_wrap_dim(op, "dim", dim, self->ndim))
@@ -99,15 +100,25 @@ scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_te
                         ops_shape_str(index->ndim, index->sizes, b1, sizeof b1),
                         ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), *dim);
     }
+    return OPS_OK;
+}
+
+/* idx_check_scatter, then every index value in [0, self.size(dim)). */
+static ops_status
+scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index, const ops_tensor *src)
+{
+    if (idx_check_scatter(op, self, dim, index, src) != OPS_OK)
+        return ops_last_status();
+    const int64_t n = ops_tensor_numel(index);
+    if (n == 0)
+        return OPS_OK;
     const int64_t bound = self->ndim ? self->sizes[*dim] : 1;
     const int64_t *ip = (const int64_t *)index->storage->data;
     int64_t ctr[OPS_MAX_DIMS] = {0}, off = index->offset;
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = ip[off];
         if (k < 0 || k >= bound)
-            return ops_fail(OPS_ERR_INDEX,
-                            "%s: index %" PRId64 " is out of bounds for dimension %" PRId64 " with size %" PRId64, op,
-                            k, *dim, bound);
+            return idx_index_error(op, IDX_ERR_BOUNDS, k, *dim, bound);
         for (int d = index->ndim - 1; d >= 0; d--) {
             if (++ctr[d] < index->sizes[d]) {
                 off += index->strides[d];
@@ -117,17 +128,6 @@ scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_te
             ctr[d] = 0;
         }
     }
-    return OPS_OK;
-}
-
-static ops_status
-check_inplace_self(const char *op, const ops_tensor *self)
-{
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
     return OPS_OK;
 }
 
@@ -170,8 +170,8 @@ check_inplace_self(const char *op, const ops_tensor *self)
 #define SC_U_MIN(a, v) ((a) = SC_MIN((a), (v)))
 
 /* The value include_self=False starts a touched element from (lowest for amax, ...). */
-static ops_scalar
-identity_of(sc_reduce red, ops_dtype dt)
+ops_scalar
+idx_reduce_identity(sc_reduce red, ops_dtype dt)
 {
     if (red == SC_PROD)
         return OPS_SCALAR_INT(1);
@@ -225,7 +225,7 @@ scatter_typed(const char *op, const ops_tensor *self, ops_tensor *accbuf, int64_
             /* touched elements start from the reduction's identity */
             unsigned char ib[sizeof(opmath_t)];
             opmath_t ident;
-            ops_scalar_store(identity_of(red, accbuf->dtype), accbuf->dtype, ib);
+            ops_scalar_store(idx_reduce_identity(red, accbuf->dtype), accbuf->dtype, ib);
             memcpy(&ident, ib, sizeof ident);
             SC_PASS(SC_U_ASSIGN_IDENT);
         }
@@ -323,14 +323,8 @@ scatter_reduce_str(const char *op, const ops_tensor *self, int64_t dim, const op
                    const ops_tensor *src, ops_scalar value, const char *reduce, bool new_options, bool include_self)
 {
     sc_reduce red = SC_ASSIGN;
-    if (parse_reduce(op, reduce, new_options, &red) != OPS_OK)
+    if (idx_parse_reduce(op, self, reduce, new_options, &red) != OPS_OK)
         return NULL;
-    if (new_options && self->dtype == OPS_BOOL) {
-        /* PyTorch's scatter_reduce takes bool for sum/prod/amax/amin but fails on mean
-         * (floor division of bools); we refuse bool for all five */
-        ops_fail_dtype(op, self->dtype, OPS_MASK_NUMERIC);
-        return NULL;
-    }
     return scatter_compute(op, self, dim, index, src, value, red, include_self);
 }
 
@@ -355,7 +349,7 @@ scatter_src_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index
 ops_status
 scatter_src_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
 {
-    if (check_inplace_self("scatter_", self) != OPS_OK)
+    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
         return ops_last_status();
     return write_inplace("scatter_", self,
                          scatter_compute("scatter_", self, dim, index, src, no_value, SC_ASSIGN, true));
@@ -377,7 +371,7 @@ scatter_value_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *ind
 ops_status
 scatter_value_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
 {
-    if (check_inplace_self("scatter_", self) != OPS_OK)
+    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
         return ops_last_status();
     return write_inplace("scatter_", self, scatter_compute("scatter_", self, dim, index, NULL, value, SC_ASSIGN, true));
 }
@@ -402,7 +396,7 @@ scatter_reduce_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *in
 ops_status
 scatter_reduce_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src, const char *reduce)
 {
-    if (check_inplace_self("scatter_", self) != OPS_OK)
+    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
         return ops_last_status();
     return write_inplace("scatter_", self,
                          scatter_reduce_str("scatter_", self, dim, index, src, no_value, reduce, false, true));
@@ -427,7 +421,7 @@ ops_status
 scatter_value_reduce_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
                           const char *reduce)
 {
-    if (check_inplace_self("scatter_", self) != OPS_OK)
+    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
         return ops_last_status();
     return write_inplace("scatter_", self,
                          scatter_reduce_str("scatter_", self, dim, index, NULL, value, reduce, false, true));
@@ -452,7 +446,7 @@ scatter_add_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index
 ops_status
 scatter_add_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
 {
-    if (check_inplace_self("scatter_add_", self) != OPS_OK)
+    if (idx_check_inplace_self("scatter_add_", self) != OPS_OK)
         return ops_last_status();
     return write_inplace("scatter_add_", self,
                          scatter_compute("scatter_add_", self, dim, index, src, no_value, SC_SUM, true));
@@ -480,7 +474,7 @@ ops_status
 scatter_reduce_two_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
                         const char *reduce, bool include_self)
 {
-    if (check_inplace_self("scatter_reduce_", self) != OPS_OK)
+    if (idx_check_inplace_self("scatter_reduce_", self) != OPS_OK)
         return ops_last_status();
     return write_inplace(
         "scatter_reduce_", self,

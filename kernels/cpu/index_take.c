@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_util.h"
+#include "index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
 
@@ -33,10 +34,41 @@ check_flat_indices(const char *op, const ops_tensor *index, int64_t numel)
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = idx_read_i64(index, i);
         if (k < -numel || k >= numel)
-            return ops_fail(OPS_ERR_INDEX,
-                            "%s: out of range: tried to access index %" PRId64 " on a tensor of %" PRId64 " elements.",
-                            op, k, numel);
+            return idx_index_error(op, IDX_ERR_FLAT, k, 0, numel);
     }
+    return OPS_OK;
+}
+
+ops_status
+idx_check_take(const char *op, const ops_tensor *self, const ops_tensor *index)
+{
+    if (index->dtype != OPS_INT64)
+        return ops_fail(OPS_ERR_DTYPE, "%s: take(): Expected a long tensor for index, but got %s", op,
+                        ops_dtype_name(index->dtype));
+    if (ops_tensor_numel(self) == 0 && ops_tensor_numel(index) != 0)
+        return ops_fail(OPS_ERR_INDEX, "%s: take(): tried to take from an empty tensor", op);
+    return OPS_OK;
+}
+
+ops_status
+idx_check_put(const char *op, const ops_tensor *self, const ops_tensor *index, const ops_tensor *source)
+{
+    if (index->dtype != OPS_INT64)
+        return ops_fail(OPS_ERR_DTYPE, "%s: put_(): Expected a long tensor for index, but got %s", op,
+                        ops_dtype_name(index->dtype));
+    if (source->dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: put_(): self and source expected to have the same dtype, but got self.dtype = %s "
+                        "and source.dtype = %s",
+                        op, ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
+    const int64_t n = ops_tensor_numel(index);
+    if (ops_tensor_numel(source) != n)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: put_(): Expected source and index to have the same number of elements, but got "
+                        "source.numel() = %" PRId64 ", index.numel() = %" PRId64,
+                        op, ops_tensor_numel(source), n);
+    if (ops_tensor_numel(self) == 0 && n != 0)
+        return ops_fail(OPS_ERR_INDEX, "%s: put_(): Tried to put elements into an empty tensor", op);
     return OPS_OK;
 }
 
@@ -45,12 +77,9 @@ check_flat_indices(const char *op, const ops_tensor *index, int64_t numel)
 static ops_tensor *
 take_impl(const char *op, const ops_tensor *self, const ops_tensor *index)
 {
-    if (index->dtype != OPS_INT64)
-        return ops_fail_null(OPS_ERR_DTYPE, "%s: take(): Expected a long tensor for index, but got %s", op,
-                             ops_dtype_name(index->dtype));
+    if (idx_check_take(op, self, index) != OPS_OK)
+        return NULL;
     const int64_t numel = ops_tensor_numel(self), n = ops_tensor_numel(index);
-    if (numel == 0 && n != 0)
-        return ops_fail_null(OPS_ERR_INDEX, "%s: take(): tried to take from an empty tensor", op);
     if (check_flat_indices(op, index, numel) != OPS_OK)
         return NULL;
     ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, self->storage->device);
@@ -123,22 +152,9 @@ static ops_tensor *
 put_compute(const char *op, const ops_tensor *self, const ops_tensor *index, const ops_tensor *source,
             bool accumulate)
 {
-    if (index->dtype != OPS_INT64)
-        return ops_fail_null(OPS_ERR_DTYPE, "%s: put_(): Expected a long tensor for index, but got %s", op,
-                             ops_dtype_name(index->dtype));
-    if (source->dtype != self->dtype)
-        return ops_fail_null(OPS_ERR_DTYPE,
-                             "%s: put_(): self and source expected to have the same dtype, but got self.dtype = %s "
-                             "and source.dtype = %s",
-                             op, ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
-    const int64_t numel = ops_tensor_numel(self), n = ops_tensor_numel(index);
-    if (ops_tensor_numel(source) != n)
-        return ops_fail_null(OPS_ERR_SHAPE,
-                             "%s: put_(): Expected source and index to have the same number of elements, but got "
-                             "source.numel() = %" PRId64 ", index.numel() = %" PRId64,
-                             op, ops_tensor_numel(source), n);
-    if (numel == 0 && n != 0)
-        return ops_fail_null(OPS_ERR_INDEX, "%s: put_(): Tried to put elements into an empty tensor", op);
+    if (idx_check_put(op, self, index, source) != OPS_OK)
+        return NULL;
+    const int64_t numel = ops_tensor_numel(self);
     if (check_flat_indices(op, index, numel) != OPS_OK)
         return NULL;
     const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
@@ -173,11 +189,8 @@ ops_status
 put_cpu_(ops_tensor *self, const ops_tensor *index, const ops_tensor *source, bool accumulate)
 {
     const char *op = "put_";
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
+    if (idx_check_inplace_self(op, self) != OPS_OK)
+        return ops_last_status();
     ops_tensor *r = put_compute(op, self, index, source, accumulate);
     if (r == NULL)
         return ops_last_status();
@@ -232,99 +245,93 @@ check_repeats_dtype(const char *op, const ops_tensor *repeats)
     return OPS_OK;
 }
 
-ops_tensor *
-repeat_interleave_tensor_cpu(const ops_tensor *repeats, const int64_t *output_size)
+ops_status
+idx_repeat_tensor_counts(const char *op, const ops_tensor *repeats, const int64_t *output_size, int64_t **reps,
+                         int64_t *total)
 {
-    const char *op = "repeat_interleave";
+    *reps = NULL;
     if (repeats->ndim != 1)
-        return ops_fail_null(OPS_ERR_SHAPE, "%s: repeat_interleave only accept 1D vector as repeat (got %d dims)", op,
-                             (int)repeats->ndim);
+        return ops_fail(OPS_ERR_SHAPE, "%s: repeat_interleave only accept 1D vector as repeat (got %d dims)", op,
+                        (int)repeats->ndim);
     if (check_repeats_dtype(op, repeats) != OPS_OK)
-        return NULL;
+        return ops_last_status();
     const int64_t n = repeats->sizes[0];
-    int64_t *reps = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t)), total;
-    ops_tensor *r = NULL;
-    if (reps == NULL) {
-        ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-        goto done;
+    if ((*reps = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t))) == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+    const ops_status st = read_repeats(op, repeats, *reps, output_size, total);
+    if (st != OPS_OK) {
+        ops_host_free(*reps);
+        *reps = NULL;
     }
-    if (read_repeats(op, repeats, reps, output_size, &total) != OPS_OK)
-        goto done;
-    r = ops_tensor_new(op, 1, &total, NULL, repeats->dtype, repeats->storage->device);
-    if (r == NULL)
-        goto done;
-    char *rp = (char *)ops_tensor_data_ptr(r);
+    return st;
+}
+
+void
+idx_repeat_fill(ops_dtype dt, const int64_t *reps, int64_t n, void *dst)
+{
+    char *rp = (char *)dst;
     for (int64_t i = 0, j = 0; i < n; i++)
         for (int64_t k = 0; k < reps[i]; k++, j++) {
-            if (repeats->dtype == OPS_INT32) {
+            if (dt == OPS_INT32) {
                 const int32_t v = (int32_t)i;
                 memcpy(rp + j * 4, &v, 4);
             } else {
                 memcpy(rp + j * 8, &i, 8);
             }
         }
-done:
+}
+
+ops_tensor *
+repeat_interleave_tensor_cpu(const ops_tensor *repeats, const int64_t *output_size)
+{
+    const char *op = "repeat_interleave";
+    int64_t *reps, total;
+    if (idx_repeat_tensor_counts(op, repeats, output_size, &reps, &total) != OPS_OK)
+        return NULL;
+    ops_tensor *r = ops_tensor_new(op, 1, &total, NULL, repeats->dtype, repeats->storage->device);
+    if (r != NULL)
+        idx_repeat_fill(repeats->dtype, reps, repeats->sizes[0], ops_tensor_data_ptr(r));
     ops_host_free(reps);
     return r;
 }
 
-/* self's slices along dim (or its elements, flattened, when dim is NULL) repeated
- * reps[i] times each; repeats is a tensor (0-dim or one element: the same count for
- * every slice), or NULL for the int rep_int. */
-static ops_tensor *
-repeat_interleave_self(const char *op, const ops_tensor *self, const ops_tensor *repeats, int64_t rep_int,
-                       const int64_t *dim_opt, const int64_t *output_size)
+ops_status
+idx_repeat_counts(const char *op, const ops_tensor *self, const ops_tensor *repeats, int64_t rep_int,
+                  const int64_t *dim_opt, const int64_t *output_size, int64_t **reps_out, int64_t *dim_out,
+                  int64_t *total_out)
 {
-    ops_tensor *flat = NULL, *r = NULL;
     int64_t *reps = NULL;
+    *reps_out = NULL;
     if (repeats != NULL) {
         if (check_repeats_dtype(op, repeats) != OPS_OK)
-            return NULL;
+            return ops_last_status();
         if (repeats->ndim > 1)
-            return ops_fail_null(OPS_ERR_SHAPE, "%s: repeats must be 0-dim or 1-dim tensor", op);
+            return ops_fail(OPS_ERR_SHAPE, "%s: repeats must be 0-dim or 1-dim tensor", op);
     }
-    /* the input's geometry over base's storage: self, or self flattened */
-    const ops_tensor *base = self;
-    int nd = self->ndim;
-    int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS], offset = self->offset, dim = 0;
+    int64_t dim = 0, size;
     if (dim_opt == NULL || self->ndim == 0) {
         if (dim_opt != NULL) {
             dim = *dim_opt;
             if (!ops_wrap_dim(op, "dim", &dim, 0))
-                return NULL;
-            dim = 0;
+                return ops_last_status();
         }
-        nd = 1;
-        sizes[0] = ops_tensor_numel(self);
-        strides[0] = self->ndim == 1 ? self->strides[0] : 1;
-        if (self->ndim > 1 && !ops_tensor_is_contiguous(self)) {
-            flat = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device);
-            if (flat == NULL || ops_copy_values(op, flat, self) != OPS_OK)
-                goto fail;
-            base = flat;
-            offset = flat->offset;
-        }
+        dim = -1;
+        size = ops_tensor_numel(self);
     } else {
         dim = *dim_opt;
         if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
-            return NULL;
-        memcpy(sizes, self->sizes, (size_t)nd * sizeof(int64_t));
-        memcpy(strides, self->strides, (size_t)nd * sizeof(int64_t));
+            return ops_last_status();
+        size = self->sizes[dim];
     }
-    const int64_t size = sizes[dim];
     const bool same = repeats == NULL || repeats->ndim == 0 || repeats->sizes[0] == 1;
-    if (!same && repeats->sizes[0] != size) {
-        ops_fail(OPS_ERR_SHAPE,
-                 "%s: repeats must have the same size as input along dim, but got repeats.size(0) = %" PRId64
-                 " and input.size(%" PRId64 ") = %" PRId64,
-                 op, repeats->sizes[0], dim, size);
-        goto fail;
-    }
+    if (!same && repeats->sizes[0] != size)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: repeats must have the same size as input along dim, but got repeats.size(0) = %" PRId64
+                        " and input.size(%" PRId64 ") = %" PRId64,
+                        op, repeats->sizes[0], dim < 0 ? 0 : dim, size);
     reps = ops_host_malloc((size_t)(size > 0 ? size : 1) * sizeof(int64_t));
-    if (reps == NULL) {
-        ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-        goto fail;
-    }
+    if (reps == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
     int64_t total = 0;
     if (!same) {
         if (read_repeats(op, repeats, reps, NULL, &total) != OPS_OK)
@@ -347,6 +354,45 @@ repeat_interleave_self(const char *op, const ops_tensor *self, const ops_tensor 
                  op, *output_size, total);
         goto fail;
     }
+    *reps_out = reps, *dim_out = dim, *total_out = total;
+    return OPS_OK;
+fail:
+    ops_host_free(reps);
+    return ops_last_status();
+}
+
+/* self's slices along dim (or its elements, flattened, when dim is NULL) repeated
+ * reps[i] times each; repeats is a tensor (0-dim or one element: the same count for
+ * every slice), or NULL for the int rep_int. */
+static ops_tensor *
+repeat_interleave_self(const char *op, const ops_tensor *self, const ops_tensor *repeats, int64_t rep_int,
+                       const int64_t *dim_opt, const int64_t *output_size)
+{
+    ops_tensor *flat = NULL, *r = NULL;
+    int64_t *reps = NULL, dim, total;
+    if (idx_repeat_counts(op, self, repeats, rep_int, dim_opt, output_size, &reps, &dim, &total) != OPS_OK)
+        return NULL;
+    /* the input's geometry over base's storage: self, or self flattened */
+    const ops_tensor *base = self;
+    int nd = self->ndim;
+    int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS], offset = self->offset;
+    if (dim < 0) {
+        dim = 0;
+        nd = 1;
+        sizes[0] = ops_tensor_numel(self);
+        strides[0] = self->ndim == 1 ? self->strides[0] : 1;
+        if (self->ndim > 1 && !ops_tensor_is_contiguous(self)) {
+            flat = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device);
+            if (flat == NULL || ops_copy_values(op, flat, self) != OPS_OK)
+                goto fail;
+            base = flat;
+            offset = flat->offset;
+        }
+    } else {
+        memcpy(sizes, self->sizes, (size_t)nd * sizeof(int64_t));
+        memcpy(strides, self->strides, (size_t)nd * sizeof(int64_t));
+    }
+    const int64_t size = sizes[dim];
     int64_t rsizes[OPS_MAX_DIMS];
     memcpy(rsizes, sizes, (size_t)nd * sizeof(int64_t));
     rsizes[dim] = total;

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "ops_index_math.h"
 #include "ops_internal.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -99,68 +100,16 @@ idx_read_i64(const ops_tensor *t, int64_t linear)
 static inline bool
 idx_is_nonzero(const char *p, ops_dtype dt)
 {
-    switch (dt) {
-    case OPS_BOOL:
-    case OPS_UINT8:
-    case OPS_INT8:
-        return *(const uint8_t *)p != 0;
-    case OPS_INT16:
-    case OPS_FLOAT16:
-    case OPS_BFLOAT16: {
-        uint16_t v;
-        memcpy(&v, p, 2);
-        return dt == OPS_INT16 ? v != 0 : (v & 0x7fffu) != 0;
-    }
-    case OPS_INT32: {
-        int32_t v;
-        memcpy(&v, p, 4);
-        return v != 0;
-    }
-    case OPS_FLOAT32: {
-        float v;
-        memcpy(&v, p, 4);
-        return v != 0.0f; /* NaN != 0 too */
-    }
-    case OPS_INT64: {
-        int64_t v;
-        memcpy(&v, p, 8);
-        return v != 0;
-    }
-    case OPS_FLOAT64: {
-        double v;
-        memcpy(&v, p, 8);
-        return v != 0.0;
-    }
-    default:
-        return false;
-    }
+    return ops_ix_is_nonzero(p, dt);
 }
 
-/* ---- wrapping integer arithmetic (PyTorch's integer scatter wraps; C's signed
- * overflow would be undefined) ------------------------------------------------- */
-
-static inline bool sc_add_b(bool a, bool b) { return a || b; }
-static inline uint8_t sc_add_u8(uint8_t a, uint8_t b) { return (uint8_t)(a + b); }
-static inline int8_t sc_add_i8(int8_t a, int8_t b) { return (int8_t)(uint8_t)((uint32_t)a + (uint32_t)b); }
-static inline int16_t sc_add_i16(int16_t a, int16_t b) { return (int16_t)(uint16_t)((uint32_t)a + (uint32_t)b); }
-static inline int32_t sc_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
-static inline int64_t sc_add_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-static inline float sc_add_f32(float a, float b) { return a + b; }
-static inline double sc_add_f64(double a, double b) { return a + b; }
-
-static inline bool sc_mul_b(bool a, bool b) { return a && b; }
-static inline uint8_t sc_mul_u8(uint8_t a, uint8_t b) { return (uint8_t)((uint32_t)a * (uint32_t)b); }
-static inline int8_t sc_mul_i8(int8_t a, int8_t b) { return (int8_t)(uint8_t)((uint32_t)a * (uint32_t)b); }
-static inline int16_t sc_mul_i16(int16_t a, int16_t b) { return (int16_t)(uint16_t)((uint32_t)a * (uint32_t)b); }
-static inline int32_t sc_mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
-static inline int64_t sc_mul_i64(int64_t a, int64_t b) { return (int64_t)((uint64_t)a * (uint64_t)b); }
-static inline float sc_mul_f32(float a, float b) { return a * b; }
-static inline double sc_mul_f64(double a, double b) { return a * b; }
-
+/* Wrapping integer accumulation (PyTorch's integer scatter wraps; C's signed overflow
+ * would be undefined): ops_ix_add_* / ops_ix_mul_* of ops_index_math.h, shared with
+ * the CUDA kernels. */
 #define SC_ADD(a, b)                                                                      \
-    _Generic((a), bool: sc_add_b, uint8_t: sc_add_u8, int8_t: sc_add_i8, int16_t: sc_add_i16, \
-             int32_t: sc_add_i32, int64_t: sc_add_i64, float: sc_add_f32, double: sc_add_f64)((a), (b))
+    _Generic((a), bool: ops_ix_add_b, uint8_t: ops_ix_add_u8, int8_t: ops_ix_add_i8, int16_t: ops_ix_add_i16, \
+             int32_t: ops_ix_add_i32, int64_t: ops_ix_add_i64, float: ops_ix_add_f32, double: ops_ix_add_f64)((a), (b))
 #define SC_MUL(a, b)                                                                      \
-    _Generic((a), bool: sc_mul_b, uint8_t: sc_mul_u8, int8_t: sc_mul_i8, int16_t: sc_mul_i16, \
-             int32_t: sc_mul_i32, int64_t: sc_mul_i64, float: sc_mul_f32, double: sc_mul_f64)((a), (b))
+    _Generic((a), bool: ops_ix_mul_b, uint8_t: ops_ix_mul_u8, int8_t: ops_ix_mul_i8, int16_t: ops_ix_mul_i16, \
+             int32_t: ops_ix_mul_i32, int64_t: ops_ix_mul_i64, float: ops_ix_mul_f32, double: ops_ix_mul_f64)((a), (b))
 #endif /* OPS_INDEX_UTIL_H */

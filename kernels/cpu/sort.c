@@ -36,6 +36,8 @@
 #endif
 
 #include "cpu_util.h"
+#include "index_check.h"
+#include "ops_index_math.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
 
@@ -62,89 +64,7 @@ typedef struct {
     uint64_t i;
 } sort_p64;
 
-/* ---- keys ---------------------------------------------------------------------------- */
-
-static inline uint64_t
-sort_key_b(bool v)
-{
-    return v ? 1u : 0u;
-}
-
-static inline uint64_t
-sort_key_u8(uint8_t v)
-{
-    return v;
-}
-
-static inline uint64_t
-sort_key_i8(int8_t v)
-{
-    return (uint8_t)((uint8_t)v ^ 0x80u);
-}
-
-static inline uint64_t
-sort_key_i16(int16_t v)
-{
-    return (uint16_t)((uint16_t)v ^ 0x8000u);
-}
-
-static inline uint64_t
-sort_key_i32(int32_t v)
-{
-    return (uint32_t)v ^ 0x80000000u;
-}
-
-static inline uint64_t
-sort_key_i64(int64_t v)
-{
-    return (uint64_t)v ^ 0x8000000000000000ull;
-}
-
-static inline uint64_t
-sort_key_f16(ops_half h)
-{
-    uint16_t b = h.bits;
-    if ((b & 0x7fffu) > 0x7c00u)
-        return 0xffffu;
-    if (b == 0x8000u)
-        b = 0;
-    return (b & 0x8000u) ? (uint16_t)~b : (uint16_t)(b | 0x8000u);
-}
-
-static inline uint64_t
-sort_key_bf16(ops_bfloat16 h)
-{
-    uint16_t b = h.bits;
-    if ((b & 0x7fffu) > 0x7f80u)
-        return 0xffffu;
-    if (b == 0x8000u)
-        b = 0;
-    return (b & 0x8000u) ? (uint16_t)~b : (uint16_t)(b | 0x8000u);
-}
-
-static inline uint64_t
-sort_key_f32(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return 0xffffffffu;
-    if (u == 0x80000000u)
-        u = 0;
-    return (u & 0x80000000u) ? (uint32_t)~u : (u | 0x80000000u);
-}
-
-static inline uint64_t
-sort_key_f64(double f)
-{
-    uint64_t u;
-    memcpy(&u, &f, sizeof u);
-    if ((u & 0x7fffffffffffffffull) > 0x7ff0000000000000ull)
-        return ~0ull;
-    if (u == 0x8000000000000000ull)
-        u = 0;
-    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
-}
+/* ---- keys: ops_ix_key_* (ops_index_math.h, shared with kernels/cuda/sort.cu) ---- */
 
 /* Bytes of a dtype's key (its element size; bool has 1). */
 static int
@@ -170,19 +90,19 @@ sort_key_bytes(ops_dtype dt)
     }
 
 #define SORT_DEFINE_GATHERS_(P)                                                                   \
-    SORT_DEFINE_GATHER_(P, b, bool, sort_key_b, 8)                                                 \
-    SORT_DEFINE_GATHER_(P, u8, uint8_t, sort_key_u8, 8)                                            \
-    SORT_DEFINE_GATHER_(P, i8, int8_t, sort_key_i8, 8)                                             \
-    SORT_DEFINE_GATHER_(P, i16, int16_t, sort_key_i16, 16)                                         \
-    SORT_DEFINE_GATHER_(P, i32, int32_t, sort_key_i32, 32)                                         \
-    SORT_DEFINE_GATHER_(P, f16, ops_half, sort_key_f16, 16)                                        \
-    SORT_DEFINE_GATHER_(P, bf16, ops_bfloat16, sort_key_bf16, 16)                                  \
-    SORT_DEFINE_GATHER_(P, f32, float, sort_key_f32, 32)
+    SORT_DEFINE_GATHER_(P, b, bool, ops_ix_key_b, 8)                                                 \
+    SORT_DEFINE_GATHER_(P, u8, uint8_t, ops_ix_key_u8, 8)                                            \
+    SORT_DEFINE_GATHER_(P, i8, int8_t, ops_ix_key_i8, 8)                                             \
+    SORT_DEFINE_GATHER_(P, i16, int16_t, ops_ix_key_i16, 16)                                         \
+    SORT_DEFINE_GATHER_(P, i32, int32_t, ops_ix_key_i32, 32)                                         \
+    SORT_DEFINE_GATHER_(P, f16, ops_half, ops_ix_key_f16, 16)                                        \
+    SORT_DEFINE_GATHER_(P, bf16, ops_bfloat16, ops_ix_key_bf16, 16)                                  \
+    SORT_DEFINE_GATHER_(P, f32, float, ops_ix_key_f32, 32)
 
 SORT_DEFINE_GATHERS_(sort_p32)
 SORT_DEFINE_GATHERS_(sort_p64)
-SORT_DEFINE_GATHER_(sort_p64, i64, int64_t, sort_key_i64, 64)
-SORT_DEFINE_GATHER_(sort_p64, f64, double, sort_key_f64, 64)
+SORT_DEFINE_GATHER_(sort_p64, i64, int64_t, ops_ix_key_i64, 64)
+SORT_DEFINE_GATHER_(sort_p64, f64, double, ops_ix_key_f64, 64)
 
 #define SORT_GATHER_CASES_(P)                                                                     \
     case OPS_BOOL: sort_gather_##P##_b(a, p, step, n, desc); break;                                \
@@ -346,19 +266,19 @@ SORT_DEFINE_RADIX_(sort_p64, 8)
     }
 
 #define SORT_DEFINE_STREAMS_(P)                                                                   \
-    SORT_DEFINE_STREAM_(P, b, bool, sort_key_b, 8)                                                 \
-    SORT_DEFINE_STREAM_(P, u8, uint8_t, sort_key_u8, 8)                                            \
-    SORT_DEFINE_STREAM_(P, i8, int8_t, sort_key_i8, 8)                                             \
-    SORT_DEFINE_STREAM_(P, i16, int16_t, sort_key_i16, 16)                                         \
-    SORT_DEFINE_STREAM_(P, i32, int32_t, sort_key_i32, 32)                                         \
-    SORT_DEFINE_STREAM_(P, f16, ops_half, sort_key_f16, 16)                                        \
-    SORT_DEFINE_STREAM_(P, bf16, ops_bfloat16, sort_key_bf16, 16)                                  \
-    SORT_DEFINE_STREAM_(P, f32, float, sort_key_f32, 32)
+    SORT_DEFINE_STREAM_(P, b, bool, ops_ix_key_b, 8)                                                 \
+    SORT_DEFINE_STREAM_(P, u8, uint8_t, ops_ix_key_u8, 8)                                            \
+    SORT_DEFINE_STREAM_(P, i8, int8_t, ops_ix_key_i8, 8)                                             \
+    SORT_DEFINE_STREAM_(P, i16, int16_t, ops_ix_key_i16, 16)                                         \
+    SORT_DEFINE_STREAM_(P, i32, int32_t, ops_ix_key_i32, 32)                                         \
+    SORT_DEFINE_STREAM_(P, f16, ops_half, ops_ix_key_f16, 16)                                        \
+    SORT_DEFINE_STREAM_(P, bf16, ops_bfloat16, ops_ix_key_bf16, 16)                                  \
+    SORT_DEFINE_STREAM_(P, f32, float, ops_ix_key_f32, 32)
 
 SORT_DEFINE_STREAMS_(sort_p32)
 SORT_DEFINE_STREAMS_(sort_p64)
-SORT_DEFINE_STREAM_(sort_p64, i64, int64_t, sort_key_i64, 64)
-SORT_DEFINE_STREAM_(sort_p64, f64, double, sort_key_f64, 64)
+SORT_DEFINE_STREAM_(sort_p64, i64, int64_t, ops_ix_key_i64, 64)
+SORT_DEFINE_STREAM_(sort_p64, f64, double, ops_ix_key_f64, 64)
 
 #define SORT_STREAM_CASES_(P)                                                                     \
     case OPS_BOOL: P##_stream_b(buf, cap, k, p, step, n, desc); break;                             \
@@ -396,12 +316,8 @@ sort_p64_stream_any(ops_dtype dt, sort_p64 *buf, int64_t cap, int64_t k, const c
 
 /* ---- one line, either pair width -------------------------------------------------------- */
 
-/* What to do with a line. */
-typedef enum {
-    LINE_SORT,   /* every element, in order */
-    LINE_TOPK,   /* the first k of the order */
-    LINE_KTH,    /* the element at position k - 1 of the order */
-} line_kind;
+/* What to do with a line: line_kind (index_check.h): LINE_SORT every element, in
+ * order; LINE_TOPK the first k of the order; LINE_KTH the element at position k - 1. */
 
 /* Writes n values (copied from the input line src, step sstep bytes) in the order of
  * the pairs' positions to dst (dstep bytes apart), and the positions to idx (istep
@@ -589,7 +505,7 @@ line_exec(const line_job *j, char *ws, int nt)
 
 /* An out= tensor must have dtype want and, when it has the result's shape already,
  * elements that do not share memory. */
-static ops_status
+ops_status
 sort_check_out(const char *op, const char *name, const ops_tensor *out, ops_dtype want, int nd,
                const int64_t *sizes)
 {
@@ -609,7 +525,7 @@ sort_check_out(const char *op, const char *name, const ops_tensor *out, ops_dtyp
 
 /* Copies results r[i] into outs o[i] (resized when their shape differs): every
  * resize first, undone if a later one fails, then the copies. */
-static ops_status
+ops_status
 sort_write_outs(const char *op, int n, ops_tensor *const *r, ops_tensor *const *o)
 {
     struct {
@@ -646,26 +562,19 @@ sort_write_outs(const char *op, int n, ops_tensor *const *r, ops_tensor *const *
 
 /* ---- sort, argsort, msort, topk, kthvalue ------------------------------------------- */
 
-/* The shared driver.  kind LINE_SORT: sort along dim; LINE_TOPK: the k first of the
- * order (largest when desc); LINE_KTH: the k-th smallest, dim kept as size 1 when
- * keepdim.  want_v/want_i: which results to make.  Outs (NULL: functional) get the
- * results; otherwise *rv / *ri get new references. */
-static ops_status
-sort_driver(const char *op, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k,
-            bool keepdim, bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv,
-            ops_tensor **ri)
+ops_status
+sort_result_shape(const char *op, line_kind kind, const ops_tensor *self, int64_t *dim_, int64_t k, bool keepdim,
+                  int *ond_, int64_t *osz)
 {
-    ops_status st = OPS_OK;
-    ops_tensor *tv = NULL, *ti = NULL;
     if (kind != LINE_SORT && self->dtype == OPS_BOOL) /* topk, kthvalue: not for bool (PyTorch) */
         return ops_fail_dtype(op, self->dtype, SORT_NUMERIC_MASK);
-    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
+    if (!ops_wrap_dim(op, "dim", dim_, self->ndim))
         return ops_last_status();
+    const int64_t dim = *dim_;
     const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
 
     /* result shape */
     int ond = self->ndim;
-    int64_t osz[OPS_MAX_DIMS];
     memcpy(osz, self->sizes, (size_t)self->ndim * sizeof(int64_t));
     if (kind == LINE_TOPK) {
         if (k < 0 || k > len)
@@ -688,6 +597,26 @@ sort_driver(const char *op, line_kind kind, const ops_tensor *self, int64_t dim,
             }
         }
     }
+    *ond_ = ond;
+    return OPS_OK;
+}
+
+/* The shared driver.  kind LINE_SORT: sort along dim; LINE_TOPK: the k first of the
+ * order (largest when desc); LINE_KTH: the k-th smallest, dim kept as size 1 when
+ * keepdim.  want_v/want_i: which results to make.  Outs (NULL: functional) get the
+ * results; otherwise *rv / *ri get new references. */
+static ops_status
+sort_driver(const char *op, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k,
+            bool keepdim, bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv,
+            ops_tensor **ri)
+{
+    ops_status st = OPS_OK;
+    ops_tensor *tv = NULL, *ti = NULL;
+    int ond;
+    int64_t osz[OPS_MAX_DIMS];
+    if ((st = sort_result_shape(op, kind, self, &dim, k, keepdim, &ond, osz)) != OPS_OK)
+        return st;
+    const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
     if ((st = sort_check_out(op, "values", out_v, self->dtype, ond, osz)) != OPS_OK ||
         (st = sort_check_out(op, "indices", out_i, OPS_INT64, ond, osz)) != OPS_OK)
         return st;
@@ -882,41 +811,6 @@ kthvalue_values_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim
 
 /* ---- unique ------------------------------------------------------------------------- */
 
-/* The key of the element at p (ascending), for element-by-element comparisons. */
-static uint64_t
-sort_key_at(ops_dtype dt, const char *p)
-{
-    switch (dt) {
-    case OPS_BOOL: { bool v; memcpy(&v, p, 1); return sort_key_b(v); }
-    case OPS_UINT8: return sort_key_u8(*(const uint8_t *)p);
-    case OPS_INT8: return sort_key_i8(*(const int8_t *)p);
-    case OPS_INT16: { int16_t v; memcpy(&v, p, 2); return sort_key_i16(v); }
-    case OPS_INT32: { int32_t v; memcpy(&v, p, 4); return sort_key_i32(v); }
-    case OPS_INT64: { int64_t v; memcpy(&v, p, 8); return sort_key_i64(v); }
-    case OPS_FLOAT16: { ops_half v; memcpy(&v, p, 2); return sort_key_f16(v); }
-    case OPS_BFLOAT16: { ops_bfloat16 v; memcpy(&v, p, 2); return sort_key_bf16(v); }
-    case OPS_FLOAT32: { float v; memcpy(&v, p, 4); return sort_key_f32(v); }
-    case OPS_FLOAT64: { double v; memcpy(&v, p, 8); return sort_key_f64(v); }
-    default: return 0;
-    }
-}
-
-/* The key every NaN of a floating dtype gets (no other value has it); sort_same only
- * consults it for floating dtypes. */
-static uint64_t
-sort_nan_key(ops_dtype dt)
-{
-    return ~0ull >> (64 - 8 * sort_key_bytes(dt));
-}
-
-/* Two elements are one unique value when their keys agree and they are not NaN
- * (PyTorch's unique keeps every NaN apart: NaN != NaN). */
-static inline bool
-sort_same(bool fl, uint64_t nan, uint64_t a, uint64_t b)
-{
-    return a == b && !(fl && a == nan);
-}
-
 /* Fresh int64 tensor of shape [0] (the slot of a result that was not asked for). */
 static ops_tensor *
 sort_empty_long(const char *op)
@@ -937,7 +831,7 @@ unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_
     const size_t isz = ops_dtype_itemsize(dt);
     const int64_t n = ops_shape_numel(self->ndim, self->sizes);
     const bool fl = ops_dtype_is_floating(dt);
-    const uint64_t nan = sort_nan_key(dt);
+    const uint64_t nan = ops_ix_nan_key(dt);
 
     if ((src = ops_contiguous(self)) == NULL)
         goto fail;
@@ -957,7 +851,7 @@ unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_
     }
     int64_t groups = 0;
     for (int64_t j = 0; j < n; j++)
-        if (j == 0 || !sort_same(fl, nan, r[j - 1].k, r[j].k))
+        if (j == 0 || !ops_ix_same(fl, nan, r[j - 1].k, r[j].k))
             groups++;
 
     if ((uo = ops_tensor_new(op, 1, (int64_t[]){groups}, NULL, dt, OPS_DEVICE_CPU)) == NULL)
@@ -975,7 +869,7 @@ unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_
     int64_t *const cd = want_cnt ? (int64_t *)ops_tensor_data_ptr(cnt) : NULL;
     int64_t g = -1;
     for (int64_t j = 0; j < n; j++) {
-        if (j == 0 || !sort_same(fl, nan, r[j - 1].k, r[j].k)) {
+        if (j == 0 || !ops_ix_same(fl, nan, r[j - 1].k, r[j].k)) {
             g++;
             memcpy(ud + (size_t)g * isz, data + (size_t)r[j].i * isz, isz);
             if (cd != NULL)
@@ -1012,7 +906,7 @@ unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool
     const ops_dtype dt = self->dtype;
     const size_t isz = ops_dtype_itemsize(dt);
     const bool fl = ops_dtype_is_floating(dt);
-    const uint64_t nan = sort_nan_key(dt);
+    const uint64_t nan = ops_ix_nan_key(dt);
     if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
         return ops_last_status();
     if (self->ndim == 0)
@@ -1038,8 +932,8 @@ unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool
         for (int64_t o = 0; same && o < outer; o++)
             for (int64_t i = 0; same && i < inner; i++) {
                 const int64_t e = (o * len + s) * inner + i;
-                same = sort_same(fl, nan, sort_key_at(dt, data + (size_t)(e - inner) * isz),
-                                 sort_key_at(dt, data + (size_t)e * isz));
+                same = ops_ix_same(fl, nan, ops_ix_key_at(dt, data + (size_t)(e - inner) * isz),
+                                 ops_ix_key_at(dt, data + (size_t)e * isz));
             }
         if (!same)
             first[groups++] = s;
@@ -1115,7 +1009,7 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
     const ops_dtype dt = self->dtype;
     const size_t isz = ops_dtype_itemsize(dt);
     const bool fl = ops_dtype_is_floating(dt);
-    const uint64_t nan = sort_nan_key(dt);
+    const uint64_t nan = ops_ix_nan_key(dt);
     if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
         return ops_last_status();
     const int64_t numel = ops_shape_numel(self->ndim, self->sizes);
@@ -1153,7 +1047,7 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
     for (int64_t o = 0; o < outer; o++)
         for (int64_t s = 0; s < len; s++)
             for (int64_t i = 0; i < inner; i++)
-                keys[s * width + o * inner + i] = sort_key_at(dt, data + (size_t)((o * len + s) * inner + i) * isz);
+                keys[s * width + o * inner + i] = ops_ix_key_at(dt, data + (size_t)((o * len + s) * inner + i) * isz);
     for (int64_t s = 0; s < len; s++)
         ord[s] = s;
     row_ctx ctx = {keys, width};
@@ -1162,7 +1056,7 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
     for (int64_t j = 0; j < len; j++) {
         bool same = j > 0;
         for (int64_t e = 0; same && e < width; e++)
-            same = sort_same(fl, nan, keys[ord[j - 1] * width + e], keys[ord[j] * width + e]);
+            same = ops_ix_same(fl, nan, keys[ord[j - 1] * width + e], keys[ord[j] * width + e]);
         if (!same)
             first[groups++] = j;
     }
