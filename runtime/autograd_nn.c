@@ -189,16 +189,16 @@ done:
 /* The matrix M [n, m] of a 1-d linear map from n to m elements along one dim: row i
  * is the op applied to the one-hot vector e_i.  eye is laid out as a batch of n planes
  * whose mapped dim is at position `at` of an nd-d shape (the other extents 1); apply
- * runs the op. */
+ * runs the op.  M has the dtype and device of the gradient g. */
 typedef ops_tensor *(*apply_fn)(const ops_tensor *x, const void *ctx);
 
 static ops_tensor *
-op_matrix(int64_t n, int64_t m, ops_dtype dt, int nd, int at, apply_fn apply, const void *ctx)
+op_matrix(int64_t n, int64_t m, const ops_tensor *g, int nd, int at, apply_fn apply, const void *ctx)
 {
     ops_tensor *e = NULL, *ev = NULL, *y = NULL, *r = NULL;
     int64_t shape[4] = {n, 1, 1, 1};
     shape[at] = n;
-    NN_STEP(e, ops_eye(n, dt, OPS_DEVICE_CPU));
+    NN_STEP(e, ops_eye(n, g->dtype, ops_tensor_device(g)));
     NN_STEP(ev, ops_reshape(e, (ops_int_list){shape, nd}));
     NN_STEP(y, apply(ev, ctx));
     r = ops_reshape(y, OPS_INTS(n, m));
@@ -281,8 +281,8 @@ ops_autograd_avg_pool2d_backward(const ops_tensor *g, int ndim, const int64_t *s
     const sep_args aw = {.k = {1, k[1]}, .s = {1, s[1]}, .p = {0, p[1]}, .ceil_mode = ceil_mode,
                          .count_include_pad = count_include_pad, .divisor = divisor_override != NULL ? &one : NULL};
     ops_tensor *mh = NULL, *mw = NULL, *r = NULL;
-    NN_STEP(mh, op_matrix(sizes[ndim - 2], g->sizes[g->ndim - 2], g->dtype, 4, 2, apply_avg2d, &ah));
-    NN_STEP(mw, op_matrix(sizes[ndim - 1], g->sizes[g->ndim - 1], g->dtype, 4, 3, apply_avg2d, &aw));
+    NN_STEP(mh, op_matrix(sizes[ndim - 2], g->sizes[g->ndim - 2], g, 4, 2, apply_avg2d, &ah));
+    NN_STEP(mw, op_matrix(sizes[ndim - 1], g->sizes[g->ndim - 1], g, 4, 3, apply_avg2d, &aw));
     r = sandwich(g, mh, mw);
 done:
     RELEASE_ALL(mh, mw);
@@ -309,7 +309,7 @@ ops_autograd_avg_pool1d_backward(const ops_tensor *g, int ndim, const int64_t *s
                         .p = {padding.data[0]},
                         .ceil_mode = ceil_mode,
                         .count_include_pad = count_include_pad};
-    ops_tensor *m = op_matrix(sizes[ndim - 1], g->sizes[g->ndim - 1], g->dtype, 3, 2, apply_avg1d, &a);
+    ops_tensor *m = op_matrix(sizes[ndim - 1], g->sizes[g->ndim - 1], g, 3, 2, apply_avg1d, &a);
     ops_tensor *r = m != NULL ? right_mul(g, m) : NULL;
     ops_tensor_release(m);
     return r;
@@ -331,8 +331,8 @@ ops_autograd_adaptive_avg_pool2d_backward(const ops_tensor *g, int ndim, const i
         return ops_fail_null(OPS_ERR_VALUE, "adaptive_avg_pool2d_backward: bad gradient shape");
     const sep_args ah = {.out = {g->sizes[ndim - 2], 1}}, aw = {.out = {1, g->sizes[ndim - 1]}};
     ops_tensor *mh = NULL, *mw = NULL, *r = NULL;
-    NN_STEP(mh, op_matrix(sizes[ndim - 2], g->sizes[ndim - 2], g->dtype, 4, 2, apply_adaptive, &ah));
-    NN_STEP(mw, op_matrix(sizes[ndim - 1], g->sizes[ndim - 1], g->dtype, 4, 3, apply_adaptive, &aw));
+    NN_STEP(mh, op_matrix(sizes[ndim - 2], g->sizes[ndim - 2], g, 4, 2, apply_adaptive, &ah));
+    NN_STEP(mw, op_matrix(sizes[ndim - 1], g->sizes[ndim - 1], g, 4, 3, apply_adaptive, &aw));
     r = sandwich(g, mh, mw);
 done:
     RELEASE_ALL(mh, mw);
@@ -364,8 +364,8 @@ ops_autograd_upsample2d_backward(const ops_tensor *g, int ndim, const int64_t *s
     const sep_args aw = {.out = {1, g->sizes[3]}, .height_pass = false, .align_corners = align_corners,
                          .scale = scales_w >= 0 ? &scales_w : NULL, .mode = (int)mode};
     ops_tensor *mh = NULL, *mw = NULL, *r = NULL;
-    NN_STEP(mh, op_matrix(sizes[2], g->sizes[2], g->dtype, 4, 2, apply_upsample2d, &ah));
-    NN_STEP(mw, op_matrix(sizes[3], g->sizes[3], g->dtype, 4, 3, apply_upsample2d, &aw));
+    NN_STEP(mh, op_matrix(sizes[2], g->sizes[2], g, 4, 2, apply_upsample2d, &ah));
+    NN_STEP(mw, op_matrix(sizes[3], g->sizes[3], g, 4, 3, apply_upsample2d, &aw));
     r = sandwich(g, mh, mw);
 done:
     RELEASE_ALL(mh, mw);
@@ -390,7 +390,7 @@ ops_autograd_upsample1d_backward(const ops_tensor *g, int ndim, const int64_t *s
         return ops_fail_null(OPS_ERR_VALUE, "upsample1d_backward: expected 3-d tensors");
     const sep_args a = {.out = {g->sizes[2]}, .align_corners = align_corners, .scale = scales >= 0 ? &scales : NULL,
                         .mode = (int)mode};
-    ops_tensor *m = op_matrix(sizes[2], g->sizes[2], g->dtype, 3, 2, apply_upsample1d, &a);
+    ops_tensor *m = op_matrix(sizes[2], g->sizes[2], g, 3, 2, apply_upsample1d, &a);
     ops_tensor *r = m != NULL ? right_mul(g, m) : NULL;
     ops_tensor_release(m);
     return r;

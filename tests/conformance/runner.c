@@ -1178,7 +1178,8 @@ cuda_check(const test_case *c, const ops_ivalue *args, const result *cpu_result)
             matrix |= args[a].tag == OPS_IVALUE_TENSOR && args[a].v.tensor != NULL &&
                       ops_tensor_ndim(args[a].v.tensor) >= 2;
         const long missing = counts.cuda_skipped;
-        for (int layout = DEV_CONTIGUOUS; layout <= (matrix ? DEV_TRANSPOSED : DEV_CONTIGUOUS); layout++) {
+        const bool relayout = matrix && (c->flags & F_LAYOUTS); /* as the layouts family: not view, as_strided */
+        for (int layout = DEV_CONTIGUOUS; layout <= (relayout ? DEV_TRANSPOSED : DEV_CONTIGUOUS); layout++) {
             const char *variant = layout == DEV_CONTIGUOUS ? "cuda:0" : "cuda:0, transposed inputs";
             if (!device_args(op, args, layout, dargs, &st))
                 FAIL(c, op, args, variant, "copy to cuda:0 failed: %s", ops_last_error());
