@@ -4,18 +4,21 @@
 #                the API, then an MLP trained on sklearn's digits data with autograd,
 #                then the Python tour through the installed Python package)
 #   make check   install missing Debian packages, build, run every test (and again
-#                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer)
+#                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
+#                and the CUDA tests on the emulated device (make test-emu)
 #   make bench   build and run the benchmarks
 
 BUILD     ?= build
 SANBUILD  ?= build-san
+# The CUDA backend on the emulated device (no GPU, no nvcc; docs/cuda.md "Emulation").
+EMUBUILD  ?= build-emu
 MESON     ?= meson
 # meson's own python3 (Debian's), never a pyenv/conda one first on PATH.
 PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -80,8 +83,17 @@ test-san: deps $(SANBUILD)/build.ninja
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(MESON) test -C $(SANBUILD) --print-errorlogs --num-processes 2 --timeout-multiplier 4
 
-check: test check-install test-san
-	@$(PYTHON) .ci/summary.py $(BUILD) $(SANBUILD)
+$(EMUBUILD)/build.ninja: | deps
+	$(MESON) setup $(EMUBUILD) --buildtype=debugoptimized -Dcuda=disabled -Dcuda-emulation=true
+
+# The `cuda` suite (test_cuda*, the conformance runner's CUDA family) on the emulated
+# device.  Only what that suite needs is built: the tree's other tests repeat `test`.
+test-emu: deps $(EMUBUILD)/build.ninja
+	@$(NINJA) -C $(EMUBUILD) $$($(PYTHON) .ci/suite_targets.py $(EMUBUILD) cuda)
+	$(MESON) test -C $(EMUBUILD) --suite cuda --no-rebuild --print-errorlogs --num-processes 2
+
+check: test test-emu check-install test-san
+	@$(PYTHON) .ci/summary.py $(BUILD) $(EMUBUILD) $(SANBUILD)
 
 bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
@@ -96,4 +108,4 @@ bench: deps $(BUILD)/build.ninja
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD)

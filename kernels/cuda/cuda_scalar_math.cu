@@ -44,7 +44,7 @@ ops_cuda_scalar_math_eval(int fn, const float *in, float *out, int64_t n)
         err = cudaMemcpy(d_in, in, bytes, cudaMemcpyHostToDevice);
     if (err == cudaSuccess) {
         int grid = (int)((n + 255) / 256 < 65535 ? (n + 255) / 256 : 65535);
-        scalar_math_eval_kernel<<<grid, 256>>>(fn, d_in, d_out, n);
+        OPS_LAUNCH(scalar_math_eval_kernel, grid, 256, 0, ops_cuda_current_stream(0), fn, d_in, d_out, n);
         err = cudaGetLastError();
     }
     if (err == cudaSuccess)

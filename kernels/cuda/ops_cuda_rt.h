@@ -1,7 +1,7 @@
 /* The one include for the CUDA runtime and cuBLAS in kernels/cuda/.
  *
  * Under nvcc this is <cuda_runtime.h> and <cublas_v2.h> plus the launch macros.
- * With OPS_CUDA_EMULATION (meson -Dcuda_emulation=true) the same .cu sources are
+ * With OPS_CUDA_EMULATION (meson -Dcuda-emulation=true) the same .cu sources are
  * compiled as C++ by the host compiler against kernels/cuda/emu/: an emulated device
  * whose runtime API, kernel launches (threads as cooperative fibers), warp primitives
  * and cuBLAS (over OpenBLAS) follow CUDA's semantics, so the kernels' logic runs in

@@ -68,6 +68,7 @@ static struct {
     long faults;   /* injected allocation failures */
     long cuda_skipped;
     long cuda_run;
+    long cuda_grads; /* gradient comparisons cuda:0 vs cpu */
     long grads;    /* gradcheck runs (each with its gradgradcheck unless skipped) */
     long gradgrad_skipped; /* double backward not implemented for the op's backward */
     long grad_not_implemented; /* the formula refuses the case (cross_entropy on N-D input) */
@@ -752,6 +753,24 @@ same_shape(const ops_tensor *a, const ops_tensor *b)
            memcmp(ops_tensor_sizes(a), ops_tensor_sizes(b), sizeof(int64_t) * (size_t)ops_tensor_ndim(a)) == 0;
 }
 
+/* Byte-equal elements (same dtype and shape): a failed call must not change inputs. */
+static bool
+tensors_identical(const ops_tensor *a, const ops_tensor *b, char *why, size_t n)
+{
+    if (!same_shape(a, b) || ops_tensor_dtype(a) != ops_tensor_dtype(b)) {
+        snprintf(why, n, "its shape or dtype changed");
+        return false;
+    }
+    const size_t isz = ops_tensor_itemsize(a);
+    for (int64_t i = 0; i < ops_tensor_numel(a); i++) {
+        if (memcmp(element_ptr(a, i), element_ptr(b, i), isz) != 0) {
+            snprintf(why, n, "element %lld differs", (long long)i);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Fill g's elements with values that differ from every expected one (so an element
  * the op forgets to write is caught), or with NaN. */
 static void
@@ -899,9 +918,89 @@ check_written(const test_case *c, const ops_op_info *op, const ops_ivalue *args,
     check_written_ret(c, op, args, variant, g, r, ptr, strides, cast_ok, 0);
 }
 
-/* ---- CUDA: the same case on cuda:0, compared with the CPU result ------------------ */
+/* ---- CUDA: the backend family (ggml's test-backend-ops idea) ----------------------
+ *
+ * With a CUDA build and a device, every value case runs again on cuda:0 -- inputs
+ * copied there contiguous and then with their last two dims swapped in memory, the
+ * functional form, the out= form into empty device outs, the in-place form on a device
+ * self -- and each result, copied back, is compared with the CPU's result under the
+ * case's tolerance.  Error cases must fail on the device with the CPU's message and
+ * leave the device inputs as they were.  Ops with a formula: the gradients that
+ * backward computes on the device (float64 inputs, a fixed grad_output) match the
+ * CPU's.  An op with no CUDA kernel is counted as skipped and listed at the end. */
+
+static bool *cuda_missing; /* by by_ptr index: some call found no CUDA kernel */
+static bool backend_only;  /* --backend cuda: only the CUDA family (and the CPU calls it needs) */
+static int by_ptr_index(const ops_op_info *op);
+static const char *base_name(const char *name, char *buf, size_t n);
+
+static void
+cuda_note_missing(const ops_op_info *op)
+{
+    const int k = by_ptr_index(op);
+    if (k >= 0)
+        cuda_missing[k] = true;
+    cuda_skip_reason = "no CUDA kernel";
+    counts.cuda_skipped++;
+}
 
 #ifdef OPS_WITH_CUDA
+enum { DEV_CONTIGUOUS, DEV_TRANSPOSED };
+
+/* A copy of t on cuda:0 (owned): row-major, or for DEV_TRANSPOSED with 2+ dims the
+ * transpose of a contiguous tensor with the last two sizes swapped, so kernels see
+ * a non-contiguous operand.  NULL with *st set when the copy failed. */
+static ops_tensor *
+to_device(const ops_tensor *t, int layout, ops_status *st)
+{
+    const int nd = (int)ops_tensor_ndim(t);
+    int64_t sizes[OPS_MAX_DIMS];
+    memcpy(sizes, ops_tensor_sizes(t), sizeof(int64_t) * (size_t)nd);
+    const bool swap = layout == DEV_TRANSPOSED && nd >= 2;
+    if (swap) {
+        const int64_t s = sizes[nd - 1];
+        sizes[nd - 1] = sizes[nd - 2];
+        sizes[nd - 2] = s;
+    }
+    ops_tensor *d = ops_tensor_new("conformance", nd, sizes, NULL, ops_tensor_dtype(t), OPS_DEVICE_CUDA(0));
+    if (d != NULL && swap) {
+        ops_tensor *v = ops_transpose(d, nd - 2, nd - 1);
+        ops_tensor_release(d);
+        d = v;
+    }
+    owned_add(d, owned_release_tensor);
+    *st = d != NULL ? ops_copy_(d, t, false) : ops_last_status();
+    return *st == OPS_OK ? d : NULL;
+}
+
+/* args with every tensor (and Tensor[] element) copied to cuda:0 and every Device
+ * argument made cuda:0; false with *st set when a copy failed. */
+static bool
+device_args(int nargs, const ops_ivalue *args, int layout, ops_ivalue *dargs, ops_status *st)
+{
+    *st = OPS_OK;
+    for (int a = 0; a < nargs && *st == OPS_OK; a++) {
+        dargs[a] = args[a];
+        if (args[a].tag == OPS_IVALUE_DEVICE) {
+            dargs[a] = ops_ivalue_device(OPS_DEVICE_CUDA(0));
+        } else if (args[a].tag == OPS_IVALUE_TENSOR_LIST) {
+            const ops_tensor_list l = args[a].v.tensor_list;
+            const ops_tensor **data = calloc((size_t)(l.len > 0 ? l.len : 1), sizeof *data);
+            if (data == NULL) {
+                fprintf(stderr, "conformance: out of memory\n");
+                exit(2);
+            }
+            owned_add(data, free);
+            for (int64_t k = 0; k < l.len && *st == OPS_OK; k++)
+                data[k] = l.data[k] != NULL ? to_device(l.data[k], layout, st) : NULL;
+            dargs[a] = ops_ivalue_tensor_list((ops_tensor_list){data, l.len});
+        } else if (args[a].tag == OPS_IVALUE_TENSOR && args[a].v.tensor != NULL) {
+            dargs[a] = ops_ivalue_tensor(to_device(args[a].v.tensor, layout, st));
+        }
+    }
+    return *st == OPS_OK;
+}
+
 /* A host copy of the device tensor t (owned), or NULL with *st set. */
 static ops_tensor *
 to_host(const ops_tensor *t, ops_status *st)
@@ -936,6 +1035,10 @@ cuda_compare(const test_case *c, const result *cpu, const result *dev, ops_statu
         for (int64_t k = 0; k < count && *st == OPS_OK; k++) {
             const ops_tensor *ct = list ? cpu->v[i].v.tensor_list.data[k] : cpu->v[i].v.tensor;
             const ops_tensor *dt = list ? dev->v[i].v.tensor_list.data[k] : dev->v[i].v.tensor;
+            if (!ops_device_equal(ops_tensor_device(dt), OPS_DEVICE_CUDA(0))) {
+                snprintf(msg, n, "return %d%s is not on cuda:0", i, list ? " (an element)" : "");
+                return false;
+            }
             ops_tensor *host = to_host(dt, st);
             if (host != NULL && !check_values(c, ct, host, MAP_SAME, false, values, why, sizeof why)) {
                 snprintf(msg, n, "return %d%s: %s", i, list ? " (an element)" : "", why);
@@ -946,71 +1049,101 @@ cuda_compare(const test_case *c, const result *cpu, const result *dev, ops_statu
     }
     return true;
 }
+
+/* One device call of op (args already on cuda:0) compared with the CPU's result. */
+static void
+cuda_run(const test_case *c, const ops_op_info *op, const ops_ivalue *dargs, const char *variant, const result *cpu)
+{
+    char msg[1024];
+    ops_status st;
+    result *r = call_all(op, dargs, &st);
+    const bool same = st == OPS_OK && cuda_compare(c, cpu, r, &st, msg, sizeof msg);
+    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "CUDA") != NULL)
+        cuda_note_missing(op);
+    else if (st != OPS_OK)
+        FAIL(c, op, dargs, variant, "failed on cuda:0: %s", ops_last_error());
+    else if (!same)
+        FAIL(c, op, dargs, variant, "cuda:0 vs cpu: %.900s", msg);
+    else {
+        counts.cuda_run++;
+        counts.runs++;
+    }
+    owned_drop(r);
+}
+
+/* The out= form on cuda:0 into empty device outs (resized by the op). */
+static void
+cuda_out(const test_case *c, const result *cpu)
+{
+    const ops_op_info *op = c->op->out;
+    int oi[MAX_RETS];
+    const int nout = out_indices(op, oi);
+    if (!tensor_returns(c) || nout != c->nret)
+        return;
+    ops_ivalue base[MAX_ARGS], dargs[MAX_ARGS];
+    ops_status st;
+    map_args(c, op, base);
+    for (int k = 0; k < nout; k++)
+        base[oi[k]] = ops_ivalue_none();
+    if (!device_args(op->num_args, base, DEV_CONTIGUOUS, dargs, &st))
+        FAIL(c, op, base, "cuda:0 out=", "copy to cuda:0 failed: %s", ops_last_error());
+    for (int k = 0; k < nout; k++) {
+        ops_tensor *o = ops_tensor_new("conformance", 1, (int64_t[]){0}, NULL, ops_tensor_dtype(c->ret[k].t),
+                                       OPS_DEVICE_CUDA(0));
+        ck_assert_ptr_nonnull(o);
+        owned_add(o, owned_release_tensor);
+        dargs[oi[k]] = ops_ivalue_tensor(o);
+    }
+    cuda_run(c, op, dargs, "cuda:0 out=, empty", cpu);
+}
+
+/* The in-place form on a device copy of self, when it keeps self's shape and dtype. */
+static void
+cuda_inplace(const test_case *c, const result *cpu)
+{
+    const ops_op_info *op = c->op->inplace;
+    const ops_tensor *exp = ret_tensor(cpu, 0);
+    if (c->args[0].tag != OPS_IVALUE_TENSOR || c->nret != 1 || exp == NULL)
+        return;
+    const ops_tensor *self = c->args[0].v.tensor;
+    if (!same_shape(self, exp) || ops_tensor_dtype(self) != ops_tensor_dtype(exp))
+        return;
+    ops_ivalue base[MAX_ARGS], dargs[MAX_ARGS];
+    ops_status st;
+    map_args(c, op, base);
+    if (!device_args(op->num_args, base, DEV_CONTIGUOUS, dargs, &st))
+        FAIL(c, op, base, "cuda:0 in-place", "copy to cuda:0 failed: %s", ops_last_error());
+    cuda_run(c, op, dargs, "cuda:0 in-place", cpu);
+}
 #endif
 
+/* The functional case on cuda:0 (contiguous and transposed inputs), then its out= and
+ * in-place forms. */
 static void
 cuda_check(const test_case *c, const ops_ivalue *args, const result *cpu_result)
 {
 #ifdef OPS_WITH_CUDA
     if (ops_cuda_device_count() > 0) {
-        ops_ivalue dargs[MAX_ARGS];
-        ops_tensor *dev[MAX_ARGS] = {0};
-        result *r = NULL;
-        ops_status st = OPS_OK;
-        bool same = true;
-        char msg[1024];
         const ops_op_info *op = c->op;
-        for (int a = 0; a < op->num_args && st == OPS_OK; a++) {
-            dargs[a] = args[a];
-            if (args[a].tag == OPS_IVALUE_DEVICE) {
-                dargs[a] = ops_ivalue_device(OPS_DEVICE_CUDA(0));
-            } else if (args[a].tag == OPS_IVALUE_TENSOR_LIST) {
-                /* every element copied to the device (owned: released with the case) */
-                const ops_tensor_list l = args[a].v.tensor_list;
-                const ops_tensor **data = calloc((size_t)(l.len > 0 ? l.len : 1), sizeof *data);
-                if (data == NULL) {
-                    fprintf(stderr, "conformance: out of memory\n");
-                    exit(2);
-                }
-                owned_add(data, free);
-                for (int64_t k = 0; k < l.len && st == OPS_OK; k++) {
-                    const ops_tensor *t = l.data[k];
-                    if (t == NULL)
-                        continue;
-                    ops_tensor *d = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
-                                                   ops_tensor_dtype(t), OPS_DEVICE_CUDA(0));
-                    owned_add(d, owned_release_tensor);
-                    st = d ? ops_copy_(d, t, false) : ops_last_status();
-                    data[k] = d;
-                }
-                dargs[a] = ops_ivalue_tensor_list((ops_tensor_list){data, l.len});
-            } else if (args[a].tag == OPS_IVALUE_TENSOR) {
-                const ops_tensor *t = args[a].v.tensor;
-                dev[a] = ops_tensor_new("conformance", (int)ops_tensor_ndim(t), ops_tensor_sizes(t), NULL,
-                                        ops_tensor_dtype(t), OPS_DEVICE_CUDA(0));
-                owned_add(dev[a], owned_release_tensor);
-                st = dev[a] ? ops_copy_(dev[a], t, false) : ops_last_status();
-                dargs[a] = ops_ivalue_tensor(dev[a]);
-            }
-        }
-        if (st == OPS_OK)
-            r = call_all(op, dargs, &st);
-        if (st == OPS_OK)
-            same = cuda_compare(c, cpu_result, r, &st, msg, sizeof msg);
-        if (st == OPS_ERR_NOT_IMPLEMENTED) {
-            cuda_skip_reason = "no CUDA kernel";
-            counts.cuda_skipped++;
-        } else if (st != OPS_OK) {
-            FAIL(c, op, dargs, "cuda:0", "failed on cuda:0: %s", ops_last_error());
-        } else if (!same) {
-            FAIL(c, op, dargs, "cuda:0 vs cpu", "%s", msg);
-        } else {
-            counts.cuda_run++;
-            counts.runs++;
-        }
-        owned_drop(r);
+        ops_ivalue dargs[MAX_ARGS];
+        ops_status st;
+        bool matrix = false;
         for (int a = 0; a < op->num_args; a++)
-            owned_drop(dev[a]);
+            matrix |= args[a].tag == OPS_IVALUE_TENSOR && args[a].v.tensor != NULL &&
+                      ops_tensor_ndim(args[a].v.tensor) >= 2;
+        const long missing = counts.cuda_skipped;
+        for (int layout = DEV_CONTIGUOUS; layout <= (matrix ? DEV_TRANSPOSED : DEV_CONTIGUOUS); layout++) {
+            const char *variant = layout == DEV_CONTIGUOUS ? "cuda:0" : "cuda:0, transposed inputs";
+            if (!device_args(op->num_args, args, layout, dargs, &st))
+                FAIL(c, op, args, variant, "copy to cuda:0 failed: %s", ops_last_error());
+            cuda_run(c, op, dargs, variant, cpu_result);
+            if (counts.cuda_skipped != missing)
+                return; /* no kernel: the other forms would only say so again */
+        }
+        if ((c->flags & F_VARIANTS) && c->op->out)
+            cuda_out(c, cpu_result);
+        if ((c->flags & F_VARIANTS) && c->op->inplace)
+            cuda_inplace(c, cpu_result);
         return;
     }
     cuda_skip_reason = "no CUDA device";
@@ -1021,6 +1154,49 @@ cuda_check(const test_case *c, const ops_ivalue *args, const result *cpu_result)
     (void)args;
     (void)cpu_result;
     counts.cuda_skipped++;
+}
+
+/* An error case on cuda:0: the CPU's message, and device inputs left as they were. */
+static void
+cuda_error(const test_case *c)
+{
+#ifdef OPS_WITH_CUDA
+    const ops_op_info *op = c->op;
+    if (ops_cuda_device_count() == 0 || !(c->forms & FORM_FUNCTIONAL) || op->kind != OPS_KIND_FUNCTIONAL)
+        return;
+    ops_ivalue dargs[MAX_ARGS];
+    ops_status st;
+    if (!device_args(op->num_args, c->args, DEV_CONTIGUOUS, dargs, &st))
+        FAIL(c, op, c->args, "cuda:0, expected error", "copy to cuda:0 failed: %s", ops_last_error());
+    result *r = call_all(op, dargs, &st);
+    if (st == OPS_OK) {
+        owned_drop(r);
+        FAIL(c, op, dargs, "cuda:0, expected error", "expected an error containing \"%s\"; the call succeeded",
+             c->error);
+    }
+    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "CUDA") != NULL) {
+        cuda_note_missing(op);
+        return;
+    }
+    if (strstr(ops_last_error(), c->error) == NULL)
+        FAIL(c, op, dargs, "cuda:0, expected error", "the error \"%s\" does not contain \"%s\"", ops_last_error(),
+             c->error);
+    for (int a = 0; a < op->num_args; a++) {
+        if (dargs[a].tag != OPS_IVALUE_TENSOR || dargs[a].v.tensor == NULL)
+            continue;
+        char why[900];
+        ops_tensor *host = to_host(dargs[a].v.tensor, &st);
+        if (host == NULL)
+            FAIL(c, op, dargs, "cuda:0, expected error", "copy back failed: %s", ops_last_error());
+        if (!tensors_identical(c->args[a].v.tensor, host, why, sizeof why))
+            FAIL(c, op, dargs, "cuda:0, expected error", "argument '%s' changed by a failed call: %s",
+                 op->args[a].name, why);
+        owned_drop(host);
+    }
+    counts.errors++;
+#else
+    (void)c;
+#endif
 }
 
 /* ---- the families ------------------------------------------------------------------- */
@@ -1468,7 +1644,7 @@ run_error(const test_case *c)
             s.v[oi[k]] = ops_ivalue_none();
         guarded gs[MAX_RETS];
         const guarded *gp[MAX_RETS];
-        ops_tensor *e[MAX_RETS];
+        ops_tensor *e[MAX_RETS] = {0}; /* GCC -O2 cannot see the loops fill nout of them */
         ops_dtype od[MAX_RETS];
         const bool templates = c->nouts == nout && nout > 0;
         for (int k = 0; k < nout; k++) {
@@ -1684,6 +1860,124 @@ grad_check_output(const test_case *c, grad_call *g, ops_tensor **inputs, int pas
     grad_checked[e] = true;
 }
 
+/* ---- CUDA: gradients on the device against the CPU's --------------------------------- */
+
+/* Gradients of output (g->out_ret, g->out_elem) with respect to the inputs requiring
+ * grad, for a fixed grad_output, on cuda:0 against the same on the CPU (float64:
+ * they differ by summation order only). */
+static void
+cuda_grad_check(const test_case *c, const grad_call *g, ops_tensor *const *inputs)
+{
+#ifdef OPS_WITH_CUDA
+    if (ops_cuda_device_count() == 0)
+        return;
+    const ops_op_info *op = c->op;
+    char variant[96];
+    snprintf(variant, sizeof variant, "cuda:0 gradients, output %d", g->out_ret);
+    ops_tensor *want[MAX_GRAD_INPUTS], *dev_in[MAX_GRAD_INPUTS] = {0};
+    int nwant = 0;
+    for (int i = 0; i < g->ninputs; i++)
+        if (inputs[i] != NULL && ops_tensor_requires_grad(inputs[i]))
+            want[nwant++] = inputs[i];
+    ops_tensor *y = NULL;
+    if (nwant == 0 || grad_fn(inputs, g->ninputs, &y, (void *)g) != OPS_OK)
+        return; /* the CPU gradcheck reports a failing forward */
+    owned_add(y, owned_release_tensor);
+    /* grad_output: fixed values in [-0.5, 0.5) that differ between neighbours */
+    ops_tensor *v = ops_tensor_new("conformance", (int)ops_tensor_ndim(y), ops_tensor_sizes(y), NULL, OPS_FLOAT64,
+                                   OPS_DEVICE_CPU);
+    ck_assert_ptr_nonnull(v);
+    owned_add(v, owned_release_tensor);
+    double *vp = ops_tensor_data_ptr(v);
+    for (int64_t i = 0; i < ops_tensor_numel(v); i++)
+        vp[i] = (double)((i * 37 + 11) % 23) / 23.0 - 0.5;
+    ops_tensor_vec gc = {0}, gd = {0};
+    ops_status st = ops_autograd_grad((ops_tensor_list){(const ops_tensor **)&y, 1},
+                                      (ops_tensor_list){(const ops_tensor **)want, nwant},
+                                      (ops_tensor_list){(const ops_tensor **)&v, 1}, false, false, true, &gc);
+    if (st != OPS_OK)
+        return; /* refused by the formula (counted by the gradcheck) */
+
+    /* the same on the device: every argument copied, inputs made leaves there */
+    grad_call gdev = *g;
+    const bool prev = ops_set_grad_enabled(false);
+    bool ok = device_args(g->nargs, g->args, DEV_CONTIGUOUS, gdev.args, &st);
+    for (int i = 0; ok && i < g->ninputs; i++) {
+        if (inputs[i] == NULL)
+            continue;
+        dev_in[i] = to_device(inputs[i], DEV_CONTIGUOUS, &st);
+        ok = dev_in[i] != NULL &&
+             (!ops_tensor_requires_grad(inputs[i]) || ops_tensor_set_requires_grad(dev_in[i], true) == OPS_OK);
+    }
+    ops_tensor *vd = ok ? to_device(v, DEV_CONTIGUOUS, &st) : NULL;
+    ops_set_grad_enabled(prev);
+    if (!ok || vd == NULL) {
+        ops_tensor_vec_release(&gc);
+        FAIL(c, op, g->args, variant, "copy to cuda:0 failed: %s", ops_last_error());
+    }
+    ops_tensor *wantd[MAX_GRAD_INPUTS];
+    int nd = 0;
+    for (int i = 0; i < g->ninputs; i++)
+        if (inputs[i] != NULL && ops_tensor_requires_grad(inputs[i]))
+            wantd[nd++] = dev_in[i];
+    ops_tensor *yd = NULL;
+    st = grad_fn(dev_in, g->ninputs, &yd, &gdev);
+    owned_add(yd, owned_release_tensor);
+    if (st == OPS_OK)
+        st = ops_autograd_grad((ops_tensor_list){(const ops_tensor **)&yd, 1},
+                               (ops_tensor_list){(const ops_tensor **)wantd, nd},
+                               (ops_tensor_list){(const ops_tensor **)&vd, 1}, false, false, true, &gd);
+    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "CUDA") != NULL) {
+        ops_tensor_vec_release(&gc);
+        cuda_note_missing(op); /* the op or an op of its backward has no CUDA kernel */
+        return;
+    }
+    if (st != OPS_OK) {
+        ops_tensor_vec_release(&gc);
+        FAIL(c, op, gdev.args, variant, "failed on cuda:0: %s", ops_last_error());
+    }
+    char msg[512] = "";
+    for (int k = 0; k < nwant && msg[0] == '\0'; k++) {
+        const ops_tensor *a = gc.data[k], *b = gd.data[k];
+        if ((a == NULL) != (b == NULL)) {
+            snprintf(msg, sizeof msg, "input %d: the gradient is %s on the cpu, %s on cuda:0", k,
+                     a ? "defined" : "undefined", b ? "defined" : "undefined");
+            break;
+        }
+        if (a == NULL)
+            continue;
+        ops_tensor *hb = to_host(b, &st);
+        if (hb == NULL || !same_shape(a, hb) || ops_tensor_dtype(a) != ops_tensor_dtype(hb)) {
+            snprintf(msg, sizeof msg, "input %d: the gradient's shape or dtype differs (or its copy failed)", k);
+            break;
+        }
+        ops_tensor *ca = ops_contiguous(a), *cb = ops_contiguous(hb);
+        for (int64_t i = 0; i < ops_tensor_numel(ca); i++) {
+            const double x = read_double(ops_tensor_dtype(ca), element_ptr(ca, i));
+            const double z = read_double(ops_tensor_dtype(cb), element_ptr(cb, i));
+            const bool same = (isnan(x) && isnan(z)) || x == z || fabs(x - z) <= 1e-9 + 1e-7 * fabs(x);
+            if (!same) {
+                snprintf(msg, sizeof msg, "input %d: gradient element %lld is %.12g on cuda:0, %.12g on the cpu", k,
+                         (long long)i, z, x);
+                break;
+            }
+        }
+        ops_tensor_release(ca);
+        ops_tensor_release(cb);
+        owned_drop(hb);
+    }
+    ops_tensor_vec_release(&gc);
+    ops_tensor_vec_release(&gd);
+    if (msg[0] != '\0')
+        FAIL(c, op, gdev.args, variant, "%s", msg);
+    counts.cuda_grads++;
+#else
+    (void)c;
+    (void)g;
+    (void)inputs;
+#endif
+}
+
 /* backward and double backward of the case's op against finite differences, with its
  * floating tensor inputs in float64 (contiguous, then transposed when 2-D or more):
  * every element of a Tensor[] input is an input of its own, and every floating output
@@ -1764,7 +2058,10 @@ run_gradients(const test_case *c)
         for (int k = 0; any && usable && (pass == 0 || transposable) && k < nouts; k++) {
             g.out_ret = outs[k][0];
             g.out_elem = outs[k][1];
-            grad_check_output(c, &g, inputs, pass, e);
+            if (!backend_only)
+                grad_check_output(c, &g, inputs, pass, e);
+            if (pass == 0)
+                cuda_grad_check(c, &g, inputs);
         }
         for (int a = 0; a < MAX_GRAD_INPUTS; a++)
             ops_tensor_release(inputs[a]);
@@ -1814,13 +2111,42 @@ run_formula_probe(const test_case *c)
         ops_tensor_release(inputs[a]);
 }
 
+/* --backend cuda: the CPU's functional result, then the CUDA family alone (the CPU
+ * families run in the main tree). */
+static void
+run_backend(const test_case *c)
+{
+    if (c->flags & F_ERROR) {
+        cuda_error(c);
+        return;
+    }
+    if (c->op->kind != OPS_KIND_FUNCTIONAL)
+        return;
+    ops_status st;
+    argset s;
+    argset_build(&s, c->args, c->nargs, LAY_CONTIGUOUS, -1, NULL, false, NULL);
+    result *got = call_all(c->op, s.v, &st);
+    if (got == NULL)
+        FAIL(c, c->op, s.v, "contiguous", "failed on the cpu: %s", ops_last_error());
+    mark(c->op);
+    cuda_check(c, s.v, got);
+    owned_drop(got);
+    argset_free(&s);
+    run_gradients(c);
+}
+
 START_TEST(test_case_run)
 {
     const int ci = selected[_i];
     const test_case *c = &cf.cases[ci];
     owned_free_all(); /* what a failed case before this one left */
+    if (backend_only) {
+        run_backend(c);
+        return;
+    }
     if (c->flags & F_ERROR) {
         run_error(c);
+        cuda_error(c);
         return;
     }
     run_primary(c);
@@ -1841,14 +2167,68 @@ END_TEST
 
 /* ---- command line, coverage, summary ------------------------------------------------ */
 
+/* The ops that found no CUDA kernel, against the documented exceptions (a Markdown
+ * table whose rows start "| `name` |", docs/cuda-exceptions.md): in a full run an op
+ * missing from the table, or a listed op that has a kernel now, is a failure.
+ * Returns the number of such failures. */
+static int
+cuda_report(const char *exceptions_path, bool full)
+{
+    char *listed = calloc((size_t)nregistry + 1, 1);
+    int bad = 0, missing = 0;
+    FILE *f = exceptions_path ? fopen(exceptions_path, "r") : NULL;
+    if (exceptions_path && f == NULL) {
+        printf("conformance: cannot read %s\n", exceptions_path);
+        bad++;
+    }
+    char line[1024];
+    while (f && fgets(line, sizeof line, f)) {
+        char name[128];
+        if (sscanf(line, "| `%127[^`]` |", name) != 1)
+            continue;
+        bool found = false;
+        char b[128];
+        for (int r = 0; r < nregistry; r++) {
+            if (strcmp(base_name(by_ptr[r]->name, b, sizeof b), name) == 0 || strcmp(by_ptr[r]->name, name) == 0) {
+                listed[r] = 1;
+                found = true;
+            }
+        }
+        if (!found) {
+            printf("conformance: %s lists '%s', which is not an op\n", exceptions_path, name);
+            bad++;
+        }
+    }
+    if (f)
+        fclose(f);
+    for (int r = 0; r < nregistry; r++) {
+        if (!cuda_missing[r])
+            continue;
+        const ops_op_info *e = by_ptr[r];
+        if (missing++ == 0)
+            printf("conformance: ops without a CUDA kernel:");
+        printf(" %s%s%s%s", e->name, e->overload[0] ? "." : "", e->overload, listed[r] ? "" : " (not in the exceptions)");
+        if (full && exceptions_path && !listed[r])
+            bad++;
+    }
+    if (missing)
+        printf("\n");
+    free(listed);
+    return bad;
+}
+
 static void
 usage(void)
 {
     fprintf(stderr, "usage: conformance CASES.bin [--op NAME] [--dtype DTYPE] [--coverage] [--seed N]\n"
+                    "                   [--backend cuda] [--cuda-exceptions FILE]\n"
                     "  --op NAME      only this op: a base name (add) or name.overload (add.Scalar)\n"
                     "  --dtype DTYPE  only cases of this dtype (float32, int64, ...)\n"
                     "  --coverage     list the registry entries no case ran; exit 1 if there are any\n"
-                    "  --seed N       seed of the runner's random layouts (default 1)\n");
+                    "  --seed N       seed of the runner's random layouts (default 1)\n"
+                    "  --backend cuda only the CUDA family (device vs cpu); exit 77 without a device\n"
+                    "  --cuda-exceptions FILE  the documented ops without a CUDA kernel (a full run\n"
+                    "                 fails on an op missing a kernel that the file does not list)\n");
 }
 
 /* op's name without a trailing '_' (add_ -> add), into buf. */
@@ -1894,7 +2274,7 @@ now_s(void)
 int
 main(int argc, char **argv)
 {
-    const char *path = NULL, *op_filter = NULL, *dtype_name = NULL;
+    const char *path = NULL, *op_filter = NULL, *dtype_name = NULL, *exceptions_path = NULL;
     bool coverage = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
@@ -1910,6 +2290,11 @@ main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--coverage") == 0) {
             coverage = true;
+        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "cuda") == 0) {
+            backend_only = true;
+            i++;
+        } else if (strcmp(argv[i], "--cuda-exceptions") == 0 && i + 1 < argc) {
+            exceptions_path = argv[++i];
         } else if (argv[i][0] != '-' && path == NULL) {
             path = argv[i];
         } else {
@@ -1922,6 +2307,17 @@ main(int argc, char **argv)
     if (path == NULL) {
         usage();
         return 2;
+    }
+    if (backend_only) {
+#ifdef OPS_WITH_CUDA
+        if (ops_cuda_device_count() == 0) {
+            printf("conformance --backend cuda: SKIPPED: no CUDA device\n");
+            return 77;
+        }
+#else
+        printf("conformance --backend cuda: SKIPPED: libops built without CUDA\n");
+        return 77;
+#endif
     }
     ops_dtype dtype_filter = OPS_DTYPE_NONE;
     if (dtype_name != NULL && (dtype_filter = ops_dtype_from_name(dtype_name)) == OPS_DTYPE_NONE) {
@@ -1952,6 +2348,7 @@ main(int argc, char **argv)
     grad_eligible = calloc((size_t)ops_autograd_num_formula_entries + 1, sizeof *grad_eligible);
     has_f64_case = calloc((size_t)nregistry + 1, sizeof *has_f64_case);
     no_formula = calloc((size_t)nregistry + 1, sizeof *no_formula);
+    cuda_missing = calloc((size_t)nregistry + 1, sizeof *cuda_missing);
     for (int i = 0; i < cf.ncases; i++) {
         const test_case *c = &cf.cases[i];
         if (!(c->flags & F_ERROR) && c->dtype == OPS_FLOAT64) {
@@ -2009,7 +2406,9 @@ main(int argc, char **argv)
 
     /* coverage: every registry entry in scope must have had a checked call */
     int uncovered = 0;
-    const bool check_coverage = coverage || dtype_filter == OPS_DTYPE_NONE;
+    const bool check_coverage = !backend_only && (coverage || dtype_filter == OPS_DTYPE_NONE);
+    if (counts.cuda_run > 0 || backend_only)
+        uncovered += cuda_report(exceptions_path, op_filter == NULL && dtype_filter == OPS_DTYPE_NONE);
     if (check_coverage) {
         for (int r = 0; r < nregistry; r++) {
             const ops_op_info *e = ops_registry_at(r);
@@ -2055,11 +2454,16 @@ main(int argc, char **argv)
            nops, counts.runs, counts.errors, counts.faults, counts.grads, counts.gradgrad_skipped,
            counts.grad_not_implemented, counts.cuda_skipped,
            cuda_skip_reason ? cuda_skip_reason : counts.cuda_run ? "ran" : "no functional case", wall);
+    if (counts.cuda_run > 0 || backend_only)
+        printf("conformance: CUDA: %ld runs on cuda:0 compared with the cpu, %ld gradient comparisons, %ld "
+               "skipped (no CUDA kernel)\n",
+               counts.cuda_run, counts.cuda_grads, counts.cuda_skipped);
     cases_free(&cf);
     free(grad_checked);
     free(grad_eligible);
     free(has_f64_case);
     free(no_formula);
+    free(cuda_missing);
     free(selected);
     free(covered);
     free(by_ptr);
