@@ -29,8 +29,15 @@ template <typename T> struct sub_op {
     OPS_HOST_DEVICE T operator()(T x, T y) const { return x - alpha * y; }
 };
 
+/* bool: the CPU's x && y */
 struct mul_op {
-    template <typename T> OPS_HOST_DEVICE T operator()(T x, T y) const { return x * y; }
+    template <typename T> OPS_HOST_DEVICE T operator()(T x, T y) const
+    {
+        if constexpr (std::is_same<T, bool>::value)
+            return x && y;
+        else
+            return x * y;
+    }
 };
 
 struct div_op {
@@ -149,7 +156,6 @@ mul_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    /* bool: x * y converted to bool is the CPU's x && y */
     BINARY_(OPS_DISPATCH_ALL, it, mul_op());
     return OPS_OK;
 }
