@@ -110,7 +110,9 @@ def _function(nf: NativeFunction) -> dict:
             b(f"    return {err_ret};")
         if need_dev:
             b(f"const ops_device _dev = _gd.have ? _gd.device : {fallback};")
-    elif nf.device_check and len(fixed) >= 2:
+    elif nf.device_check and len(fixed) >= 2 and not structured:
+        # (structured entries: ops_iter_build checks devices as TensorIterator does,
+        # letting CPU 0-dim inputs join an op on another device; runtime/iter.c)
         n = len(fixed)
         b(f"const ops_tensor *const _ts[{n}] = {{{', '.join(a.name for a in fixed)}}};")
         b(f"static const char *const _names[{n}] = {{{', '.join(chr(34) + a.name + chr(34) for a in fixed)}}};")

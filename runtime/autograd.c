@@ -879,6 +879,11 @@ check_grad(const ops_node *n, int k, const ops_tensor *g, const char *what)
     if (g->dtype != m->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: %s %d has dtype %s but expected %s", ops_node_name(n), what, k,
                         ops_dtype_name(g->dtype), ops_dtype_name(m->dtype));
+    if (!ops_device_equal(ops_tensor_device(g), m->device)) {
+        char d1[32], d2[32];
+        return ops_fail(OPS_ERR_DEVICE, "%s: %s %d is on %s but expected %s", ops_node_name(n), what, k,
+                        ops_device_str(ops_tensor_device(g), d1, sizeof d1), ops_device_str(m->device, d2, sizeof d2));
+    }
     return OPS_OK;
 }
 
@@ -1169,10 +1174,14 @@ run_backward(const char *op, int n, const ops_tensor *const *outs, ops_tensor *c
                 continue;
             ssize_t j = task_find(&tk, c);
             const ops_grad_meta *want = &c->in_meta[node->next[e].input_nr];
-            if (outv[e]->dtype != want->dtype && ops_dtype_is_floating(outv[e]->dtype)) {
+            const bool moved = !ops_device_equal(ops_tensor_device(outv[e]), want->device);
+            if (moved || (outv[e]->dtype != want->dtype && ops_dtype_is_floating(outv[e]->dtype))) {
                 /* A promoted computation (float32 input, float64 other): the gradient
-                 * goes back in the input's dtype. */
-                ops_tensor *cast = ops_to_dtype(outv[e], want->dtype, false, false);
+                 * goes back in the input's dtype.  A device move (to(device), cpu()):
+                 * back to the input's device, as PyTorch's validate_outputs does. */
+                ops_tensor *cast = ops_to_device(outv[e], want->device,
+                                                 ops_dtype_is_floating(outv[e]->dtype) ? want->dtype : outv[e]->dtype,
+                                                 false, false);
                 if (cast == NULL) {
                     st = ops_last_status();
                     break;
@@ -1922,9 +1931,10 @@ static ops_status
 class_rows(const char *op, const ops_tensor *target, const ops_tensor *weight, int64_t ignore_index, int64_t *cls,
            double *wcls, int64_t n, int64_t C)
 {
-    ops_tensor *t64 = ops_to_dtype(target, OPS_INT64, false, false);
+    /* read on the host: copies to the cpu when they live on a device */
+    ops_tensor *t64 = ops_to_device(target, OPS_DEVICE_CPU, OPS_INT64, false, false);
     ops_tensor *tc = t64 != NULL ? ops_contiguous(t64) : NULL;
-    ops_tensor *w64 = weight != NULL ? ops_to_dtype(weight, OPS_FLOAT64, false, false) : NULL;
+    ops_tensor *w64 = weight != NULL ? ops_to_device(weight, OPS_DEVICE_CPU, OPS_FLOAT64, false, false) : NULL;
     ops_tensor *wc = w64 != NULL ? ops_contiguous(w64) : NULL;
     ops_status st = OPS_OK;
     if (tc == NULL || (weight != NULL && wc == NULL)) {
@@ -2002,14 +2012,15 @@ class_loss_backward(const char *op, const ops_tensor *g, const ops_tensor *self,
             mp[i * C + c] = -(eps / (double)C * wcls[c]) / d;
         mp[i * C + cls[i]] -= (1 - eps) * wt / d;
     }
-    /* R and M were filled in float64; the gradient is computed in self's dtype (a
-     * float64 R would promote the softmax and the whole product to float64). */
-    if (self->dtype != OPS_FLOAT64) {
+    /* R and M were filled in float64 on the host; the gradient is computed in self's
+     * dtype (a float64 R would promote the softmax and the whole product to float64)
+     * on self's device. */
+    if (self->dtype != OPS_FLOAT64 || ops_tensor_device(self).type != OPS_CPU) {
         ops_tensor *mc, *rc;
-        AG_STEP(mc, ops_to_dtype(m, self->dtype, false, false));
+        AG_STEP(mc, ops_to_device(m, ops_tensor_device(self), self->dtype, false, false));
         ops_tensor_release(m);
         m = mc;
-        AG_STEP(rc, ops_to_dtype(r, self->dtype, false, false));
+        AG_STEP(rc, ops_to_device(r, ops_tensor_device(self), self->dtype, false, false));
         ops_tensor_release(r);
         r = rc;
     }

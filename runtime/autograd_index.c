@@ -245,7 +245,7 @@ ops_autograd_as_strided_backward(const ops_tensor *g, const ops_tensor *self, op
                                  const int64_t *storage_offset)
 {
     tmp_set tmp = {.n = 0};
-    ops_tensor *r = NULL, *map, *pos, *into, *v, *idx, *cidx, *valid, *vi, *gf, *gs;
+    ops_tensor *r = NULL, *map, *pos, *into, *v, *idx, *cidx, *hidx, *valid, *vi, *gf, *gs;
     if (!non_overlapping(self))
         return ops_fail_null(OPS_ERR_NOT_IMPLEMENTED,
                              "as_strided: the derivative for 'as_strided' is not implemented for an input whose "
@@ -264,7 +264,8 @@ ops_autograd_as_strided_backward(const ops_tensor *g, const ops_tensor *self, op
     STEP(v, ops_as_strided(map, size, stride, storage_offset != NULL ? storage_offset : &self_off));
     STEP(idx, ops_reshape(v, (ops_int_list){&minus1, 1}));
     STEP(cidx, ops_contiguous(idx));
-    const int64_t *p = ops_tensor_data_ptr(cidx);
+    STEP(hidx, ops_cpu(cidx)); /* read on the host; cidx itself may live on a device */
+    const int64_t *p = ops_tensor_data_ptr(hidx);
     const int64_t n = ops_tensor_numel(cidx);
     bool all = true;
     for (int64_t i = 0; i < n && all; i++)
@@ -604,7 +605,10 @@ ops_autograd_scatter_reduce_backward(const ops_tensor *g, const ops_tensor *self
         if (ops_grad_enabled()) {
             STEP(many, ops_gt_scalar(cnt, OPS_SCALAR_INT(1)));
             STEP(anym, ops_any(many));
-            if (*(const bool *)ops_tensor_data_ptr(anym)) {
+            ops_scalar any_many; /* item(): anym may live on a device */
+            if (ops_tensor_item(anym, &any_many) != OPS_OK)
+                goto done;
+            if (any_many.v.b) {
                 ops_fail(OPS_ERR_NOT_IMPLEMENTED,
                          "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are "
                          "scattered to the same position");

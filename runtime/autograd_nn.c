@@ -668,6 +668,15 @@ ops_autograd_glu_backward(const ops_tensor *g, const ops_tensor *self, int64_t d
         double *p1 = ops_tensor_data_ptr(s1), *p2 = ops_tensor_data_ptr(s2);
         p1[0] = 1, p1[1] = 0, p2[0] = 0, p2[1] = 1;
     }
+    if (ops_tensor_device(g).type != OPS_CPU) { /* filled on the host, used on g's device */
+        ops_tensor *d1 = NULL, *d2 = NULL;
+        NN_STEP(d1, ops_to_device(s1, ops_tensor_device(g), OPS_DTYPE_NONE, false, false));
+        ops_tensor_release(s1);
+        s1 = d1;
+        NN_STEP(d2, ops_to_device(s2, ops_tensor_device(g), OPS_DTYPE_NONE, false, false));
+        ops_tensor_release(s2);
+        s2 = d2;
+    }
     NN_STEP(pa, ops_mul(ua, s1));
     NN_STEP(pb, ops_mul(ub, s2));
     NN_STEP(sum, ops_add(pa, pb, OPS_SCALAR_INT(1)));

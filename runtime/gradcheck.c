@@ -92,6 +92,13 @@ ops_gradcheck(ops_gradcheck_fn f, void *ctx, int n, ops_tensor *const *inputs, c
         if (inputs[i]->dtype != OPS_FLOAT64)
             return ops_fail(OPS_ERR_DTYPE, "%s: input %d must be float64, got %s", op, i,
                             ops_dtype_name(inputs[i]->dtype));
+        if (ops_tensor_device(inputs[i]).type != OPS_CPU) {
+            /* the finite differences perturb elements in place on the host */
+            char dev[32];
+            return ops_fail(OPS_ERR_NOT_IMPLEMENTED,
+                            "%s: input %d is on %s; gradcheck runs on cpu tensors (check a cpu copy)", op, i,
+                            ops_device_str(ops_tensor_device(inputs[i]), dev, sizeof dev));
+        }
         if (ops_tensor_has_internal_overlap(inputs[i]))
             return ops_fail(OPS_ERR_VALUE, "%s: input %d has elements that share memory", op, i);
         if (nd == 16)
@@ -242,6 +249,13 @@ ops_gradgradcheck(ops_gradcheck_fn f, void *ctx, int n, ops_tensor *const *input
     ops_tensor *inputs2[17];
     if (n > 16)
         return ops_fail(OPS_ERR_VALUE, "gradgradcheck: at most 16 inputs");
+    for (int i = 0; i < n; i++)
+        if (inputs[i] != NULL && ops_tensor_device(inputs[i]).type != OPS_CPU) {
+            char dev[32];
+            return ops_fail(OPS_ERR_NOT_IMPLEMENTED,
+                            "gradgradcheck: input %d is on %s; gradcheck runs on cpu tensors (check a cpu copy)", i,
+                            ops_device_str(ops_tensor_device(inputs[i]), dev, sizeof dev));
+        }
     /* v: the grad_output, itself an input of the first derivatives. */
     ops_tensor *y = NULL;
     ops_status st = f(inputs, n, &y, ctx);

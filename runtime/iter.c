@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ops_cuda_backend.h"
 #include "ops_dispatch.h"
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -45,6 +46,20 @@ tensor_numel(const ops_tensor *t)
     for (int i = 0; i < t->ndim; i++)
         n *= t->sizes[i];
     return n;
+}
+
+static inline bool
+on_cpu(const ops_tensor *t)
+{
+    return t->storage->device.type == OPS_CPU;
+}
+
+/* A CPU 0-dim tensor (or wrapped number): PyTorch lets it join an op on any device as
+ * an input, read once on the host and passed to the kernel by value. */
+static inline bool
+is_cpu_scalar(const ops_tensor *t)
+{
+    return t->ndim == 0 && on_cpu(t);
 }
 
 /* Plain loops, not memcmp: shapes are a few dims, and a libc call costs more. */
@@ -506,6 +521,46 @@ converted_copy(const char *op, const ops_tensor *t, ops_dtype dtype)
     return tmp;
 }
 
+static ops_status __attribute__((noinline))
+fail_device(const char *op, const char *name_a, ops_device a, const char *name_b, ops_device b)
+{
+    char da[32], db[32];
+    return ops_fail(OPS_ERR_DEVICE,
+                    "%s: expected all tensors to be on the same device, but found %s on %s and %s on %s",
+                    op_name(op), name_a, ops_device_str(a, da, sizeof da), name_b, ops_device_str(b, db, sizeof db));
+}
+
+/* The device an iterator op runs on, as PyTorch's TensorIterator picks it: the first
+ * of out= (or self, in place) and the inputs that is not a CPU 0-dim input; CPU 0-dim
+ * inputs (wrapped numbers included) may join an op on any device, every other
+ * operand must be on that device.  Outputs never count as CPU scalars.  The glue of
+ * structured entries leaves the device check to this function. */
+static ops_status
+iter_device(ops_iter *it, const ops_meta_args *a, int n, const ops_tensor *const *in, const char *const *names)
+{
+    const char *lead = NULL;
+    ops_device dev = OPS_DEVICE_CPU;
+    if (a->mode != OPS_ITER_FUNCTIONAL && a->out != NULL) {
+        lead = a->mode == OPS_ITER_INPLACE ? "self" : "out";
+        dev = a->out->storage->device;
+    } else {
+        for (int i = 0; i < n && lead == NULL; i++)
+            if (!is_cpu_scalar(in[i])) {
+                lead = names[i];
+                dev = in[i]->storage->device;
+            }
+    }
+    it->device = dev;
+    for (int i = 0; i < n; i++) {
+        const ops_device d = in[i]->storage->device;
+        /* ops_device_equal's rule, inline: the all-cpu call is the common one */
+        if (OPS_LIKELY(d.type == dev.type && (d.type == OPS_CPU || d.index == dev.index)) || is_cpu_scalar(in[i]))
+            continue;
+        return fail_device(a->op, lead, dev, names[i], d);
+    }
+    return OPS_OK;
+}
+
 ops_status
 ops_iter_build(ops_iter *it, const ops_meta_args *a, ops_dtype compute_dtype, ops_dtype result_dtype,
                unsigned keep_mask)
@@ -532,7 +587,10 @@ ops_iter_build(ops_iter *it, const ops_meta_args *a, ops_dtype compute_dtype, op
     it->common_dtype = compute_dtype;
     it->result_dtype = result_dtype;
 
-    ops_status st = compute_shape(it, n, in, names);
+    ops_status st = iter_device(it, a, n, in, names);
+    if (OPS_UNLIKELY(st != OPS_OK))
+        return st;
+    st = compute_shape(it, n, in, names);
     if (st != OPS_OK)
         return st;
     const int nd = it->shape_ndim;
@@ -567,13 +625,11 @@ ops_iter_build(ops_iter *it, const ops_meta_args *a, ops_dtype compute_dtype, op
                 if (in[i]->storage == out->storage && !same_view(in[i], out) && ops_tensor_may_overlap(in[i], out))
                     return fail_partial_overlap(op);
         }
-        it->device = out->storage->device;
-    } else {
-        it->device = in[0]->storage->device;
     }
 
     /* ---- inputs, converted to the computation dtype where needed */
     unsigned scalar_mask = 0;
+    const bool cpu_iter = it->device.type == OPS_CPU;
     it->noperands = 1 + n;
     it->operands[0] = NULL;
     it->dtypes[0] = result_dtype;
@@ -581,17 +637,18 @@ ops_iter_build(ops_iter *it, const ops_meta_args *a, ops_dtype compute_dtype, op
         const int k = i + 1;
         const ops_tensor *t = in[i];
         it->operands[k] = (ops_tensor *)t;
-        if ((keep & (1u << i)) || t->dtype == compute_dtype || compute_dtype == OPS_DTYPE_NONE) {
-            it->dtypes[k] = t->dtype;
-            continue;
-        }
-        it->dtypes[k] = compute_dtype;
-        if (tensor_numel(t) == 1 && t->storage->device.type == OPS_CPU) {
+        const bool keep_dtype = (keep & (1u << i)) || t->dtype == compute_dtype || compute_dtype == OPS_DTYPE_NONE;
+        it->dtypes[k] = keep_dtype ? t->dtype : compute_dtype;
+        /* A CPU 0-dim input of a CUDA op is always read on the host (iter_device let
+         * only those in); a one-element CPU input to convert goes the same way. */
+        if (on_cpu(t) && (!cpu_iter || (!keep_dtype && tensor_numel(t) == 1))) {
             /* a scalar operand: convert the one value into the iterator itself */
-            ops_convert_run(compute_dtype, (char *)&it->scalar_buf[k], 0, t->dtype, tensor_data(t), 0, 1);
+            ops_convert_run(it->dtypes[k], (char *)&it->scalar_buf[k], 0, t->dtype, tensor_data(t), 0, 1);
             scalar_mask |= 1u << k;
             continue;
         }
+        if (keep_dtype)
+            continue;
         ops_tensor *tmp = converted_copy(op, t, compute_dtype);
         if (tmp == NULL)
             return ops_last_status();
@@ -641,6 +698,7 @@ ops_iter_build(ops_iter *it, const ops_meta_args *a, ops_dtype compute_dtype, op
         broadcast_strides(it, 0, false, bst[0]);
         set_geometry(it, bst, dims, m, scalar_mask);
     }
+    it->host_scalars = scalar_mask;
     if (out != NULL) {
         it->written = out;
         if (!direct_out) {
@@ -726,11 +784,17 @@ ops_iter_build_copy(ops_iter *it, const char *op, ops_tensor *dst, const ops_ten
 ops_status
 ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src)
 {
-    if (dst->storage->device.type != OPS_CPU || src->storage->device.type != OPS_CPU) {
+    if (OPS_UNLIKELY(!on_cpu(dst) || !on_cpu(src))) {
+#ifdef OPS_WITH_CUDA
+        if (ops_device_equal(dst->storage->device, src->storage->device))
+            return ops_cuda_copy_same_device(op_name(op), dst, src);
+        return ops_cuda_copy_across(op_name(op), dst, src, false);
+#else
         char d1[32], d2[32];
-        return ops_fail(OPS_ERR_NOT_IMPLEMENTED, "%s: copying from %s to %s is not supported by the cpu copy",
+        return ops_fail(OPS_ERR_DEVICE, "%s: copying from %s to %s needs the CUDA backend (this is a CPU build)",
                         op_name(op), ops_device_str(src->storage->device, d1, sizeof d1),
                         ops_device_str(dst->storage->device, d2, sizeof d2));
+#endif
     }
     ops_iter it;
     ops_status st = ops_iter_build_copy(&it, op, dst, src);
@@ -742,6 +806,31 @@ ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src)
     }
     ops_iter_release(&it);
     return st;
+}
+
+ops_status
+ops_copy_prepare(const char *op, ops_tensor *self, const ops_tensor *src, ops_tensor **snapshot)
+{
+    *snapshot = NULL;
+    ops_iter it;
+    ops_status st = ops_iter_build_copy(&it, op, self, src);
+    ops_iter_release(&it);
+    if (st != OPS_OK)
+        return st;
+    if (out_overlaps_itself(self))
+        return fail_internal_overlap(op);
+    if (self->storage != src->storage || same_view(self, src) || !ops_tensor_may_overlap(self, src))
+        return OPS_OK;
+    /* src would change under the copy: read it from a snapshot instead */
+    ops_tensor *tmp = ops_tensor_new(op, src->ndim, src->sizes, NULL, src->dtype, src->storage->device);
+    if (tmp == NULL)
+        return ops_last_status();
+    if ((st = ops_copy_values(op, tmp, src)) != OPS_OK) {
+        ops_tensor_release(tmp);
+        return st;
+    }
+    *snapshot = tmp;
+    return OPS_OK;
 }
 
 ops_status

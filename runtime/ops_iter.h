@@ -163,8 +163,16 @@ OPS_API ops_status ops_iter_build_nullary(ops_iter *it, const char *op, ops_tens
 OPS_API ops_status ops_iter_build_copy(ops_iter *it, const char *op, ops_tensor *dst,
                                        const ops_tensor *src);
 /* Copy src into dst converting dtypes (src broadcast to dst's shape; dst must not
- * overlap src).  Does not bump dst's version.  CPU only. */
+ * overlap src).  Does not bump dst's version.  Any devices: CPU<->CPU here, the rest
+ * through the CUDA backend (ops_cuda_copy_same_device / ops_cuda_copy_across,
+ * synchronous); OPS_ERR_DEVICE in a CPU build. */
 OPS_API ops_status ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src);
+/* The checks copy_ makes on every device before it writes (one function, so the CPU
+ * and CUDA copies fail alike): src broadcasts to self's shape, self has no internal
+ * overlap.  When src partially overlaps self, *snapshot is a new contiguous copy of
+ * src (on src's device) to read from instead; else NULL. */
+OPS_API ops_status ops_copy_prepare(const char *op, ops_tensor *self, const ops_tensor *src,
+                                    ops_tensor **snapshot);
 /* The out= step of an op that computes its result first: r (a new reference, or NULL
  * after a failure, which is passed on) is copied into out, which is resized when its
  * shape differs; an unsafe cast or an out that overlaps itself is an error with out

@@ -18,7 +18,8 @@
  * and a CUDA kernel computing the same block for the same i reproduces it: bit for bit
  * for integers, bernoulli and uniforms, to its libm's rounding for normal and
  * exponential samples.  randperm and multinomial document their own use of the stream
- * (kernels/cpu/random.c).
+ * (kernels/cpu/random.c).  runtime/ops_philox.h has the block function and the
+ * mappings from words to values that both backends compile.
  *
  * Taking an offset range is guarded by a mutex, so several threads may share one
  * generator (each op then gets its own disjoint range).  The default generator is
@@ -29,6 +30,7 @@
 #include <stdint.h>
 
 #include "ops_base.h"
+#include "ops_philox.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,7 +52,8 @@ OPS_API void ops_generator_release(ops_generator *g);
 OPS_API ops_generator *ops_generator_clone(const ops_generator *g);
 /* The process-wide generator ops use when given NULL; never released. */
 OPS_API ops_generator *ops_default_generator(void);
-/* Reseed the default generator (offset back to 0), as torch.manual_seed. */
+/* Reseed the default generator and every cuda:N default (offsets back to 0), as
+ * torch.manual_seed. */
 OPS_API void ops_manual_seed(uint64_t seed);
 
 /* Getters and setters; NULL means the default generator.  Setting the seed resets
@@ -62,89 +65,18 @@ OPS_API void ops_generator_set_offset(ops_generator *g, uint64_t offset);
 
 /* ---- for kernel authors ------------------------------------------------------ */
 
-/* What a kernel draws from: the key and the first block of a reserved range. */
-typedef struct ops_philox_stream {
-    uint32_t key[2];
-    uint64_t base; /* block index of the stream's word 0 */
-} ops_philox_stream;
-
 /* Atomically take `nblocks` blocks from g (NULL: the default generator): *s gets the
- * key and the first block, and g's offset advances by nblocks (wrapping mod 2^64). */
+ * key and the first block, and g's offset advances by nblocks (wrapping mod 2^64).
+ * ops_philox.h has the stream type and the block function. */
 OPS_API void ops_generator_reserve(ops_generator *g, uint64_t nblocks, ops_philox_stream *s);
 
-/* Blocks for n elements of k words each (k in 1, 2, 4). */
-static inline uint64_t
-ops_philox_blocks_for(int64_t n, int k)
-{
-    return ((uint64_t)n * (uint64_t)k + 3u) / 4u;
-}
-
-#if defined(__CUDACC__)
-#define OPS_RANDOM_HD_ static inline __host__ __device__
-#else
-#define OPS_RANDOM_HD_ static inline
-#endif
-
-/* One Philox4x32 round: two 32x32->64 multiplies, the high halves xored with the
- * other counter words and the key. */
-OPS_RANDOM_HD_ void
-ops_philox4x32_round_(uint32_t c[4], const uint32_t k[2])
-{
-    const uint64_t p0 = (uint64_t)0xD2511F53u * c[0];
-    const uint64_t p1 = (uint64_t)0xCD9E8D57u * c[2];
-    const uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0;
-    const uint32_t hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-    const uint32_t n0 = hi1 ^ c[1] ^ k[0];
-    const uint32_t n2 = hi0 ^ c[3] ^ k[1];
-    c[0] = n0;
-    c[1] = lo1;
-    c[2] = n2;
-    c[3] = lo0;
-}
-
-/* Philox4x32-10: out = the block for counter ctr under key (ten rounds, the key
- * bumped by the Weyl constants 0x9E3779B9 and 0xBB67AE85 between rounds). */
-OPS_RANDOM_HD_ void
-ops_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
-{
-    uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
-    uint32_t k[2] = {key[0], key[1]};
-    for (int r = 0; r < 10; r++) {
-        if (r > 0) {
-            k[0] += 0x9E3779B9u;
-            k[1] += 0xBB67AE85u;
-        }
-        ops_philox4x32_round_(c, k);
-    }
-    out[0] = c[0];
-    out[1] = c[1];
-    out[2] = c[2];
-    out[3] = c[3];
-}
-
-/* Block `b` of stream s (block s->base + b). */
-OPS_RANDOM_HD_ void
-ops_philox_block(const ops_philox_stream *s, uint64_t b, uint32_t out[4])
-{
-    const uint64_t idx = s->base + b;
-    const uint32_t ctr[4] = {(uint32_t)idx, (uint32_t)(idx >> 32), 0u, 0u};
-    ops_philox4x32_10(ctr, s->key, out);
-}
-
-/* Uniform in [0, 1) from the top 24 (float) or 53 (double) bits: multiples of 2^-24
- * or 2^-53, so 1 is never returned. */
-OPS_RANDOM_HD_ float
-ops_uniform24(uint32_t w)
-{
-    return (float)(w >> 8) * (1.0f / 16777216.0f);
-}
-
-OPS_RANDOM_HD_ double
-ops_uniform53(uint32_t lo, uint32_t hi)
-{
-    const uint64_t v = ((uint64_t)hi << 32 | lo) >> 11;
-    return (double)v * (1.0 / 9007199254740992.0);
-}
+/* The generator an op on `device` draws from when given none: the CPU default for
+ * cpu (and an unspecified device), else cuda:N's own default generator, which starts
+ * at the CPU's default seed and is reseeded by ops_manual_seed with the CPU's (as
+ * torch.manual_seed seeds every device); never released.  NULL with OPS_ERR_DEVICE
+ * for an index past the devices a process can have.  A generator is not tied to a
+ * device: a CUDA op given one draws the same stream as a CPU op would. */
+OPS_API ops_generator *ops_device_default_generator(ops_device device);
 
 #ifdef __cplusplus
 }

@@ -85,6 +85,13 @@ OPS_API size_t ops_tensor_storage_nbytes(const ops_tensor *t);
 OPS_API ops_tensor *ops_tensor_from_blob(void *data, ops_int_list sizes, ops_int_list strides,
                                          ops_dtype dtype, ops_device device,
                                          void (*deleter)(void *data, void *ctx), void *ctx);
+/* A contiguous copy of a cpu tensor in pinned (page-locked) host memory, which
+ * copies to and from CUDA devices may use asynchronously (copy_ with non_blocking);
+ * t itself when it is pinned already.  OPS_ERR_DEVICE without the CUDA backend or a
+ * device, and for a tensor that is not on the cpu. */
+OPS_API ops_tensor *ops_tensor_pin_memory(const ops_tensor *t);
+/* True when t's storage is pinned host memory (ops_tensor_pin_memory). */
+OPS_API bool ops_tensor_is_pinned(const ops_tensor *t);
 /* New contiguous CPU tensor holding a copy of data (numel * itemsize bytes, row-major). */
 OPS_API ops_tensor *ops_tensor_from_data(const void *data, ops_int_list sizes, ops_dtype dtype);
 /* New 0-dim tensor holding s; OPS_DTYPE_NONE picks bool, int64 or float32 from s. */

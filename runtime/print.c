@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ops_internal.h"
+#include "ops_iter.h"
 
 #define PRINT_THRESHOLD 1000
 #define PRINT_EDGEITEMS 3
@@ -287,21 +288,11 @@ add_suffix(strbuf *sb, size_t *last_line_len, const char *suffix, int indent)
     sb_puts(sb, suffix);
 }
 
-char *
-ops_tensor_to_string(const ops_tensor *t)
+/* The text of a CPU tensor; dev_suffix ("device=cuda:0") names the device of the
+ * tensor it was copied from, NULL for a CPU one. */
+static char *
+to_string(const char *op, const ops_tensor *t, const char *dev_suffix)
 {
-    const char *op = "to_string";
-    if (t == NULL)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: expected a tensor, got NULL", op);
-    if (t->storage->device.type != OPS_CPU) {
-        char dev[32];
-        return ops_fail_null(OPS_ERR_DEVICE,
-                             "%s: printing needs a cpu tensor, got one on %s (copy it to cpu first)", op,
-                             ops_device_str(t->storage->device, dev, sizeof dev));
-    }
-    if ((int)t->dtype < 0 || t->dtype >= OPS_NUM_DTYPES)
-        return ops_fail_null(OPS_ERR_DTYPE, "%s: invalid dtype (%d)", op, (int)t->dtype);
-
     const int indent = 7; /* strlen("tensor(") */
     strbuf sb = {0};
     sb_puts(&sb, "tensor(");
@@ -329,6 +320,8 @@ ops_tensor_to_string(const ops_tensor *t)
         /* len(s) - s.rfind("\n") + 1, where rfind gives -1 for no newline */
         const char *nl = strrchr(sb.p, '\n');
         size_t last_line_len = nl ? sb.len - (size_t)(nl - sb.p) + 1 : sb.len + 2;
+        if (dev_suffix != NULL)
+            add_suffix(&sb, &last_line_len, dev_suffix, indent);
         add_suffix(&sb, &last_line_len, dtype_suffix, indent);
         add_suffix(&sb, &last_line_len, shape_suffix, indent);
         sb_puts(&sb, ")");
@@ -338,6 +331,27 @@ ops_tensor_to_string(const ops_tensor *t)
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory building the string", op);
     }
     return sb.p;
+}
+
+char *
+ops_tensor_to_string(const ops_tensor *t)
+{
+    const char *op = "to_string";
+    if (t == NULL)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: expected a tensor, got NULL", op);
+    if ((int)t->dtype < 0 || t->dtype >= OPS_NUM_DTYPES)
+        return ops_fail_null(OPS_ERR_DTYPE, "%s: invalid dtype (%d)", op, (int)t->dtype);
+    if (t->storage->device.type == OPS_CPU)
+        return to_string(op, t, NULL);
+    /* device memory is not readable here: format a host copy, and say where it lives */
+    char dev[32], suffix[48];
+    snprintf(suffix, sizeof suffix, "device=%s", ops_device_str(t->storage->device, dev, sizeof dev));
+    ops_tensor *h = ops_tensor_new(op, t->ndim, t->sizes, NULL, t->dtype, OPS_DEVICE_CPU);
+    if (h == NULL)
+        return NULL;
+    char *s = ops_copy_values(op, h, t) == OPS_OK ? to_string(op, h, suffix) : NULL;
+    ops_tensor_release(h);
+    return s;
 }
 
 ops_status

@@ -1,7 +1,7 @@
 /* Random number generators: the ops_generator objects of ops_random.h (seed, offset,
- * a mutex around taking an offset range) and the process-wide default generator.
- * The Philox block function itself is inline in ops_random.h, so that kernels (CPU
- * and CUDA) compute blocks without a call. */
+ * a mutex around taking an offset range), the process-wide default generator
+ * and cuda:N's default generators.  The Philox block function itself is inline in
+ * ops_philox.h, so that kernels (CPU and CUDA) compute blocks without a call. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -22,10 +22,34 @@ static ops_generator g_default = {
     .is_default = true,
 };
 
+/* cuda:N's default generators (PyTorch keeps one per device).  Static, so that
+ * looking one up never allocates or fails; a device that never draws leaves its
+ * generator untouched at the default seed. */
+#define RANDOM_MAX_DEVICES 16
+static ops_generator g_cuda_default[RANDOM_MAX_DEVICES] = {
+    [0 ... RANDOM_MAX_DEVICES - 1] = {
+        .lock = PTHREAD_MUTEX_INITIALIZER,
+        .seed = OPS_DEFAULT_RNG_SEED,
+        .offset = 0,
+        .is_default = true,
+    },
+};
+
 ops_generator *
 ops_default_generator(void)
 {
     return &g_default;
+}
+
+ops_generator *
+ops_device_default_generator(ops_device device)
+{
+    if (device.type != OPS_CUDA)
+        return &g_default;
+    if (device.index < 0 || device.index >= RANDOM_MAX_DEVICES)
+        return ops_fail_null(OPS_ERR_DEVICE, "generator: no default generator for cuda:%d (at most %d devices)",
+                             device.index, RANDOM_MAX_DEVICES);
+    return &g_cuda_default[device.index];
 }
 
 /* NULL stands for the default generator everywhere in this API. */
@@ -77,6 +101,8 @@ void
 ops_manual_seed(uint64_t seed)
 {
     ops_generator_set_seed(&g_default, seed);
+    for (int i = 0; i < RANDOM_MAX_DEVICES; i++)
+        ops_generator_set_seed(&g_cuda_default[i], seed);
 }
 
 uint64_t

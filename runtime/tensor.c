@@ -14,7 +14,10 @@
 #include <string.h>
 
 #include "ops_autograd_impl.h"
+#include "ops_cuda.h"
+#include "ops_cuda_backend.h"
 #include "ops_internal.h"
+#include "ops_iter.h"
 
 /* OpenBLAS's thread-count setter (cblas.h declares it; declared here to keep the
  * BLAS header out of the runtime). */
@@ -443,6 +446,9 @@ tensor_new_embedded(int ndim, const int64_t *sizes, const int64_t *strides, ops_
     return init_tensor(&b->tensor, &b->storage, 0, dtype, OPS_TENSOR_EMBEDDED, ndim, sizes, strides);
 }
 
+static ops_tensor *tensor_new_with(const char *op, int ndim, const int64_t *sizes, const int64_t *strides,
+                                   ops_dtype dtype, ops_device device, const ops_allocator *alloc, size_t nbytes);
+
 ops_tensor *
 ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *strides, ops_dtype dtype,
                ops_device device)
@@ -461,6 +467,14 @@ ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *st
     const ops_allocator *alloc = ops_device_allocator(op, device);
     if (alloc == NULL)
         return NULL;
+    return tensor_new_with(op, ndim, sizes, strides, dtype, device, alloc, nbytes);
+}
+
+/* A tensor whose nbytes of storage come from alloc (the device's, or pinned host). */
+static ops_tensor *
+tensor_new_with(const char *op, int ndim, const int64_t *sizes, const int64_t *strides, ops_dtype dtype,
+                ops_device device, const ops_allocator *alloc, size_t nbytes)
+{
     ops_tensor *t = ops_host_malloc(sizeof *t);
     ops_storage *s = ops_host_malloc(sizeof *s);
     void *data = NULL;
@@ -486,6 +500,46 @@ ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *st
     }
     init_storage(s, data, nbytes, device, alloc, 0, 0);
     return init_tensor(t, s, 0, dtype, 0, ndim, sizes, strides);
+}
+
+ops_tensor *
+ops_tensor_pin_memory(const ops_tensor *t)
+{
+    const char *op = "pin_memory";
+    if (t == NULL)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: expected a tensor, got NULL", op);
+    if (t->storage->device.type != OPS_CPU) {
+        char dev[32];
+        return ops_fail_null(OPS_ERR_DEVICE, "%s: cannot pin a tensor on %s (only dense cpu tensors can be pinned)",
+                             op, ops_device_str(t->storage->device, dev, sizeof dev));
+    }
+#ifndef OPS_WITH_CUDA
+    return ops_fail_null(OPS_ERR_DEVICE, "%s: pinned memory needs the CUDA backend (this is a CPU build)", op);
+#else
+    if (ops_tensor_is_pinned(t))
+        return ops_tensor_retain(t);
+    const ops_allocator *alloc = ops_cuda_pinned_allocator();
+    size_t nbytes = 0;
+    if (alloc == NULL || geometry_nbytes(op, t->ndim, t->sizes, NULL, t->dtype, &nbytes) != OPS_OK)
+        return NULL;
+    ops_tensor *p = tensor_new_with(op, t->ndim, t->sizes, NULL, t->dtype, OPS_DEVICE_CPU, alloc, nbytes);
+    if (p != NULL && ops_copy_values(op, p, t) != OPS_OK) {
+        ops_tensor_release(p);
+        return NULL;
+    }
+    return p;
+#endif
+}
+
+bool
+ops_tensor_is_pinned(const ops_tensor *t)
+{
+#ifdef OPS_WITH_CUDA
+    return t != NULL && t->storage->allocator != NULL && t->storage->allocator == ops_cuda_pinned_allocator();
+#else
+    (void)t;
+    return false;
+#endif
 }
 
 ops_tensor *
@@ -591,9 +645,22 @@ ops_tensor_item(const ops_tensor *t, ops_scalar *out)
         return ops_fail(OPS_ERR_VALUE,
                         "item: a Tensor with %" PRId64 " elements cannot be converted to Scalar", n);
     if (t->storage->device.type != OPS_CPU) {
+#ifdef OPS_WITH_CUDA
+        /* the one element comes to the host after the device's queued work */
+        union {
+            int64_t i;
+            double f;
+        } v;
+        ops_status st = ops_cuda_read("item", t->storage->device.index, &v, ops_tensor_data_ptr(t),
+                                      ops_dtype_itemsize(t->dtype));
+        if (st == OPS_OK)
+            *out = ops_scalar_load(&v, t->dtype);
+        return st;
+#else
         char dev[32];
-        return ops_fail(OPS_ERR_DEVICE, "item: reading a value on the host needs a cpu tensor, got one on %s",
+        return ops_fail(OPS_ERR_DEVICE, "item: reading a tensor on %s needs the CUDA backend (this is a CPU build)",
                         ops_device_str(t->storage->device, dev, sizeof dev));
+#endif
     }
     *out = ops_scalar_load(ops_tensor_data_ptr(t), t->dtype);
     return OPS_OK;
@@ -624,11 +691,12 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
                 OPS_ERR_VALUE,
                 "%s: cannot resize a tensor whose storage is borrowed (from_blob) from %zu to %zu bytes",
                 op_name(op), s->nbytes, needed);
-        if (s->device.type != OPS_CPU && s->nbytes > 0)
-            return ops_fail(
-                OPS_ERR_NOT_IMPLEMENTED,
-                "%s: growing a non-empty storage off the cpu (from %zu to %zu bytes) is not supported",
-                op_name(op), s->nbytes, needed);
+        if (s->device.type != OPS_CPU && s->nbytes > 0) {
+            char dev[32];
+            return ops_fail(OPS_ERR_NOT_IMPLEMENTED,
+                            "%s: growing a non-empty storage on %s (from %zu to %zu bytes) is not supported",
+                            op_name(op), ops_device_str(s->device, dev, sizeof dev), s->nbytes, needed);
+        }
         void *data = s->allocator->alloc(s->allocator->ctx, needed);
         if (data == NULL) {
             char dev[32];

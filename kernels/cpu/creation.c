@@ -1,7 +1,11 @@
-/* Creation kernels (CPU): empty, empty_strided, zeros, ones, full, arange, linspace,
- * eye, fill_; and the device-independent composites empty_like, zeros_like,
- * ones_like, full_like, fill and zero_, which go through the public API so that they
- * work on any device that has the kernels they call.
+/* Creation kernels: empty, empty_strided, zeros, ones, full, arange, linspace, eye
+ * for every device (kernels/creation_backend.h: the CPU dispatch kernels here and
+ * kernels/cuda/creation.cu's call the same creation_* functions, which check, allocate
+ * on the requested device and leave the element writes to the CPU loops here or the
+ * CUDA kernels); fill_ (CPU); and the device-independent composites empty_like,
+ * zeros_like, ones_like, full_like, fill and zero_, which go through the public API so
+ * that they work on any device that has the kernels they call.  arange's and
+ * linspace's element formulas are in kernels/creation_math.h, shared with CUDA.
  *
  * PyTorch's rules: a dtype that is not given is float32 (ops_default_float_dtype()),
  * except full (from the fill value: bool, int64 or float32), the *_like ops (self's
@@ -16,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/creation_backend.h"
+#include "kernels/creation_math.h"
 #include "ops_convert.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
@@ -107,21 +113,20 @@ check_fits(const char *op, const char *arg, ops_scalar s, ops_dtype dt)
                     scalar_str(s, buf, sizeof buf), ops_dtype_name(dt));
 }
 
-/* A CPU factory accepts no device (None) or cpu.  Anything else gets the error the
- * device's allocator gives (no CUDA in this build, bad index), or, when that device
- * exists, a refusal: the generated glue sends cuda factories to CUDA kernels. */
 static bool
-check_cpu_device(const char *op, ops_device device)
+on_cuda(const ops_tensor *t)
 {
-    if (device.type == OPS_DEVICE_TYPE_NONE || device.type == OPS_CPU)
-        return true;
-    if (ops_device_allocator(op, device) == NULL)
-        return false;
-    char buf[32];
-    ops_fail(OPS_ERR_DEVICE, "%s: the cpu kernel cannot create a tensor on %s", op,
-             ops_device_str(device, buf, sizeof buf));
-    return false;
+    return t->storage->device.type == OPS_CUDA;
 }
+
+#ifndef OPS_WITH_CUDA
+/* A CUDA tensor cannot exist in a CPU build; the element writes refuse it anyway. */
+static ops_status
+no_cuda(const char *op)
+{
+    return ops_fail(OPS_ERR_DEVICE, "%s: this is a CPU build (no CUDA backend)", op);
+}
+#endif
 
 static bool
 check_ndim(const char *op, int64_t len)
@@ -132,15 +137,18 @@ check_ndim(const char *op, int64_t len)
     return false;
 }
 
-/* A new uninitialised CPU tensor (strides NULL: contiguous); dtype None is float32. */
+/* A new uninitialised tensor on device (None: cpu; strides NULL: contiguous); dtype
+ * None is float32. */
 static ops_tensor *
-new_cpu_tensor(const char *op, ops_int_list size, const int64_t *strides, ops_dtype dtype, ops_device device)
+new_tensor(const char *op, ops_int_list size, const int64_t *strides, ops_dtype dtype, ops_device device)
 {
-    if (!check_cpu_device(op, device) || !check_ndim(op, size.len))
+    if (!check_ndim(op, size.len))
         return NULL;
     if (dtype == OPS_DTYPE_NONE)
         dtype = ops_default_float_dtype();
-    return ops_tensor_new(op, (int)size.len, size.data, strides, dtype, OPS_DEVICE_CPU);
+    if (device.type == OPS_DEVICE_TYPE_NONE)
+        device = OPS_DEVICE_CPU;
+    return ops_tensor_new(op, (int)size.len, size.data, strides, dtype, device);
 }
 
 /* ---- filling -------------------------------------------------------------------- */
@@ -186,6 +194,16 @@ fill_values(const char *op, ops_tensor *t, ops_scalar value)
 {
     int64_t pattern = 0; /* room for the widest dtype */
     ops_scalar_store(value, t->dtype, &pattern);
+    if (on_cuda(t)) {
+#ifdef OPS_WITH_CUDA
+        const ops_status st = ops_cuda_fill_bytes(op, t, pattern);
+        if (st == OPS_OK)
+            ops_tensor_bump_version(t);
+        return st;
+#else
+        return no_cuda(op);
+#endif
+    }
     ops_iter it;
     ops_status st = ops_iter_build_nullary(&it, op, t);
     if (st == OPS_OK) {
@@ -212,34 +230,47 @@ fill_cpu_(ops_tensor *self, ops_scalar value)
 /* ---- empty, zeros, ones, full ----------------------------------------------------- */
 
 ops_tensor *
-empty_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+creation_empty(ops_int_list size, ops_dtype dtype, ops_device device)
 {
-    return new_cpu_tensor("empty", size, NULL, dtype, device);
+    return new_tensor("empty", size, NULL, dtype, device);
 }
 
 ops_tensor *
-empty_strided_cpu(ops_int_list size, ops_int_list stride, ops_dtype dtype, ops_device device)
+creation_empty_strided(ops_int_list size, ops_int_list stride, ops_dtype dtype, ops_device device)
 {
     if (size.len != stride.len)
         return ops_fail_null(OPS_ERR_VALUE,
                              "empty_strided: mismatch in length of strides and shape (%" PRId64
                              " strides for %" PRId64 " dims)",
                              stride.len, size.len);
-    return new_cpu_tensor("empty_strided", size, stride.data, dtype, device);
+    return new_tensor("empty_strided", size, stride.data, dtype, device);
 }
 
 /* A new contiguous tensor of zeros: all-zero bytes are 0 in every dtype (+0.0). */
 static ops_tensor *
 new_zeroed(const char *op, ops_int_list size, ops_dtype dtype, ops_device device)
 {
-    ops_tensor *t = new_cpu_tensor(op, size, NULL, dtype, device);
-    if (t != NULL)
-        memset(ops_tensor_data_ptr(t), 0, (size_t)ops_tensor_numel(t) * ops_dtype_size(t->dtype));
+    ops_tensor *t = new_tensor(op, size, NULL, dtype, device);
+    if (t == NULL || ops_tensor_numel(t) == 0)
+        return t;
+    if (on_cuda(t)) {
+#ifdef OPS_WITH_CUDA
+        const ops_status st = ops_cuda_fill_bytes(op, t, 0);
+#else
+        const ops_status st = no_cuda(op);
+#endif
+        if (st != OPS_OK) {
+            ops_tensor_release(t);
+            return NULL;
+        }
+        return t;
+    }
+    memset(ops_tensor_data_ptr(t), 0, (size_t)ops_tensor_numel(t) * ops_dtype_size(t->dtype));
     return t;
 }
 
 ops_tensor *
-zeros_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+creation_zeros(ops_int_list size, ops_dtype dtype, ops_device device)
 {
     return new_zeroed("zeros", size, dtype, device);
 }
@@ -250,7 +281,7 @@ new_filled(const char *op, ops_int_list size, ops_scalar value, ops_dtype dtype,
 {
     if (check_fits(op, "fill_value", value, dtype) != OPS_OK)
         return NULL;
-    ops_tensor *t = new_cpu_tensor(op, size, NULL, dtype, device);
+    ops_tensor *t = new_tensor(op, size, NULL, dtype, device);
     if (t != NULL && fill_values(op, t, value) != OPS_OK) {
         ops_tensor_release(t);
         return NULL;
@@ -259,14 +290,14 @@ new_filled(const char *op, ops_int_list size, ops_scalar value, ops_dtype dtype,
 }
 
 ops_tensor *
-ones_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+creation_ones(ops_int_list size, ops_dtype dtype, ops_device device)
 {
     return new_filled("ones", size, OPS_SCALAR_INT(1), dtype == OPS_DTYPE_NONE ? ops_default_float_dtype() : dtype,
                       device);
 }
 
 ops_tensor *
-full_cpu(ops_int_list size, ops_scalar fill_value, ops_dtype dtype, ops_device device)
+creation_full(ops_int_list size, ops_scalar fill_value, ops_dtype dtype, ops_device device)
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = fill_value.kind == OPS_SCALAR_BOOL  ? OPS_BOOL
@@ -376,14 +407,6 @@ zero_impl_(ops_tensor *self)
 
 /* ---- index-dependent values: arange, linspace -------------------------------------- */
 
-/* What a sequence writer needs; each writer fills n contiguous elements of dtype dt. */
-typedef struct seq_args {
-    ops_scalar start, end, step; /* step: arange only */
-    int64_t steps;               /* linspace only */
-} seq_args;
-
-typedef void (*seq_writer)(ops_dtype dt, void *data, int64_t n, const seq_args *a);
-
 /* Splits a long element loop over the library's threads; short ones stay serial. */
 #ifdef _OPENMP
 #define PARALLEL_FOR_N_ _Pragma("omp parallel for if (n >= OPS_GRAIN_SIZE) num_threads(nthreads)")
@@ -392,206 +415,118 @@ typedef void (*seq_writer)(ops_dtype dt, void *data, int64_t n, const seq_args *
 #endif
 
 static float
-round_half(float v)
+round16(ops_dtype dt, float v)
 {
-    return ops_half_to_float(ops_float_to_half(v));
+    return ops_seq_round16(dt, v);
 }
 
-static float
-round_bf16(float v)
+/* arange's constants: start and step in the accumulate type (int64 for integral
+ * dtypes, float for float16/bfloat16, double for float32/float64). */
+static ops_seq
+arange_seq(ops_dtype dt, ops_scalar start, ops_scalar step)
 {
-    return ops_bfloat16_to_float(ops_float_to_bfloat16(v));
-}
-
-/* arange's element i is start + step * i in PyTorch's accumulate type: int64 for
- * integral dtypes (wrapping, then narrowed), float for float16/bfloat16, double for
- * float32/float64; rounded once into the dtype. */
-static void
-arange_writer(ops_dtype dt, void *data, int64_t n, const seq_args *a)
-{
-    const int nthreads = ops_get_num_threads();
-    (void)nthreads;
+    ops_seq q = {.kind = OPS_SEQ_ARANGE, .dtype = dt};
     if (ops_dtype_is_integral(dt, false)) {
-        const uint64_t s = (uint64_t)ops_scalar_to_int64(a->start);
-        const uint64_t st = (uint64_t)ops_scalar_to_int64(a->step);
-        switch (dt) {
-        case OPS_UINT8: {
-            uint8_t *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = (uint8_t)(s + st * (uint64_t)i);
-            break;
-        }
-        case OPS_INT8: {
-            int8_t *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = (int8_t)(uint8_t)(s + st * (uint64_t)i);
-            break;
-        }
-        case OPS_INT16: {
-            int16_t *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = (int16_t)(uint16_t)(s + st * (uint64_t)i);
-            break;
-        }
-        case OPS_INT32: {
-            int32_t *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = (int32_t)(uint32_t)(s + st * (uint64_t)i);
-            break;
-        }
-        default: {
-            int64_t *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = (int64_t)(s + st * (uint64_t)i);
-            break;
-        }
-        }
-        return;
-    }
-    if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
-        const float s = (float)ops_scalar_to_double(a->start);
-        const float st = (float)ops_scalar_to_double(a->step);
-        if (dt == OPS_FLOAT16) {
-            ops_half *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = ops_float_to_half(s + st * (float)i);
-        } else {
-            ops_bfloat16 *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = ops_float_to_bfloat16(s + st * (float)i);
-        }
-        return;
-    }
-    const double s = ops_scalar_to_double(a->start);
-    const double st = ops_scalar_to_double(a->step);
-    if (dt == OPS_FLOAT32) {
-        float *p = data;
-        PARALLEL_FOR_N_
-        for (int64_t i = 0; i < n; i++)
-            p[i] = (float)(s + st * (double)i);
+        q.istart = (uint64_t)ops_scalar_to_int64(start);
+        q.istep = (uint64_t)ops_scalar_to_int64(step);
+    } else if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
+        q.fstart = (float)ops_scalar_to_double(start);
+        q.fstep = (float)ops_scalar_to_double(step);
     } else {
-        double *p = data;
-        PARALLEL_FOR_N_
-        for (int64_t i = 0; i < n; i++)
-            p[i] = s + st * (double)i;
+        q.dstart = ops_scalar_to_double(start);
+        q.dstep = ops_scalar_to_double(step);
     }
+    return q;
 }
 
-/* linspace with n = steps >= 2, as PyTorch computes it: the first half counts up
- * from start, the second half down from end (so both ends are exact), with
- * step = (end - start) / (steps - 1) in double for integral dtypes (then truncated),
- * in the dtype itself for floating ones, float16/bfloat16 rounding after every
- * operation as their arithmetic does. */
+/* linspace's constants for n >= 2, as PyTorch computes them: step = (end - start) /
+ * (steps - 1) in double for integral dtypes (start and end first converted to the
+ * dtype, checked to fit), in the dtype itself for floating ones, float16/bfloat16
+ * rounding after every operation as their arithmetic does. */
+static ops_seq
+linspace_seq(ops_dtype dt, ops_scalar start, ops_scalar end, int64_t n)
+{
+    ops_seq q = {.kind = OPS_SEQ_LINSPACE, .dtype = dt, .half = n / 2, .last = n - 1};
+    if (ops_dtype_is_integral(dt, false)) {
+        int64_t buf = 0;
+        ops_scalar_store(start, dt, &buf);
+        q.dstart = (double)ops_scalar_to_int64(ops_scalar_load(&buf, dt));
+        ops_scalar_store(end, dt, &buf);
+        q.dend = (double)ops_scalar_to_int64(ops_scalar_load(&buf, dt));
+        q.dstep = (q.dend - q.dstart) / (double)q.last;
+    } else if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
+        q.fstart = round16(dt, (float)ops_scalar_to_double(start));
+        q.fend = round16(dt, (float)ops_scalar_to_double(end));
+        q.fstep = round16(dt, round16(dt, q.fend - q.fstart) / round16(dt, (float)q.last));
+    } else if (dt == OPS_FLOAT32) {
+        q.fstart = (float)ops_scalar_to_double(start);
+        q.fend = (float)ops_scalar_to_double(end);
+        q.fstep = (q.fend - q.fstart) / (float)q.last;
+    } else {
+        q.dstart = ops_scalar_to_double(start);
+        q.dend = ops_scalar_to_double(end);
+        q.dstep = (q.dend - q.dstart) / (double)q.last;
+    }
+    return q;
+}
+
+/* n contiguous elements of q at data (CPU). */
 static void
-linspace_writer(ops_dtype dt, void *data, int64_t n, const seq_args *a)
+seq_write_cpu(const ops_seq *q, char *data, int64_t n)
 {
     const int nthreads = ops_get_num_threads();
     (void)nthreads;
-    const int64_t half = n / 2;
-    const int64_t last = n - 1;
-    if (ops_dtype_is_integral(dt, false)) {
-        /* start and end as the dtype's values (checked to fit), then double math. */
-        int64_t s64, e64;
-        {
-            int64_t buf = 0;
-            ops_scalar_store(a->start, dt, &buf);
-            s64 = ops_scalar_to_int64(ops_scalar_load(&buf, dt));
-            ops_scalar_store(a->end, dt, &buf);
-            e64 = ops_scalar_to_int64(ops_scalar_load(&buf, dt));
-        }
-        const double s = (double)s64, e = (double)e64;
-        const double step = (e - s) / (double)last;
-#define LINSPACE_INT_(T)                                                                 \
-    do {                                                                                 \
-        T *p = data;                                                                     \
-        PARALLEL_FOR_N_                                                                  \
-        for (int64_t i = 0; i < n; i++)                                                  \
-            p[i] = (T)(i < half ? s + step * (double)i : e - step * (double)(last - i)); \
-    } while (0)
-        switch (dt) {
-        case OPS_UINT8:
-            LINSPACE_INT_(uint8_t);
-            break;
-        case OPS_INT8:
-            LINSPACE_INT_(int8_t);
-            break;
-        case OPS_INT16:
-            LINSPACE_INT_(int16_t);
-            break;
-        case OPS_INT32:
-            LINSPACE_INT_(int32_t);
-            break;
-        default:
-            LINSPACE_INT_(int64_t);
-            break;
-        }
-#undef LINSPACE_INT_
-        return;
-    }
-    if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
-        float (*const r)(float) = dt == OPS_FLOAT16 ? round_half : round_bf16;
-        const float s = r((float)ops_scalar_to_double(a->start));
-        const float e = r((float)ops_scalar_to_double(a->end));
-        const float step = r(r(e - s) / r((float)last));
-        if (dt == OPS_FLOAT16) {
-            ops_half *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = ops_float_to_half(i < half ? r(s + r(step * r((float)i)))
-                                                  : r(e - r(step * r((float)(last - i)))));
-        } else {
-            ops_bfloat16 *p = data;
-            PARALLEL_FOR_N_
-            for (int64_t i = 0; i < n; i++)
-                p[i] = ops_float_to_bfloat16(i < half ? r(s + r(step * r((float)i)))
-                                                      : r(e - r(step * r((float)(last - i)))));
-        }
-        return;
-    }
-    if (dt == OPS_FLOAT32) {
-        const float s = (float)ops_scalar_to_double(a->start);
-        const float e = (float)ops_scalar_to_double(a->end);
-        const float step = (e - s) / (float)last;
-        float *p = data;
-        PARALLEL_FOR_N_
-        for (int64_t i = 0; i < n; i++)
-            p[i] = i < half ? s + step * (float)i : e - step * (float)(last - i);
-        return;
-    }
-    const double s = ops_scalar_to_double(a->start);
-    const double e = ops_scalar_to_double(a->end);
-    const double step = (e - s) / (double)last;
-    double *p = data;
+    const size_t is = ops_dtype_size(q->dtype);
     PARALLEL_FOR_N_
     for (int64_t i = 0; i < n; i++)
-        p[i] = i < half ? s + step * (double)i : e - step * (double)(last - i);
+        ops_seq_store(q, i, data + (size_t)i * is);
 }
 
-/* Writes a sequence into out, which already has its final shape: directly when out
- * is contiguous, else into a contiguous temporary copied into out (allocated before
- * anything is written, so a failure leaves out untouched).  Bumps out's version. */
+/* Writes the sequence q into out (1-D, already its final shape; q NULL: linspace's
+ * single element `single`).  CPU: directly when out is contiguous, else into a
+ * contiguous temporary copied into out (allocated before anything is written, so a
+ * failure leaves out untouched); CUDA: the kernel writes any stride.  Bumps out's
+ * version. */
 static ops_status
-write_sequence(const char *op, ops_tensor *out, seq_writer w, const seq_args *a)
+write_sequence(const char *op, ops_tensor *out, const ops_seq *q, ops_scalar single)
 {
     const int64_t n = ops_tensor_numel(out);
-    if (ops_tensor_is_contiguous(out)) {
-        w(out->dtype, ops_tensor_data_ptr(out), n, a);
+    ops_status st = OPS_OK;
+    if (n == 0) {
         ops_tensor_bump_version(out);
         return OPS_OK;
     }
-    ops_tensor *tmp = ops_tensor_new(op, out->ndim, out->sizes, NULL, out->dtype, OPS_DEVICE_CPU);
-    if (tmp == NULL)
-        return ops_last_status();
-    w(out->dtype, ops_tensor_data_ptr(tmp), n, a);
-    const ops_status st = ops_copy_values(op, out, tmp);
-    ops_tensor_release(tmp);
+    if (on_cuda(out)) {
+#ifdef OPS_WITH_CUDA
+        if (q != NULL) {
+            st = ops_cuda_sequence(op, out, q);
+        } else {
+            int64_t pattern = 0;
+            ops_scalar_store(single, out->dtype, &pattern);
+            st = ops_cuda_fill_bytes(op, out, pattern);
+        }
+#else
+        st = no_cuda(op);
+#endif
+        if (st == OPS_OK)
+            ops_tensor_bump_version(out);
+        return st;
+    }
+    ops_tensor *tmp = NULL;
+    if (!ops_tensor_is_contiguous(out)) {
+        tmp = ops_tensor_new(op, out->ndim, out->sizes, NULL, out->dtype, OPS_DEVICE_CPU);
+        if (tmp == NULL)
+            return ops_last_status();
+    }
+    char *data = ops_tensor_data_ptr(tmp != NULL ? tmp : out);
+    if (q != NULL)
+        seq_write_cpu(q, data, n);
+    else
+        ops_scalar_store(single, out->dtype, data);
+    if (tmp != NULL) {
+        st = ops_copy_values(op, out, tmp);
+        ops_tensor_release(tmp);
+    }
     if (st == OPS_OK)
         ops_tensor_bump_version(out);
     return st;
@@ -669,42 +604,35 @@ arange_length(const char *op, ops_scalar start, ops_scalar end, ops_scalar step,
 }
 
 ops_tensor *
-arange_start_step_cpu(ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dtype, ops_device device)
+creation_arange(ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dtype, ops_device device)
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = scalar_is_integral(start) && scalar_is_integral(end) && scalar_is_integral(step)
                     ? OPS_INT64
                     : ops_default_float_dtype();
     int64_t n;
-    if (!check_cpu_device("arange", device) || arange_length("arange", start, end, step, dtype, &n) != OPS_OK)
+    if (arange_length("arange", start, end, step, dtype, &n) != OPS_OK)
         return NULL;
-    ops_tensor *t = ops_tensor_new("arange", 1, &n, NULL, dtype, OPS_DEVICE_CPU);
-    if (t != NULL)
-        arange_writer(dtype, ops_tensor_data_ptr(t), n, &(seq_args){.start = start, .step = step});
+    ops_tensor *t = new_tensor("arange", (ops_int_list){&n, 1}, NULL, dtype, device);
+    const ops_seq q = arange_seq(dtype, start, step);
+    if (t != NULL && write_sequence("arange", t, &q, start) != OPS_OK) {
+        ops_tensor_release(t);
+        return NULL;
+    }
     return t;
 }
 
-ops_tensor *
-arange_start_cpu(ops_scalar start, ops_scalar end, ops_dtype dtype, ops_device device)
-{
-    return arange_start_step_cpu(start, end, OPS_SCALAR_INT(1), dtype, device);
-}
-
-ops_tensor *
-arange_cpu(ops_scalar end, ops_dtype dtype, ops_device device)
-{
-    return arange_start_step_cpu(OPS_SCALAR_INT(0), end, OPS_SCALAR_INT(1), dtype, device);
-}
-
 ops_status
-arange_start_out_cpu(ops_scalar start, ops_scalar end, ops_scalar step, ops_tensor *out)
+creation_arange_out(ops_scalar start, ops_scalar end, ops_scalar step, ops_tensor *out)
 {
     int64_t n;
     ops_status st = arange_length("arange", start, end, step, out->dtype, &n);
     if (st == OPS_OK)
         st = prepare_out("arange", out, 1, &n, true);
-    if (st == OPS_OK)
-        st = write_sequence("arange", out, arange_writer, &(seq_args){.start = start, .step = step});
+    if (st == OPS_OK) {
+        const ops_seq q = arange_seq(out->dtype, start, step);
+        st = write_sequence("arange", out, &q, start);
+    }
     return st;
 }
 
@@ -723,37 +651,39 @@ linspace_check(const char *op, ops_scalar start, ops_scalar end, int64_t steps, 
     return OPS_OK;
 }
 
-/* steps 0: nothing; 1: [start]; else the two-sided sequence. */
-static void
-linspace_any_writer(ops_dtype dt, void *data, int64_t n, const seq_args *a)
+/* out (steps elements) = the sequence: steps 1 is [start]. */
+static ops_status
+linspace_write(ops_tensor *out, ops_scalar start, ops_scalar end, int64_t steps)
 {
-    if (n == 1)
-        ops_scalar_store(a->start, dt, data);
-    else if (n > 1)
-        linspace_writer(dt, data, n, a);
+    if (steps < 2)
+        return write_sequence("linspace", out, NULL, start);
+    const ops_seq q = linspace_seq(out->dtype, start, end, steps);
+    return write_sequence("linspace", out, &q, start);
 }
 
 ops_tensor *
-linspace_cpu(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dtype, ops_device device)
+creation_linspace(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dtype, ops_device device)
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = ops_default_float_dtype();
-    if (!check_cpu_device("linspace", device) || linspace_check("linspace", start, end, steps, dtype) != OPS_OK)
+    if (linspace_check("linspace", start, end, steps, dtype) != OPS_OK)
         return NULL;
-    ops_tensor *t = ops_tensor_new("linspace", 1, &steps, NULL, dtype, OPS_DEVICE_CPU);
-    if (t != NULL)
-        linspace_any_writer(dtype, ops_tensor_data_ptr(t), steps, &(seq_args){.start = start, .end = end});
+    ops_tensor *t = new_tensor("linspace", (ops_int_list){&steps, 1}, NULL, dtype, device);
+    if (t != NULL && linspace_write(t, start, end, steps) != OPS_OK) {
+        ops_tensor_release(t);
+        return NULL;
+    }
     return t;
 }
 
 ops_status
-linspace_out_cpu(ops_scalar start, ops_scalar end, int64_t steps, ops_tensor *out)
+creation_linspace_out(ops_scalar start, ops_scalar end, int64_t steps, ops_tensor *out)
 {
     ops_status st = linspace_check("linspace", start, end, steps, out->dtype);
     if (st == OPS_OK)
         st = prepare_out("linspace", out, 1, &steps, true);
     if (st == OPS_OK)
-        st = write_sequence("linspace", out, linspace_any_writer, &(seq_args){.start = start, .end = end});
+        st = linspace_write(out, start, end, steps);
     return st;
 }
 
@@ -769,36 +699,48 @@ eye_check(const char *op, int64_t n, int64_t m)
     return OPS_OK;
 }
 
-/* Ones on the diagonal of a [n, m] tensor whose other elements are already 0. */
-static void
+/* Ones on the diagonal of a [n, m] tensor whose other elements are already 0: the
+ * diagonal seen as a 1-D view (stride = the sum of t's strides).  Does not bump
+ * t's version. */
+static ops_status
 eye_diagonal(ops_tensor *t)
 {
     const int64_t k = t->sizes[0] < t->sizes[1] ? t->sizes[0] : t->sizes[1];
+    if (k == 0)
+        return OPS_OK;
+    if (on_cuda(t)) {
+#ifdef OPS_WITH_CUDA
+        const int64_t step = t->strides[0] + t->strides[1];
+        ops_tensor diag = ops_borrowed_view(t, 1, &k, &step, t->offset);
+        int64_t one = 0;
+        ops_scalar_store(OPS_SCALAR_INT(1), t->dtype, &one);
+        return ops_cuda_fill_bytes("eye", &diag, one);
+#else
+        return no_cuda("eye");
+#endif
+    }
     const int64_t step = (t->strides[0] + t->strides[1]) * (int64_t)ops_dtype_size(t->dtype);
     char *p = ops_tensor_data_ptr(t);
     for (int64_t i = 0; i < k; i++)
         ops_scalar_store(OPS_SCALAR_INT(1), t->dtype, p + i * step);
+    return OPS_OK;
 }
 
 ops_tensor *
-eye_m_cpu(int64_t n, int64_t m, ops_dtype dtype, ops_device device)
+creation_eye(int64_t n, int64_t m, ops_dtype dtype, ops_device device)
 {
-    if (!check_cpu_device("eye", device) || eye_check("eye", n, m) != OPS_OK)
+    if (eye_check("eye", n, m) != OPS_OK)
         return NULL;
     ops_tensor *t = new_zeroed("eye", (ops_int_list){(const int64_t[]){n, m}, 2}, dtype, device);
-    if (t != NULL)
-        eye_diagonal(t);
+    if (t != NULL && eye_diagonal(t) != OPS_OK) {
+        ops_tensor_release(t);
+        return NULL;
+    }
     return t;
 }
 
-ops_tensor *
-eye_cpu(int64_t n, ops_dtype dtype, ops_device device)
-{
-    return eye_m_cpu(n, n, dtype, device);
-}
-
 ops_status
-eye_m_out_cpu(int64_t n, int64_t m, ops_tensor *out)
+creation_eye_out(int64_t n, int64_t m, ops_tensor *out)
 {
     const int64_t shape[2] = {n, m};
     ops_status st = eye_check("eye", n, m);
@@ -807,12 +749,98 @@ eye_m_out_cpu(int64_t n, int64_t m, ops_tensor *out)
     if (st == OPS_OK)
         st = fill_values("eye", out, OPS_SCALAR_INT(0)); /* bumps out's version */
     if (st == OPS_OK)
-        eye_diagonal(out);
+        st = eye_diagonal(out);
     return st;
+}
+
+/* ---- the CPU dispatch kernels --------------------------------------------------------- */
+
+ops_tensor *
+empty_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+{
+    return creation_empty(size, dtype, device);
+}
+
+ops_tensor *
+empty_strided_cpu(ops_int_list size, ops_int_list stride, ops_dtype dtype, ops_device device)
+{
+    return creation_empty_strided(size, stride, dtype, device);
+}
+
+ops_tensor *
+zeros_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+{
+    return creation_zeros(size, dtype, device);
+}
+
+ops_tensor *
+ones_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+{
+    return creation_ones(size, dtype, device);
+}
+
+ops_tensor *
+full_cpu(ops_int_list size, ops_scalar fill_value, ops_dtype dtype, ops_device device)
+{
+    return creation_full(size, fill_value, dtype, device);
+}
+
+ops_tensor *
+arange_start_step_cpu(ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dtype, ops_device device)
+{
+    return creation_arange(start, end, step, dtype, device);
+}
+
+ops_tensor *
+arange_start_cpu(ops_scalar start, ops_scalar end, ops_dtype dtype, ops_device device)
+{
+    return creation_arange(start, end, OPS_SCALAR_INT(1), dtype, device);
+}
+
+ops_tensor *
+arange_cpu(ops_scalar end, ops_dtype dtype, ops_device device)
+{
+    return creation_arange(OPS_SCALAR_INT(0), end, OPS_SCALAR_INT(1), dtype, device);
+}
+
+ops_status
+arange_start_out_cpu(ops_scalar start, ops_scalar end, ops_scalar step, ops_tensor *out)
+{
+    return creation_arange_out(start, end, step, out);
+}
+
+ops_tensor *
+linspace_cpu(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dtype, ops_device device)
+{
+    return creation_linspace(start, end, steps, dtype, device);
+}
+
+ops_status
+linspace_out_cpu(ops_scalar start, ops_scalar end, int64_t steps, ops_tensor *out)
+{
+    return creation_linspace_out(start, end, steps, out);
+}
+
+ops_tensor *
+eye_m_cpu(int64_t n, int64_t m, ops_dtype dtype, ops_device device)
+{
+    return creation_eye(n, m, dtype, device);
+}
+
+ops_tensor *
+eye_cpu(int64_t n, ops_dtype dtype, ops_device device)
+{
+    return creation_eye(n, n, dtype, device);
+}
+
+ops_status
+eye_m_out_cpu(int64_t n, int64_t m, ops_tensor *out)
+{
+    return creation_eye_out(n, m, out);
 }
 
 ops_status
 eye_out_cpu(int64_t n, ops_tensor *out)
 {
-    return eye_m_out_cpu(n, n, out);
+    return creation_eye_out(n, n, out);
 }

@@ -1,9 +1,13 @@
-/* Shape ops (CPU): cat, stack, hstack, vstack, flip, roll, tril, triu, repeat, and the
- * compositions tile, movedim and rot90.
+/* Shape ops: cat, stack, hstack, vstack, flip, roll, tril, triu, repeat (for every
+ * device: kernels/shape_backend.h; kernels/cuda/shape.cu's dispatch kernels call the
+ * shape_* functions below), and the compositions tile, movedim and rot90.
  *
  * These ops move elements without computing on them, so they are dtype-independent:
  * every copy goes through ops_copy_values() (runtime/iter.c), which walks any
- * strides and converts dtypes (cat and stack promote their inputs, as PyTorch's).
+ * strides and converts dtypes (cat and stack promote their inputs, as PyTorch's) on
+ * either device.  On CUDA, cat and stack copy every input of the result's dtype in
+ * one launch (ops_cuda_cat_pieces) rather than one copy per input, and tril/triu
+ * zero their triangle with a kernel.
  * The pieces copied are views described by headers on the stack (stack_view): the
  * copy iterator neither retains nor releases its operands, so slicing a result into
  * pieces costs no allocation.
@@ -14,6 +18,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "kernels/shape_backend.h"
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
@@ -45,6 +50,34 @@ static bool
 wrap_dim(const char *op, int64_t *dim, int64_t ndim)
 {
     return ops_wrap_dim(op, "dim", dim, ndim);
+}
+
+static bool
+on_cuda(const ops_tensor *t)
+{
+    return t->storage->device.type == OPS_CUDA;
+}
+
+/* On CUDA: every piece of out's dtype copied in one launch (the others, which need a
+ * conversion, are left to the caller's per-piece copies).  Nothing on the CPU. */
+static ops_status
+copy_pieces_batched(const char *op, ops_tensor *out, int64_t n, const ops_tensor *const *pieces, int64_t dim)
+{
+    if (!on_cuda(out))
+        return OPS_OK;
+#ifdef OPS_WITH_CUDA
+    return ops_cuda_cat_pieces(op, out, n, pieces, dim);
+#else
+    (void)n, (void)pieces, (void)dim;
+    return ops_fail(OPS_ERR_DEVICE, "%s: this is a CPU build (no CUDA backend)", op);
+#endif
+}
+
+/* Whether copy_pieces_batched copied this piece already. */
+static bool
+batched(const ops_tensor *out, const ops_tensor *piece)
+{
+    return on_cuda(out) && piece->dtype == out->dtype;
 }
 
 /* ---- cat, stack, hstack, vstack ------------------------------------------------- */
@@ -108,13 +141,17 @@ cat_impl(const char *op, ops_tensor_list tensors, int64_t dim)
     ops_tensor *out = ops_tensor_new(op, r0->ndim, sizes, NULL, dtype, r0->storage->device);
     if (out == NULL)
         return NULL;
+    if (copy_pieces_batched(op, out, tensors.len, tensors.data, dim) != OPS_OK) {
+        ops_tensor_release(out);
+        return NULL;
+    }
     int64_t at = 0;
     for (int64_t i = 0; i < tensors.len; i++) {
         const ops_tensor *t = tensors.data[i];
         if (legacy_empty(t))
             continue;
         ops_tensor piece = narrow_view(out, (int)dim, at, t->sizes[dim]);
-        if (ops_copy_values(op, &piece, t) != OPS_OK) {
+        if (!batched(out, t) && ops_copy_values(op, &piece, t) != OPS_OK) {
             ops_tensor_release(out);
             return NULL;
         }
@@ -124,15 +161,37 @@ cat_impl(const char *op, ops_tensor_list tensors, int64_t dim)
 }
 
 ops_tensor *
-cat_cpu(ops_tensor_list tensors, int64_t dim)
+shape_cat(ops_tensor_list tensors, int64_t dim)
 {
     return cat_impl("cat", tensors, dim);
 }
 
-ops_status
-cat_out_cpu(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
+/* stack's inputs seen with a size-1 dimension at dim: cat's pieces of the result. */
+static ops_status
+stack_batched(const char *op, ops_tensor *out, ops_tensor_list tensors, int64_t dim)
 {
-    return ops_write_out("cat", cat_impl("cat", tensors, dim), out);
+    ops_tensor *views = ops_host_malloc((size_t)tensors.len * sizeof *views);
+    const ops_tensor **ptrs = ops_host_malloc((size_t)tensors.len * sizeof *ptrs);
+    ops_status st;
+    if (views == NULL || ptrs == NULL) {
+        st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+    } else {
+        for (int64_t i = 0; i < tensors.len; i++) {
+            const ops_tensor *t = tensors.data[i];
+            int64_t sz[OPS_MAX_DIMS], strd[OPS_MAX_DIMS];
+            for (int d = 0, k = 0; d <= t->ndim; d++) {
+                sz[d] = d == dim ? 1 : t->sizes[k];
+                strd[d] = d == dim ? 1 : t->strides[k];
+                k += d != dim;
+            }
+            views[i] = ops_borrowed_view(t, t->ndim + 1, sz, strd, t->offset);
+            ptrs[i] = &views[i];
+        }
+        st = copy_pieces_batched(op, out, tensors.len, ptrs, dim);
+    }
+    ops_host_free(views);
+    ops_host_free(ptrs);
+    return st;
 }
 
 static ops_tensor *
@@ -162,13 +221,17 @@ stack_impl(const char *op, ops_tensor_list tensors, int64_t dim)
     ops_tensor *out = ops_tensor_new(op, nd, sizes, NULL, list_result_type(tensors), t0->storage->device);
     if (out == NULL)
         return NULL;
+    if (on_cuda(out) && stack_batched(op, out, tensors, dim) != OPS_OK) {
+        ops_tensor_release(out);
+        return NULL;
+    }
     int64_t st[OPS_MAX_DIMS];
     for (int d = 0, k = 0; d < nd; d++)
         if (d != dim)
             st[k++] = out->strides[d];
     for (int64_t i = 0; i < tensors.len; i++) {
         ops_tensor piece = ops_borrowed_view(out, t0->ndim, t0->sizes, st, out->offset + i * out->strides[dim]);
-        if (ops_copy_values(op, &piece, tensors.data[i]) != OPS_OK) {
+        if (!batched(out, tensors.data[i]) && ops_copy_values(op, &piece, tensors.data[i]) != OPS_OK) {
             ops_tensor_release(out);
             return NULL;
         }
@@ -177,16 +240,11 @@ stack_impl(const char *op, ops_tensor_list tensors, int64_t dim)
 }
 
 ops_tensor *
-stack_cpu(ops_tensor_list tensors, int64_t dim)
+shape_stack(ops_tensor_list tensors, int64_t dim)
 {
     return stack_impl("stack", tensors, dim);
 }
 
-ops_status
-stack_out_cpu(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
-{
-    return ops_write_out("stack", stack_impl("stack", tensors, dim), out);
-}
 
 /* hstack and vstack: cat of the inputs seen with at least min_nd dims (atleast_1d,
  * atleast_2d: a 0-dim tensor is [1] or [1, 1], a 1-D [n] becomes [1, n]). */
@@ -230,28 +288,18 @@ done:
 }
 
 ops_tensor *
-hstack_cpu(ops_tensor_list tensors)
+shape_hstack(ops_tensor_list tensors)
 {
     return hvstack_impl("hstack", tensors, 1, true);
 }
 
-ops_status
-hstack_out_cpu(ops_tensor_list tensors, ops_tensor *out)
-{
-    return ops_write_out("hstack", hvstack_impl("hstack", tensors, 1, true), out);
-}
 
 ops_tensor *
-vstack_cpu(ops_tensor_list tensors)
+shape_vstack(ops_tensor_list tensors)
 {
     return hvstack_impl("vstack", tensors, 2, false);
 }
 
-ops_status
-vstack_out_cpu(ops_tensor_list tensors, ops_tensor *out)
-{
-    return ops_write_out("vstack", hvstack_impl("vstack", tensors, 2, false), out);
-}
 
 /* ---- flip, roll ------------------------------------------------------------------ */
 
@@ -275,7 +323,7 @@ wrap_dims(const char *op, ops_int_list dims, int64_t ndim, int64_t *wrapped, boo
 }
 
 ops_tensor *
-flip_cpu(const ops_tensor *self, ops_int_list dims)
+shape_flip(const ops_tensor *self, ops_int_list dims)
 {
     const char *op = "flip";
     int64_t wrapped[OPS_MAX_DIMS];
@@ -313,7 +361,7 @@ roll_dim(const char *op, ops_tensor *dst, const ops_tensor *src, int dim, int64_
 }
 
 ops_tensor *
-roll_cpu(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
+shape_roll(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
 {
     const char *op = "roll";
     if (shifts.len == 0)
@@ -364,9 +412,16 @@ roll_cpu(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
 
 /* Zero the elements of t (ndim >= 2) above (upper) or below the diagonal-th
  * diagonal: tril keeps j - i <= diagonal, triu keeps j - i >= diagonal. */
-static void
-zero_triangle(ops_tensor *t, int64_t diagonal, bool lower)
+static ops_status
+zero_triangle(const char *op, ops_tensor *t, int64_t diagonal, bool lower)
 {
+    if (on_cuda(t)) {
+#ifdef OPS_WITH_CUDA
+        return ops_cuda_zero_triangle(op, t, diagonal, lower);
+#else
+        return ops_fail(OPS_ERR_DEVICE, "%s: this is a CPU build (no CUDA backend)", op);
+#endif
+    }
     const int nd = t->ndim;
     const int64_t rows = t->sizes[nd - 2], cols = t->sizes[nd - 1];
     const int64_t rs = t->strides[nd - 2], cs = t->strides[nd - 1];
@@ -387,6 +442,7 @@ zero_triangle(ops_tensor *t, int64_t diagonal, bool lower)
             }
         }
     }
+    return OPS_OK;
 }
 
 static bool
@@ -405,8 +461,10 @@ triangle(const char *op, const ops_tensor *self, int64_t diagonal, bool lower)
     if (!check_matrix(op, self))
         return NULL;
     ops_tensor *r = contiguous_copy(op, self, self->dtype);
-    if (r != NULL)
-        zero_triangle(r, diagonal, lower);
+    if (r != NULL && zero_triangle(op, r, diagonal, lower) != OPS_OK) {
+        ops_tensor_release(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -420,43 +478,34 @@ triangle_(const char *op, ops_tensor *self, int64_t diagonal, bool lower)
                         "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
                         "memory location. Please clone() the tensor before performing the operation.",
                         op);
-    zero_triangle(self, diagonal, lower);
-    ops_tensor_bump_version(self);
-    return OPS_OK;
+    const ops_status st = zero_triangle(op, self, diagonal, lower);
+    if (st == OPS_OK)
+        ops_tensor_bump_version(self);
+    return st;
 }
 
 ops_tensor *
-tril_cpu(const ops_tensor *self, int64_t diagonal)
+shape_tril(const ops_tensor *self, int64_t diagonal)
 {
     return triangle("tril", self, diagonal, true);
 }
 
-ops_status
-tril_out_cpu(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
-{
-    return ops_write_out("tril", triangle("tril", self, diagonal, true), out);
-}
 
 ops_status
-tril_cpu_(ops_tensor *self, int64_t diagonal)
+shape_tril_(ops_tensor *self, int64_t diagonal)
 {
     return triangle_("tril_", self, diagonal, true);
 }
 
 ops_tensor *
-triu_cpu(const ops_tensor *self, int64_t diagonal)
+shape_triu(const ops_tensor *self, int64_t diagonal)
 {
     return triangle("triu", self, diagonal, false);
 }
 
-ops_status
-triu_out_cpu(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
-{
-    return ops_write_out("triu", triangle("triu", self, diagonal, false), out);
-}
 
 ops_status
-triu_cpu_(ops_tensor *self, int64_t diagonal)
+shape_triu_(ops_tensor *self, int64_t diagonal)
 {
     return triangle_("triu_", self, diagonal, false);
 }
@@ -464,7 +513,7 @@ triu_cpu_(ops_tensor *self, int64_t diagonal)
 /* ---- repeat, tile ------------------------------------------------------------------- */
 
 ops_tensor *
-repeat_cpu(const ops_tensor *self, ops_int_list repeats)
+shape_repeat(const ops_tensor *self, ops_int_list repeats)
 {
     const char *op = "repeat";
     char b1[OPS_SHAPE_STR_LEN];
@@ -603,4 +652,108 @@ rot90_impl(const ops_tensor *self, int64_t k, ops_int_list dims)
     ops_tensor *r = ops_transpose(f, d0, d1);
     ops_tensor_release(f);
     return r;
+}
+
+/* ---- the CPU dispatch kernels ------------------------------------------------------------ */
+
+ops_tensor *
+cat_cpu(ops_tensor_list tensors, int64_t dim)
+{
+    return shape_cat(tensors, dim);
+}
+
+ops_status
+cat_out_cpu(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
+{
+    return ops_write_out("cat", shape_cat(tensors, dim), out);
+}
+
+ops_tensor *
+stack_cpu(ops_tensor_list tensors, int64_t dim)
+{
+    return shape_stack(tensors, dim);
+}
+
+ops_status
+stack_out_cpu(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
+{
+    return ops_write_out("stack", shape_stack(tensors, dim), out);
+}
+
+ops_tensor *
+hstack_cpu(ops_tensor_list tensors)
+{
+    return shape_hstack(tensors);
+}
+
+ops_status
+hstack_out_cpu(ops_tensor_list tensors, ops_tensor *out)
+{
+    return ops_write_out("hstack", shape_hstack(tensors), out);
+}
+
+ops_tensor *
+vstack_cpu(ops_tensor_list tensors)
+{
+    return shape_vstack(tensors);
+}
+
+ops_status
+vstack_out_cpu(ops_tensor_list tensors, ops_tensor *out)
+{
+    return ops_write_out("vstack", shape_vstack(tensors), out);
+}
+
+ops_tensor *
+flip_cpu(const ops_tensor *self, ops_int_list dims)
+{
+    return shape_flip(self, dims);
+}
+
+ops_tensor *
+roll_cpu(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
+{
+    return shape_roll(self, shifts, dims);
+}
+
+ops_tensor *
+tril_cpu(const ops_tensor *self, int64_t diagonal)
+{
+    return shape_tril(self, diagonal);
+}
+
+ops_status
+tril_out_cpu(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
+{
+    return ops_write_out("tril", shape_tril(self, diagonal), out);
+}
+
+ops_status
+tril_cpu_(ops_tensor *self, int64_t diagonal)
+{
+    return shape_tril_(self, diagonal);
+}
+
+ops_tensor *
+triu_cpu(const ops_tensor *self, int64_t diagonal)
+{
+    return shape_triu(self, diagonal);
+}
+
+ops_status
+triu_out_cpu(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
+{
+    return ops_write_out("triu", shape_triu(self, diagonal), out);
+}
+
+ops_status
+triu_cpu_(ops_tensor *self, int64_t diagonal)
+{
+    return shape_triu_(self, diagonal);
+}
+
+ops_tensor *
+repeat_cpu(const ops_tensor *self, ops_int_list repeats)
+{
+    return shape_repeat(self, repeats);
 }

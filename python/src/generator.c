@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "ops_cuda.h"
 #include "ops_random.h"
 
 #define PYOPS_RNG_STATE_BYTES 16
@@ -135,27 +136,27 @@ generator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *kw[] = {"device", NULL};
     PyObject *dev = NULL;
+    ops_device d = OPS_DEVICE_CPU;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Generator", kw, &dev))
         return NULL;
     if (dev != NULL && dev != Py_None) {
-        ops_device d;
         if (!pyops_device_from_object(dev, &d)) {
             PyErr_Format(PyExc_TypeError, "Generator(): argument 'device' must be device or str, not %s",
                          Py_TYPE(dev)->tp_name);
             return NULL;
         }
-        if (d.type != OPS_CPU) {
-            /* the stream is device-independent, but the random kernels take a CPU
-             * generator object only; torch also refuses devices it has none for */
-            PyErr_SetString(PyExc_RuntimeError,
-                            "Generator(): only 'cpu' generators are supported (the CUDA kernels draw from the same "
-                            "Philox stream through a CPU generator)");
+        /* a generator is the same Philox stream on every device, so a CUDA one is a
+         * generator that says cuda:N; as torch, one only for a device that exists */
+        if (d.type == OPS_CUDA && (d.index < 0 || d.index >= ops_cuda_device_count())) {
+            PyErr_Format(PyExc_RuntimeError, "Generator(): cuda:%d is not available (%d CUDA devices found)",
+                         d.index, ops_cuda_device_count());
             return NULL;
         }
     }
     pyops_generator *o = (pyops_generator *)type->tp_alloc(type, 0);
     if (o == NULL)
         return NULL;
+    o->device = d;
     o->g = ops_generator_create(OPS_DEFAULT_RNG_SEED);
     if (o->g == NULL) {
         Py_DECREF(o);
@@ -241,6 +242,7 @@ g_clone_state(PyObject *self, PyObject *unused)
     pyops_generator *o = PyObject_New(pyops_generator, &pyops_generator_type);
     if (o == NULL)
         return NULL;
+    o->device = ((pyops_generator *)self)->device;
     o->g = ops_generator_clone(((pyops_generator *)self)->g);
     if (o->g == NULL) {
         Py_DECREF(o);
@@ -252,9 +254,8 @@ g_clone_state(PyObject *self, PyObject *unused)
 static PyObject *
 g_get_device(PyObject *self, void *c)
 {
-    (void)self;
     (void)c;
-    return pyops_device_object(OPS_DEVICE_CPU);
+    return pyops_device_object(((pyops_generator *)self)->device);
 }
 
 static PyObject *
@@ -293,7 +294,7 @@ PyTypeObject pyops_generator_type = {
     .tp_repr = generator_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Generator(device='cpu'): a Philox4x32-10 random number generator for the `generator=` argument "
-              "of the random ops",
+              "of the random ops (on any device: a 'cuda' generator draws the same stream)",
     .tp_methods = generator_methods,
     .tp_getset = generator_getset,
     .tp_new = generator_new,
@@ -355,6 +356,7 @@ pyops_generator_init(PyObject *m)
         if (default_object == NULL)
             return -1;
         default_object->g = ops_default_generator();
+        default_object->device = OPS_DEVICE_CPU;
     }
     Py_INCREF(&pyops_generator_type);
     if (PyModule_AddObject(m, "Generator", (PyObject *)&pyops_generator_type) < 0) {

@@ -368,8 +368,20 @@ py_tensor(PyObject *mod, PyObject *args, PyObject *kwargs)
             return NULL;
         }
         if (dev.type != OPS_CPU) {
-            PyErr_SetString(PyExc_RuntimeError, "tensor(): only device='cpu' is supported from Python data yet");
-            return NULL;
+            /* built on the host, then copied; the device tensor is the leaf */
+            PyObject *h = pyops_tensor_new_from_data(data, dt, false);
+            if (h == NULL)
+                return NULL;
+            PyObject *r = pyops_wrap(ops_to_device(PYOPS_T(h), dev, OPS_DTYPE_NONE, false, false));
+            Py_DECREF(h);
+            if (r != NULL && rg) {
+                const ops_status st = ops_tensor_set_requires_grad(PYOPS_T(r), true);
+                if (st != OPS_OK) {
+                    Py_DECREF(r);
+                    return pyops_raise_status(st);
+                }
+            }
+            return r;
         }
     }
     return pyops_tensor_new_from_data(data, dt, rg);

@@ -38,6 +38,7 @@ typedef struct pyops_dtype {
 typedef struct pyops_generator {
     PyObject_HEAD
     ops_generator *g;
+    ops_device device; /* Generator(device=...): reported, the stream is the same */
 } pyops_generator;
 
 extern PyTypeObject pyops_tensor_type;

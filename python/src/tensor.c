@@ -453,14 +453,12 @@ static PyObject *
 m_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    ops_tensor *c = ops_contiguous(PYOPS_T(self));
+    /* a contiguous host copy (a device tensor is copied to the cpu first) */
+    ops_tensor *h = ops_cpu(PYOPS_T(self));
+    ops_tensor *c = h != NULL ? ops_contiguous(h) : NULL;
+    ops_tensor_release(h);
     if (c == NULL)
         return pyops_raise();
-    if (ops_tensor_device(c).type != OPS_CPU) {
-        ops_tensor_release(c);
-        PyErr_SetString(PyExc_RuntimeError, "tolist: only CPU tensors can be read");
-        return NULL;
-    }
     const char *p = ops_tensor_data_ptr(c);
     PyObject *r = tolist_rec(c, 0, &p, ops_tensor_dtype(c), ops_tensor_itemsize(c));
     ops_tensor_release(c);
@@ -531,37 +529,50 @@ m_retain_grad(PyObject *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* x.to(dtype) / x.to(device) / x.to(other): the schema has to.dtype only; CPU is the
- * one device of a CPU build, so a device argument that names it is a no-op. */
+/* The result of a conversion that may return self (to, cpu, cuda): the same Python
+ * object then, as torch's `x.to(x.device) is x`. */
+static PyObject *
+wrap_maybe_self(PyObject *self, ops_tensor *r)
+{
+    if (r != NULL && r == PYOPS_T(self)) {
+        ops_tensor_release(r);
+        Py_INCREF(self);
+        return self;
+    }
+    return pyops_wrap(r);
+}
+
+/* x.to(dtype), x.to(device[, dtype]), x.to(other), x.to(device=..., dtype=...): torch's
+ * overloads folded into one parser; all end in to.device (self itself when nothing
+ * changes, unless copy=True). */
 static PyObject *
 m_to(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"dtype_or_device", "dtype", "non_blocking", "copy", NULL};
-    PyObject *first = Py_None, *dt = Py_None;
+    static char *kw[] = {"dtype_or_device", "dtype", "non_blocking", "copy", "device", NULL};
+    PyObject *first = Py_None, *dt = Py_None, *devarg = Py_None;
     int non_blocking = 0, copy = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO$pp:to", kw, &first, &dt, &non_blocking, &copy))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOpp$O:to", kw, &first, &dt, &non_blocking, &copy, &devarg))
         return NULL;
     ops_tensor *t = PYOPS_T(self);
     ops_dtype target = ops_tensor_dtype(t);
-    ops_device dev;
+    ops_device dev = ops_tensor_device(t);
     if (first != Py_None) {
         ops_dtype d = pyops_dtype_from_object(first);
         if (d != OPS_DTYPE_NONE) {
             target = d;
         } else if (PYOPS_TENSOR_CHECK(first)) {
             target = ops_tensor_dtype(PYOPS_T(first));
-        } else if (pyops_device_from_object(first, &dev)) {
-            if (!ops_device_equal(dev, ops_tensor_device(t))) {
-                char buf[32];
-                PyErr_Format(PyExc_RuntimeError, "to: copies between devices are not supported yet (to %s)",
-                             ops_device_str(dev, buf, sizeof buf));
-                return NULL;
-            }
-        } else {
+            dev = ops_tensor_device(PYOPS_T(first));
+        } else if (!pyops_device_from_object(first, &dev)) {
             PyErr_Format(PyExc_TypeError, "to() received an invalid combination of arguments - got (%s)",
                          Py_TYPE(first)->tp_name);
             return NULL;
         }
+    }
+    if (devarg != Py_None && !pyops_device_from_object(devarg, &dev)) {
+        PyErr_Format(PyExc_TypeError, "to(): argument 'device' must be device or str, not %s",
+                     Py_TYPE(devarg)->tp_name);
+        return NULL;
     }
     if (dt != Py_None) {
         target = pyops_dtype_from_object(dt);
@@ -570,7 +581,7 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
             return NULL;
         }
     }
-    return pyops_wrap(ops_to_dtype(t, target, non_blocking, copy));
+    return wrap_maybe_self(self, ops_to_device(t, dev, target, non_blocking, copy));
 }
 
 static PyObject *
@@ -619,12 +630,51 @@ static PyObject *
 m_cpu(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    if (ops_tensor_device(PYOPS_T(self)).type != OPS_CPU) {
-        PyErr_SetString(PyExc_RuntimeError, "cpu: copies between devices are not supported yet");
+    return wrap_maybe_self(self, ops_cpu(PYOPS_T(self)));
+}
+
+static PyObject *
+m_pin_memory(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return wrap_maybe_self(self, ops_tensor_pin_memory(PYOPS_T(self)));
+}
+
+static PyObject *
+m_is_pinned(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(ops_tensor_is_pinned(PYOPS_T(self)));
+}
+
+/* x.cuda(device=None, non_blocking=False): device None is cuda:0 (the one current
+ * device libops has), an int N is cuda:N. */
+static PyObject *
+m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kw[] = {"device", "non_blocking", NULL};
+    PyObject *devarg = Py_None;
+    int non_blocking = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:cuda", kw, &devarg, &non_blocking))
+        return NULL;
+    ops_device dev = OPS_DEVICE_CUDA(0);
+    if (PyLong_Check(devarg)) {
+        const long n = PyLong_AsLong(devarg);
+        if (n == -1 && PyErr_Occurred())
+            return NULL;
+        dev = OPS_DEVICE_CUDA((int)n);
+    } else if (devarg != Py_None && !pyops_device_from_object(devarg, &dev)) {
+        PyErr_Format(PyExc_TypeError, "cuda(): argument 'device' must be device, str or int, not %s",
+                     Py_TYPE(devarg)->tp_name);
         return NULL;
     }
-    Py_INCREF(self);
-    return self;
+    if (dev.type != OPS_CUDA) {
+        char buf[32];
+        PyErr_Format(PyExc_RuntimeError, "Invalid device, must be cuda device (got %s)",
+                     ops_device_str(dev, buf, sizeof buf));
+        return NULL;
+    }
+    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false));
 }
 
 static PyObject *
@@ -694,7 +744,7 @@ static PyMethodDef tensor_methods[] = {
     {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS,
      "requires_grad_(requires_grad=True)"},
     {"retain_grad", m_retain_grad, METH_NOARGS, "keep .grad on a non-leaf"},
-    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype | device | tensor)"},
+    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype | device[, dtype] | tensor, non_blocking=False, copy=False, *, device=None)"},
     {"float", m_float, METH_NOARGS, "to float32"},
     {"double", m_double, METH_NOARGS, "to float64"},
     {"half", m_half, METH_NOARGS, "to float16"},
@@ -702,6 +752,10 @@ static PyMethodDef tensor_methods[] = {
     {"int", m_int, METH_NOARGS, "to int32"},
     {"bool", m_bool, METH_NOARGS, "to bool"},
     {"cpu", m_cpu, METH_NOARGS, "the tensor on the CPU"},
+    {"pin_memory", m_pin_memory, METH_NOARGS, "a copy in pinned host memory (itself when pinned already)"},
+    {"is_pinned", m_is_pinned, METH_NOARGS, "whether the data is in pinned host memory"},
+    {"cuda", (PyCFunction)(void (*)(void))m_cuda, METH_VARARGS | METH_KEYWORDS,
+     "cuda(device=None, non_blocking=False): the tensor on a CUDA device"},
     {"type", m_type, METH_VARARGS, "type(dtype=None)"},
     {"new_tensor", m_new_tensor, METH_VARARGS, "libops.tensor(data) with this tensor's dtype"},
     {NULL, NULL, 0, NULL},

@@ -420,9 +420,12 @@ class Generated(unittest.TestCase):
         self.assertIn('"add_: argument \'self\' must be a Tensor, got NULL"', b)
         # str arguments reach the meta (div's rounding_mode).
         self.assertIn(".strs = {rounding_mode}", body("ops_base_div_scalar_mode"))
-        # device_check: NoCheck skips the same-device check; zeros dispatches on its device argument.
+        # device_check: NoCheck skips the same-device check; structured entries leave it to
+        # ops_iter_build (CPU 0-dim inputs may join a CUDA op), the others keep it strict;
+        # zeros dispatches on its device argument.
         self.assertNotIn("ops_check_same_device", body("ops_base_copy_"))
-        self.assertIn("ops_check_same_device", body("ops_base_add"))
+        self.assertNotIn("ops_check_same_device", body("ops_base_add"))
+        self.assertIn("ops_check_same_device", body("ops_base_conv_like"))
         self.assertIn("device.type != OPS_DEVICE_TYPE_NONE ? device : OPS_DEVICE_CPU", body("ops_zeros"))
         self.assertIn('ops_dispatch_no_kernel("zeros", _dev)', body("ops_zeros"))
         # int[N] lengths are checked.

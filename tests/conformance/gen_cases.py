@@ -1064,8 +1064,8 @@ class Gen:
         if lists and "self" not in arrays:
             # cat, stack, ...: the elements' dtypes promoted (PyTorch's result_type)
             return result_type([("dim", dd) for items in lists.values() for _, dd in items])
-        if nf.func.base_name == "to":
-            return values["dtype"]
+        if nf.func.base_name == "to":  # to.dtype names it; to.device may not; to.other: other's
+            return arrays["other"][1] if "other" in arrays else arrays["self"][1]
         if "self" in arrays:
             return arrays["self"][1]
         firsts = [a.name for a in nf.func.arguments if a.type.base == "Tensor" and a.name in arrays

@@ -753,6 +753,7 @@ same_shape(const ops_tensor *a, const ops_tensor *b)
            memcmp(ops_tensor_sizes(a), ops_tensor_sizes(b), sizeof(int64_t) * (size_t)ops_tensor_ndim(a)) == 0;
 }
 
+#ifdef OPS_WITH_CUDA
 /* Byte-equal elements (same dtype and shape): a failed call must not change inputs. */
 static bool
 tensors_identical(const ops_tensor *a, const ops_tensor *b, char *why, size_t n)
@@ -770,6 +771,7 @@ tensors_identical(const ops_tensor *a, const ops_tensor *b, char *why, size_t n)
     }
     return true;
 }
+#endif
 
 /* Fill g's elements with values that differ from every expected one (so an element
  * the op forgets to write is caught), or with NaN. */
@@ -934,6 +936,7 @@ static bool backend_only;  /* --backend cuda: only the CUDA family (and the CPU 
 static int by_ptr_index(const ops_op_info *op);
 static const char *base_name(const char *name, char *buf, size_t n);
 
+#ifdef OPS_WITH_CUDA
 static void
 cuda_note_missing(const ops_op_info *op)
 {
@@ -944,7 +947,6 @@ cuda_note_missing(const ops_op_info *op)
     counts.cuda_skipped++;
 }
 
-#ifdef OPS_WITH_CUDA
 enum { DEV_CONTIGUOUS, DEV_TRANSPOSED };
 
 /* A copy of t on cuda:0 (owned): row-major, or for DEV_TRANSPOSED with 2+ dims the
@@ -1035,8 +1037,10 @@ cuda_compare(const test_case *c, const result *cpu, const result *dev, ops_statu
         for (int64_t k = 0; k < count && *st == OPS_OK; k++) {
             const ops_tensor *ct = list ? cpu->v[i].v.tensor_list.data[k] : cpu->v[i].v.tensor;
             const ops_tensor *dt = list ? dev->v[i].v.tensor_list.data[k] : dev->v[i].v.tensor;
-            if (!ops_device_equal(ops_tensor_device(dt), OPS_DEVICE_CUDA(0))) {
-                snprintf(msg, n, "return %d%s is not on cuda:0", i, list ? " (an element)" : "");
+            /* results stay on the inputs' device (the one op meant to leave it: cpu()) */
+            const bool to_cpu = strcmp(c->op->name, "cpu") == 0;
+            if (!ops_device_equal(ops_tensor_device(dt), to_cpu ? OPS_DEVICE_CPU : OPS_DEVICE_CUDA(0))) {
+                snprintf(msg, n, "return %d%s is not on %s", i, list ? " (an element)" : "", to_cpu ? "the cpu" : "cuda:0");
                 return false;
             }
             ops_tensor *host = to_host(dt, st);
@@ -1058,7 +1062,7 @@ cuda_run(const test_case *c, const ops_op_info *op, const ops_ivalue *dargs, con
     ops_status st;
     result *r = call_all(op, dargs, &st);
     const bool same = st == OPS_OK && cuda_compare(c, cpu, r, &st, msg, sizeof msg);
-    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "CUDA") != NULL)
+    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "no kernel for device cuda") != NULL)
         cuda_note_missing(op);
     else if (st != OPS_OK)
         FAIL(c, op, dargs, variant, "failed on cuda:0: %s", ops_last_error());
@@ -1117,6 +1121,47 @@ cuda_inplace(const test_case *c, const result *cpu)
 }
 #endif
 
+/* An entry that only has an in-place or out= form (fill_, copy_, arange.out): on a
+ * device copy of self, or into an empty device out, against the same on the CPU. */
+static void
+cuda_written_check(const test_case *c)
+{
+#ifdef OPS_WITH_CUDA
+    const ops_op_info *op = c->op;
+    if (ops_cuda_device_count() == 0 || !tensor_returns(c))
+        return;
+    const int w = op->kind == OPS_KIND_OUT ? out_index(op) : 0;
+    const ops_tensor *given = c->args[w].v.tensor;
+    if (w < 0 || given == NULL)
+        return;
+    ops_ivalue args[MAX_ARGS], dargs[MAX_ARGS];
+    ops_status st;
+    memcpy(args, c->args, sizeof(ops_ivalue) * (size_t)c->nargs);
+    ops_tensor *self = op->kind == OPS_KIND_OUT ? new_tensor(1, (int64_t[]){0}, ops_tensor_dtype(given))
+                                                : ops_clone(given);
+    ck_assert_ptr_nonnull(self);
+    if (op->kind != OPS_KIND_OUT)
+        owned_add(self, owned_release_tensor);
+    args[w] = ops_ivalue_tensor(self);
+    result *cpu = call_all(op, args, &st);
+    if (cpu == NULL)
+        FAIL(c, op, args, "cuda:0 (the cpu run)", "failed: %s", ops_last_error());
+    if (!device_args(c->nargs, c->args, DEV_CONTIGUOUS, dargs, &st))
+        FAIL(c, op, c->args, "cuda:0", "copy to cuda:0 failed: %s", ops_last_error());
+    if (op->kind == OPS_KIND_OUT) {
+        ops_tensor *o = ops_tensor_new("conformance", 1, (int64_t[]){0}, NULL, ops_tensor_dtype(given),
+                                       OPS_DEVICE_CUDA(0));
+        ck_assert_ptr_nonnull(o);
+        owned_add(o, owned_release_tensor);
+        dargs[w] = ops_ivalue_tensor(o);
+    }
+    cuda_run(c, op, dargs, op->kind == OPS_KIND_OUT ? "cuda:0 out=, empty" : "cuda:0 in-place", cpu);
+    owned_drop(cpu);
+#else
+    (void)c;
+#endif
+}
+
 /* The functional case on cuda:0 (contiguous and transposed inputs), then its out= and
  * in-place forms. */
 static void
@@ -1174,7 +1219,7 @@ cuda_error(const test_case *c)
         FAIL(c, op, dargs, "cuda:0, expected error", "expected an error containing \"%s\"; the call succeeded",
              c->error);
     }
-    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "CUDA") != NULL) {
+    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "no kernel for device cuda") != NULL) {
         cuda_note_missing(op);
         return;
     }
@@ -1292,6 +1337,7 @@ run_primary(const test_case *c)
         }
     }
     argset_free(&s);
+    cuda_written_check(c);
 }
 
 /* Non-contiguous and expanded inputs give the same values. */
@@ -1927,7 +1973,7 @@ cuda_grad_check(const test_case *c, const grad_call *g, ops_tensor *const *input
         st = ops_autograd_grad((ops_tensor_list){(const ops_tensor **)&yd, 1},
                                (ops_tensor_list){(const ops_tensor **)wantd, nd},
                                (ops_tensor_list){(const ops_tensor **)&vd, 1}, false, false, true, &gd);
-    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "CUDA") != NULL) {
+    if (st == OPS_ERR_NOT_IMPLEMENTED && strstr(ops_last_error(), "no kernel for device cuda") != NULL) {
         ops_tensor_vec_release(&gc);
         cuda_note_missing(op); /* the op or an op of its backward has no CUDA kernel */
         return;
@@ -2120,8 +2166,11 @@ run_backend(const test_case *c)
         cuda_error(c);
         return;
     }
-    if (c->op->kind != OPS_KIND_FUNCTIONAL)
+    if (c->op->kind != OPS_KIND_FUNCTIONAL) {
+        mark(c->op);
+        cuda_written_check(c);
         return;
+    }
     ops_status st;
     argset s;
     argset_build(&s, c->args, c->nargs, LAY_CONTIGUOUS, -1, NULL, false, NULL);

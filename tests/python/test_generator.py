@@ -240,8 +240,8 @@ class TestGenerator(unittest.TestCase):
             L.bernoulli(x, generator=L.default_generator.get_state())
         with self.assertRaises(TypeError):
             L.Generator(device=3)
-        with self.assertRaises(RuntimeError):
-            L.Generator(device="cuda")
+        with self.assertRaises(RuntimeError):  # a CUDA device that does not exist
+            L.Generator(device="cuda:99")
         with self.assertRaises(TypeError):
             L.Generator("cpu", "extra")
 

@@ -628,6 +628,32 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind, c
     return copy_2d(dst, count, src, count, count, 1, kind);
 }
 
+/* Between devices: each pointer must lie in the named device's memory. */
+cudaError_t
+cudaMemcpyPeerAsync(void *dst, int dst_device, const void *src, int src_device, size_t count,
+                    cudaStream_t stream)
+{
+    (void)stream;
+    if (cudaError_t e = check_device_present())
+        return e;
+    if (count == 0)
+        return cudaSuccess;
+    {
+        std::lock_guard<std::mutex> g(device_lock());
+        int dd = -1, sd = -1;
+        if (!device_range(dst, count, &dd) || !device_range(src, count, &sd) || dd != dst_device ||
+            sd != src_device)
+            return set_error(cudaErrorInvalidValue);
+    }
+    return copy_2d(dst, count, src, count, count, 1, cudaMemcpyDeviceToDevice);
+}
+
+cudaError_t
+cudaMemcpyPeer(void *dst, int dst_device, const void *src, int src_device, size_t count)
+{
+    return cudaMemcpyPeerAsync(dst, dst_device, src, src_device, count, 0);
+}
+
 cudaError_t
 cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
              cudaMemcpyKind kind)

@@ -1,0 +1,88 @@
+/* Internal: the random ops are one implementation for every device
+ * (kernels/cpu/random.c: argument checks, result allocation, the generator's offset)
+ * over per-device element work: the CPU loops in random.c, the CUDA kernels in
+ * kernels/cuda/random.cu (declared here, C linkage, only with OPS_WITH_CUDA).
+ * The CUDA dispatch kernels (rand_cuda, ...) call the random_* entry points below,
+ * so both devices check the same things with the same messages and advance the
+ * generator by the same number of blocks. */
+#ifndef OPS_RANDOM_BACKEND_H
+#define OPS_RANDOM_BACKEND_H
+
+#include "ops_internal.h"
+#include "ops_philox.h"
+#include "ops_random.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- device work (kernels/cuda/random.cu) ------------------------------------------ */
+
+/* Element e (row-major) of t (a CUDA tensor, any strides, distinct elements) gets
+ * value e of d from stream s; bernoulli with probabilities p (same shape as t, any
+ * strides, floating) when p is not NULL. */
+ops_status ops_cuda_random_fill(const char *op, ops_tensor *t, const ops_rand_dist *d, const ops_philox_stream *s,
+                                const ops_tensor *p);
+/* The row-major index of p's first element outside [0, 1] (NaN included) and its
+ * value; *index = -1 when there is none. */
+ops_status ops_cuda_bernoulli_find_invalid(const char *op, const ops_tensor *p, int64_t *index, double *value);
+/* The permutation of randperm (n >= 1) into t (a contiguous CUDA tensor of n
+ * elements, any dtype that holds n - 1) from stream s (unused for n == 1); scratch:
+ * n int64 elements on the device, for a t that is not int64. */
+ops_status ops_cuda_randperm(const char *op, ops_tensor *t, int64_t n, const ops_philox_stream *s,
+                             ops_tensor *scratch);
+/* Checks every row of p (contiguous [rows, ncat] floating CUDA tensor) as the CPU
+ * does: *bad_row gets the first invalid row (-1 when none) and *bad_kind its error
+ * (1: inf, NaN or negative; 2: sum <= 0; 3: too few nonzero categories for
+ * num_samples without replacement). */
+ops_status ops_cuda_multinomial_check(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat,
+                                      int64_t num_samples, bool replacement, int64_t *bad_row, int *bad_kind);
+/* The samples into r (contiguous int64 [rows, num_samples]) for checked p; work:
+ * ops_cuda_multinomial_work(rows, ncat, replacement) float64 elements on the device
+ * (cumulative sums, or keys and indices padded for the sort). */
+int64_t ops_cuda_multinomial_work(int64_t rows, int64_t ncat, bool replacement);
+/* A row's length padded for the sort of multinomial without replacement. */
+int64_t ops_cuda_multinomial_row_pad(int64_t ncat);
+ops_status ops_cuda_multinomial(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
+                                bool replacement, const ops_philox_stream *s, ops_tensor *work, ops_tensor *r);
+/* dropout of in (CUDA, any strides) into out (contiguous, in's shape and dtype) and
+ * mask (contiguous bool, or NULL); s NULL: not training (out = in, mask all true). */
+ops_status ops_cuda_dropout(const char *op, const ops_tensor *in, ops_tensor *out, ops_tensor *mask, double p,
+                            const ops_philox_stream *s);
+
+/* ---- the ops, for every device (kernels/cpu/random.c) -------------------------------- */
+
+ops_tensor *random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
+ops_tensor *random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
+ops_tensor *random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device);
+ops_tensor *random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device);
+ops_status random_uniform_(ops_tensor *self, double from, double to, ops_generator *generator);
+ops_status random_normal_(ops_tensor *self, double mean, double std, ops_generator *generator);
+ops_status random_exponential_(ops_tensor *self, double lambd, ops_generator *generator);
+ops_tensor *random_randint_low(int64_t low, int64_t high, ops_int_list size, ops_generator *generator,
+                               ops_dtype dtype, ops_device device);
+ops_tensor *random_randint_like_low(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator,
+                                    ops_dtype dtype, ops_device device);
+ops_status random_random_from_(ops_tensor *self, int64_t from, const int64_t *to, ops_generator *generator);
+ops_status random_random_(ops_tensor *self, ops_generator *generator);
+ops_tensor *random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device);
+ops_status random_rand_out(ops_int_list size, ops_generator *generator, ops_tensor *out);
+ops_status random_randn_out(ops_int_list size, ops_generator *generator, ops_tensor *out);
+ops_status random_randint_low_out(int64_t low, int64_t high, ops_int_list size, ops_generator *generator,
+                                  ops_tensor *out);
+ops_status random_randperm_out(int64_t n, ops_generator *generator, ops_tensor *out);
+ops_tensor *random_bernoulli(const ops_tensor *self, ops_generator *generator);
+ops_tensor *random_bernoulli_p(const ops_tensor *self, double p, ops_generator *generator);
+ops_status random_bernoulli_float_(ops_tensor *self, double p, ops_generator *generator);
+ops_tensor *random_multinomial(const ops_tensor *self, int64_t num_samples, bool replacement,
+                               ops_generator *generator);
+ops_status random_multinomial_out(const ops_tensor *self, int64_t num_samples, bool replacement,
+                                  ops_generator *generator, ops_tensor *out);
+ops_tensor *random_dropout(const ops_tensor *input, double p, bool train);
+ops_status random_native_dropout(const ops_tensor *input, double p, const bool *train, ops_tensor **result0,
+                                 ops_tensor **result1);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPS_RANDOM_BACKEND_H */
