@@ -337,11 +337,12 @@ check_binary_on(binary_fn fn, const ops_tensor *a, const ops_tensor *b, unsigned
     ops_tensor *got = fn(da, db);
     ck_assert_msg(got != NULL, "%s (cuda): %s", what, ops_last_error());
     ck_assert(ops_tensor_device(got).type == OPS_CUDA);
-    ops_tensor *back = copy_to(got, OPS_DEVICE_CPU);
+    /* both made contiguous: a result may follow its inputs' layout (transposed) */
+    ops_tensor *back = copy_to(got, OPS_DEVICE_CPU), *wantc = copy_to(want, OPS_DEVICE_CPU);
     char msg[160];
     snprintf(msg, sizeof msg, "%s (%s)", what, ops_dtype_name(a->dtype));
-    expect_same(back, want, msg);
-    ops_tensor *all[] = {want, da, db, got, back};
+    expect_same(back, wantc, msg);
+    ops_tensor *all[] = {want, da, db, got, back, wantc};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         ops_tensor_release(all[i]);
 }
@@ -441,6 +442,17 @@ START_TEST(test_float_semantics_match_cpu)
 }
 END_TEST
 
+/* A [rows, cols] device tensor of dtype dt filled with v (made on the CPU). */
+static ops_tensor *
+device_full(int64_t rows, int64_t cols, int64_t v, ops_dtype dt)
+{
+    ops_tensor *h = ops_full((ops_int_list){(int64_t[]){rows, cols}, 2}, OPS_SCALAR_INT(v), dt, OPS_DEVICE_CPU);
+    ck_assert(h != NULL);
+    ops_tensor *d = copy_to(h, DEV);
+    ops_tensor_release(h);
+    return d;
+}
+
 /* out = remainder(a, b) on the device must fail with the CPU's message and leave
  * out as it was. */
 static void
@@ -476,8 +488,8 @@ START_TEST(test_zero_divisor_found_everywhere)
     ((int16_t *)ops_tensor_data_ptr(hc))[299 * 300] = 0; /* row 299 of the column below */
     ops_tensor *dc = copy_to(hc, DEV);
     ops_tensor *dct = view_of(dc, g2(300, 300, 1, 300, 0));
-    ops_tensor *dnum = ops_full((ops_int_list){(int64_t[]){300, 300}, 2}, OPS_SCALAR_INT(11), OPS_INT16, DEV);
-    ops_tensor *dout2 = ops_full((ops_int_list){(int64_t[]){300, 300}, 2}, OPS_SCALAR_INT(1), OPS_INT16, DEV);
+    ops_tensor *dnum = device_full(300, 300, 11, OPS_INT16);
+    ops_tensor *dout2 = device_full(300, 300, 1, OPS_INT16);
     expect_zero_division(dnum, dct, dout2, "zero in a transposed divisor");
 
     /* a CPU 0-dim divisor: read on the host */
@@ -563,8 +575,8 @@ START_TEST(test_binary_offsets_past_int32)
     }
     ops_tensor *v = view_of(base, g2(2, 5, (int64_t)1 << 31, 3, 7));
     ck_assert(ops_fill_(v, OPS_SCALAR_INT(-6)) == OPS_OK);
-    ops_tensor *two = ops_full((ops_int_list){(int64_t[]){2, 5}, 2}, OPS_SCALAR_INT(4), OPS_INT8, DEV);
-    ops_tensor *q = ops_div_tensor_mode(v, two, "floor");
+    ops_tensor *four = device_full(2, 5, 4, OPS_INT8);
+    ops_tensor *q = ops_div_tensor_mode(v, four, "floor");
     ck_assert_msg(q != NULL, "div floor: %s", ops_last_error());
     ops_tensor *qh = copy_to(q, OPS_DEVICE_CPU);
     for (int i = 0; i < 10; i++)
@@ -572,9 +584,9 @@ START_TEST(test_binary_offsets_past_int32)
     /* a zero in the second row, past 2^31 */
     ops_tensor *one = view_of(base, g1(1, 1, ((int64_t)1 << 31) + 7 + 3 * 4));
     ck_assert(ops_zero_(one) == OPS_OK);
-    ck_assert(ops_remainder(two, v) == NULL);
+    ck_assert(ops_remainder(four, v) == NULL);
     ck_assert_str_eq(ops_last_error(), "remainder: ZeroDivisionError (integer division or remainder by zero)");
-    ops_tensor *all[] = {base, v, two, q, qh, one};
+    ops_tensor *all[] = {base, v, four, q, qh, one};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         ops_tensor_release(all[i]);
 }
