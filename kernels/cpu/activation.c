@@ -9,15 +9,16 @@
  * for float64) before the loop, as PyTorch converts them to its opmath type.  The
  * formulas and their evaluation order follow PyTorch's scalar kernels
  * (aten/src/ATen/native/cpu/Activation.cpp), so NaN, infinities and signed zeros
- * come out the same way. */
+ * come out the same way.  The formulas live in runtime/ops_elementwise_math.h and the
+ * checks are this file's ops_check_* (runtime/ops_elementwise_check.h), both shared
+ * with kernels/cuda/activation.cu. */
 #include <math.h>
 #include <stdint.h>
 
 #include "ops_dispatch.h"
+#include "ops_elementwise_check.h"
+#include "ops_elementwise_math.h"
 #include "ops_kernels.h"
-
-/* The float or double libm function, picked by the type of x (opmath_t). */
-#define FP_(x, F32, F64) _Generic((x), float: F32, double: F64)(x)
 
 /* A kernel over the floating dtypes with output = input dtype.  PRE declares the
  * opmath_t parameters the expression uses; EXPR is in terms of x. */
@@ -34,66 +35,6 @@
 #define SELU_ALPHA_ 1.6732632423543772848170429916717
 #define SELU_SCALE_ 1.0507009873554804934193349852946
 
-/* ---- per-element helpers (float and double) ------------------------------------ */
-
-/* elu: x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale. */
-static inline float
-elu_f32(float x, float negcoef, float poscoef, float negiptcoef)
-{
-    return x <= 0 ? expm1f(x * negiptcoef) * negcoef : x * poscoef;
-}
-
-static inline double
-elu_f64(double x, double negcoef, double poscoef, double negiptcoef)
-{
-    return x <= 0 ? expm1(x * negiptcoef) * negcoef : x * poscoef;
-}
-
-#define ELU_(x, n, p, i) _Generic((x), float: elu_f32, double: elu_f64)(x, n, p, i)
-
-/* softplus: linear above the threshold (x * beta > threshold), where
- * log1p(exp(x * beta)) / beta equals x to working precision. */
-static inline float
-softplus_f32(float x, float beta, float threshold)
-{
-    return x * beta > threshold ? x : log1pf(expf(x * beta)) / beta;
-}
-
-static inline double
-softplus_f64(double x, double beta, double threshold)
-{
-    return x * beta > threshold ? x : log1p(exp(x * beta)) / beta;
-}
-
-#define SOFTPLUS_(x, b, t) _Generic((x), float: softplus_f32, double: softplus_f64)(x, b, t)
-
-/* mish: x * tanh(softplus(x)). */
-static inline float
-mish_f32(float x)
-{
-    return x * tanhf(log1pf(expf(x)));
-}
-
-static inline double
-mish_f64(double x)
-{
-    return x * tanh(log1p(exp(x)));
-}
-
-/* log_sigmoid: min(x, 0) - log1p(exp(-|x|)), which neither overflows exp for large
- * |x| nor loses the result to log(1) for large positive x. */
-static inline float
-log_sigmoid_f32(float x)
-{
-    return (x < 0 ? x : 0.0f) - log1pf(expf(-fabsf(x)));
-}
-
-static inline double
-log_sigmoid_f64(double x)
-{
-    return (x < 0 ? x : 0.0) - log1p(exp(-fabs(x)));
-}
-
 /* ---- ops ----------------------------------------------------------------------- */
 
 ops_status
@@ -101,7 +42,7 @@ leaky_relu_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar negative_slo
 {
     (void)self;
     const double slope = ops_scalar_to_double(negative_slope);
-    ACT_KERNEL_(it, const opmath_t s = (opmath_t)slope, x > 0 ? x : x * s);
+    ACT_KERNEL_(it, const opmath_t s = (opmath_t)slope, ops_math_leaky_relu(x, s));
 }
 
 /* elu, selu and celu share the kernel; PyTorch passes alpha * scale as one
@@ -114,7 +55,7 @@ elu_common(ops_iter *it, double alpha, double scale, double input_scale)
                 const opmath_t negcoef = (opmath_t)negcoef_d;
                 const opmath_t poscoef = (opmath_t)scale;
                 const opmath_t negiptcoef = (opmath_t)input_scale,
-                ELU_(x, negcoef, poscoef, negiptcoef));
+                ops_math_elu(x, negcoef, poscoef, negiptcoef));
 }
 
 ops_status
@@ -133,13 +74,23 @@ selu_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
+ops_check_celu(const char *op, double alpha)
+{
+    /* PyTorch refuses alpha = 0 (celu divides by it). */
+    if (alpha == 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: ZeroDivisionError: alpha must not be 0", op);
+    return OPS_OK;
+}
+
+ops_status
 celu_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar alpha)
 {
     (void)self;
     const double a = ops_scalar_to_double(alpha);
-    /* celu(x, alpha) = elu(x, alpha, 1, 1 / alpha); PyTorch refuses alpha = 0. */
-    if (a == 0)
-        return ops_fail(OPS_ERR_VALUE, "%s: ZeroDivisionError: alpha must not be 0", it->op);
+    const ops_status st = ops_check_celu(it->op, a);
+    if (st != OPS_OK)
+        return st;
+    /* celu(x, alpha) = elu(x, alpha, 1, 1 / alpha) */
     return elu_common(it, a, 1.0, 1.0 / a);
 }
 
@@ -149,76 +100,81 @@ softplus_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar beta, ops_scal
     (void)self;
     const double b = ops_scalar_to_double(beta), t = ops_scalar_to_double(threshold);
     ACT_KERNEL_(it, const opmath_t bb = (opmath_t)b; const opmath_t tt = (opmath_t)t,
-                SOFTPLUS_(x, bb, tt));
+                ops_math_softplus(x, bb, tt));
 }
 
 /* hardtanh is PyTorch's clamp with legacy rules: bool is refused, integer inputs take
  * the limits truncated to int64 (toLong) and uint8 refuses negative limits; the
  * limits never promote the input. */
 ops_status
-hardtanh_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar min_val, ops_scalar max_val)
+ops_check_hardtanh(const ops_iter *it, ops_scalar min_val, ops_scalar max_val, int64_t *lo, int64_t *hi)
 {
-    (void)self;
     const ops_dtype dt = it->common_dtype;
+    *lo = *hi = 0;
     if (dt == OPS_BOOL)
         return ops_fail(OPS_ERR_DTYPE, "%s: Bool inputs not supported for hardtanh", it->op);
     if (ops_dtype_is_integral(dt, false)) {
-        const int64_t lo = ops_scalar_to_int64(min_val), hi = ops_scalar_to_int64(max_val);
-        if (dt == OPS_UINT8 && (lo < 0 || hi < 0))
+        *lo = ops_scalar_to_int64(min_val);
+        *hi = ops_scalar_to_int64(max_val);
+        if (dt == OPS_UINT8 && (*lo < 0 || *hi < 0))
             return ops_fail(OPS_ERR_VALUE, "%s: cannot do hardtanh on an unsigned type with negative limits",
                             it->op);
-        /* compared in int64 so limits outside the narrow type clamp nothing */
-        OPS_DISPATCH_INTEGRAL(dt, it->op, {
-            OPS_UNARY_KERNEL(it, scalar_t, scalar_t,
-                             (scalar_t)(((int64_t)x < lo ? lo : (int64_t)x) > hi ? hi
-                                                                               : ((int64_t)x < lo ? lo : (int64_t)x)));
+    }
+    return OPS_OK;
+}
+
+ops_status
+hardtanh_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar min_val, ops_scalar max_val)
+{
+    (void)self;
+    int64_t lo, hi;
+    const ops_status st = ops_check_hardtanh(it, min_val, max_val, &lo, &hi);
+    if (st != OPS_OK)
+        return st;
+    if (ops_dtype_is_integral(it->common_dtype, false)) {
+        OPS_DISPATCH_INTEGRAL(it->common_dtype, it->op, {
+            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, (scalar_t)ops_math_hardtanh_i64((int64_t)x, lo, hi));
         });
         return OPS_OK;
     }
     const double lo_d = ops_scalar_to_double(min_val), hi_d = ops_scalar_to_double(max_val);
-    /* clamp as PyTorch's: max with min_val first, then min with max_val (so
-     * min_val > max_val gives max_val); NaN passes both comparisons. */
-    ACT_KERNEL_(it, const opmath_t lo = (opmath_t)lo_d; const opmath_t hi = (opmath_t)hi_d,
-                (x < lo ? lo : x) > hi ? hi : (x < lo ? lo : x));
+    ACT_KERNEL_(it, const opmath_t lo_t = (opmath_t)lo_d; const opmath_t hi_t = (opmath_t)hi_d,
+                ops_math_hardtanh(x, lo_t, hi_t));
 }
 
 ops_status
 hardsigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    /* min(max(x + 3, 0), 6) / 6, NaN propagating. */
-    ACT_KERNEL_(it, const opmath_t three = 3; const opmath_t six = 6,
-                ((x + three < 0 ? 0 : x + three) > six ? six : (x + three < 0 ? 0 : x + three)) / six);
+    ACT_KERNEL_(it, (void)0, ops_math_hardsigmoid(x));
 }
 
 ops_status
 hardswish_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    /* x * min(max(x + 3, 0), 6) / 6, evaluated left to right as PyTorch's. */
-    ACT_KERNEL_(it, const opmath_t three = 3; const opmath_t six = 6,
-                x * ((x + three < 0 ? 0 : x + three) > six ? six : (x + three < 0 ? 0 : x + three)) / six);
+    ACT_KERNEL_(it, (void)0, ops_math_hardswish(x));
 }
 
 ops_status
 mish_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    ACT_KERNEL_(it, (void)0, FP_(x, mish_f32, mish_f64));
+    ACT_KERNEL_(it, (void)0, ops_math_mish(x));
 }
 
 ops_status
 softsign_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    ACT_KERNEL_(it, (void)0, x / (1 + FP_(x, fabsf, fabs)));
+    ACT_KERNEL_(it, (void)0, ops_math_softsign(x));
 }
 
 ops_status
 log_sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    ACT_KERNEL_(it, (void)0, FP_(x, log_sigmoid_f32, log_sigmoid_f64));
+    ACT_KERNEL_(it, (void)0, ops_math_log_sigmoid(x));
 }
 
 /* PyTorch's Scalar::to<T>() for an integer T (checked_convert): a value outside T's
@@ -246,28 +202,40 @@ threshold_int_arg(const char *op, ops_dtype dt, ops_scalar s, int64_t *v)
     return OPS_OK;
 }
 
+ops_status
+ops_check_threshold(const ops_iter *it, ops_scalar threshold, ops_scalar value, int64_t *t, int64_t *v)
+{
+    const ops_dtype dt = it->common_dtype;
+    *t = *v = 0;
+    if (!(OPS_MASK_NUMERIC & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
+    if (!ops_dtype_is_integral(dt, false))
+        return OPS_OK;
+    ops_status st;
+    if ((st = threshold_int_arg(it->op, dt, threshold, t)) != OPS_OK)
+        return st;
+    return threshold_int_arg(it->op, dt, value, v);
+}
+
 /* threshold: x <= threshold ? value : x, over every numeric dtype (PyTorch's CPU
  * set); threshold and value are converted to the input's type first. */
 ops_status
 threshold_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar threshold, ops_scalar value)
 {
     (void)self;
+    int64_t t, v;
+    const ops_status st = ops_check_threshold(it, threshold, value, &t, &v);
+    if (st != OPS_OK)
+        return st;
     const ops_dtype dt = it->common_dtype;
-    if (!(OPS_MASK_NUMERIC & OPS_DTYPE_BIT(dt)))
-        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
     if (ops_dtype_is_integral(dt, false)) {
-        int64_t t, v;
-        ops_status st;
-        if ((st = threshold_int_arg(it->op, dt, threshold, &t)) != OPS_OK ||
-            (st = threshold_int_arg(it->op, dt, value, &v)) != OPS_OK)
-            return st;
         OPS_DISPATCH_INTEGRAL(dt, it->op, {
             const scalar_t tt = (scalar_t)t, vv = (scalar_t)v;
-            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x <= tt ? vv : x);
+            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ops_math_threshold(x, tt, vv));
         });
         return OPS_OK;
     }
-    const double t = ops_scalar_to_double(threshold), v = ops_scalar_to_double(value);
-    ACT_KERNEL_(it, const opmath_t tt = (opmath_t)t; const opmath_t vv = (opmath_t)v,
-                x <= tt ? vv : x);
+    const double td = ops_scalar_to_double(threshold), vd = ops_scalar_to_double(value);
+    ACT_KERNEL_(it, const opmath_t tt = (opmath_t)td; const opmath_t vv = (opmath_t)vd,
+                ops_math_threshold(x, tt, vv));
 }

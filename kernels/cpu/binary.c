@@ -3,145 +3,75 @@
  *
  * The meta has converted both inputs to it->common_dtype (operands 1 and 2) and
  * chosen the output's dtype, so each kernel dispatches once on the common dtype.
- * Integer arithmetic wraps (the project builds with -fwrapv, as PyTorch's integers
- * wrap); the operations C leaves undefined even then (x / 0, INT_MIN / -1, INT_MIN %
- * -1) are never executed: a zero divisor is reported before anything is written, and
- * a divisor of -1 takes its own branch.  float16/bfloat16 compute in float. */
+ * The per-element arithmetic (integer division and remainder with PyTorch's rules,
+ * floor division of floats, powi, NaN-propagating maximum) is
+ * runtime/ops_elementwise_math.h's, and the checks are this file's exported
+ * ops_check_* (runtime/ops_elementwise_check.h): kernels/cuda/binary.cu uses both.
+ * A zero integer divisor is reported before anything is written.  float16/bfloat16
+ * compute in float. */
 #include <math.h>
 #include <string.h>
 
-#include "cpu_util.h"
+#include "ops_dispatch.h"
+#include "ops_elementwise_check.h"
+#include "ops_elementwise_math.h"
 #include "ops_kernels.h"
-
-/* ---- integer helpers, one per type (no `x < 0` on unsigned types) --------------- */
-
-#define DEFINE_SIGNED_INT_OPS(T, S)                                                      \
-    static inline T trunc_div_##S(T a, T b)                                             \
-    {                                                                                    \
-        return b == -1 ? (T)-a : (T)(a / b);                                             \
-    }                                                                                    \
-    static inline T floor_div_##S(T a, T b)                                             \
-    {                                                                                    \
-        if (b == -1)                                                                     \
-            return (T)-a;                                                                \
-        const T q = (T)(a / b), r = (T)(a % b);                                          \
-        return (r != 0 && ((r < 0) != (b < 0))) ? (T)(q - 1) : q;                        \
-    }                                                                                    \
-    static inline T py_mod_##S(T a, T b)                                                \
-    {                                                                                    \
-        if (b == -1)                                                                     \
-            return 0;                                                                    \
-        const T r = (T)(a % b);                                                          \
-        return (r != 0 && ((r < 0) != (b < 0))) ? (T)(r + b) : r;                        \
-    }                                                                                    \
-    static inline T c_mod_##S(T a, T b)                                                 \
-    {                                                                                    \
-        return b == -1 ? 0 : (T)(a % b);                                                 \
-    }                                                                                    \
-    /* PyTorch's powi: negative exponents give 0 except for bases 1 and -1. */           \
-    static inline T pow_##S(T a, T b)                                                   \
-    {                                                                                    \
-        if (b < 0) {                                                                     \
-            if (a == 1)                                                                  \
-                return 1;                                                                \
-            if (a == -1)                                                                 \
-                return (b & 1) ? -1 : 1;                                                 \
-            return 0;                                                                    \
-        }                                                                                \
-        T r = 1;                                                                         \
-        while (b) {                                                                      \
-            if (b & 1)                                                                   \
-                r = (T)(r * a);                                                          \
-            b = (T)(b / 2);                                                              \
-            a = (T)(a * a);                                                              \
-        }                                                                                \
-        return r;                                                                        \
-    }
-
-DEFINE_SIGNED_INT_OPS(int8_t, i8)
-DEFINE_SIGNED_INT_OPS(int16_t, i16)
-DEFINE_SIGNED_INT_OPS(int32_t, i32)
-DEFINE_SIGNED_INT_OPS(int64_t, i64)
-
-static inline uint8_t
-trunc_div_u8(uint8_t a, uint8_t b)
-{
-    return (uint8_t)(a / b);
-}
-
-static inline uint8_t
-floor_div_u8(uint8_t a, uint8_t b)
-{
-    return (uint8_t)(a / b);
-}
-
-static inline uint8_t
-py_mod_u8(uint8_t a, uint8_t b)
-{
-    return (uint8_t)(a % b);
-}
-
-static inline uint8_t
-c_mod_u8(uint8_t a, uint8_t b)
-{
-    return (uint8_t)(a % b);
-}
-
-static inline uint8_t
-pow_u8(uint8_t a, uint8_t b)
-{
-    uint8_t r = 1;
-    while (b) {
-        if (b & 1)
-            r = (uint8_t)(r * a);
-        b = (uint8_t)(b / 2);
-        a = (uint8_t)(a * a);
-    }
-    return r;
-}
-
-#define INT_OP(NAME, a, b)                                                               \
-    _Generic((a), uint8_t: NAME##_u8, int8_t: NAME##_i8, int16_t: NAME##_i16,            \
-             int32_t: NAME##_i32, int64_t: NAME##_i64)((a), (b))
-
-/* ---- floating helpers ------------------------------------------------------------ */
-
-/* Python's floor division (PyTorch's div_floor_floating): the quotient of the
- * exactly-rounded remainder, so floor_divide(a, b) * b + remainder(a, b) == a. */
-#define DEFINE_FLOAT_OPS(T, S, FMOD, FLOOR, COPYSIGN)                                    \
-    static inline T floor_div_##S(T a, T b)                                             \
-    {                                                                                    \
-        if (b == 0)                                                                      \
-            return a / b;                                                                \
-        const T mod = FMOD(a, b);                                                        \
-        T div = (a - mod) / b;                                                           \
-        if (mod != 0 && (b < 0) != (mod < 0))                                            \
-            div -= 1;                                                                    \
-        if (div == 0)                                                                    \
-            return COPYSIGN((T)0, a / b);                                                \
-        T fl = FLOOR(div);                                                               \
-        if (div - fl > (T)0.5)                                                           \
-            fl += 1;                                                                     \
-        return fl;                                                                       \
-    }                                                                                    \
-    static inline T py_mod_##S(T a, T b)                                                \
-    {                                                                                    \
-        T mod = FMOD(a, b);                                                              \
-        if (mod != 0 && (b < 0) != (mod < 0))                                            \
-            mod += b;                                                                    \
-        return mod;                                                                      \
-    }
-
-DEFINE_FLOAT_OPS(float, f32, fmodf, floorf, copysignf)
-DEFINE_FLOAT_OPS(double, f64, fmod, floor, copysign)
-
-#define FLOAT_OP(NAME, a, b) _Generic((a), float: NAME##_f32, double: NAME##_f64)((a), (b))
 
 /* ---- shared checks ------------------------------------------------------------- */
 
-/* add/sub's alpha (PyTorch's alpha_check), then its value range for the dtype. */
-static ops_status
-check_alpha(const ops_iter *it, ops_scalar alpha)
+ops_status
+ops_check_scalar_fits(const char *op, const char *arg, ops_scalar s, ops_dtype dt)
+{
+    bool ok = true;
+    double lo = 0, hi = 0;
+    switch (dt) {
+    case OPS_BOOL:
+        return OPS_OK;
+    case OPS_UINT8:
+        lo = -255.0, hi = 255.0;
+        break;
+    case OPS_INT8:
+        lo = -128.0, hi = 127.0;
+        break;
+    case OPS_INT16:
+        lo = -32768.0, hi = 32767.0;
+        break;
+    case OPS_INT32:
+        lo = -2147483648.0, hi = 2147483647.0;
+        break;
+    case OPS_INT64:
+        if (s.kind == OPS_SCALAR_FLOAT)
+            ok = s.v.f >= -9223372036854775808.0 && s.v.f < 9223372036854775808.0;
+        goto done;
+    case OPS_FLOAT16:
+        hi = 65504.0;
+        break;
+    case OPS_BFLOAT16:
+        hi = 3.3895313892515355e38;
+        break;
+    case OPS_FLOAT32:
+        hi = 3.4028234663852886e38;
+        break;
+    default:
+        return OPS_OK;
+    }
+    if (ops_dtype_is_floating(dt)) {
+        if (s.kind == OPS_SCALAR_FLOAT && isfinite(s.v.f))
+            ok = s.v.f >= -hi && s.v.f <= hi;
+    } else if (s.kind == OPS_SCALAR_FLOAT) {
+        ok = s.v.f >= lo && s.v.f <= hi; /* false for NaN */
+    } else if (s.kind == OPS_SCALAR_INT) {
+        ok = s.v.i >= (int64_t)lo && s.v.i <= (int64_t)hi;
+    }
+done:
+    if (!ok)
+        return ops_fail(OPS_ERR_VALUE, "%s: value of '%s' cannot be converted to type %s without overflow", op,
+                        arg, ops_dtype_name(dt));
+    return OPS_OK;
+}
+
+ops_status
+ops_check_alpha(const ops_iter *it, ops_scalar alpha)
 {
     const ops_dtype dt = it->common_dtype;
     if (alpha.kind == OPS_SCALAR_BOOL && dt != OPS_BOOL)
@@ -150,10 +80,69 @@ check_alpha(const ops_iter *it, ops_scalar alpha)
         return ops_fail(OPS_ERR_VALUE,
                         "%s: For integral input tensors, argument alpha must not be a floating point number.",
                         it->op);
-    return cpu_check_scalar_fits(it->op, "alpha", alpha, cpu_opmath_dtype(dt));
+    return ops_check_scalar_fits(it->op, "alpha", alpha, ops_opmath_dtype(dt));
 }
 
-/* Integer division and remainder by zero: refused before anything is written. */
+ops_status
+ops_check_sub(const ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_scalar alpha)
+{
+    if (self->dtype == OPS_BOOL && other->dtype == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                        "`^` or `logical_xor()` operator instead.",
+                        it->op);
+    if (self->dtype == OPS_BOOL || other->dtype == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                        "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                        it->op);
+    return ops_check_alpha(it, alpha);
+}
+
+ops_status
+ops_check_rounding_mode(const char *op, const char *rounding_mode, bool *trunc)
+{
+    *trunc = strcmp(rounding_mode, "trunc") == 0;
+    if (!*trunc && strcmp(rounding_mode, "floor") != 0)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", op,
+                        rounding_mode);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_division_dtype(const ops_iter *it)
+{
+    if (it->common_dtype == OPS_BOOL)
+        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    return OPS_OK;
+}
+
+ops_status
+ops_fail_zero_division(const char *op)
+{
+    return ops_fail(OPS_ERR_RUNTIME, "%s: ZeroDivisionError (integer division or remainder by zero)", op);
+}
+
+ops_status
+ops_check_pow(const ops_iter *it, const ops_tensor *exponent)
+{
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    /* pow(int tensor, negative int Scalar) is refused, as PyTorch's pow.Tensor_Scalar;
+     * negative exponents inside a tensor follow powi's rules instead.  A wrapped
+     * Scalar lives in host memory whatever the op's device. */
+    if (!ops_dtype_is_floating(dt) && (exponent->flags & OPS_TENSOR_WRAPPED_NUMBER) &&
+        ops_dtype_is_integral(exponent->dtype, true)) {
+        const ops_scalar e = ops_scalar_load(ops_tensor_data_ptr(exponent), exponent->dtype);
+        if (e.kind == OPS_SCALAR_INT && e.v.i < 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: Integers to negative integer powers are not allowed.", it->op);
+    }
+    return OPS_OK;
+}
+
+/* Integer division and remainder by zero, scanned in the divisor (operand 2). */
 static ops_status
 check_divisor(const ops_iter *it)
 {
@@ -187,33 +176,26 @@ check_divisor(const ops_iter *it)
             __atomic_store_n(&found, true, __ATOMIC_RELAXED);
     });
     if (found)
-        return ops_fail(OPS_ERR_RUNTIME, "%s: ZeroDivisionError (integer division or remainder by zero)", it->op);
+        return ops_fail_zero_division(it->op);
     return OPS_OK;
-}
-
-static inline ops_status
-fail_bool(const ops_iter *it)
-{
-    return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
 }
 
 /* The body of the rounding divisions and remainders: bool is refused, integer
  * divisors are checked for zero before anything is written, floats follow IEEE. */
-#define DIVISION_KERNEL_(IT, FLOAT_EXPR, INT_EXPR)                                          \
+#define DIVISION_KERNEL_(IT, FN)                                                            \
     do {                                                                                    \
-        const ops_dtype dt_ = (IT)->common_dtype;                                           \
-        if (dt_ == OPS_BOOL)                                                                \
-            return fail_bool(IT);                                                           \
-        if (ops_dtype_is_floating(dt_)) {                                                   \
-            OPS_DISPATCH_FLOATING(dt_, (IT)->op,                                            \
-                                  OPS_BINARY_KERNEL(IT, scalar_t, scalar_t, scalar_t, FLOAT_EXPR);); \
-            return OPS_OK;                                                                  \
-        }                                                                                   \
-        const ops_status st_ = check_divisor(IT);                                           \
+        ops_status st_ = ops_check_division_dtype(IT);                                      \
         if (st_ != OPS_OK)                                                                  \
             return st_;                                                                     \
-        OPS_DISPATCH_INTEGRAL(dt_, (IT)->op,                                                \
-                              OPS_BINARY_KERNEL(IT, scalar_t, scalar_t, scalar_t, INT_EXPR);); \
+        if (ops_dtype_is_floating((IT)->common_dtype)) {                                    \
+            OPS_DISPATCH_FLOATING((IT)->common_dtype, (IT)->op,                             \
+                                  OPS_BINARY_KERNEL(IT, scalar_t, scalar_t, scalar_t, FN(x, y)););  \
+            return OPS_OK;                                                                  \
+        }                                                                                   \
+        if ((st_ = check_divisor(IT)) != OPS_OK)                                            \
+            return st_;                                                                     \
+        OPS_DISPATCH_INTEGRAL((IT)->common_dtype, (IT)->op,                                 \
+                              OPS_BINARY_KERNEL(IT, scalar_t, scalar_t, scalar_t, FN(x, y)););      \
         return OPS_OK;                                                                      \
     } while (0)
 
@@ -224,7 +206,7 @@ add_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_s
 {
     (void)self;
     (void)other;
-    const ops_status st = check_alpha(it, alpha);
+    const ops_status st = ops_check_alpha(it, alpha);
     if (st != OPS_OK)
         return st;
     OPS_DISPATCH_ALL(it->common_dtype, it->op, {
@@ -237,17 +219,7 @@ add_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_s
 ops_status
 sub_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_scalar alpha)
 {
-    if (self->dtype == OPS_BOOL && other->dtype == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE,
-                        "%s: Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-                        "`^` or `logical_xor()` operator instead.",
-                        it->op);
-    if (self->dtype == OPS_BOOL || other->dtype == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE,
-                        "%s: Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                        "trying to invert a mask, use the `~` or `logical_not()` operator instead.",
-                        it->op);
-    const ops_status st = check_alpha(it, alpha);
+    const ops_status st = ops_check_sub(it, self, other, alpha);
     if (st != OPS_OK)
         return st;
     OPS_DISPATCH_NUMERIC(it->common_dtype, it->op, {
@@ -286,14 +258,13 @@ div_out_mode_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, 
 {
     if (rounding_mode == NULL)
         return div_out_cpu(it, self, other);
-    const bool trunc_mode = strcmp(rounding_mode, "trunc") == 0;
-    if (!trunc_mode && strcmp(rounding_mode, "floor") != 0)
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: expected rounding_mode to be one of None, 'trunc', or 'floor' but found '%s'", it->op,
-                        rounding_mode);
+    bool trunc_mode;
+    const ops_status st = ops_check_rounding_mode(it->op, rounding_mode, &trunc_mode);
+    if (st != OPS_OK)
+        return st;
     if (trunc_mode)
-        DIVISION_KERNEL_(it, CPU_FP1(truncf, trunc, x / y), INT_OP(trunc_div, x, y));
-    DIVISION_KERNEL_(it, FLOAT_OP(floor_div, x, y), INT_OP(floor_div, x, y));
+        DIVISION_KERNEL_(it, ops_math_div_trunc);
+    DIVISION_KERNEL_(it, ops_math_div_floor);
 }
 
 ops_status
@@ -301,7 +272,7 @@ remainder_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    DIVISION_KERNEL_(it, FLOAT_OP(py_mod, x, y), INT_OP(py_mod, x, y));
+    DIVISION_KERNEL_(it, ops_math_remainder);
 }
 
 ops_status
@@ -309,7 +280,7 @@ fmod_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    DIVISION_KERNEL_(it, CPU_FP2(fmodf, fmod, x, y), INT_OP(c_mod, x, y));
+    DIVISION_KERNEL_(it, ops_math_fmod);
 }
 
 /* ---- pow, maximum, minimum, atan2 ---------------------------------------------- */
@@ -318,22 +289,11 @@ ops_status
 pow_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
 {
     (void)self;
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return fail_bool(it);
-    if (ops_dtype_is_floating(dt)) {
-        OPS_DISPATCH_FLOATING(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_FP2(powf, pow, x, y)););
-        return OPS_OK;
-    }
-    /* pow(int tensor, negative int Scalar) is refused, as PyTorch's pow.Tensor_Scalar;
-     * negative exponents inside a tensor follow powi's rules instead. */
-    if ((exponent->flags & OPS_TENSOR_WRAPPED_NUMBER) && ops_dtype_is_integral(exponent->dtype, true)) {
-        const ops_scalar e = ops_scalar_load(ops_tensor_data_ptr(exponent), exponent->dtype);
-        if (e.kind == OPS_SCALAR_INT && e.v.i < 0)
-            return ops_fail(OPS_ERR_VALUE, "%s: Integers to negative integer powers are not allowed.", it->op);
-    }
-    OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, INT_OP(pow, x, y)););
+    const ops_status st = ops_check_pow(it, exponent);
+    if (st != OPS_OK)
+        return st;
+    OPS_DISPATCH_NUMERIC(it->common_dtype, it->op,
+                         OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_pow(x, y)););
     return OPS_OK;
 }
 
@@ -342,14 +302,8 @@ maximum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    const ops_dtype dt = it->common_dtype;
-    if (ops_dtype_is_floating(dt)) {
-        OPS_DISPATCH_FLOATING(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_MAX_NAN(x, y)););
-        return OPS_OK;
-    }
-    OPS_DISPATCH_INTEGRAL_AND_BOOL(dt, it->op,
-                                   OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x > y ? x : y););
+    OPS_DISPATCH_ALL(it->common_dtype, it->op,
+                     OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_max(x, y)););
     return OPS_OK;
 }
 
@@ -358,14 +312,8 @@ minimum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    const ops_dtype dt = it->common_dtype;
-    if (ops_dtype_is_floating(dt)) {
-        OPS_DISPATCH_FLOATING(dt, it->op,
-                              OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_MIN_NAN(x, y)););
-        return OPS_OK;
-    }
-    OPS_DISPATCH_INTEGRAL_AND_BOOL(dt, it->op,
-                                   OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x < y ? x : y););
+    OPS_DISPATCH_ALL(it->common_dtype, it->op,
+                     OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_min(x, y)););
     return OPS_OK;
 }
 
@@ -375,6 +323,6 @@ atan2_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
     (void)self;
     (void)other;
     OPS_DISPATCH_FLOATING(it->common_dtype, it->op,
-                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_FP2(atan2f, atan2, x, y)););
+                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_atan2(x, y)););
     return OPS_OK;
 }

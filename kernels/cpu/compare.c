@@ -5,7 +5,8 @@
  * and write bool (an out= of another dtype gets the bools converted by the
  * iterator's write-back); float16/bfloat16 compare in float.  Bitwise ops (meta
  * binary) take integral and bool inputs. */
-#include "cpu_util.h"
+#include "ops_dispatch.h"
+#include "ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* ---- comparisons ----------------------------------------------------------------- */
@@ -130,35 +131,8 @@ bitwise_xor_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *othe
     return OPS_OK;
 }
 
-/* Shifts, PyTorch's rules for counts C leaves undefined: a left shift by a negative
- * count or by the width or more gives 0; a right shift by such a count gives what
- * shifting by the width minus the sign bit gives (all sign bits for signed types,
- * 0 for uint8).  The count is read as signed (uint8 counts >= 128 are negative). */
-#define DEFINE_SHIFTS(T, UT, ST, S, SIGNED)                                              \
-    static inline T lshift_##S(T a, T b)                                                \
-    {                                                                                    \
-        const int width = (int)sizeof(T) * 8;                                            \
-        if ((ST)b < 0 || (ST)b >= width)                                                 \
-            return 0;                                                                    \
-        return (T)((UT)a << (ST)b);                                                      \
-    }                                                                                    \
-    static inline T rshift_##S(T a, T b)                                                \
-    {                                                                                    \
-        const int max_shift = (int)sizeof(T) * 8 - (SIGNED);                             \
-        if ((ST)b < 0 || (ST)b >= max_shift)                                             \
-            return (T)(a >> max_shift);                                                  \
-        return (T)(a >> (ST)b);                                                          \
-    }
-
-DEFINE_SHIFTS(uint8_t, uint8_t, int8_t, u8, 0)
-DEFINE_SHIFTS(int8_t, uint8_t, int8_t, i8, 1)
-DEFINE_SHIFTS(int16_t, uint16_t, int16_t, i16, 1)
-DEFINE_SHIFTS(int32_t, uint32_t, int32_t, i32, 1)
-DEFINE_SHIFTS(int64_t, uint64_t, int64_t, i64, 1)
-
-#define SHIFT_OP(NAME, a, b)                                                             \
-    _Generic((a), uint8_t: NAME##_u8, int8_t: NAME##_i8, int16_t: NAME##_i16,            \
-             int32_t: NAME##_i32, int64_t: NAME##_i64)((a), (b))
+/* Shifts: PyTorch's rules for counts C leaves undefined are ops_math_lshift/rshift's
+ * (runtime/ops_elementwise_math.h, shared with kernels/cuda/compare.cu). */
 
 ops_status
 bitwise_left_shift_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
@@ -166,7 +140,7 @@ bitwise_left_shift_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tenso
     (void)self;
     (void)other;
     OPS_DISPATCH_INTEGRAL(it->common_dtype, it->op,
-                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, SHIFT_OP(lshift, x, y)););
+                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_lshift(x, y)););
     return OPS_OK;
 }
 
@@ -176,6 +150,6 @@ bitwise_right_shift_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tens
     (void)self;
     (void)other;
     OPS_DISPATCH_INTEGRAL(it->common_dtype, it->op,
-                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, SHIFT_OP(rshift, x, y)););
+                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_rshift(x, y)););
     return OPS_OK;
 }

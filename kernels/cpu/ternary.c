@@ -3,10 +3,14 @@
  *
  * Operand 0 is the output; the inputs follow in schema order (clamp.Tensor: self,
  * then whichever bounds are present).  Floating clamps and bounds propagate NaN
- * from any side, as PyTorch's clamp does. */
+ * from any side, as PyTorch's clamp does.  The per-element arithmetic is
+ * runtime/ops_elementwise_math.h's and the checks are this file's ops_check_*
+ * (runtime/ops_elementwise_check.h), both shared with kernels/cuda/ternary.cu. */
 #include <math.h>
 
-#include "cpu_util.h"
+#include "ops_dispatch.h"
+#include "ops_elementwise_check.h"
+#include "ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* ---- where ---------------------------------------------------------------------- */
@@ -44,30 +48,34 @@ where_out_cpu(ops_iter *it, const ops_tensor *condition, const ops_tensor *self,
 
 /* ---- clamp ---------------------------------------------------------------------- */
 
-static inline ops_status
-fail_bool_clamp(const ops_iter *it)
+ops_status
+ops_check_clamp(const ops_iter *it, const ops_scalar *min, const ops_scalar *max)
 {
-    return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    ops_status st = OPS_OK;
+    if (min && (st = ops_check_scalar_fits(it->op, "min", *min, ops_opmath_dtype(dt))) != OPS_OK)
+        return st;
+    if (max && (st = ops_check_scalar_fits(it->op, "max", *max, ops_opmath_dtype(dt))) != OPS_OK)
+        return st;
+    return OPS_OK;
 }
 
 ops_status
 clamp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_scalar *min, const ops_scalar *max)
 {
     (void)self;
+    const ops_status st = ops_check_clamp(it, min, max);
+    if (st != OPS_OK)
+        return st;
     const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return fail_bool_clamp(it);
-    ops_status st = OPS_OK;
-    if (min && (st = cpu_check_scalar_fits(it->op, "min", *min, cpu_opmath_dtype(dt))) != OPS_OK)
-        return st;
-    if (max && (st = cpu_check_scalar_fits(it->op, "max", *max, cpu_opmath_dtype(dt))) != OPS_OK)
-        return st;
     if (ops_dtype_is_floating(dt)) {
         /* a missing bound is an infinite one, which max/min pass through */
         OPS_DISPATCH_FLOATING(dt, it->op, {
             const opmath_t lo = min ? OPS_SCALAR_AS(opmath_t, *min) : (opmath_t)-INFINITY;
             const opmath_t hi = max ? OPS_SCALAR_AS(opmath_t, *max) : (opmath_t)INFINITY;
-            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, CPU_MIN_NAN(CPU_MAX_NAN(x, lo), hi));
+            OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ops_math_clamp(x, lo, hi));
         });
         return OPS_OK;
     }
@@ -75,8 +83,7 @@ clamp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_scalar *min, const
     OPS_DISPATCH_INTEGRAL(dt, it->op, {
         const opmath_t lo = has_lo ? OPS_SCALAR_AS(opmath_t, *min) : 0;
         const opmath_t hi = has_hi ? OPS_SCALAR_AS(opmath_t, *max) : 0;
-        OPS_UNARY_KERNEL(it, scalar_t, scalar_t,
-                         (has_hi && ((has_lo && x < lo) ? lo : x) > hi) ? hi : ((has_lo && x < lo) ? lo : x));
+        OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ops_math_clamp_opt(x, lo, hi, has_lo, has_hi));
     });
     return OPS_OK;
 }
@@ -87,64 +94,71 @@ clamp_tensor_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *min
     (void)self;
     const ops_dtype dt = it->common_dtype;
     if (dt == OPS_BOOL)
-        return fail_bool_clamp(it);
-    const bool fp = ops_dtype_is_floating(dt);
-    if (min && max) {
-        if (fp)
-            OPS_DISPATCH_FLOATING(dt, it->op,
-                                  OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
-                                                     CPU_MIN_NAN(CPU_MAX_NAN(x, y), z)););
-        else
-            OPS_DISPATCH_INTEGRAL(dt, it->op,
-                                  OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
-                                                     (x < y ? y : x) > z ? z : (x < y ? y : x)););
-    } else if (min) {
-        if (fp)
-            OPS_DISPATCH_FLOATING(dt, it->op,
-                                  OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_MAX_NAN(x, y)););
-        else
-            OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x < y ? y : x););
-    } else {
-        if (fp)
-            OPS_DISPATCH_FLOATING(dt, it->op,
-                                  OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, CPU_MIN_NAN(x, y)););
-        else
-            OPS_DISPATCH_INTEGRAL(dt, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x > y ? y : x););
-    }
+        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    if (min && max)
+        OPS_DISPATCH_NUMERIC(dt, it->op,
+                             OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
+                                                ops_math_clamp(x, y, z)););
+    else if (min)
+        OPS_DISPATCH_NUMERIC(dt, it->op,
+                             OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_max(x, y)););
+    else
+        OPS_DISPATCH_NUMERIC(dt, it->op,
+                             OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_min(x, y)););
     return OPS_OK;
 }
 
 /* ---- lerp ----------------------------------------------------------------------- */
 
 ops_status
-lerp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight)
+ops_check_lerp(const ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight,
+               bool *scalar_weight, double *weight_value)
 {
     if (end->dtype != self->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: expected dtype %s for `end` but got dtype %s", it->op,
                         ops_dtype_name(self->dtype), ops_dtype_name(end->dtype));
-    const bool scalar_weight = (weight->flags & OPS_TENSOR_WRAPPED_NUMBER) != 0;
-    if (!scalar_weight && weight->dtype != self->dtype)
+    *scalar_weight = (weight->flags & OPS_TENSOR_WRAPPED_NUMBER) != 0;
+    if (!*scalar_weight && weight->dtype != self->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: expected dtype %s for `weight` but got dtype %s", it->op,
                         ops_dtype_name(self->dtype), ops_dtype_name(weight->dtype));
-    /* PyTorch's formula: from whichever end is nearer, for accuracy at both ends. */
-#define LERP_(a, b, w) (CPU_FP1(fabsf, fabs, (w)) < (opmath_t)0.5 ? (a) + (w) * ((b) - (a)) \
-                                                               : (b) - ((b) - (a)) * ((opmath_t)1 - (w)))
+    /* A wrapped Scalar lives in host memory whatever the op's device. */
+    *weight_value =
+        *scalar_weight ? ops_scalar_to_double(ops_scalar_load(ops_tensor_data_ptr(weight), weight->dtype)) : 0.0;
+    return OPS_OK;
+}
+
+ops_status
+lerp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight)
+{
+    bool scalar_weight;
+    double wv;
+    const ops_status st = ops_check_lerp(it, self, end, weight, &scalar_weight, &wv);
+    if (st != OPS_OK)
+        return st;
     if (scalar_weight) {
         /* A Scalar weight is used at opmath precision, not rounded to self's dtype. */
-        const double wv = ops_scalar_to_double(ops_scalar_load(ops_tensor_data_ptr(weight), weight->dtype));
         OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
             const opmath_t w = (opmath_t)wv;
-            OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, LERP_(x, y, w));
+            OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, ops_math_lerp(x, y, w));
         });
     } else {
         OPS_DISPATCH_FLOATING(it->common_dtype, it->op,
-                              OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, LERP_(x, y, z)););
+                              OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
+                                                 ops_math_lerp(x, y, z)););
     }
-#undef LERP_
     return OPS_OK;
 }
 
 /* ---- addcmul, addcdiv ----------------------------------------------------------- */
+
+ops_status
+ops_check_addcmul(const ops_iter *it, ops_scalar value)
+{
+    const ops_dtype dt = it->common_dtype;
+    if (dt == OPS_BOOL)
+        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
+    return ops_check_scalar_fits(it->op, "value", value, ops_opmath_dtype(dt));
+}
 
 ops_status
 addcmul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
@@ -153,13 +167,10 @@ addcmul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1,
     (void)self;
     (void)tensor1;
     (void)tensor2;
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
-    const ops_status st = cpu_check_scalar_fits(it->op, "value", value, cpu_opmath_dtype(dt));
+    const ops_status st = ops_check_addcmul(it, value);
     if (st != OPS_OK)
         return st;
-    OPS_DISPATCH_NUMERIC(dt, it->op, {
+    OPS_DISPATCH_NUMERIC(it->common_dtype, it->op, {
         const opmath_t v = OPS_SCALAR_AS(opmath_t, value);
         OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, x + v * y * z);
     });
@@ -167,10 +178,8 @@ addcmul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1,
 }
 
 ops_status
-addcdiv_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
-                ops_scalar value)
+ops_check_addcdiv(const ops_iter *it, const ops_tensor *tensor1, const ops_tensor *tensor2, ops_scalar value)
 {
-    (void)self;
     if (ops_dtype_is_integral(tensor1->dtype, true) && ops_dtype_is_integral(tensor2->dtype, true))
         return ops_fail(OPS_ERR_DTYPE,
                         "%s: Integer division with addcdiv is no longer supported, and in a future release "
@@ -180,11 +189,18 @@ addcdiv_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1,
                         "inputs. The future addcdiv behavior is just the latter implementation: (input + value "
                         "* tensor1 / tensor2), for all dtypes.",
                         it->op);
-    const ops_dtype dt = it->common_dtype;
-    const ops_status st = cpu_check_scalar_fits(it->op, "value", value, cpu_opmath_dtype(dt));
+    return ops_check_scalar_fits(it->op, "value", value, ops_opmath_dtype(it->common_dtype));
+}
+
+ops_status
+addcdiv_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
+                ops_scalar value)
+{
+    (void)self;
+    const ops_status st = ops_check_addcdiv(it, tensor1, tensor2, value);
     if (st != OPS_OK)
         return st;
-    OPS_DISPATCH_FLOATING(dt, it->op, {
+    OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
         const opmath_t v = OPS_SCALAR_AS(opmath_t, value);
         OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, x + v * y / z);
     });

@@ -15,11 +15,9 @@
 #include <string.h>
 
 #include "ops_dispatch.h"
+#include "ops_elementwise_check.h"
+#include "ops_elementwise_math.h"
 #include "ops_kernels.h"
-
-/* The float or double libm function, picked by the type of x (opmath_t of a
- * floating kernel is one of the two). */
-#define FP_(x, F32, F64) _Generic((x), float: F32, double: F64)(x)
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
  * where x < 0 is always false and the compiler says so). */
@@ -39,12 +37,21 @@
 /* ---- sign and magnitude ------------------------------------------------------ */
 
 ops_status
+ops_check_neg(ops_dtype dt)
+{
+    if (dt == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "neg: negation, the `-` operator, on a bool tensor is not supported; "
+                                       "to invert a mask, use bitwise_not or logical_not instead");
+    return OPS_OK;
+}
+
+ops_status
 neg_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    if (it->common_dtype == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "neg: negation, the `-` operator, on a bool tensor is not supported; "
-                                       "to invert a mask, use bitwise_not or logical_not instead");
+    const ops_status st = ops_check_neg(it->common_dtype);
+    if (st != OPS_OK)
+        return st;
     /* Integers wrap (-(-128) is -128 in int8), as PyTorch's. */
     OPS_DISPATCH_NUMERIC(it->common_dtype, "neg", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, -x););
     return OPS_OK;
@@ -56,7 +63,7 @@ abs_out_cpu(ops_iter *it, const ops_tensor *self)
     (void)self;
     const ops_dtype dt = it->common_dtype;
     if (ops_dtype_is_floating(dt))
-        FLOATING_KERNEL_(it, "abs", FP_(x, fabsf, fabs));
+        FLOATING_KERNEL_(it, "abs", ops_math_fabs(x));
     if (dt == OPS_UINT8) {
         OPS_UNARY_KERNEL(it, uint8_t, uint8_t, x);
         return OPS_OK;
@@ -88,12 +95,21 @@ sign_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
+ops_check_relu(ops_dtype dt)
+{
+    if (dt == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "relu: boolean inputs are not supported");
+    return OPS_OK;
+}
+
+ops_status
 relu_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "relu: boolean inputs are not supported");
+    const ops_status st = ops_check_relu(dt);
+    if (st != OPS_OK)
+        return st;
     if (ops_dtype_is_floating(dt))
         FLOATING_KERNEL_(it, "relu", ops_math_relu(x));
     if (dt == OPS_UINT8) {
@@ -114,14 +130,23 @@ reciprocal_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
+ops_check_square(ops_dtype dt)
+{
+    /* PyTorch's square(bool) is pow(self, 2), an int64 tensor; a dtype-keeping
+     * unary op cannot give that, so bool is refused rather than answered in bool. */
+    if (dt == OPS_BOOL)
+        return ops_fail(OPS_ERR_DTYPE, "square: dtype bool is not supported (PyTorch computes square "
+                                       "of a bool tensor as int64: convert it first)");
+    return OPS_OK;
+}
+
+ops_status
 square_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    /* PyTorch's square(bool) is pow(self, 2), an int64 tensor; a dtype-keeping
-     * unary op cannot give that, so bool is refused rather than answered in bool. */
-    if (it->common_dtype == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "square: dtype bool is not supported (PyTorch computes square "
-                                       "of a bool tensor as int64: convert it first)");
+    const ops_status st = ops_check_square(it->common_dtype);
+    if (st != OPS_OK)
+        return st;
     /* Integers wrap on overflow, as PyTorch's. */
     OPS_DISPATCH_NUMERIC(it->common_dtype, "square", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x * x););
     return OPS_OK;
@@ -131,7 +156,7 @@ ops_status
 sqrt_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sqrt", FP_(x, sqrtf, sqrt));
+    FLOATING_KERNEL_(it, "sqrt", ops_math_sqrt(x));
 }
 
 ops_status
@@ -147,49 +172,49 @@ ops_status
 exp_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "exp", FP_(x, expf, exp));
+    FLOATING_KERNEL_(it, "exp", ops_math_exp(x));
 }
 
 ops_status
 exp2_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "exp2", FP_(x, exp2f, exp2));
+    FLOATING_KERNEL_(it, "exp2", ops_math_exp2(x));
 }
 
 ops_status
 expm1_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "expm1", FP_(x, expm1f, expm1));
+    FLOATING_KERNEL_(it, "expm1", ops_math_expm1(x));
 }
 
 ops_status
 log_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log", FP_(x, logf, log));
+    FLOATING_KERNEL_(it, "log", ops_math_log(x));
 }
 
 ops_status
 log2_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log2", FP_(x, log2f, log2));
+    FLOATING_KERNEL_(it, "log2", ops_math_log2(x));
 }
 
 ops_status
 log10_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log10", FP_(x, log10f, log10));
+    FLOATING_KERNEL_(it, "log10", ops_math_log10(x));
 }
 
 ops_status
 log1p_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log1p", FP_(x, log1pf, log1p));
+    FLOATING_KERNEL_(it, "log1p", ops_math_log1p(x));
 }
 
 /* ---- trigonometric and hyperbolic --------------------------------------------- */
@@ -198,84 +223,84 @@ ops_status
 sin_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sin", FP_(x, sinf, sin));
+    FLOATING_KERNEL_(it, "sin", ops_math_sin(x));
 }
 
 ops_status
 cos_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "cos", FP_(x, cosf, cos));
+    FLOATING_KERNEL_(it, "cos", ops_math_cos(x));
 }
 
 ops_status
 tan_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "tan", FP_(x, tanf, tan));
+    FLOATING_KERNEL_(it, "tan", ops_math_tan(x));
 }
 
 ops_status
 asin_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "asin", FP_(x, asinf, asin));
+    FLOATING_KERNEL_(it, "asin", ops_math_asin(x));
 }
 
 ops_status
 acos_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "acos", FP_(x, acosf, acos));
+    FLOATING_KERNEL_(it, "acos", ops_math_acos(x));
 }
 
 ops_status
 atan_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "atan", FP_(x, atanf, atan));
+    FLOATING_KERNEL_(it, "atan", ops_math_atan(x));
 }
 
 ops_status
 sinh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sinh", FP_(x, sinhf, sinh));
+    FLOATING_KERNEL_(it, "sinh", ops_math_sinh(x));
 }
 
 ops_status
 cosh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "cosh", FP_(x, coshf, cosh));
+    FLOATING_KERNEL_(it, "cosh", ops_math_cosh(x));
 }
 
 ops_status
 tanh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "tanh", FP_(x, tanhf, tanh));
+    FLOATING_KERNEL_(it, "tanh", ops_math_tanh(x));
 }
 
 ops_status
 asinh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "asinh", FP_(x, asinhf, asinh));
+    FLOATING_KERNEL_(it, "asinh", ops_math_asinh(x));
 }
 
 ops_status
 acosh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "acosh", FP_(x, acoshf, acosh));
+    FLOATING_KERNEL_(it, "acosh", ops_math_acosh(x));
 }
 
 ops_status
 atanh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "atanh", FP_(x, atanhf, atanh));
+    FLOATING_KERNEL_(it, "atanh", ops_math_atanh(x));
 }
 
 /* ---- activations and special functions ---------------------------------------- */
@@ -291,14 +316,14 @@ ops_status
 erf_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "erf", FP_(x, erff, erf));
+    FLOATING_KERNEL_(it, "erf", ops_math_erf(x));
 }
 
 ops_status
 erfc_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "erfc", FP_(x, erfcf, erfc));
+    FLOATING_KERNEL_(it, "erfc", ops_math_erfc(x));
 }
 
 ops_status
@@ -309,27 +334,51 @@ silu_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
+ops_check_gelu_approximate(const char *approximate, bool *tanh_form)
+{
+    /* Checked before the dtype, as PyTorch's meta does; NULL is the default. */
+    *tanh_form = false;
+    if (approximate == NULL || strcmp(approximate, "none") == 0)
+        return OPS_OK;
+    if (strcmp(approximate, "tanh") == 0) {
+        *tanh_form = true;
+        return OPS_OK;
+    }
+    return ops_fail(OPS_ERR_VALUE, "gelu: approximate argument must be either none or tanh, got '%s'",
+                    approximate);
+}
+
+ops_status
 gelu_out_cpu(ops_iter *it, const ops_tensor *self, const char *approximate)
 {
     (void)self;
-    /* Checked before the dtype, as PyTorch's meta does; NULL is the default. */
-    if (approximate == NULL || strcmp(approximate, "none") == 0)
-        FLOATING_KERNEL_(it, "gelu", ops_math_gelu(x));
-    if (strcmp(approximate, "tanh") == 0)
+    bool tanh_form;
+    const ops_status st = ops_check_gelu_approximate(approximate, &tanh_form);
+    if (st != OPS_OK)
+        return st;
+    if (tanh_form)
         FLOATING_KERNEL_(it, "gelu", ops_math_gelu_tanh(x));
-    return ops_fail(OPS_ERR_VALUE, "gelu: approximate argument must be either none or tanh, got '%s'",
-                    approximate);
+    FLOATING_KERNEL_(it, "gelu", ops_math_gelu(x));
 }
 
 /* ---- rounding ------------------------------------------------------------------ */
 
 /* floor, ceil, round and trunc leave integers as they are (a copy) and refuse bool,
  * as PyTorch does. */
+ops_status
+ops_check_rounding_dtype(const char *op, ops_dtype dt)
+{
+    if (dt == OPS_BOOL)
+        return ops_fail_dtype(op, OPS_BOOL, OPS_MASK_NUMERIC);
+    return OPS_OK;
+}
+
 static ops_status
 integral_identity(ops_iter *it, const char *op)
 {
-    if (it->common_dtype == OPS_BOOL)
-        return ops_fail_dtype(op, OPS_BOOL, OPS_MASK_NUMERIC);
+    const ops_status st = ops_check_rounding_dtype(op, it->common_dtype);
+    if (st != OPS_OK)
+        return st;
     OPS_DISPATCH_INTEGRAL(it->common_dtype, op, OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x););
     return OPS_OK;
 }
@@ -442,6 +491,21 @@ isfinite_out_cpu(ops_iter *it, const ops_tensor *self)
     return OPS_OK;
 }
 
+double
+ops_nan_to_num_limit(ops_dtype dt)
+{
+    switch (dt) {
+    case OPS_FLOAT16:
+        return 65504.0;
+    case OPS_BFLOAT16:
+        return 3.3895313892515355e38;
+    case OPS_FLOAT32:
+        return (double)FLT_MAX;
+    default:
+        return DBL_MAX;
+    }
+}
+
 ops_status
 nan_to_num_out_cpu(ops_iter *it, const ops_tensor *self, const double *nan, const double *posinf,
                    const double *neginf)
@@ -456,9 +520,7 @@ nan_to_num_out_cpu(ops_iter *it, const ops_tensor *self, const double *nan, cons
     OPS_DISPATCH_FLOATING(dt, "nan_to_num", {
         /* Defaults: 0, the dtype's largest and lowest finite values.  A replacement
          * beyond the dtype's range becomes inf on the conversion, as PyTorch's. */
-        const double big = _Generic((scalar_t *)0, ops_half *: 65504.0,
-                                    ops_bfloat16 *: 3.3895313892515355e38, float *: (double)FLT_MAX,
-                                    double *: DBL_MAX);
+        const double big = ops_nan_to_num_limit(dt);
         const opmath_t r_nan = (opmath_t)(nan ? *nan : 0.0);
         const opmath_t r_pos = (opmath_t)(posinf ? *posinf : big);
         const opmath_t r_neg = (opmath_t)(neginf ? *neginf : -big);

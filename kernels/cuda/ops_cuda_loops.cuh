@@ -304,4 +304,113 @@ ops_cuda_elementwise(ops_iter *it, F f)
     return ctx.status;
 }
 
+/* ---- checks over one input's data ------------------------------------------------
+ *
+ * ops_cuda_any<T>(it, a, pred, &found): whether pred(x) holds for some element x of
+ * input operand a (its opmath value), for validation that needs the data before a
+ * kernel writes anything (integer division by zero).  Runs a checking kernel over the
+ * operand's own strides (split as the launcher splits), which sets a flag in device
+ * memory; the host reads it back, so this call synchronizes the stream.  A host-scalar
+ * operand is tested on the host. */
+
+template <typename T, typename P>
+__global__ void
+ops_cuda_any_kernel(int32_t n, ops_offset_calc32 oc, const char *p, P pred, int32_t *flag)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        int32_t off[OPS_LAUNCH_MAX_ARGS];
+        ops_offset_calc32_get(&oc, (uint32_t)i, off);
+        /* every finder stores the same 1: no atomic needed */
+        if (pred(ops_load(reinterpret_cast<const T *>(p + (int64_t)off[0] * (int64_t)sizeof(T)))))
+            *flag = 1;
+    }
+}
+
+template <typename P> struct ops_cuda_any_ctx {
+    const char *op;
+    cudaStream_t stream;
+    const char *ptr;
+    size_t itemsize;
+    P *pred;
+    int32_t *flag;
+    ops_status status;
+};
+
+template <typename T, typename P>
+static int
+ops_cuda_any_piece(const ops_launch_iter *piece, void *vctx)
+{
+    ops_cuda_any_ctx<P> *ctx = static_cast<ops_cuda_any_ctx<P> *>(vctx);
+    ops_offset_calc32 oc;
+    ops_offset_calc32_init(&oc, piece);
+    const int64_t n = ops_launch_numel(piece);
+    const ops_launch_config cfg =
+        ops_launch_config_1d(n, OPS_LAUNCH_BLOCK, OPS_LAUNCH_ELEMS_PER_THREAD, OPS_CUDA_MAX_GRID);
+    if (cfg.grid == 0)
+        return 0;
+    auto kernel = ops_cuda_any_kernel<T, P>;
+    OPS_LAUNCH(kernel, cfg.grid, cfg.block, 0, ctx->stream, (int32_t)n, oc,
+               ctx->ptr + piece->base[0] * (int64_t)ctx->itemsize, *ctx->pred, ctx->flag);
+    ctx->status = ops_cuda_check_launch(ctx->op);
+    return ctx->status != OPS_OK;
+}
+
+template <typename T, typename P>
+static ops_status
+ops_cuda_any(const ops_iter *it, int a, P pred, bool *found)
+{
+    const char *op = it->op != NULL ? it->op : "elementwise";
+    *found = false;
+    if (ops_dtype_itemsize(it->dtypes[a]) != sizeof(T))
+        return ops_fail(OPS_ERR_RUNTIME, "%s: the CUDA check's operand %d is not of dtype %s", op, a,
+                        ops_dtype_name(it->dtypes[a]));
+    if (it->numel == 0)
+        return OPS_OK;
+    if ((it->host_scalars >> a) & 1u) {
+        *found = pred(ops_load(reinterpret_cast<const T *>(it->data[a])));
+        return OPS_OK;
+    }
+    const int dev = it->device.index;
+    ops_status st = ops_cuda_check_device(op, dev);
+    if (st != OPS_OK)
+        return st;
+    ops_cuda_device_guard guard(dev);
+    const cudaStream_t stream = ops_cuda_current_stream(dev);
+
+    ops_launch_iter li;
+    memset(&li, 0, sizeof li);
+    li.ndim = it->ndim;
+    li.nargs = 1;
+    for (int d = 0; d < it->ndim; d++) {
+        li.sizes[it->ndim - 1 - d] = it->loop_shape[d];
+        li.strides[0][it->ndim - 1 - d] = it->loop_strides[d][a] / (int64_t)sizeof(T);
+    }
+    ops_launch_coalesce(&li);
+
+    /* the flag: one int32 from the device's cache, zeroed on the stream */
+    ops_tensor *flag_t = ops_tensor_new(op, 0, NULL, NULL, OPS_INT32, it->device);
+    if (flag_t == NULL)
+        return ops_last_status();
+    int32_t *flag = static_cast<int32_t *>(ops_tensor_data_ptr(flag_t));
+    cudaError_t err = cudaMemsetAsync(flag, 0, sizeof(int32_t), stream);
+    if (err != cudaSuccess) {
+        ops_tensor_release(flag_t);
+        return ops_cuda_fail(op, "cudaMemsetAsync", err);
+    }
+    ops_cuda_any_ctx<P> ctx = {op, stream, it->data[a], sizeof(T), &pred, flag, OPS_OK};
+    ops_launch_split_32bit(&li, ops_cuda_any_piece<T, P>, &ctx);
+    int32_t h = 0;
+    if (ctx.status == OPS_OK) {
+        err = cudaMemcpyAsync(&h, flag, sizeof h, cudaMemcpyDeviceToHost, stream);
+        if (err == cudaSuccess)
+            err = cudaStreamSynchronize(stream);
+        if (err != cudaSuccess)
+            ctx.status = ops_cuda_fail(op, "reading the check's result", err);
+    }
+    ops_tensor_release(flag_t);
+    *found = h != 0;
+    return ctx.status;
+}
+
 #endif /* OPS_CUDA_LOOPS_CUH */

@@ -1,6 +1,6 @@
 /* The CUDA elementwise launcher (kernels/cuda/ops_cuda_loops.cuh) through the kernels
- * built on it, copy_ within a device and fill_/zero_, against the CPU kernels on the
- * same views: what the conformance cases cannot reach.
+ * built on it, copy_ within a device, fill_/zero_ and the elementwise families, against
+ * the CPU kernels on the same views: what the conformance cases cannot reach.
  *
  * Every check works on a whole storage: a host base and its device copy get the same
  * view written (the CPU kernel on the host, the CUDA kernel on the device) and the
@@ -10,7 +10,11 @@
  * broadcast, transposed and negative-stride views, more elements than one grid
  * covers (both kernels), a view whose element offsets pass 2^31 (the 32-bit split),
  * fill_ on every dtype and layout, and fill_'s overflow error leaving the tensor as it
- * was.  Skips (exit 77) without the CUDA backend or a device. */
+ * was.  The families: integer edge semantics (limits, -1 divisors, shift counts) and
+ * float ones (signed zeros, inf, NaN) against the CPU on broadcast pairs; the
+ * zero-divisor check (past one grid, transposed, broadcast, host scalar, past 2^31)
+ * refusing with out= untouched; host-scalar operands on either side; sizes past one
+ * grid; where keeping NaN payloads.  Skips (exit 77) without the CUDA backend or a device. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -284,6 +288,334 @@ START_TEST(test_offsets_past_int32_are_split)
 }
 END_TEST
 
+/* ---- the elementwise families (kernels/cuda/binary.cu, compare.cu, ...) ----------- */
+
+/* A CPU tensor of dtype dt holding vals (converted from int64 or double). */
+static ops_tensor *
+host_from(const double *vals, int64_t n, ops_dtype dt, int64_t rows)
+{
+    ops_tensor *f = ops_tensor_new("test", 1, &n, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    memcpy(ops_tensor_data_ptr(f), vals, (size_t)n * sizeof(double));
+    int64_t sizes[2] = {rows, n / rows};
+    ops_tensor *t = ops_tensor_new("test", 2, sizes, NULL, dt, OPS_DEVICE_CPU);
+    ops_tensor *fv = view_of(f, g2(rows, n / rows, n / rows, 1, 0));
+    ck_assert(ops_copy_(t, fv, false) == OPS_OK);
+    ops_tensor_release(fv);
+    ops_tensor_release(f);
+    return t;
+}
+
+static ops_tensor *
+host_ints(const int64_t *vals, int64_t n, ops_dtype dt, int64_t rows)
+{
+    ops_tensor *f = ops_tensor_new("test", 1, &n, NULL, OPS_INT64, OPS_DEVICE_CPU);
+    memcpy(ops_tensor_data_ptr(f), vals, (size_t)n * sizeof(int64_t));
+    int64_t sizes[2] = {rows, n / rows};
+    ops_tensor *t = ops_tensor_new("test", 2, sizes, NULL, dt, OPS_DEVICE_CPU);
+    ops_tensor *fv = view_of(f, g2(rows, n / rows, n / rows, 1, 0));
+    ck_assert(ops_copy_(t, fv, false) == OPS_OK); /* in range for dt: no wrap */
+    ops_tensor_release(fv);
+    ops_tensor_release(f);
+    return t;
+}
+
+/* A binary op of the families, by its generated function. */
+typedef ops_tensor *(*binary_fn)(const ops_tensor *, const ops_tensor *);
+
+/* Operands of check_binary that stay on the CPU (0-dim ones: host scalars). */
+enum { ON_DEVICE = 0, A_ON_HOST = 1, B_ON_HOST = 2 };
+
+/* fn(a, b) on the CPU and on the device (a and b copied there unless host says
+ * otherwise) agree element by element (every byte, NaN aside). */
+static void
+check_binary_on(binary_fn fn, const ops_tensor *a, const ops_tensor *b, unsigned host, const char *what)
+{
+    ops_tensor *want = fn(a, b);
+    ck_assert_msg(want != NULL, "%s (cpu): %s", what, ops_last_error());
+    ops_tensor *da = (host & A_ON_HOST) ? ops_tensor_retain(a) : copy_to(a, DEV);
+    ops_tensor *db = (host & B_ON_HOST) ? ops_tensor_retain(b) : copy_to(b, DEV);
+    ops_tensor *got = fn(da, db);
+    ck_assert_msg(got != NULL, "%s (cuda): %s", what, ops_last_error());
+    ck_assert(ops_tensor_device(got).type == OPS_CUDA);
+    /* both made contiguous: a result may follow its inputs' layout (transposed) */
+    ops_tensor *back = copy_to(got, OPS_DEVICE_CPU), *wantc = copy_to(want, OPS_DEVICE_CPU);
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s (%s)", what, ops_dtype_name(a->dtype));
+    expect_same(back, wantc, msg);
+    ops_tensor *all[] = {want, da, db, got, back, wantc};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+
+static void
+check_binary(binary_fn fn, const ops_tensor *a, const ops_tensor *b, const char *what)
+{
+    check_binary_on(fn, a, b, ON_DEVICE, what);
+}
+
+static ops_tensor *
+div_trunc(const ops_tensor *a, const ops_tensor *b)
+{
+    return ops_div_tensor_mode(a, b, "trunc");
+}
+
+static ops_tensor *
+div_floor(const ops_tensor *a, const ops_tensor *b)
+{
+    return ops_div_tensor_mode(a, b, "floor");
+}
+
+static ops_tensor *
+add_alpha(const ops_tensor *a, const ops_tensor *b)
+{
+    return ops_add(a, b, OPS_SCALAR_INT(3));
+}
+
+static ops_tensor *
+sub_alpha(const ops_tensor *a, const ops_tensor *b)
+{
+    return ops_sub(a, b, OPS_SCALAR_INT(-2));
+}
+
+START_TEST(test_integer_semantics_match_cpu)
+{
+    /* Every pair of edge values, as a [n, 1] x [1, m] broadcast: the type's limits
+     * (INT_MIN / -1, INT_MIN % -1), both signs of divisor and dividend, shift counts
+     * negative, at and past the width; divisors never 0 (the next test's subject). */
+    static const ops_dtype dts[] = {OPS_UINT8, OPS_INT8, OPS_INT16, OPS_INT32, OPS_INT64};
+    static const struct {
+        binary_fn fn;
+        const char *name;
+        bool divides;
+    } ops[] = {{div_trunc, "div trunc", true}, {div_floor, "div floor", true}, {ops_remainder, "remainder", true},
+               {ops_fmod, "fmod", true}, {ops_pow, "pow", false}, {ops_mul, "mul", false},
+               {add_alpha, "add", false}, {sub_alpha, "sub", false}, {ops_maximum, "maximum", false},
+               {ops_minimum, "minimum", false}, {ops_bitwise_left_shift, "lshift", false},
+               {ops_bitwise_right_shift, "rshift", false}, {ops_bitwise_xor, "xor", false},
+               {ops_lt, "lt", false}, {ops_eq, "eq", false}};
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+        const ops_dtype dt = dts[d];
+        const int bits = (int)ops_dtype_itemsize(dt) * 8;
+        const int64_t lo = dt == OPS_UINT8 ? 0 : dt == OPS_INT64 ? INT64_MIN : -((int64_t)1 << (bits - 1));
+        const int64_t hi = dt == OPS_UINT8 ? 255 : dt == OPS_INT64 ? INT64_MAX : ((int64_t)1 << (bits - 1)) - 1;
+        int64_t av[16], bv[16];
+        int na = 0, nb = 0;
+        const int64_t cand[] = {lo, lo + 1, -7, -2, -1, 0, 1, 2, 3, 7, bits - 1, bits, bits + 1, 100, hi - 1, hi};
+        for (size_t i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+            if (cand[i] < lo || cand[i] > hi)
+                continue;
+            av[na++] = cand[i];
+            if (cand[i] != 0)
+                bv[nb++] = cand[i];
+        }
+        ops_tensor *a = host_ints(av, na, dt, na); /* [na, 1] */
+        ops_tensor *b = host_ints(bv, nb, dt, 1);  /* [1, nb] */
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            check_binary(ops[o].fn, a, b, ops[o].name);
+        ops_tensor_release(a);
+        ops_tensor_release(b);
+    }
+}
+END_TEST
+
+START_TEST(test_float_semantics_match_cpu)
+{
+    /* Signed zeros, infinities, NaN, exact halves: the cases where floor division,
+     * Python's remainder, NaN-propagating maximum and rounding differ between
+     * formulas; float16/bfloat16 round once on the store on both devices. */
+    static const double v[] = {0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 0.5, 7.0, -7.0, 3.0, 1e-3, 1e30, INFINITY,
+                               -INFINITY, NAN};
+    const int64_t n = (int64_t)(sizeof v / sizeof v[0]);
+    static const binary_fn fns[] = {div_trunc, div_floor, ops_remainder, ops_fmod, ops_maximum, ops_minimum,
+                                    ops_div, ops_mul, add_alpha, ops_ge, ops_ne};
+    static const char *names[] = {"div trunc", "div floor", "remainder", "fmod", "maximum", "minimum",
+                                  "div", "mul", "add", "ge", "ne"};
+    for (int dt = 0; dt < OPS_NUM_DTYPES; dt++) {
+        if (!ops_dtype_is_floating(dt))
+            continue;
+        ops_tensor *a = host_from(v, n, dt, n), *b = host_from(v, n, dt, 1);
+        for (size_t o = 0; o < sizeof fns / sizeof fns[0]; o++)
+            check_binary(fns[o], a, b, names[o]);
+        ops_tensor_release(a);
+        ops_tensor_release(b);
+    }
+}
+END_TEST
+
+/* A [rows, cols] device tensor of dtype dt filled with v (made on the CPU). */
+static ops_tensor *
+device_full(int64_t rows, int64_t cols, int64_t v, ops_dtype dt)
+{
+    ops_tensor *h = ops_full((ops_int_list){(int64_t[]){rows, cols}, 2}, OPS_SCALAR_INT(v), dt, OPS_DEVICE_CPU);
+    ck_assert(h != NULL);
+    ops_tensor *d = copy_to(h, DEV);
+    ops_tensor_release(h);
+    return d;
+}
+
+/* out = remainder(a, b) on the device must fail with the CPU's message and leave
+ * out as it was. */
+static void
+expect_zero_division(const ops_tensor *da, const ops_tensor *db, ops_tensor *dout, const char *what)
+{
+    ops_tensor *before = copy_to(dout, OPS_DEVICE_CPU);
+    ck_assert_msg(ops_remainder_out(da, db, dout) == OPS_ERR_RUNTIME, "%s: not refused", what);
+    ck_assert_str_eq(ops_last_error(), "remainder: ZeroDivisionError (integer division or remainder by zero)");
+    ops_tensor *after = copy_to(dout, OPS_DEVICE_CPU);
+    expect_same(after, before, what);
+    ops_tensor_release(before);
+    ops_tensor_release(after);
+}
+
+START_TEST(test_zero_divisor_found_everywhere)
+{
+    /* One zero in the last element of a divisor past one grid (the check
+     * grid-strides), in a transposed divisor (offset calculator), in a CPU 0-dim
+     * divisor (a host scalar) and in a broadcast one; and the same shapes without a
+     * zero run, so the check does not refuse good input. */
+    const int64_t n = 2200001;
+    ops_tensor *ha = host_values(n, OPS_INT32, 5);
+    ops_tensor *hb = ops_full((ops_int_list){&n, 1}, OPS_SCALAR_INT(3), OPS_INT32, OPS_DEVICE_CPU);
+    ops_tensor *da = copy_to(ha, DEV), *db = copy_to(hb, DEV), *dout = copy_to(ha, DEV);
+    ck_assert_msg(ops_remainder_out(da, db, dout) == OPS_OK, "no zero: %s", ops_last_error());
+    ((int32_t *)ops_tensor_data_ptr(hb))[n - 1] = 0;
+    ops_tensor *db0 = copy_to(hb, DEV);
+    expect_zero_division(da, db0, dout, "zero at the end, past one grid");
+
+    /* [300, 300] transposed, one zero */
+    const int64_t m = 300 * 300;
+    ops_tensor *hc = ops_full((ops_int_list){&m, 1}, OPS_SCALAR_INT(-5), OPS_INT16, OPS_DEVICE_CPU);
+    ((int16_t *)ops_tensor_data_ptr(hc))[299 * 300] = 0; /* row 299 of the column below */
+    ops_tensor *dc = copy_to(hc, DEV);
+    ops_tensor *dct = view_of(dc, g2(300, 300, 1, 300, 0));
+    ops_tensor *dnum = device_full(300, 300, 11, OPS_INT16);
+    ops_tensor *dout2 = device_full(300, 300, 1, OPS_INT16);
+    expect_zero_division(dnum, dct, dout2, "zero in a transposed divisor");
+
+    /* a CPU 0-dim divisor: read on the host */
+    ops_tensor *zero = ops_scalar_tensor(OPS_SCALAR_INT(0), OPS_INT16);
+    ops_tensor *two = ops_scalar_tensor(OPS_SCALAR_INT(2), OPS_INT16);
+    expect_zero_division(dnum, zero, dout2, "CPU 0-dim divisor");
+    ck_assert_msg(ops_remainder_out(dnum, two, dout2) == OPS_OK, "CPU 0-dim 2: %s", ops_last_error());
+    ops_tensor *r = copy_to(dout2, OPS_DEVICE_CPU);
+    for (int64_t i = 0; i < m; i++)
+        ck_assert_int_eq(((int16_t *)ops_tensor_data_ptr(r))[i], 1); /* 11 % 2 */
+    /* a Python-number divisor: the Scalar overload */
+    ck_assert(ops_remainder_scalar(dnum, OPS_SCALAR_INT(0)) == NULL);
+    ck_assert_str_eq(ops_last_error(), "remainder: ZeroDivisionError (integer division or remainder by zero)");
+    /* a [300, 1] column broadcast along the rows, zero in its last row */
+    ops_tensor *col = view_of(dc, g2(300, 300, 300, 0, 0));
+    expect_zero_division(dnum, col, dout2, "broadcast divisor with a zero");
+    ops_tensor *col_ok = view_of(dc, g2(299, 300, 300, 0, 0));
+    ops_tensor *num_ok = view_of(dnum, g2(299, 300, 300, 1, 0));
+    ops_tensor *q = ops_div_tensor_mode(num_ok, col_ok, "floor");
+    ck_assert_msg(q != NULL, "broadcast divisor without a zero: %s", ops_last_error());
+    ops_tensor *qh = copy_to(q, OPS_DEVICE_CPU);
+    for (int64_t i = 0; i < 299 * 300; i++)
+        ck_assert_int_eq(((int16_t *)ops_tensor_data_ptr(qh))[i], -3); /* floor(11 / -5) */
+
+    ops_tensor *all[] = {ha, hb, da, db, dout, db0, hc, dc, dct, dnum, dout2, zero, two, r, col, col_ok, num_ok, q, qh};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+START_TEST(test_host_scalar_operands)
+{
+    /* A CPU 0-dim tensor or a Python number next to a device tensor reaches the
+     * kernel as a host scalar (passed by value): on either side, every dtype. */
+    for (int dt = 0; dt < OPS_NUM_DTYPES; dt++) {
+        if (dt == OPS_BOOL)
+            continue;
+        ops_tensor *h = host_values(1000, dt, 6);
+        ops_tensor *d = copy_to(h, DEV);
+        ops_tensor *s = ops_scalar_tensor(OPS_SCALAR_INT(3), dt);
+        check_binary_on(ops_mul, h, s, B_ON_HOST, "mul by a CPU 0-dim tensor");
+        check_binary_on(ops_maximum, s, h, A_ON_HOST, "maximum, CPU 0-dim first");
+        check_binary_on(sub_alpha, s, h, A_ON_HOST, "sub, CPU 0-dim first");
+        /* the Python-number overloads: the CPU result is the oracle */
+        ops_tensor *want = ops_add_scalar(h, OPS_SCALAR_INT(-4), OPS_SCALAR_INT(2));
+        ops_tensor *got = ops_add_scalar(d, OPS_SCALAR_INT(-4), OPS_SCALAR_INT(2));
+        ck_assert_msg(got != NULL, "add_scalar (%s): %s", ops_dtype_name(dt), ops_last_error());
+        ops_tensor *back = copy_to(got, OPS_DEVICE_CPU);
+        expect_same(back, want, "add.Scalar");
+        ops_tensor *all[] = {h, d, s, want, got, back};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            ops_tensor_release(all[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_binary_past_one_grid_and_strided)
+{
+    /* float16 contiguous (8-wide vectors) past one grid, and a transposed float32
+     * operand (offset calculator) past one grid */
+    const int64_t n = 2200001;
+    ops_tensor *a = host_values(n, OPS_FLOAT16, 7), *b = host_values(n, OPS_FLOAT16, 8);
+    check_binary(ops_mul, a, b, "mul, past one grid");
+    ops_tensor *c = host_values(1500 * 1500, OPS_FLOAT32, 9), *e = host_values(1500 * 1500, OPS_FLOAT32, 10);
+    ops_tensor *ct = view_of(c, g2(1500, 1500, 1, 1500, 0)), *ev = view_of(e, g2(1500, 1500, 1500, 1, 0));
+    check_binary(ops_minimum, ct, ev, "minimum, transposed, past one grid");
+    ops_tensor *all[] = {a, b, c, e, ct, ev};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+START_TEST(test_binary_offsets_past_int32)
+{
+    /* A [2, 5] int8 view with row stride 2^31 (as test_offsets_past_int32_are_split),
+     * through a binary op (split launches) and the zero-divisor check (split checking
+     * kernels), against plain C. */
+    const int64_t big = ((int64_t)1 << 31) + 64;
+    ops_tensor *base = ops_tensor_new("test", 1, &big, NULL, OPS_INT8, DEV);
+    if (base == NULL) {
+        printf("note: no room for a 2 GiB device tensor (%s); the split is unchecked\n", ops_last_error());
+        return;
+    }
+    ops_tensor *v = view_of(base, g2(2, 5, (int64_t)1 << 31, 3, 7));
+    ck_assert(ops_fill_(v, OPS_SCALAR_INT(-6)) == OPS_OK);
+    ops_tensor *four = device_full(2, 5, 4, OPS_INT8);
+    ops_tensor *q = ops_div_tensor_mode(v, four, "floor");
+    ck_assert_msg(q != NULL, "div floor: %s", ops_last_error());
+    ops_tensor *qh = copy_to(q, OPS_DEVICE_CPU);
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(((int8_t *)ops_tensor_data_ptr(qh))[i], -2); /* floor(-6 / 4) */
+    /* a zero in the second row, past 2^31 */
+    ops_tensor *one = view_of(base, g1(1, 1, ((int64_t)1 << 31) + 7 + 3 * 4));
+    ck_assert(ops_zero_(one) == OPS_OK);
+    ck_assert(ops_remainder(four, v) == NULL);
+    ck_assert_str_eq(ops_last_error(), "remainder: ZeroDivisionError (integer division or remainder by zero)");
+    ops_tensor *all[] = {base, v, four, q, qh, one};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
+START_TEST(test_where_keeps_bits)
+{
+    /* where moves elements as stored: a float16 NaN payload survives (a round trip
+     * through float would make it the canonical NaN) */
+    const int64_t n = 64;
+    ops_tensor *h = ops_tensor_new("test", 1, &n, NULL, OPS_FLOAT16, OPS_DEVICE_CPU);
+    ops_tensor *c = ops_tensor_new("test", 1, &n, NULL, OPS_BOOL, OPS_DEVICE_CPU);
+    for (int64_t i = 0; i < n; i++) {
+        ((uint16_t *)ops_tensor_data_ptr(h))[i] = (uint16_t)(0x7c01u + (unsigned)i); /* NaNs with payloads */
+        ((bool *)ops_tensor_data_ptr(c))[i] = i % 3 != 0;
+    }
+    ops_tensor *z = ops_scalar_tensor(OPS_SCALAR_FLOAT(-1.5), OPS_FLOAT16);
+    ops_tensor *dh = copy_to(h, DEV), *dc = copy_to(c, DEV);
+    ops_tensor *got = ops_where_self(dc, dh, z);
+    ck_assert_msg(got != NULL, "where: %s", ops_last_error());
+    ops_tensor *back = copy_to(got, OPS_DEVICE_CPU);
+    for (int64_t i = 0; i < n; i++)
+        ck_assert_uint_eq(((uint16_t *)ops_tensor_data_ptr(back))[i], i % 3 != 0 ? 0x7c01u + (unsigned)i : 0xbe00u);
+    ops_tensor *all[] = {h, c, z, dh, dc, got, back};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
 #endif /* OPS_WITH_CUDA */
 
 int
@@ -307,7 +639,17 @@ main(void)
     tcase_add_test(tc, test_fill_every_dtype_and_layout);
     tcase_add_test(tc, test_fill_overflow_is_an_error);
     tcase_add_test(tc, test_offsets_past_int32_are_split);
+    TCase *tf = tcase_create("families");
+    tcase_set_timeout(tf, 600);
+    tcase_add_test(tf, test_integer_semantics_match_cpu);
+    tcase_add_test(tf, test_float_semantics_match_cpu);
+    tcase_add_test(tf, test_zero_divisor_found_everywhere);
+    tcase_add_test(tf, test_host_scalar_operands);
+    tcase_add_test(tf, test_binary_past_one_grid_and_strided);
+    tcase_add_test(tf, test_binary_offsets_past_int32);
+    tcase_add_test(tf, test_where_keeps_bits);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, tf);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
