@@ -1,8 +1,9 @@
 #!/bin/sh
 # Install the Debian packages libops builds and tests with, if any is missing.
-# Quiet and quick when everything is already there.
+# Quiet and quick when everything is already there.  (g++: the emulated CUDA tree
+# compiles kernels/cuda/*.cu as C++.)
 set -e
-pkgs="meson ninja-build gcc pkg-config check libopenblas-dev libyaml-dev
+pkgs="meson ninja-build gcc g++ pkg-config check libopenblas-dev libyaml-dev
       python3 python3-dev python3-jinja2 python3-yaml python3-numpy libdlpack-dev
       python3-sklearn zlib1g-dev"
 missing=""
