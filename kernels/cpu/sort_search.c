@@ -260,7 +260,7 @@ searchsorted_cpu(const ops_tensor *sorted_sequence, const ops_tensor *self, bool
                  const char *side, const ops_tensor *sorter)
 {
     ops_tensor *r = NULL;
-    ss_impl("searchsorted", sorted_sequence, self, out_int32, right, side, sorter, NULL, &r);
+    ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
     return r;
 }
 
@@ -268,17 +268,15 @@ ops_status
 searchsorted_tensor_out_cpu(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
                             const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    return ss_impl("searchsorted", sorted_sequence, self, out_int32, right, side, sorter, out, NULL);
+    return ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
 }
 
 ops_tensor *
 searchsorted_scalar_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                         const char *side, const ops_tensor *sorter)
 {
-    ops_tensor *r = NULL, *v = ops_ss_scalar(self);
-    if (v != NULL)
-        ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, NULL, &r);
-    ops_tensor_release(v);
+    ops_tensor *r = NULL;
+    ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
     return r;
 }
 
@@ -286,12 +284,7 @@ ops_status
 searchsorted_scalar_out_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                             const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    ops_tensor *v = ops_ss_scalar(self);
-    if (v == NULL)
-        return ops_last_status();
-    const ops_status st = ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, out, NULL);
-    ops_tensor_release(v);
-    return st;
+    return ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
 }
 
 ops_status
@@ -303,22 +296,30 @@ ops_bucketize_check(const ops_tensor *boundaries)
     return OPS_OK;
 }
 
-/* bucketize: boundaries must be 1-D; then searchsorted(boundaries, self). */
-static ops_status
-bucketize_impl(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out,
-               ops_tensor **result)
+/* The work of every searchsorted/bucketize entry point of a backend: bucketize's
+ * check, a Scalar self made the 0-dim tensor PyTorch makes of it, then the backend's
+ * search (impl) under the public op's name. */
+ops_status
+ops_ss_run(ops_ss_impl_fn impl, bool bucketize, const ops_tensor *boundaries, const ops_tensor *self,
+           const ops_scalar *scalar_self, bool out_int32, bool right, const char *side, const ops_tensor *sorter,
+           ops_tensor *out, ops_tensor **result)
 {
-    const ops_status st = ops_bucketize_check(boundaries);
-    if (st != OPS_OK)
+    ops_status st;
+    if (bucketize && (st = ops_bucketize_check(boundaries)) != OPS_OK)
         return st;
-    return ss_impl("bucketize", boundaries, self, out_int32, right, NULL, NULL, out, result);
+    ops_tensor *v = NULL;
+    if (scalar_self != NULL && (self = v = ops_ss_scalar(*scalar_self)) == NULL)
+        return ops_last_status();
+    st = impl(bucketize ? "bucketize" : "searchsorted", boundaries, self, out_int32, right, side, sorter, out, result);
+    ops_tensor_release(v);
+    return st;
 }
 
 ops_tensor *
 bucketize_cpu(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
     ops_tensor *r = NULL;
-    bucketize_impl(self, boundaries, out_int32, right, NULL, &r);
+    ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
     return r;
 }
 
@@ -326,28 +327,21 @@ ops_status
 bucketize_tensor_out_cpu(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
                          ops_tensor *out)
 {
-    return bucketize_impl(self, boundaries, out_int32, right, out, NULL);
+    return ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
 }
 
 ops_tensor *
 bucketize_scalar_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
-    ops_tensor *r = NULL, *v = ops_ss_scalar(self);
-    if (v != NULL)
-        bucketize_impl(v, boundaries, out_int32, right, NULL, &r);
-    ops_tensor_release(v);
+    ops_tensor *r = NULL;
+    ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
     return r;
 }
 
 ops_status
 bucketize_scalar_out_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
 {
-    ops_tensor *v = ops_ss_scalar(self);
-    if (v == NULL)
-        return ops_last_status();
-    const ops_status st = bucketize_impl(v, boundaries, out_int32, right, out, NULL);
-    ops_tensor_release(v);
-    return st;
+    return ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
 }
 
 /* ---- bincount ------------------------------------------------------------------------ */

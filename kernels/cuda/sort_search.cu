@@ -242,7 +242,7 @@ searchsorted_cuda(const ops_tensor *sorted_sequence, const ops_tensor *self, boo
                   const char *side, const ops_tensor *sorter)
 {
     ops_tensor *r = NULL;
-    ss_impl("searchsorted", sorted_sequence, self, out_int32, right, side, sorter, NULL, &r);
+    ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
     return r;
 }
 
@@ -250,17 +250,15 @@ ops_status
 searchsorted_tensor_out_cuda(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
                              const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    return ss_impl("searchsorted", sorted_sequence, self, out_int32, right, side, sorter, out, NULL);
+    return ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
 }
 
 ops_tensor *
 searchsorted_scalar_cuda(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                          const char *side, const ops_tensor *sorter)
 {
-    ops_tensor *r = NULL, *v = ops_ss_scalar(self);
-    if (v != NULL)
-        ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, NULL, &r);
-    ops_tensor_release(v);
+    ops_tensor *r = NULL;
+    ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
     return r;
 }
 
@@ -268,29 +266,14 @@ ops_status
 searchsorted_scalar_out_cuda(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                              const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    ops_tensor *v = ops_ss_scalar(self);
-    if (v == NULL)
-        return ops_last_status();
-    const ops_status st = ss_impl("searchsorted", sorted_sequence, v, out_int32, right, side, sorter, out, NULL);
-    ops_tensor_release(v);
-    return st;
-}
-
-static ops_status
-bucketize_impl(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out,
-               ops_tensor **result)
-{
-    const ops_status st = ops_bucketize_check(boundaries);
-    if (st != OPS_OK)
-        return st;
-    return ss_impl("bucketize", boundaries, self, out_int32, right, NULL, NULL, out, result);
+    return ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
 }
 
 ops_tensor *
 bucketize_cuda(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
     ops_tensor *r = NULL;
-    bucketize_impl(self, boundaries, out_int32, right, NULL, &r);
+    ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
     return r;
 }
 
@@ -298,28 +281,21 @@ ops_status
 bucketize_tensor_out_cuda(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
                           ops_tensor *out)
 {
-    return bucketize_impl(self, boundaries, out_int32, right, out, NULL);
+    return ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
 }
 
 ops_tensor *
 bucketize_scalar_cuda(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
-    ops_tensor *r = NULL, *v = ops_ss_scalar(self);
-    if (v != NULL)
-        bucketize_impl(v, boundaries, out_int32, right, NULL, &r);
-    ops_tensor_release(v);
+    ops_tensor *r = NULL;
+    ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
     return r;
 }
 
 ops_status
 bucketize_scalar_out_cuda(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
 {
-    ops_tensor *v = ops_ss_scalar(self);
-    if (v == NULL)
-        return ops_last_status();
-    const ops_status st = bucketize_impl(v, boundaries, out_int32, right, out, NULL);
-    ops_tensor_release(v);
-    return st;
+    return ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
 }
 
 /* ---- bincount ------------------------------------------------------------------------ */
