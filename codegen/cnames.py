@@ -103,6 +103,22 @@ def kernel_return_type(nf: NativeFunction) -> str:
     return "ops_status" if nf.structured else return_type(nf.func)
 
 
+def c_int64(v: int, suffix: bool = False) -> str:
+    """An int64_t constant: INT64_MIN has no literal (-9223372036854775808 is the negation
+    of a constant too large for any signed type); suffix: wrapped in INT64_C()."""
+    if v == -(1 << 63):
+        return "INT64_MIN"
+    return f"INT64_C({v})" if suffix else str(v)
+
+
+def c_double(v: float) -> str:
+    """A double constant as Python's repr spells it; infinities as INFINITY (math.h)."""
+    r = repr(float(v))
+    if r in ("inf", "-inf"):
+        return "(-INFINITY)" if r.startswith("-") else "INFINITY"
+    return r
+
+
 def c_comment(s: str) -> str:
     """Text safe inside a /* */ comment."""
     return s.replace("*/", "*\\/")

@@ -109,6 +109,8 @@ def _names_in(expr: str, where: str) -> set:
         tree = ast.parse(expr, mode="eval")
     except SyntaxError as e:
         raise ValueError(f"{where}: not a Python expression: {e.msg}") from None
+    except (RecursionError, MemoryError, ValueError):  # Python's own parser limits
+        raise ValueError(f"{where}: the expression is nested too deeply to parse") from None
     bound = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
     bound |= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
     return {node.id for node in ast.walk(tree)
@@ -258,6 +260,8 @@ def parse(nf: NativeFunction) -> Conformance:
         if k in tensor_args:
             raise ValueError(f"{where}: args gives a value for Tensor argument '{k}'")
         args[k] = v if isinstance(v, list) and not _is_int_list_arg(nf, k) else [v]
+        for x in args[k]:
+            _check_arg_value(nf, k, x, f"{where}: args: '{k}'")
     fixed = c.get("fixed_dtypes", {}) or {}
     if not isinstance(fixed, dict):
         raise ValueError(f"{where}: fixed_dtypes must map Tensor arguments to dtypes")
@@ -282,6 +286,8 @@ def parse(nf: NativeFunction) -> Conformance:
                     _tensor_spec(item, f"{where}: samples[{i}]: '{k}'")
                 if k in list_args and isinstance(v, list) and None in v and k not in opt_lists:
                     raise ValueError(f"{where}: samples[{i}]: '{k}' is a Tensor[]: only a Tensor?[] holds null items")
+            else:
+                _check_arg_value(nf, k, v, f"{where}: samples[{i}]: '{k}'")
     tol = {}
     raw_tol = c.get("tol", {}) or {}
     if not isinstance(raw_tol, dict):
@@ -315,6 +321,32 @@ def parse(nf: NativeFunction) -> Conformance:
                        signed_zeros=bool(c.get("signed_zeros", True)),
                        property=bool(c.get("property", True)), returns=returns,
                        gradcheck=bool(c.get("gradcheck", True)))
+
+
+def _check_arg_value(nf: NativeFunction, name: str, v: Any, where: str) -> None:
+    """A value the suite passes for a non-Tensor argument has that argument's C type
+    (an int fits int64_t: the YAML loader refuses wider integers)."""
+    t = next(a.type for a in nf.func.arguments if a.name == name)
+    if v is None and t.optional:
+        return
+    num = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if t.is_list and t.is_int:
+        ok = (isinstance(v, int) and not isinstance(v, bool)) or (
+            isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+    elif t.is_int:
+        ok = isinstance(v, int) and not isinstance(v, bool)
+    elif t.base == "float":
+        ok = num
+    elif t.base == "Scalar":
+        ok = num or isinstance(v, bool)
+    elif t.base == "bool":
+        ok = isinstance(v, bool)
+    elif t.base in ("str", "ScalarType", "Device"):
+        ok = isinstance(v, str)
+    else:
+        ok = True  # Generator: the suite decides
+    if not ok:
+        raise ValueError(f"{where}: {v!r} is not a value of type {t}"[:400])
 
 
 def _tensor_spec(v: Any, where: str) -> None:

@@ -9,12 +9,13 @@ is emitted yet (the autograd generator will read these objects); errors are erro
 
 import ast
 import dataclasses
+import math
 from typing import Dict, List, Optional, Tuple
 
 import yaml
 
-from .model import (Errors, GrammarError, Loc, Model, NativeFunction, SchemaError, compose,
-                    mapping_items, node_loc, parse_schema, scalar_str, _Fail)
+from .model import (INT64_MAX, Errors, GrammarError, Loc, Model, NativeFunction, SchemaError, _excerpt, compose,
+                    mapping_items, node_loc, parse_schema, read_text, scalar_str, _Fail)
 
 # Calls that are not ops: backward helpers (prefix match, as PyTorch's helpers are
 # families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...), and the
@@ -35,6 +36,10 @@ ACCESSORS = frozenset(("sizes", "strides", "size", "dim", "numel", "scalar_type"
 
 # Whole-formula keywords: the input is not differentiable / derived automatically.
 FORMULA_KEYWORDS = frozenset(("non_differentiable", "auto_element_wise", "auto_linear"))
+
+# Bounds on a formula (the real ones are under 600 characters and 20 levels deep).
+MAX_FORMULA_CHARS = 4096
+MAX_FORMULA_DEPTH = 100
 
 # Keys of an entry besides argument names.
 SPECIAL_KEYS = ("name", "result", "output_differentiability", "non_differentiable")
@@ -64,11 +69,35 @@ class Derivative:
 def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset,
                    forward: bool, errors: Errors) -> Optional[Formula]:
     name = nf.name
+    if len(text) > MAX_FORMULA_CHARS:
+        errors.add(loc, f"{name}: a formula of {len(text)} characters (the limit is {MAX_FORMULA_CHARS})")
+        return None
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as e:
-        errors.add(loc, f"{name}: cannot parse formula '{text}': {e.msg}")
+        errors.add(loc, f"{name}: cannot parse formula '{_excerpt(text)}': {e.msg}")
         return None
+    except (RecursionError, MemoryError, ValueError):  # Python's own parser limits
+        errors.add(loc, f"{name}: formula '{_excerpt(text)}' is nested too deeply to parse")
+        return None
+    # The translation to C (gen_autograd) recurses once per level: bound the depth
+    # without recursing here, and keep every literal in the C type it becomes.
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_FORMULA_DEPTH:
+            errors.add(loc, f"{name}: formula '{_excerpt(text)}' nests more than {MAX_FORMULA_DEPTH} levels deep")
+            return None
+        if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
+            v = node.value
+            if isinstance(v, int) and not -INT64_MAX <= v <= INT64_MAX:
+                errors.add(loc, f"{name}: an integer constant does not fit in int64 in formula "
+                                f"'{_excerpt(text)}'")
+                return None
+            if isinstance(v, float) and math.isinf(v):
+                errors.add(loc, f"{name}: constant out of the range of a double in formula '{_excerpt(text)}'")
+                return None
+        stack.extend((c, depth + 1) for c in ast.iter_child_nodes(node))
     args = {a.name for a in nf.func.arguments}
     allowed = set(args) | {"grad", "grads", "result"}
     allowed |= {r.name for r in nf.func.returns if r.name}
@@ -77,7 +106,7 @@ def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset
         allowed |= {f"{a}_t" for a in args} | {f"{a}_p" for a in args}
 
     def bad(msg: str) -> None:
-        errors.add(loc, f"{name}: {msg} in formula '{text}'")
+        errors.add(loc, f"{name}: {msg} in formula '{_excerpt(text)}'")
 
     ok = True
     callee_names = set()
@@ -117,8 +146,7 @@ def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset
 def load_derivatives(path: str, model: Model, text: Optional[str] = None) -> List[Derivative]:
     """Parse and check derivatives.yaml against the model.  Raises SchemaError."""
     if text is None:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path)
     loader, root = compose(path, text)
     try:
         return _build(path, loader, root, model)

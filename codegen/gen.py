@@ -43,6 +43,7 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
         m.derivatives = derivatives.load_derivatives(derivs, m)
     # formulas translated once (errors with file:line); the glue and autograd use it
     m.autograd = gen_autograd.plan(m)
+    gen_python.check(m)  # the bindings' limits: `check` refuses what `python` would
     if kernel_check:
         model.check_kernels(m, kernel_sources, cuda)
     return m
@@ -88,7 +89,12 @@ def main(argv=None) -> int:
     if "all" in arts:
         arts = list(ARTIFACTS)
     inputs = [args.native] + ([args.derivatives] if args.derivatives else [])
-    written = generate(m, arts, inputs, args.out_dir)
+    try:
+        written = generate(m, arts, inputs, args.out_dir)
+    except model.SchemaError as e:  # load() validates everything a generator needs; kept as a net
+        for msg in e.messages:
+            print(msg, file=sys.stderr)
+        return 1
     t2 = time.perf_counter()
     if args.time:
         print(f"{len(m.functions)} entries: validate {1000 * (t1 - t0):.1f} ms, generate "

@@ -269,11 +269,9 @@ def _literal(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
-        return f"INT64_C({v})"
-    r = repr(float(v))
-    if r in ("inf", "-inf"):
-        return "(-INFINITY)" if r.startswith("-") else "INFINITY"
-    return r if ("." in r or "e" in r) else r + ".0"
+        return cnames.c_int64(v, suffix=True)
+    r = cnames.c_double(v)
+    return r if ("." in r or "e" in r or "INFINITY" in r) else r + ".0"
 
 
 # ---- one derivative entry ----------------------------------------------------------

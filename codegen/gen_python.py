@@ -64,19 +64,19 @@ def _default(a: Argument, ident: str, i: int, pre: list) -> str:
     t = a.type
     if t.is_list:
         name = f"def_{ident}_{i}"
-        pre.append(f"static const int64_t {name}[] = {{{', '.join(str(x) for x in v) or '0'}}};")
+        pre.append(f"static const int64_t {name}[] = {{{', '.join(cnames.c_int64(x) for x in v) or '0'}}};")
         return f"{{.ints = {{{name}, {len(v)}}}}}"
     b = t.base
     if b == "Scalar":
         if isinstance(v, bool):
             return f"{{.scalar = {{.kind = OPS_SCALAR_BOOL, .v.b = {'true' if v else 'false'}}}}}"
         if isinstance(v, int):
-            return f"{{.scalar = {{.kind = OPS_SCALAR_INT, .v.i = {v}}}}}"
-        return f"{{.scalar = {{.kind = OPS_SCALAR_FLOAT, .v.f = {v!r}}}}}"
+            return f"{{.scalar = {{.kind = OPS_SCALAR_INT, .v.i = {cnames.c_int64(v)}}}}}"
+        return f"{{.scalar = {{.kind = OPS_SCALAR_FLOAT, .v.f = {cnames.c_double(v)}}}}}"
     if b in ("int", "SymInt"):
-        return f"{{.i = {v}}}"
+        return f"{{.i = {cnames.c_int64(v)}}}"
     if b == "float":
-        return f"{{.d = {float(v)!r}}}"
+        return f"{{.d = {cnames.c_double(v)}}}"
     if b == "bool":
         return f"{{.b = {'true' if v else 'false'}}}"
     if b == "str":
@@ -129,15 +129,21 @@ def _bindable(nf: NativeFunction, method: bool) -> bool:
     return len(selfs) == 1 and selfs[0].type.is_tensor and not selfs[0].type.optional
 
 
-def generate(model: Model, inputs) -> dict:
-    index = {id(nf): i for i, nf in enumerate(model.functions)}
-    pre, sigs = [], []
-    sig_of = {}
+def check(model: Model) -> None:
+    """What the bindings cannot take; gen.load() calls it, so `check` and every
+    artifact refuse the same schema."""
     too_big = [f"{nf.loc}: {nf.func.full_name}: the Python bindings take at most {MAX_ARGS} arguments and "
                f"{MAX_RETURNS} returns" for nf in model.functions
                if len(nf.func.arguments) > MAX_ARGS or len(nf.func.returns) > MAX_RETURNS]
     if too_big:
         raise SchemaError(too_big)
+
+
+def generate(model: Model, inputs) -> dict:
+    index = {id(nf): i for i, nf in enumerate(model.functions)}
+    pre, sigs = [], []
+    sig_of = {}
+    check(model)
     for nf in model.functions:
         s = nf.func
         ident = s.c_name[len("ops_"):]

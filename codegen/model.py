@@ -8,6 +8,7 @@ reported as `file:line: reason` (all of them, in file order), never as a traceba
 """
 
 import dataclasses
+import math
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -82,6 +83,11 @@ DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64",
 META_FAMILIES = ("binary", "binary_float", "bool_out", "unary", "unary_float", "where", "div_mode", "clamp")
 
 DISPATCH_KEYS = ("CPU", "CUDA", "CompositeExplicitAutograd")
+
+# The longest int[N] / int list default: far above OPS_MAX_DIMS (runtime/ops_base.h),
+# and int[N] stride=1 expands to N values.
+MAX_LIST_SIZE = 64
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 # runtime/ops_iter.h: OPS_ITER_MAX_INPUTS, and the length of ops_meta_args.strs
 ITER_MAX_INPUTS = 4
@@ -382,10 +388,10 @@ def _split_top(text: str, sep: str = ",") -> List[str]:
 def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
     m = _TYPE_RE.match(text)
     if not m:
-        raise GrammarError(f"cannot parse type '{text}' of {what}")
+        raise GrammarError(f"cannot parse type '{_excerpt(text)}' of {what}")
     base = m.group("base")
     if base not in BASE_TYPES:
-        raise GrammarError(f"unknown type '{base}' of {what} (known: {', '.join(BASE_TYPES)})")
+        raise GrammarError(f"unknown type '{_excerpt(base)}' of {what} (known: {', '.join(BASE_TYPES)})")
     is_list = m.group("list") is not None
     elem_optional = bool(m.group("opt1")) and is_list
     if elem_optional and base != "Tensor":
@@ -395,9 +401,9 @@ def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
         raise GrammarError(f"unsupported type '{text}' of {what}: a Tensor?[] list cannot itself be optional")
     size = None
     if is_list and m.group("size"):
+        if len(m.group("size")) > 3 or not 1 <= int(m.group("size")) <= MAX_LIST_SIZE:
+            raise GrammarError(f"bad list size in '{text}' of {what} (1 to {MAX_LIST_SIZE})")
         size = int(m.group("size"))
-        if size < 1:
-            raise GrammarError(f"bad list size in '{text}' of {what}")
         if base not in ("int", "SymInt"):
             raise GrammarError(f"unsupported type '{text}' of {what}: only int lists may have a fixed size")
     if (base, is_list, optional) not in _ALLOWED_TYPES:
@@ -415,7 +421,7 @@ def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
 def _parse_default(t: Type, text: str, name: str) -> Any:
     """Parse a default literal and check it against the type; returns the value."""
     def bad(expect: str) -> GrammarError:
-        return GrammarError(f"default '{text}' of argument '{name}' is not {expect} (type {t})")
+        return GrammarError(f"default '{_excerpt(text)}' of argument '{name}' is not {expect} (type {t})")
 
     if text == "None":
         if not t.optional:
@@ -425,27 +431,29 @@ def _parse_default(t: Type, text: str, name: str) -> Any:
         if t.base == "Tensor":
             raise bad("allowed: Tensor[] arguments take no default")
         if _INT_RE.match(text):  # PyTorch's int[2] stride=1: one value for every element
-            return [int(text)] * (t.size or 1)
+            return [_int64(text, bad)] * (t.size or 1)
         if not (text.startswith("[") and text.endswith("]")):
             raise bad("an int list")
         inner = text[1:-1].strip()
         items = [s.strip() for s in inner.split(",")] if inner else []
         if not all(_INT_RE.match(s) for s in items):
             raise bad("an int list")
+        if len(items) > MAX_LIST_SIZE:
+            raise bad(f"a list of at most {MAX_LIST_SIZE} ints")
         if t.size is not None and len(items) != t.size:
             raise bad(f"a list of {t.size} ints")
-        return [int(s) for s in items]
+        return [_int64(s, bad) for s in items]
     b = t.base
     if b == "Tensor":
         raise bad("allowed: a Tensor default can only be None")
     if b in ("int", "SymInt"):
         if not _INT_RE.match(text):
             raise bad("an int")
-        return int(text)
+        return _int64(text, bad)
     if b == "float":
         if not _FLOAT_RE.match(text):
             raise bad("a float")
-        return float(text)
+        return _double(text, bad)
     if b == "bool":
         if text not in ("True", "False"):
             raise bad("a bool (True or False)")
@@ -454,9 +462,9 @@ def _parse_default(t: Type, text: str, name: str) -> Any:
         if text in ("True", "False"):
             return text == "True"
         if _INT_RE.match(text):
-            return int(text)
+            return _int64(text, bad)
         if _FLOAT_RE.match(text):
-            return float(text)
+            return _double(text, bad)
         raise bad("a number")
     if b == "str":
         if not _STR_RE.match(text):
@@ -473,6 +481,27 @@ def _parse_default(t: Type, text: str, name: str) -> Any:
     raise bad("valid")  # pragma: no cover (every base handled above)
 
 
+def _int64(text: str, bad: Any) -> int:
+    """An int literal that fits the C type every int default becomes (int64_t)."""
+    if len(text.lstrip("+-0")) > 19:  # more digits than any int64: no int() of a huge string
+        raise bad("an int64 (it has more than 19 digits)")
+    v = int(text)
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise bad(f"an int64 (range {INT64_MIN} to {INT64_MAX})")
+    return v
+
+
+def _double(text: str, bad: Any) -> float:
+    """A float literal a C double holds: overflow to infinity (write inf) and a
+    non-zero value rounding to zero are refused."""
+    v = float(text)
+    if math.isinf(v) and "inf" not in text:
+        raise bad("a finite double (it overflows; write inf for infinity)")
+    if v == 0.0 and re.search(r"[1-9]", text.split("e")[0].split("E")[0]):
+        raise bad("a double (it underflows to 0)")
+    return v
+
+
 def _check_ident(name: str, what: str) -> None:
     if not _ARG_NAME_RE.match(name):
         raise GrammarError(f"bad {what} name '{name}'")
@@ -483,7 +512,7 @@ def _check_ident(name: str, what: str) -> None:
 def _parse_argument(text: str, kwarg_only: bool) -> Argument:
     m = re.match(r"^(\S+)\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.+))?$", text)
     if not m:
-        raise GrammarError(f"cannot parse argument '{text}' (expected 'Type name[=default]')")
+        raise GrammarError(f"cannot parse argument '{_excerpt(text)}' (expected 'Type name[=default]')")
     type_text, name, default = m.group(1), m.group(2), m.group(3)
     _check_ident(name, "argument")
     t, ann = _parse_type(type_text, f"argument '{name}'")
@@ -497,7 +526,7 @@ def _parse_argument(text: str, kwarg_only: bool) -> Argument:
 def _parse_return(text: str) -> Return:
     parts = text.split()
     if len(parts) not in (1, 2):
-        raise GrammarError(f"cannot parse return '{text}'")
+        raise GrammarError(f"cannot parse return '{_excerpt(text)}'")
     name = parts[1] if len(parts) == 2 else None
     if name is not None:
         _check_ident(name, "return")
@@ -517,7 +546,7 @@ def parse_schema(text: str) -> FunctionSchema:
         raise GrammarError("expected 'name[.overload](args) -> returns'")
     m = _NAME_RE.match(text[:open_i].strip())
     if not m:
-        raise GrammarError(f"bad operator name '{text[:open_i].strip()}'")
+        raise GrammarError(f"bad operator name '{_excerpt(text[:open_i].strip())}'")
     name, overload = m.group(1), m.group(2) or ""
     depth, close_i = 0, -1
     for i in range(open_i, len(text)):
@@ -569,7 +598,7 @@ def parse_schema(text: str) -> FunctionSchema:
         rets: Tuple[Return, ...] = ()
     elif rets_text.startswith("("):
         if not rets_text.endswith(")"):
-            raise GrammarError(f"cannot parse returns '{rets_text}'")
+            raise GrammarError(f"cannot parse returns '{_excerpt(rets_text)}'")
         rets = tuple(_parse_return(r) for r in _split_top(rets_text[1:-1]))
     else:
         rets = (_parse_return(rets_text),)
@@ -632,22 +661,198 @@ def check_kind(s: FunctionSchema) -> None:
 
 _TAG_STR = "tag:yaml.org,2002:str"
 _TAG_BOOL = "tag:yaml.org,2002:bool"
+_TAG_INT = "tag:yaml.org,2002:int"
+_TAG_FLOAT = "tag:yaml.org,2002:float"
+_TAG_NULL = "tag:yaml.org,2002:null"
+_TAG_SEQ = "tag:yaml.org,2002:seq"
+_TAG_MAP = "tag:yaml.org,2002:map"
+_SCALAR_TAGS = frozenset((_TAG_STR, _TAG_BOOL, _TAG_INT, _TAG_FLOAT, _TAG_NULL))
 
 ENTRY_KEYS = ("func", "structured", "meta", "structured_delegate", "dispatch", "variants",
               "device_check", "tags", "conformance")
 
+# Bounds on what the generator reads.  The schema is input a contributor (or a hostile
+# patch) writes, so it is refused with `file:line` before anything can grow without
+# bound: the real files are 0.3 MB, nest 8 collections deep and hold no string longer
+# than 600 characters, so these limits only ever stop a broken or malicious file.
+MAX_FILE_BYTES = 4 << 20
+MAX_DEPTH = 64            # nested collections (libyaml slows with the square of the depth; the
+                          # constructor and the checks of conformance.py recurse per level)
+MAX_NODES = 200_000       # scalars and collections in one file (the real one: 40,000)
+MAX_SCALAR_CHARS = 1 << 16
+
+# Control characters a YAML escape (\0, \x01, \e, ...) can put into a string: none has
+# a meaning in a schema, and they would reach C sources and comments.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def read_text(path: str) -> str:
+    """The file's text: at most MAX_FILE_BYTES of UTF-8 (SchemaError otherwise)."""
+    with open(path, "rb") as f:
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise SchemaError([f"{path}:1: the file is larger than {MAX_FILE_BYTES} bytes"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise SchemaError([f"{path}:{line}: not UTF-8 text: byte 0x{data[e.start]:02x} at column {col} "
+                           f"({e.reason})"]) from None
+
+
+def _yaml_fail(path: str, mark: Any, msg: str) -> SchemaError:
+    return SchemaError([f"{path}:{mark.line + 1}: {msg}"])
+
+
+def _check_scalar(path: str, loader: Any, ev: Any, tag: str, explicit: bool) -> None:
+    """A scalar's tag must be a JSON-like one, its text bounded and free of control
+    characters, and a number must fit the C type it can reach (int64, double)."""
+    v = ev.value
+    if tag not in _SCALAR_TAGS:
+        raise _yaml_fail(path, ev.start_mark, f"YAML tag '{tag}' is not supported (strings, numbers, "
+                                              "booleans, null, lists and mappings only)")
+    if len(v) > MAX_SCALAR_CHARS:
+        raise _yaml_fail(path, ev.start_mark, f"a string of {len(v)} characters (the limit is "
+                                              f"{MAX_SCALAR_CHARS})")
+    m = _CONTROL_RE.search(v) if ev.style == '"' else None
+    if m:
+        raise _yaml_fail(path, ev.start_mark, f"control character U+{ord(m.group(0)):04X} in a string")
+    if explicit and tag != _TAG_STR and loader.resolve(yaml.ScalarNode, v, (True, False)) != tag:
+        # `!!int abc`: the constructor would raise on it later
+        raise _yaml_fail(path, ev.start_mark, f"'{_excerpt(v)}' is not a valid {tag.rsplit(':', 1)[1]}")
+    if tag == _TAG_INT and len(v) >= 12:  # shorter spellings all fit in int64
+        # 0b and 64 binary digits is the longest int64 (and int() refuses 4300 digits)
+        x = loader.construct_yaml_int(yaml.ScalarNode(tag, v)) if len(v.replace("_", "")) <= 67 else None
+        if x is None or not INT64_MIN <= x <= INT64_MAX:
+            raise _yaml_fail(path, ev.start_mark, f"integer {_excerpt(v)} does not fit in int64")
+    elif tag == _TAG_FLOAT and ("e" in v or "E" in v or len(v) > 300):  # could overflow
+        x = loader.construct_yaml_float(yaml.ScalarNode(tag, v))
+        if x in (float("inf"), float("-inf")):
+            raise _yaml_fail(path, ev.start_mark, f"number {_excerpt(v)} is out of the range of a double "
+                                                  "(write .inf for infinity)")
+
+
+def _compose_root(path: str, loader: Any) -> Any:
+    """Build the node tree from libyaml's events, iteratively (PyYAML's C composer
+    recurses once per nesting level and overflows the C stack), refusing anchors and
+    aliases (a few lines of aliases expand into gigabytes, or into a cycle) and
+    everything past the bounds above, each with the line of the node at fault.  The
+    tree is the one yaml.CSafeLoader.get_single_node() builds (same tags and marks)."""
+    get = loader.get_event
+    resolve = loader.resolve
+    resolved: Dict[Tuple[str, Any], str] = {}  # plain scalars repeat: resolve each spelling once
+    ScalarEvent, AliasEvent = yaml.ScalarEvent, yaml.AliasEvent
+    SequenceStartEvent, SequenceEndEvent, MappingEndEvent = (yaml.SequenceStartEvent, yaml.SequenceEndEvent,
+                                                             yaml.MappingEndEvent)
+    ScalarNode, SequenceNode, MappingNode = yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode
+    get()  # StreamStartEvent
+    if isinstance(get(), yaml.StreamEndEvent):  # else DocumentStartEvent
+        return None
+    # one [node, pending key, {key: line}] per open collection
+    stack: List[list] = []
+    root = None
+    count = 0
+    while True:
+        ev = get()
+        cls = ev.__class__
+        if cls is SequenceEndEvent or cls is MappingEndEvent:
+            stack.pop()[0].end_mark = ev.end_mark  # attached to its parent when it started
+            continue
+        if cls is yaml.DocumentEndEvent:
+            break
+        if cls is AliasEvent:
+            raise _yaml_fail(path, ev.start_mark, f"YAML alias '*{_excerpt(ev.anchor)}': anchors and aliases "
+                                                  "are not allowed (write the value out)")
+        if ev.anchor is not None:
+            raise _yaml_fail(path, ev.start_mark, f"YAML anchor '&{_excerpt(ev.anchor)}': anchors and aliases "
+                                                  "are not allowed (write the value out)")
+        count += 1
+        if count > MAX_NODES:
+            raise _yaml_fail(path, ev.start_mark, f"more than {MAX_NODES} YAML values in one file")
+        tag = ev.tag
+        if cls is ScalarEvent:
+            v = ev.value
+            explicit = not (tag is None or tag == "!")
+            if not explicit:
+                k = (v, ev.implicit)
+                tag = resolved.get(k)
+                if tag is None:
+                    tag = resolved[k] = resolve(ScalarNode, v, ev.implicit)
+            # control characters can only come from the escapes of a double-quoted string
+            if explicit or tag != _TAG_STR or ev.style == '"' or len(v) > MAX_SCALAR_CHARS:
+                _check_scalar(path, loader, ev, tag, explicit)
+            node = ScalarNode(tag, v, ev.start_mark, ev.end_mark, style=ev.style)
+        else:
+            kind, want = ((SequenceNode, _TAG_SEQ) if cls is SequenceStartEvent else (MappingNode, _TAG_MAP))
+            if tag is None or tag == "!":
+                tag = resolve(kind, None, ev.implicit)
+            if tag != want:
+                raise _yaml_fail(path, ev.start_mark, f"YAML tag '{_excerpt(tag)}' is not supported here (a "
+                                                      f"{'list' if want == _TAG_SEQ else 'mapping'} takes none)")
+            if len(stack) >= MAX_DEPTH:
+                raise _yaml_fail(path, ev.start_mark, f"lists and mappings nested more than {MAX_DEPTH} deep")
+            node = kind(tag, [], ev.start_mark, None, flow_style=ev.flow_style)
+        if stack:
+            top = stack[-1]
+            parent = top[0]
+            if parent.__class__ is SequenceNode:
+                parent.value.append(node)
+            elif top[1] is None:
+                _check_key(path, top[2], node)
+                top[1] = node
+            else:
+                parent.value.append((top[1], node))
+                top[1] = None
+        else:
+            root = node
+        if cls is not ScalarEvent:
+            stack.append([node, None, {} if kind is MappingNode else None])
+    ev = get()
+    if not isinstance(ev, yaml.StreamEndEvent):
+        raise _yaml_fail(path, ev.start_mark, "a second YAML document (the file holds one)")
+    return root
+
+
+def _check_key(path: str, seen: Dict[str, int], node: Any) -> None:
+    """A mapping key is a string, once per mapping (PyYAML would keep the last silently)."""
+    if node.__class__ is not yaml.ScalarNode or node.tag != _TAG_STR:
+        raise _yaml_fail(path, node.start_mark, "a mapping key must be a string")
+    first = seen.get(node.value)
+    if first is not None:
+        raise _yaml_fail(path, node.start_mark, f"duplicate key '{_excerpt(node.value)}' (first on line {first})")
+    seen[node.value] = node.start_mark.line + 1
+
+
+def _excerpt(s: str, n: int = 80) -> str:
+    """s, cut to n characters for a message."""
+    return s if len(s) <= n else s[:n] + f"... ({len(s)} characters)"
+
 
 def compose(path: str, text: str) -> Tuple[Any, Any]:
-    """Compose a YAML document with libyaml; returns (loader, root node or None)."""
+    """Compose a YAML document with libyaml; returns (loader, root node or None).
+    Every problem is a SchemaError with `file:line`."""
+    if len(text) > MAX_FILE_BYTES:
+        raise SchemaError([f"{path}:1: the file is larger than {MAX_FILE_BYTES} bytes"])
     loader = yaml.CSafeLoader(text)
     try:
-        node = loader.get_single_node()
+        node = _compose_root(path, loader)
     except yaml.MarkedYAMLError as e:
+        loader.dispose()
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else 1
-        raise SchemaError([f"{path}:{line}: YAML syntax error: {e.problem or e.context}"])
+        raise SchemaError([f"{path}:{line}: YAML syntax error: {e.problem or e.context}"]) from None
+    except yaml.reader.ReaderError as e:
+        loader.dispose()
+        # libyaml reports a byte offset into the UTF-8 text
+        line = text.encode("utf-8", "surrogatepass")[:e.position].count(b"\n") + 1
+        raise SchemaError([f"{path}:{line}: YAML error: {e.reason}"]) from None
     except yaml.YAMLError as e:
-        raise SchemaError([f"{path}:1: YAML error: {e}"])
+        loader.dispose()
+        raise SchemaError([f"{path}:1: YAML error: {e}"]) from None
+    except SchemaError:
+        loader.dispose()
+        raise
     return loader, node
 
 
@@ -710,7 +915,7 @@ def _parse_entry(path: str, loader: Any, node: Any, index: int, errors: Errors,
         m = _NAME_RE.match(text.split("(", 1)[0].strip())
         if m:
             failed.add(m.group(0))
-        errors.add(floc, f"{m.group(0) if m else text}: {e}")
+        errors.add(floc, f"{m.group(0) if m else _excerpt(text)}: {e}")
         raise _Fail()
 
     try:
@@ -862,8 +1067,7 @@ def _kernel_signature(nf: NativeFunction) -> Tuple:
 def load_model(path: str, text: Optional[str] = None) -> Model:
     """Parse and validate native_functions.yaml.  Raises SchemaError."""
     if text is None:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path)
     loader, root = compose(path, text)
     try:
         return _build_model(path, loader, root)

@@ -40,8 +40,9 @@ REAL_NATIVE = os.path.join(ROOT, "ops", "native_functions.yaml")
 REAL_DERIVS = os.path.join(ROOT, "ops", "derivatives.yaml")
 
 
-def run_gen(*args, env=None):
-    return subprocess.run([PYTHON, GEN, *args], capture_output=True, text=True, env=env)
+def run_gen(*args, env=None, timeout=300):
+    # a timeout, so that a generator that hangs on an input fails its test instead of the suite
+    return subprocess.run([PYTHON, GEN, *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def have_cc():
@@ -87,6 +88,12 @@ class Rejections(unittest.TestCase):
         "unknown_dispatch_key", "kernel_missing", "kernel_declared_only", "kernel_commented_out",
         "kernel_in_string", "kernel_signature_clash", "yaml_syntax", "duplicate_key",
         "structured_two_outs", "c_keyword_arg", "not_a_list",
+        # hostile input (issue 13): the YAML loader's bounds, the C range of every number
+        "alias_bomb", "alias_recursive", "nested_too_deep", "yaml_tag", "yaml_bad_scalar_tag",
+        "yaml_implicit_timestamp", "key_not_string", "control_character", "second_document", "tab_indent",
+        "conformance_duplicate_key", "default_int_range", "default_list_range", "default_float_range",
+        "list_size_range", "conformance_int_range", "conformance_float_range", "conformance_arg_type",
+        "too_many_arguments",
     ]
     REQUIRED_DERIVATIVES = [
         "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",
@@ -99,7 +106,7 @@ class Rejections(unittest.TestCase):
 
     def check_fixture(self, path, args):
         line, fragment = expectation(path)
-        p = run_gen("check", *args)
+        p = run_gen("check", *args, timeout=HOSTILE_TIMEOUT)
         self.assertEqual(p.returncode, 1, f"{path}: expected exit status 1\n{p.stderr}")
         errors = p.stderr.strip().splitlines()
         self.assertEqual(len(errors), 1, f"{path}: expected exactly one error, got:\n{p.stderr}")
@@ -169,6 +176,154 @@ class Rejections(unittest.TestCase):
         p = run_gen("check", "--native", os.path.join(FIXTURES, "no_such_file.yaml"))
         self.assertEqual(p.returncode, 1)
         self.assertIn("no_such_file.yaml:1: ", p.stderr)
+
+
+# Generous: each hostile input is refused in well under a second; the limit only turns
+# a hang (an alias bomb expanding, a quadratic parse) into a failure.
+HOSTILE_TIMEOUT = 20
+
+NEG_ENTRY = "- func: neg(Tensor self) -> Tensor\n  dispatch:\n    CPU: neg_out_cpu\n"
+
+
+class Hostile(unittest.TestCase):
+    """Inputs too big to keep as fixtures, or not text (issue 13): each is refused with
+    exit status 1 and one `file:line: reason`, by `check` and by the generators, quickly."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="codegen-hostile-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def write(self, name, content):
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.write(content if isinstance(content, bytes) else content.encode("utf-8"))
+        return path
+
+    def refused(self, path, line, fragment, derivatives=None, artifacts=("check", "all")):
+        args = ["--native", derivatives[0] if derivatives else path, "--no-kernel-check"]
+        if derivatives:
+            args += ["--derivatives", path]
+        for art in artifacts:
+            with self.subTest(artifact=art):
+                p = run_gen(art, *args, "--out-dir", os.path.join(self.tmp, "out"), timeout=HOSTILE_TIMEOUT)
+                self.assertEqual(p.returncode, 1, p.stderr[-2000:])
+                self.assertNotIn("Traceback", p.stderr)
+                errors = p.stderr.strip().splitlines()
+                self.assertEqual(len(errors), 1, p.stderr[-2000:])
+                self.assertTrue(errors[0].startswith(f"{path}:{line}: "), errors[0][:300])
+                self.assertIn(fragment, errors[0])
+                self.assertLess(len(errors[0]), 500)  # a huge input is not echoed whole
+
+    def neg_yaml(self):
+        return self.write("neg.yaml", NEG_ENTRY)
+
+    def test_not_utf8(self):
+        path = self.write("latin1.yaml", NEG_ENTRY.encode() + b"  # caf\xe9\n")
+        self.refused(path, 4, "not UTF-8 text: byte 0xe9")
+
+    def test_utf16(self):
+        path = self.write("utf16.yaml", NEG_ENTRY.encode("utf-16"))
+        self.refused(path, 1, "not UTF-8 text")
+
+    def test_derivatives_not_utf8(self):
+        path = self.write("d_latin1.yaml", b"- name: neg(Tensor self) -> Tensor\n  self: neg(grad) # \xff\n")
+        self.refused(path, 2, "not UTF-8 text", derivatives=[self.neg_yaml()])
+
+    def test_nested_brackets(self):
+        # 100k `[`: PyYAML's C composer recursed once per level and crashed (SIGSEGV)
+        path = self.write("nested.yaml", NEG_ENTRY + "  conformance:\n    note: " + "[" * 100000 + "]" * 100000 + "\n")
+        self.refused(path, 5, f"nested more than {model.MAX_DEPTH} deep")
+
+    def test_nested_blocks(self):
+        text = NEG_ENTRY + "  conformance:\n" + "".join(" " * (2 * i + 4) + f"k{i}:\n" for i in range(300))
+        path = self.write("blocks.yaml", text + " " * 604 + "x: 1\n")
+        self.refused(path, 4 + model.MAX_DEPTH - 1, f"nested more than {model.MAX_DEPTH} deep")
+
+    def test_alias_bomb_in_derivatives(self):
+        path = self.write("d_alias.yaml", "- name: neg(Tensor self) -> Tensor\n  self: &f neg(grad)\n"
+                                          "- name: neg(Tensor self) -> Tensor\n  self: *f\n")
+        self.refused(path, 2, "anchors and aliases are not allowed", derivatives=[self.neg_yaml()])
+
+    def test_huge_formula(self):
+        # 100k terms: Python's parser raised RecursionError (a traceback)
+        path = self.write("d_terms.yaml", "- name: neg(Tensor self) -> Tensor\n  self: " +
+                          " + ".join(["grad"] * 100000) + "\n")
+        self.refused(path, 2, "characters (the limit is", derivatives=[self.neg_yaml()])
+
+    def test_long_formula(self):
+        from codegen import derivatives
+        n = derivatives.MAX_FORMULA_CHARS // 7 + 1
+        path = self.write("d_long.yaml",
+                          "- name: neg(Tensor self) -> Tensor\n  self: " + " + ".join(["grad"] * n) + "\n")
+        self.refused(path, 2, "neg: a formula of", derivatives=[self.neg_yaml()])
+
+    def test_deep_formula(self):
+        from codegen import derivatives
+        n = derivatives.MAX_FORMULA_DEPTH
+        for name, formula in [("chain", "+".join(["grad"] * n)), ("calls", "neg(" * n + "grad" + ")" * n)]:
+            with self.subTest(formula=name):
+                path = self.write(f"d_{name}.yaml", f"- name: neg(Tensor self) -> Tensor\n  self: {formula}\n")
+                self.refused(path, 2, "levels deep", derivatives=[self.neg_yaml()])
+
+    def test_formula_constant_range(self):
+        for name, const, why in [("int", "9223372036854775808", "does not fit in int64"),
+                                 ("hex", "0x" + "f" * 40, "does not fit in int64"),
+                                 ("float", "1e999", "out of the range of a double")]:
+            with self.subTest(constant=name):
+                path = self.write(f"d_{name}.yaml", f"- name: neg(Tensor self) -> Tensor\n  self: grad * {const}\n")
+                self.refused(path, 2, why, derivatives=[self.neg_yaml()])
+
+    def test_deep_ref(self):
+        path = self.write("ref.yaml", NEG_ENTRY + "  conformance:\n    ref: '" + "+".join(["self"] * 12000) + "'\n")
+        self.refused(path, 4, "ref: the expression is nested too deeply to parse")
+
+    def test_huge_string(self):
+        path = self.write("string.yaml", NEG_ENTRY + "  tags: " + "x" * (model.MAX_SCALAR_CHARS + 1) + "\n")
+        self.refused(path, 4, f"(the limit is {model.MAX_SCALAR_CHARS})")
+
+    def test_too_many_values(self):
+        path = self.write("values.yaml",
+                          NEG_ENTRY + "  conformance:\n    note: [" + ",".join(["1"] * model.MAX_NODES) + "]\n")
+        self.refused(path, 5, f"more than {model.MAX_NODES} YAML values")
+
+    def test_too_big(self):
+        path = self.write("big.yaml", NEG_ENTRY + "#" * model.MAX_FILE_BYTES + "\n")
+        self.refused(path, 1, f"larger than {model.MAX_FILE_BYTES} bytes")
+
+    def test_huge_integer_digits(self):
+        # int() refuses more than 4300 digits: the loader must not ask it
+        path = self.write("digits.yaml", NEG_ENTRY + "  conformance:\n    note: " + "9" * 5000 + "\n")
+        self.refused(path, 5, "does not fit in int64")
+        path = self.write("digits2.yaml", "- func: f(Tensor self, int k=" + "9" * 5000 + ") -> Tensor\n"
+                                          "  dispatch:\n    CPU: neg_out_cpu\n")
+        self.refused(path, 1, "is not an int64")
+
+    def test_extreme_defaults_compile(self):
+        """int64's ends and infinities are valid defaults: the C they become compiles
+        (-9223372036854775808 is not an int64 literal in C, inf no C identifier)."""
+        if not have_cc() or not BUILD_ROOT:
+            self.skipTest("no C compiler or build tree")
+        import sysconfig
+        pyinc = sysconfig.get_paths().get("include")
+        schema = ("f(Tensor self, int k=-9223372036854775808, int j=9223372036854775807, "
+                  "int[2] s=[-9223372036854775808, 9223372036854775807], int[2] t=-9223372036854775808, "
+                  "Scalar a=-9223372036854775808, float? m=-inf, float p=inf) -> Tensor")
+        native = self.write("extreme.yaml", f"- func: {schema}\n  dispatch:\n    CPU: f_cpu\n")
+        derivs = self.write("extreme_d.yaml", f"- name: {schema}\n  self: grad\n")
+        out = os.path.join(self.tmp, "extreme")
+        p = run_gen("all", "--native", native, "--derivatives", derivs, "--no-kernel-check", "--out-dir", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = sorted(glob.glob(os.path.join(out, "*.c")))
+        dirs = [os.path.join(ROOT, "runtime"), out]
+        if pyinc and os.path.exists(os.path.join(pyinc, "Python.h")):
+            dirs += [os.path.join(ROOT, "python", "src"), pyinc]
+        else:
+            files = [f for f in files if not f.endswith("python_bindings.c")]
+        self.assertEqual(compile_c(files, dirs), {})
 
 
 class Model(unittest.TestCase):
