@@ -563,17 +563,24 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
         } else if (PYOPS_TENSOR_CHECK(first)) {
             target = ops_tensor_dtype(PYOPS_T(first));
             dev = ops_tensor_device(PYOPS_T(first));
-        } else if (!pyops_device_from_object(first, &dev)) {
-            PyErr_Format(PyExc_TypeError, "to() received an invalid combination of arguments - got (%s)",
-                         Py_TYPE(first)->tp_name);
-            return NULL;
+        } else {
+            char why[160];
+            int rc = pyops_device_convert(first, &dev, why, sizeof why);
+            if (rc < 0) {
+                PyErr_Format(PyExc_RuntimeError, "to(): %s", why);
+                return NULL;
+            }
+            if (rc == 0) {
+                PyErr_Format(PyExc_TypeError,
+                             "to(): argument 'dtype_or_device' (position 1) must be dtype, device, str or Tensor, "
+                             "not %s",
+                             Py_TYPE(first)->tp_name);
+                return NULL;
+            }
         }
     }
-    if (devarg != Py_None && !pyops_device_from_object(devarg, &dev)) {
-        PyErr_Format(PyExc_TypeError, "to(): argument 'device' must be device or str, not %s",
-                     Py_TYPE(devarg)->tp_name);
+    if (devarg != Py_None && pyops_device_arg(devarg, "to", NULL, &dev) < 0)
         return NULL;
-    }
     if (dt != Py_None) {
         target = pyops_dtype_from_object(dt);
         if (target == OPS_DTYPE_NONE) {
@@ -663,9 +670,7 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
         if (n == -1 && PyErr_Occurred())
             return NULL;
         dev = OPS_DEVICE_CUDA((int)n);
-    } else if (devarg != Py_None && !pyops_device_from_object(devarg, &dev)) {
-        PyErr_Format(PyExc_TypeError, "cuda(): argument 'device' must be device, str or int, not %s",
-                     Py_TYPE(devarg)->tp_name);
+    } else if (devarg != Py_None && pyops_device_arg(devarg, "cuda", ", int", &dev) < 0) {
         return NULL;
     }
     if (dev.type != OPS_CUDA) {
@@ -687,7 +692,8 @@ m_type(PyObject *self, PyObject *args)
         return PyUnicode_FromFormat("libops.%s", ops_dtype_name(ops_tensor_dtype(PYOPS_T(self))));
     ops_dtype d = pyops_dtype_from_object(dt);
     if (d == OPS_DTYPE_NONE) {
-        PyErr_SetString(PyExc_TypeError, "type(): expected a dtype");
+        PyErr_Format(PyExc_TypeError, "type(): argument 'dtype' (position 1) must be dtype, not %s",
+                     Py_TYPE(dt)->tp_name);
         return NULL;
     }
     return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false));
