@@ -3,6 +3,7 @@
  * (python/libops/__init__.py) re-exports all of it and adds no_grad and device. */
 #include "pyops.h"
 
+#include <limits.h>
 #include <string.h>
 
 int pyops_tensor_type_prepare(void);
@@ -530,9 +531,20 @@ static PyObject *
 py_set_num_threads(PyObject *mod, PyObject *arg)
 {
     (void)mod;
-    long n = PyLong_AsLong(arg);
+    if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "set_num_threads(): argument 'n' (position 1) must be int, not %s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(arg, &overflow);
     if (n == -1 && PyErr_Occurred())
         return NULL;
+    if (overflow || n > INT_MAX || n < INT_MIN) {
+        /* (int)n would wrap to another count */
+        PyErr_Format(PyExc_RuntimeError, "set_num_threads(): argument 'n' (position 1): %S does not fit in int", arg);
+        return NULL;
+    }
     ops_set_num_threads((int)n);
     Py_RETURN_NONE;
 }
@@ -554,7 +566,9 @@ py_promote_types(PyObject *mod, PyObject *args)
         return NULL;
     ops_dtype x = pyops_dtype_from_object(a), y = pyops_dtype_from_object(b);
     if (x == OPS_DTYPE_NONE || y == OPS_DTYPE_NONE) {
-        PyErr_SetString(PyExc_TypeError, "promote_types(): expected two dtypes");
+        const bool first = x == OPS_DTYPE_NONE;
+        PyErr_Format(PyExc_TypeError, "promote_types(): argument '%s' (position %d) must be dtype, not %s",
+                     first ? "type1" : "type2", first ? 1 : 2, Py_TYPE(first ? a : b)->tp_name);
         return NULL;
     }
     PyObject *r = pyops_dtype_object(ops_promote_types(x, y));

@@ -6,6 +6,7 @@
  * (python_bindings.c) are added to the type at module init. */
 #include "pyops.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,33 @@ static PyGetSetDef tensor_getset[] = {
 
 /* ---- methods ---------------------------------------------------------------- */
 
+/* The int `dim` argument of fname() (x.size(dim), x.stride(dim)): 0 converted, -1 with
+ * an exception naming the method, the argument and what was given. */
+static int
+dim_arg(PyObject *o, const char *fname, int64_t *out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyObject *ix = PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o) ? NULL : PyNumber_Index(o);
+        if (ix == NULL) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' (position 1) must be int, not %s", fname,
+                         Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        Py_DECREF(ix);
+    }
+    int overflow = 0;
+    long long d = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): argument 'dim' (position 1): %S does not fit in int64", fname, o);
+        return -1;
+    }
+    if (d == -1 && PyErr_Occurred())
+        return -1;
+    *out = d;
+    return 0;
+}
+
 static PyObject *
 m_size(PyObject *self, PyObject *args)
 {
@@ -340,8 +368,8 @@ m_size(PyObject *self, PyObject *args)
     ops_tensor *t = PYOPS_T(self);
     if (dim == Py_None)
         return int_tuple(ops_tensor_ndim(t), ops_tensor_sizes(t));
-    int64_t d = PyLong_AsLongLong(dim);
-    if (d == -1 && PyErr_Occurred())
+    int64_t d;
+    if (dim_arg(dim, "size", &d) < 0)
         return NULL;
     if (!ops_wrap_dim("size", "dim", &d, ops_tensor_ndim(t)))
         return pyops_raise();
@@ -357,8 +385,8 @@ m_stride(PyObject *self, PyObject *args)
     ops_tensor *t = PYOPS_T(self);
     if (dim == Py_None)
         return int_tuple(ops_tensor_ndim(t), ops_tensor_strides(t));
-    int64_t d = PyLong_AsLongLong(dim);
-    if (d == -1 && PyErr_Occurred())
+    int64_t d;
+    if (dim_arg(dim, "stride", &d) < 0)
         return NULL;
     if (!ops_wrap_dim("stride", "dim", &d, ops_tensor_ndim(t)))
         return pyops_raise();
@@ -666,9 +694,16 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ops_device dev = OPS_DEVICE_CUDA(0);
     if (PyLong_Check(devarg)) {
-        const long n = PyLong_AsLong(devarg);
+        int overflow = 0;
+        const long long n = PyLong_AsLongLongAndOverflow(devarg, &overflow);
         if (n == -1 && PyErr_Occurred())
             return NULL;
+        if (overflow || n < 0 || n > INT_MAX) {
+            /* (int)n would wrap to another device */
+            PyErr_Format(PyExc_RuntimeError, "cuda(): argument 'device': invalid device index %S (expected 0 <= index "
+                         "<= %d)", devarg, INT_MAX);
+            return NULL;
+        }
         dev = OPS_DEVICE_CUDA((int)n);
     } else if (devarg != Py_None && pyops_device_arg(devarg, "cuda", ", int", &dev) < 0) {
         return NULL;

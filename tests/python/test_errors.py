@@ -223,6 +223,27 @@ class TestMessages(unittest.TestCase):
                 with self.assertRaisesRegex(exc, pattern):
                     call()
 
+    def test_hand_written_functions(self):
+        x = self.x
+        with self.assertRaisesRegex(TypeError, r"^size\(\): argument 'dim' \(position 1\) must be int, not str$"):
+            x.size("a")
+        with self.assertRaisesRegex(RuntimeError, r"^stride\(\): argument 'dim' \(position 1\): "
+                                                  r"9223372036854775808 does not fit in int64$"):
+            x.stride(2**63)
+        self.assertEqual(x.size(np.int64(0)), 3)
+        with self.assertRaisesRegex(TypeError, r"^promote_types\(\): argument 'type2' \(position 2\) must be "
+                                               r"dtype, not str$"):
+            L.promote_types(L.float32, "int")
+        # ints that used to wrap to another value when cast to C int
+        with self.assertRaisesRegex(RuntimeError, r"^cuda\(\): argument 'device': invalid device index 4294967296"):
+            x.cuda(2**32)
+        with self.assertRaisesRegex(RuntimeError, r"^set_num_threads\(\): argument 'n' \(position 1\): "
+                                                  r"4294967297 does not fit in int$"):
+            L.set_num_threads(2**32 + 1)
+        with self.assertRaisesRegex(TypeError, r"^set_num_threads\(\): argument 'n' \(position 1\) must be int, "
+                                               r"not float$"):
+            L.set_num_threads(1.5)
+
     def test_autograd_grad(self):
         x = L.ones(3, requires_grad=True)
         y = (x * 2).sum()
