@@ -626,7 +626,7 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
                 if (p->pos[i] > 0)
                     snprintf(at, sizeof at, " (position %d)", p->pos[i]);
                 if (detail.text[0] != '\0')
-                    snprintf(why->text, whylen, "%s(): argument '%s'%s%s", sig->pyname, shown, at, detail.text);
+                    snprintf(why->text, whylen, "%s(): argument '%s'%s%.300s", sig->pyname, shown, at, detail.text);
                 else
                     snprintf(why->text, whylen, "%s(): argument '%s'%s must be %s, not %s", sig->pyname, shown, at,
                              expected_name(a), type_name(p->obj[i]));
