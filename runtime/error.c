@@ -11,6 +11,10 @@
 
 static _Thread_local char tl_message[OPS_ERROR_MSG_LEN];
 static _Thread_local ops_status tl_status = OPS_OK;
+/* Counts this thread's failures, so internal code can tell whether a callee failed
+ * (and said why) without clearing the slot first: the slot only ever changes on a
+ * failure or on ops_clear_error(), never on a success. */
+static _Thread_local uint64_t tl_serial;
 
 static const char *const status_strings[] = {
 #define OPS_X_(e, msg) [e] = msg,
@@ -45,6 +49,12 @@ ops_clear_error(void)
     tl_message[0] = '\0';
 }
 
+uint64_t
+ops_error_serial(void)
+{
+    return tl_serial;
+}
+
 ops_status
 ops_vfail(ops_status st, const char *fmt, va_list ap)
 {
@@ -60,6 +70,7 @@ ops_vfail(ops_status st, const char *fmt, va_list ap)
     memcpy(tl_message, scratch, sizeof scratch);
     /* A failure never reports success: a caller that passes OPS_OK still failed. */
     tl_status = st == OPS_OK ? OPS_ERR_RUNTIME : st;
+    tl_serial++;
     return tl_status;
 }
 

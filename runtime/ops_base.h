@@ -46,11 +46,17 @@ typedef enum ops_status {
 } ops_status;
 
 OPS_API const char *ops_status_str(ops_status st);
-/* The message of the last failed call on this thread ("" if none). */
+/* The message of the last failed call on this thread ("" if none since the thread
+ * started or since ops_clear_error()).  Only a failure writes it: a call that succeeds
+ * never changes or clears it, so after a NULL/error return it says why even if other
+ * calls succeeded in between, and a non-empty message does not mean the latest call
+ * failed (test the return value).  Each thread has its own; the pointer stays valid
+ * for the thread's life, and its text until the thread's next failure. */
 OPS_API const char *ops_last_error(void);
-/* The status of the last failed call on this thread (OPS_OK if none). */
+/* The status of the last failed call on this thread (OPS_OK if none); same contract
+ * as ops_last_error(). */
 OPS_API ops_status ops_last_status(void);
-/* Forget the last error on this thread. */
+/* Forget the last error on this thread (status OPS_OK, message ""). */
 OPS_API void ops_clear_error(void);
 
 /* ---- dtypes ---------------------------------------------------------- */

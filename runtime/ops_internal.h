@@ -81,6 +81,11 @@ OPS_API ops_status ops_fail(ops_status st, const char *fmt, ...) OPS_PRINTF(2, 3
 OPS_API ops_status ops_vfail(ops_status st, const char *fmt, va_list ap);
 /* As ops_fail, for functions that return a pointer. */
 OPS_API void *ops_fail_null(ops_status st, const char *fmt, ...) OPS_PRINTF(2, 3);
+/* How many failures this thread has recorded: a callee failed (and left its message)
+ * iff the count moved across the call.  Use this instead of ops_clear_error() before a
+ * call, which would erase the caller's last error (ops_last_error's contract: only a
+ * failure changes it). */
+OPS_API uint64_t ops_error_serial(void);
 
 /* "[2, 3]" into buf; returns buf.  For messages. */
 OPS_API const char *ops_shape_str(int ndim, const int64_t *sizes, char *buf, size_t n);

@@ -482,9 +482,9 @@ tensor_new_with(const char *op, int ndim, const int64_t *sizes, const int64_t *s
     if (t != NULL && s != NULL) {
         /* an allocator may explain its failure (the CUDA cache: sizes reserved and
          * free, the CUDA error): keep that message, prefixed with the op */
-        ops_clear_error();
+        const uint64_t failures = ops_error_serial();
         data = alloc->alloc(alloc->ctx, nbytes);
-        said = data == NULL && ops_last_status() != OPS_OK;
+        said = data == NULL && ops_error_serial() != failures;
     }
     if (data == NULL) {
         ops_host_free(t);

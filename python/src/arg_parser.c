@@ -5,6 +5,8 @@
  * pyops_call; nothing here is specific to one op. */
 #include "pyops.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PYOPS_MAX_ARGS 32
@@ -15,6 +17,7 @@
 typedef struct parsed {
     ops_ivalue iv[PYOPS_MAX_ARGS];
     PyObject *obj[PYOPS_MAX_ARGS]; /* the Python object bound to each argument (borrowed) */
+    int pos[PYOPS_MAX_ARGS];       /* its 1-based position when given positionally, else 0 */
     int64_t ints[PYOPS_ARENA_INTS];
     const ops_tensor *tensors[PYOPS_ARENA_TENSORS];
     int nints, ntensors;
@@ -44,6 +47,53 @@ parsed_alloc(parsed *p, size_t nbytes)
 
 /* ---- conversions: 1 converted, 0 does not match (no exception set) ----------- */
 
+/* Why an argument did not convert, for the message when no overload matches: the text
+ * that follows "op(): argument 'name' (position N)", e.g. " must be int, not str" or
+ * ": invalid device 'gpu': ...".  `value` marks an argument of the right type whose
+ * value is unusable (an int beyond int64, a device string naming no device): those
+ * raise RuntimeError, as the op's own value errors do; the others TypeError. */
+typedef struct reason {
+    char text[384];
+    bool value;
+} reason;
+
+static void
+say(reason *why, bool value, const char *fmt, ...)
+{
+    if (why == NULL || why->text[0] != '\0')
+        return; /* the first reason found is the one reported */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why->text, sizeof why->text, fmt, ap);
+    va_end(ap);
+    why->value = value;
+}
+
+/* What the message shows of a value: its repr, cut short (a 10**5000 has no repr at
+ * all on Python 3.11). */
+static void
+short_repr(PyObject *o, char *buf, size_t n)
+{
+    PyObject *r = PyObject_Repr(o);
+    const char *s = r != NULL ? PyUnicode_AsUTF8(r) : NULL;
+    if (s == NULL) {
+        PyErr_Clear();
+        snprintf(buf, n, "a %s", Py_TYPE(o)->tp_name);
+    } else if (strlen(s) > 48) {
+        snprintf(buf, n, "%.40s...", s);
+    } else {
+        snprintf(buf, n, "%s", s);
+    }
+    Py_XDECREF(r);
+}
+
+/* How a list element is named in a message: None, or its type. */
+static const char *
+elem_name(PyObject *o)
+{
+    return o == Py_None ? "None" : PYOPS_TENSOR_CHECK(o) ? "Tensor" : Py_TYPE(o)->tp_name;
+}
+
 static bool
 is_int_object(PyObject *o)
 {
@@ -55,8 +105,9 @@ is_int_object(PyObject *o)
     return !PYOPS_TENSOR_CHECK(o) && !PyFloat_Check(o) && PyIndex_Check(o);
 }
 
+/* 1 converted, 0 not an int, -1 an int that does not fit in int64 (no exception). */
 static int
-to_int(PyObject *o, int64_t *out)
+to_int_checked(PyObject *o, int64_t *out)
 {
     if (!is_int_object(o))
         return 0;
@@ -70,17 +121,36 @@ to_int(PyObject *o, int64_t *out)
     Py_DECREF(ix);
     if (overflow || (v == -1 && PyErr_Occurred())) {
         PyErr_Clear();
-        return 0;
+        return -1;
     }
     *out = (int64_t)v;
     return 1;
 }
 
 static int
-to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out)
+to_int(PyObject *o, int64_t *out)
+{
+    return to_int_checked(o, out) == 1;
+}
+
+/* An int argument; a mismatch says why. */
+static int
+to_int_arg(PyObject *o, int64_t *out, reason *why)
+{
+    int rc = to_int_checked(o, out);
+    if (rc < 0) {
+        char r[64];
+        short_repr(o, r, sizeof r);
+        say(why, true, ": %s does not fit in int64", r);
+    }
+    return rc == 1;
+}
+
+static int
+to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out, reason *why)
 {
     int64_t one;
-    if (to_int(o, &one)) {
+    if (to_int_arg(o, &one, why)) {
         /* torch accepts a bare int for int[] (dim=0, size=3): an int[N] repeats it */
         int64_t n = a->size > 0 ? a->size : 1;
         int64_t *buf;
@@ -98,8 +168,10 @@ to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out)
     if (!PyTuple_Check(o) && !PyList_Check(o))
         return 0;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (a->size > 0 && n != a->size && n != 1)
+    if (a->size > 0 && n != a->size && n != 1) {
+        say(why, false, " must be a sequence of %d ints (or one int), but has %zd elements", a->size, n);
         return 0;
+    }
     int64_t *buf;
     if (p->nints + n <= PYOPS_ARENA_INTS) {
         buf = p->ints + p->nints;
@@ -109,7 +181,15 @@ to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out)
     }
     PyObject **items = PySequence_Fast_ITEMS(o);
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!to_int(items[i], &buf[i]))
+        int rc = to_int_checked(items[i], &buf[i]);
+        if (rc < 0) {
+            char r[64];
+            short_repr(items[i], r, sizeof r);
+            say(why, true, ": element %zd (%s) does not fit in int64", i, r);
+        } else if (rc == 0) {
+            say(why, false, " must be a sequence of ints, but element %zd is %s", i, elem_name(items[i]));
+        }
+        if (rc != 1)
             return 0;
     }
     if (a->size > 0 && n == 1 && a->size != 1) {
@@ -128,7 +208,7 @@ to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out)
 }
 
 static int
-to_tensor_list(parsed *p, const pyops_arg *a, PyObject *o, ops_tensor_list *out)
+to_tensor_list(parsed *p, const pyops_arg *a, PyObject *o, ops_tensor_list *out, reason *why)
 {
     if (!PyTuple_Check(o) && !PyList_Check(o))
         return 0;
@@ -146,8 +226,11 @@ to_tensor_list(parsed *p, const pyops_arg *a, PyObject *o, ops_tensor_list *out)
             buf[i] = NULL;
         else if (PYOPS_TENSOR_CHECK(items[i]))
             buf[i] = PYOPS_T(items[i]);
-        else
+        else {
+            say(why, false, " must be a sequence of %s, but element %zd is %s",
+                (a->flags & PYOPS_F_ELEM_OPTIONAL) ? "Tensors and Nones" : "Tensors", i, elem_name(items[i]));
             return 0;
+        }
     }
     *out = (ops_tensor_list){buf, n};
     return 1;
@@ -197,9 +280,10 @@ pyops_scalar_to_object(ops_scalar s)
     }
 }
 
-/* One argument: 1 converted, 0 no match. */
+/* One argument: 1 converted, 0 no match (why, when given, may say more than the
+ * type's name: a bad element, an out-of-range value). */
 static int
-convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
+convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv, reason *why)
 {
     if (o == Py_None && ((a->flags & PYOPS_F_OPTIONAL) || a->type == PYOPS_T_GENERATOR)) {
         *iv = ops_ivalue_none();
@@ -213,13 +297,17 @@ convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
         return 1;
     case PYOPS_T_TENSOR_LIST: {
         ops_tensor_list l;
-        if (!to_tensor_list(p, a, o, &l))
+        if (!to_tensor_list(p, a, o, &l, why))
             return 0;
         *iv = ops_ivalue_tensor_list(l);
         return 1;
     }
     case PYOPS_T_SCALAR: {
         ops_scalar s;
+        int64_t i;
+        /* an int beyond int64 is refused, not silently made a float */
+        if (is_int_object(o) && !to_int_arg(o, &i, why))
+            return 0;
         if (!pyops_scalar_from_object(o, &s))
             return 0;
         *iv = ops_ivalue_scalar(s);
@@ -227,14 +315,14 @@ convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
     }
     case PYOPS_T_INT: {
         int64_t i;
-        if (!to_int(o, &i))
+        if (!to_int_arg(o, &i, why))
             return 0;
         *iv = ops_ivalue_int(i);
         return 1;
     }
     case PYOPS_T_INT_LIST: {
         ops_int_list l;
-        if (!to_int_list(p, a, o, &l))
+        if (!to_int_list(p, a, o, &l, why))
             return 0;
         *iv = ops_ivalue_int_list(l);
         return 1;
@@ -267,6 +355,7 @@ convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
         const char *s = PyUnicode_AsUTF8(o);
         if (s == NULL) {
             PyErr_Clear();
+            say(why, true, ": the string cannot be encoded as UTF-8");
             return 0;
         }
         *iv = ops_ivalue_str(s);
@@ -281,7 +370,11 @@ convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv)
     }
     case PYOPS_T_DEVICE: {
         ops_device d;
-        if (!pyops_device_from_object(o, &d))
+        char bad[160];
+        int rc = pyops_device_convert(o, &d, bad, sizeof bad);
+        if (rc < 0)
+            say(why, true, ": %s", bad);
+        if (rc != 1)
             return 0;
         *iv = ops_ivalue_device(d);
         return 1;
@@ -368,17 +461,48 @@ is_factory(const pyops_sig *sig)
     return false;
 }
 
+/* What an argument must be, for messages. */
+static const char *
+expected_name(const pyops_arg *a)
+{
+    static const char *const names[] = {
+        [PYOPS_T_TENSOR] = "Tensor",       [PYOPS_T_TENSOR_LIST] = "a sequence of Tensors",
+        [PYOPS_T_SCALAR] = "Number",       [PYOPS_T_INT] = "int",
+        [PYOPS_T_INT_LIST] = "tuple of ints", [PYOPS_T_FLOAT] = "float",
+        [PYOPS_T_BOOL] = "bool",           [PYOPS_T_STR] = "str",
+        [PYOPS_T_DTYPE] = "dtype",         [PYOPS_T_DEVICE] = "device or str",
+        [PYOPS_T_GENERATOR] = "Generator",
+    };
+    static const char *const optional[] = {
+        [PYOPS_T_TENSOR] = "Tensor or None",   [PYOPS_T_TENSOR_LIST] = "a sequence of Tensors or None",
+        [PYOPS_T_SCALAR] = "Number or None",   [PYOPS_T_INT] = "int or None",
+        [PYOPS_T_INT_LIST] = "tuple of ints or None", [PYOPS_T_FLOAT] = "float or None",
+        [PYOPS_T_BOOL] = "bool or None",       [PYOPS_T_STR] = "str or None",
+        [PYOPS_T_DTYPE] = "dtype or None",     [PYOPS_T_DEVICE] = "device, str or None",
+        [PYOPS_T_GENERATOR] = "Generator",
+    };
+    _Static_assert(sizeof names / sizeof names[0] == PYOPS_T_GENERATOR + 1, "a name per pyops_type");
+    _Static_assert(sizeof optional / sizeof optional[0] == PYOPS_T_GENERATOR + 1, "a name per pyops_type");
+    if ((unsigned)a->type > PYOPS_T_GENERATOR)
+        return "?";
+    return (a->flags & PYOPS_F_OPTIONAL) ? optional[a->type] : names[a->type];
+}
+
 /* Try one overload.  1 bound (p filled), 0 no match.  With `why` set, a mismatch
- * writes a torch-style reason there. */
+ * writes a torch-style reason there (empty when only the list of signatures can say
+ * what is wrong). */
 static int
 bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-     PyObject *kwnames, parsed *p, char *why, size_t whylen)
+     PyObject *kwnames, parsed *p, reason *why)
 {
+    const size_t whylen = sizeof why->text;
     const int n = sig->nargs;
     if (n > PYOPS_MAX_ARGS)
         return 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         p->obj[i] = NULL;
+        p->pos[i] = 0;
+    }
     p->nints = p->ntensors = 0;
     p->nheap = 0;
     p->requires_grad = -1;
@@ -396,8 +520,10 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
         if (a->flags & PYOPS_F_KWONLY)
             continue;
         last_pos = i;
-        if (k < nargs)
+        if (k < nargs) {
+            p->pos[i] = (int)k + 1;
             p->obj[i] = args[k++];
+        }
     }
     PyObject *varargs = NULL;
     if (k < nargs) {
@@ -415,7 +541,7 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
         }
         if (target < 0 || sig->args[target].type != PYOPS_T_INT_LIST) {
             if (why)
-                snprintf(why, whylen, "%s() takes %d positional arguments but %zd were given", sig->pyname,
+                snprintf(why->text, whylen, "%s() takes %d positional arguments but %zd were given", sig->pyname,
                          last_pos + 1 - (method ? 1 : 0), nargs);
             return 0;
         }
@@ -423,7 +549,16 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
          * positional parameter taking them */
         for (Py_ssize_t j = 0; j < nargs; j++) {
             int64_t dummy;
-            if (!to_int(args[j], &dummy))
+            int rc = to_int_checked(args[j], &dummy);
+            if (rc < 0 && why) {
+                char r[64];
+                short_repr(args[j], r, sizeof r);
+                snprintf(why->text, whylen, "%s(): argument '%s': element %zd (%s) does not fit in int64",
+                         sig->pyname, sig->args[target].name, j, r);
+                why->value = true;
+            }
+            /* another type: the signatures say what the ints could have been */
+            if (rc != 1)
                 return 0;
         }
         varargs = PyTuple_New(nargs);
@@ -436,8 +571,10 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
             PyTuple_SET_ITEM(varargs, j, args[j]);
         }
         for (int i = target + 1; i <= last_pos; i++) {
-            if (!(method && i == sig->self_index))
+            if (!(method && i == sig->self_index)) {
                 p->obj[i] = NULL;
+                p->pos[i] = 0;
+            }
         }
         p->obj[target] = varargs;
     }
@@ -456,13 +593,13 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
             }
             if (i < 0) {
                 if (why)
-                    snprintf(why, whylen, "%s() got an unexpected keyword argument '%s'", sig->pyname,
+                    snprintf(why->text, whylen, "%s() got an unexpected keyword argument '%s'", sig->pyname,
                              PyUnicode_AsUTF8(name));
                 goto done;
             }
             if (p->obj[i] != NULL) {
                 if (why)
-                    snprintf(why, whylen, "%s() got multiple values for argument '%s'", sig->pyname,
+                    snprintf(why->text, whylen, "%s() got multiple values for argument '%s'", sig->pyname,
                              PyUnicode_AsUTF8(name));
                 goto done;
             }
@@ -476,26 +613,24 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
         if (p->obj[i] == NULL) {
             if (!(a->flags & PYOPS_F_HAS_DEFAULT)) {
                 if (why)
-                    snprintf(why, whylen, "%s() missing required argument '%s'", sig->pyname, shown);
+                    snprintf(why->text, whylen, "%s() missing required argument '%s'", sig->pyname, shown);
                 goto done;
             }
             p->iv[i] = default_value(a);
             continue;
         }
-        if (!convert(p, a, p->obj[i], &p->iv[i])) {
+        reason detail = {"", false};
+        if (!convert(p, a, p->obj[i], &p->iv[i], why ? &detail : NULL)) {
             if (why) {
-                int pos = -1;
-                for (Py_ssize_t j = 0; j < nargs; j++)
-                    if (args[j] == p->obj[i])
-                        pos = (int)j + 1;
-                static const char *const tn[] = {"Tensor", "tuple of Tensors", "Number", "int", "tuple of ints",
-                                                 "float", "bool", "str", "dtype", "device", "Generator"};
-                if (pos > 0)
-                    snprintf(why, whylen, "%s(): argument '%s' (position %d) must be %s, not %s", sig->pyname,
-                             shown, pos, tn[a->type], type_name(p->obj[i]));
+                char at[32] = "";
+                if (p->pos[i] > 0)
+                    snprintf(at, sizeof at, " (position %d)", p->pos[i]);
+                if (detail.text[0] != '\0')
+                    snprintf(why->text, whylen, "%s(): argument '%s'%s%.300s", sig->pyname, shown, at, detail.text);
                 else
-                    snprintf(why, whylen, "%s(): argument '%s' must be %s, not %s", sig->pyname, shown,
-                             tn[a->type], type_name(p->obj[i]));
+                    snprintf(why->text, whylen, "%s(): argument '%s'%s must be %s, not %s", sig->pyname, shown, at,
+                             expected_name(a), type_name(p->obj[i]));
+                why->value = detail.value;
             }
             goto done;
         }
@@ -653,40 +788,11 @@ done:
     return result;
 }
 
-PyObject *
-pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+/* torch's message when no overload fits: what was given, then every accepted
+ * signature.  Returns NULL with the TypeError set. */
+static PyObject *
+raise_signatures(const pyops_name *nm, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    parsed p;
-    nargs = PyVectorcall_NARGS(nargs);
-    for (int s = 0; s < nm->nsigs; s++) {
-        const pyops_sig *sig = nm->sigs[s];
-        if (bind(sig, nm->method, self, args, nargs, kwnames, &p, NULL, 0)) {
-            PyObject *r = invoke(sig, &p);
-            parsed_free(&p);
-            return r;
-        }
-    }
-    if (PyErr_Occurred())
-        return NULL;
-    /* one overload (an out= form aside, which torch shows as an optional out=
-     * argument of the same signature): say which argument is wrong */
-    int plain = -1, nplain = 0;
-    bool has_out_kw = false;
-    for (Py_ssize_t j = 0; kwnames != NULL && j < PyTuple_GET_SIZE(kwnames); j++)
-        has_out_kw |= PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), "out") == 0;
-    for (int s = 0; s < nm->nsigs; s++) {
-        if ((nm->sigs[s]->kind == OPS_KIND_OUT) == has_out_kw) {
-            plain = s;
-            nplain++;
-        }
-    }
-    if (nplain == 1 || nm->nsigs == 1) {
-        char why[512] = "";
-        bind(nm->sigs[nplain == 1 ? plain : 0], nm->method, self, args, nargs, kwnames, &p, why, sizeof why);
-        PyErr_SetString(PyExc_TypeError, why[0] ? why : "invalid arguments");
-        return NULL;
-    }
-    /* torch's message: what was given, then every accepted signature */
     PyObject *got = PyUnicode_FromString("");
     Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t j = 0; got != NULL && j < nargs + nk; j++) {
@@ -726,6 +832,56 @@ pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize
         Py_DECREF(msg);
     }
     return NULL;
+}
+
+PyObject *
+pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    parsed p;
+    nargs = PyVectorcall_NARGS(nargs);
+    for (int s = 0; s < nm->nsigs; s++) {
+        const pyops_sig *sig = nm->sigs[s];
+        if (bind(sig, nm->method, self, args, nargs, kwnames, &p, NULL)) {
+            PyObject *r = invoke(sig, &p);
+            parsed_free(&p);
+            return r;
+        }
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    /* one overload (an out= form aside, which torch shows as an optional out=
+     * argument of the same signature): say which argument is wrong */
+    int plain = -1, nplain = 0;
+    bool has_out_kw = false;
+    for (Py_ssize_t j = 0; kwnames != NULL && j < PyTuple_GET_SIZE(kwnames); j++)
+        has_out_kw |= PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, j), "out") == 0;
+    for (int s = 0; s < nm->nsigs; s++) {
+        if ((nm->sigs[s]->kind == OPS_KIND_OUT) == has_out_kw) {
+            plain = s;
+            nplain++;
+        }
+    }
+    reason why = {"", false};
+    if (nplain == 1 || nm->nsigs == 1) {
+        bind(nm->sigs[nplain == 1 ? plain : 0], nm->method, self, args, nargs, kwnames, &p, &why);
+    } else {
+        /* several overloads: an argument of the right type with an unusable value (an
+         * int beyond int64, a device string naming no device) is what went wrong in
+         * the overload it fits; other mismatches only the signatures can explain */
+        for (int s = 0; s < nm->nsigs && !why.value; s++) {
+            why = (reason){"", false};
+            bind(nm->sigs[s], nm->method, self, args, nargs, kwnames, &p, &why);
+        }
+        if (!why.value)
+            why.text[0] = '\0';
+    }
+    if (PyErr_Occurred())
+        return NULL;
+    if (why.text[0] != '\0') {
+        PyErr_SetString(why.value ? PyExc_RuntimeError : PyExc_TypeError, why.text);
+        return NULL;
+    }
+    return raise_signatures(nm, args, nargs, kwnames);
 }
 
 int

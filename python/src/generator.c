@@ -140,11 +140,8 @@ generator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Generator", kw, &dev))
         return NULL;
     if (dev != NULL && dev != Py_None) {
-        if (!pyops_device_from_object(dev, &d)) {
-            PyErr_Format(PyExc_TypeError, "Generator(): argument 'device' must be device or str, not %s",
-                         Py_TYPE(dev)->tp_name);
+        if (pyops_device_arg(dev, "Generator", NULL, &d) < 0)
             return NULL;
-        }
         /* a generator is the same Philox stream on every device, so a CUDA one is a
          * generator that says cuda:N; as torch, one only for a device that exists */
         if (d.type == OPS_CUDA && (d.index < 0 || d.index >= ops_cuda_device_count())) {

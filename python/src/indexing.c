@@ -7,13 +7,18 @@
 
 #include <string.h>
 
-/* The result of walking an index: a basic view and the advanced indices per dimension
- * of that view (NULL where none).  Owns its references. */
+/* The result of walking an index: a basic view, and the advanced indices for
+ * index/index_put_ on it.  at[d] is the index tensor that starts at dimension d of the
+ * view and width[d] the dimensions it covers: 1 for an integer index, k for a k-dim
+ * boolean mask, which goes to the op whole so that the op checks its shape against the
+ * dimensions it covers (turning it into nonzero() coordinates here lost that check).
+ * Owns its references. */
 typedef struct walked {
     ops_tensor *view;
-    ops_tensor *adv[OPS_MAX_DIMS];
-    int nadv; /* entries used in adv (dimensions up to the last advanced one) */
+    ops_tensor *at[OPS_MAX_DIMS];
+    int width[OPS_MAX_DIMS];
     bool any_adv;
+    const ops_tensor *list[OPS_MAX_DIMS]; /* adv_list's result, borrowed from at[] */
 } walked;
 
 static void
@@ -22,8 +27,8 @@ walked_release(walked *w)
     ops_tensor_release(w->view);
     w->view = NULL;
     for (int i = 0; i < OPS_MAX_DIMS; i++) {
-        ops_tensor_release(w->adv[i]);
-        w->adv[i] = NULL;
+        ops_tensor_release(w->at[i]);
+        w->at[i] = NULL;
     }
 }
 
@@ -37,46 +42,195 @@ replace(walked *w, ops_tensor *next)
     return true;
 }
 
-/* A list/tuple used as one index, or a non-integer non-bool tensor: as an index tensor
- * (new reference) or NULL with an exception. */
+static bool
+is_mask_dtype(ops_dtype dt)
+{
+    return dt == OPS_BOOL || dt == OPS_UINT8;
+}
+
+/* A list/tuple, array or tensor used as one index: as an index tensor (new reference)
+ * or NULL with an exception. */
 static ops_tensor *
 index_tensor_of(PyObject *o)
 {
+    ops_tensor *r;
     if (PYOPS_TENSOR_CHECK(o)) {
-        ops_dtype dt = ops_tensor_dtype(PYOPS_T(o));
-        if (!ops_dtype_is_integral(dt, true)) {
-            PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+        r = ops_tensor_retain(PYOPS_T(o));
+    } else {
+        PyObject *t = pyops_tensor_new_from_data(o, OPS_DTYPE_NONE, false);
+        if (t == NULL)
             return NULL;
-        }
-        return ops_tensor_retain(PYOPS_T(o));
+        r = ops_tensor_retain(PYOPS_T(t));
+        Py_DECREF(t);
     }
-    PyObject *t = pyops_tensor_new_from_data(o, OPS_DTYPE_NONE, false);
-    if (t == NULL)
-        return NULL;
-    ops_tensor *r = ops_tensor_retain(PYOPS_T(t));
-    Py_DECREF(t);
     ops_dtype dt = ops_tensor_dtype(r);
     if (!ops_dtype_is_integral(dt, true)) {
         ops_tensor_release(r);
-        PyErr_SetString(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors");
+        PyErr_Format(PyExc_IndexError, "tensors used as indices must be long, int, byte or bool tensors (got %s)",
+                     ops_dtype_name(dt));
         return NULL;
     }
     return r;
 }
 
-/* How many dimensions of self an index item consumes; -1 with an exception. */
+/* One item of an index, classified once so that counting the dimensions it consumes
+ * and applying it agree. */
+typedef enum item_kind { ITEM_NONE, ITEM_ELLIPSIS, ITEM_SLICE, ITEM_BOOL, ITEM_INT, ITEM_TENSOR } item_kind;
+
+typedef struct item {
+    item_kind kind;
+    PyObject *obj;      /* the Python object (borrowed) */
+    bool b;             /* ITEM_BOOL: its value */
+    ops_tensor *tensor; /* ITEM_TENSOR: owned */
+} item;
+
+/* A buffer exporter (a NumPy array or scalar) seen as an index: a 0-d bool is a bool,
+ * another 0-d one an integer (or an error from the integer path), anything else an
+ * index tensor.  0 classified, -1 with an exception. */
 static int
-consumed(PyObject *item, int64_t *out)
+classify_buffer(PyObject *o, item *out)
 {
-    if (item == Py_None || item == Py_Ellipsis) {
-        *out = 0;
-    } else if (PYOPS_TENSOR_CHECK(item)) {
-        ops_tensor *t = PYOPS_T(item);
-        *out = ops_tensor_dtype(t) == OPS_BOOL ? ops_tensor_ndim(t) : 1;
-    } else if (PyBool_Check(item)) {
-        *out = 0;
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        out->kind = ITEM_INT; /* let the integer path say what is wrong with it */
+        return 0;
+    }
+    const bool scalar = view.ndim == 0;
+    const bool boolean = view.format != NULL && strcmp(view.format, "?") == 0 && view.itemsize == 1;
+    bool value = scalar && boolean && *(const unsigned char *)view.buf != 0;
+    PyBuffer_Release(&view);
+    if (scalar && boolean) {
+        out->kind = ITEM_BOOL;
+        out->b = value;
+        return 0;
+    }
+    if (scalar) {
+        out->kind = ITEM_INT;
+        return 0;
+    }
+    out->kind = ITEM_TENSOR;
+    out->tensor = index_tensor_of(o);
+    return out->tensor == NULL ? -1 : 0;
+}
+
+static int
+classify(PyObject *o, item *out)
+{
+    memset(out, 0, sizeof *out);
+    out->obj = o;
+    if (o == Py_None) {
+        out->kind = ITEM_NONE;
+    } else if (o == Py_Ellipsis) {
+        out->kind = ITEM_ELLIPSIS;
+    } else if (PySlice_Check(o)) {
+        out->kind = ITEM_SLICE;
+    } else if (PyBool_Check(o)) {
+        out->kind = ITEM_BOOL;
+        out->b = o == Py_True;
+    } else if (PyLong_Check(o)) {
+        out->kind = ITEM_INT;
+    } else if (PYOPS_TENSOR_CHECK(o)) {
+        ops_tensor *t = PYOPS_T(o);
+        if (ops_tensor_ndim(t) == 0 && is_mask_dtype(ops_tensor_dtype(t))) {
+            /* a 0-d mask acts as the bool it holds, as in torch */
+            ops_scalar v;
+            if (ops_tensor_item(t, &v) != OPS_OK) {
+                pyops_raise();
+                return -1;
+            }
+            out->kind = ITEM_BOOL;
+            out->b = ops_scalar_to_double(v) != 0;
+            return 0;
+        }
+        out->kind = ITEM_TENSOR;
+        out->tensor = index_tensor_of(o);
+        return out->tensor == NULL ? -1 : 0;
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+        out->kind = ITEM_TENSOR;
+        out->tensor = index_tensor_of(o);
+        return out->tensor == NULL ? -1 : 0;
+    } else if (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyByteArray_Check(o)) {
+        return classify_buffer(o, out);
     } else {
-        *out = 1;
+        out->kind = ITEM_INT;
+    }
+    return 0;
+}
+
+/* How many dimensions of self an item consumes. */
+static int64_t
+consumed(const item *it)
+{
+    switch (it->kind) {
+    case ITEM_SLICE:
+    case ITEM_INT:
+        return 1;
+    case ITEM_TENSOR:
+        return is_mask_dtype(ops_tensor_dtype(it->tensor)) ? ops_tensor_ndim(it->tensor) : 1;
+    default:
+        return 0;
+    }
+}
+
+/* An int64 index tensor of n zeros (n is 0 or 1): what a bool index selects along the
+ * dimension of size 1 it adds. */
+static ops_tensor *
+bool_index(bool value)
+{
+    const int64_t zero = 0, n = value ? 1 : 0;
+    return ops_tensor_from_data(&zero, (ops_int_list){&n, 1}, OPS_INT64);
+}
+
+/* Record index tensor t (stolen) for dimensions dim .. dim + width - 1 of the view. */
+static int
+record(walked *w, int64_t dim, int width, ops_tensor *t)
+{
+    if (dim + width > OPS_MAX_DIMS) {
+        ops_tensor_release(t);
+        PyErr_Format(PyExc_IndexError, "too many indices: libops tensors have at most %d dimensions", OPS_MAX_DIMS);
+        return -1;
+    }
+    w->at[dim] = t;
+    w->width[dim] = width;
+    w->any_adv = true;
+    return 0;
+}
+
+/* Select index ix (an int object) of dimension dim. */
+static int
+apply_int(walked *w, int64_t dim, PyObject *obj)
+{
+    PyObject *ix = PyIndex_Check(obj) ? PyNumber_Index(obj) : NULL;
+    if (ix == NULL) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_IndexError,
+                     "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                     "valid indices (got %s)",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long k = PyLong_AsLongLongAndOverflow(ix, &overflow);
+    int64_t size = ops_tensor_sizes(w->view)[dim];
+    if (overflow) {
+        PyErr_Format(PyExc_IndexError,
+                     "index %S is out of bounds for dimension %lld with size %lld (it does not fit in int64)", ix,
+                     (long long)dim, (long long)size);
+        Py_DECREF(ix);
+        return -1;
+    }
+    Py_DECREF(ix);
+    if (k == -1 && PyErr_Occurred())
+        return -1;
+    if (k < -size || k >= size) {
+        PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %lld with size %lld", k,
+                     (long long)dim, (long long)size);
+        return -1;
+    }
+    if (!replace(w, ops_select(w->view, dim, k))) {
+        pyops_raise();
+        return -1;
     }
     return 0;
 }
@@ -96,17 +250,23 @@ walk(PyObject *self, PyObject *index, walked *w)
             return -1;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(tup);
+    item *items = PyMem_Calloc((size_t)n + 1, sizeof *items);
+    if (items == NULL) {
+        Py_DECREF(tup);
+        PyErr_NoMemory();
+        return -1;
+    }
     ops_tensor *t = PYOPS_T(self);
     int64_t ndim = ops_tensor_ndim(t);
     int64_t used = 0;
     int ellipses = 0;
+    int64_t true_dims[OPS_MAX_DIMS];
+    int ntrue = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t c;
-        PyObject *it = PyTuple_GET_ITEM(tup, i);
-        if (it == Py_Ellipsis)
-            ellipses++;
-        consumed(it, &c);
-        used += c;
+        if (classify(PyTuple_GET_ITEM(tup, i), &items[i]) < 0)
+            goto fail;
+        ellipses += items[i].kind == ITEM_ELLIPSIS;
+        used += consumed(&items[i]);
     }
     if (ellipses > 1) {
         PyErr_SetString(PyExc_IndexError, "an index can only have a single ellipsis ('...')");
@@ -119,24 +279,27 @@ walk(PyObject *self, PyObject *index, walked *w)
     w->view = ops_tensor_retain(t);
     int64_t dim = 0; /* the dimension of w->view the next item applies to */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *it = PyTuple_GET_ITEM(tup, i);
-        if (it == Py_Ellipsis) {
+        item *it = &items[i];
+        switch (it->kind) {
+        case ITEM_ELLIPSIS:
             dim += ndim - used;
-        } else if (it == Py_None) {
+            break;
+        case ITEM_NONE:
             if (!replace(w, ops_unsqueeze(w->view, dim))) {
                 pyops_raise();
                 goto fail;
             }
             dim++;
-        } else if (PySlice_Check(it)) {
+            break;
+        case ITEM_SLICE: {
             Py_ssize_t start, stop, step;
-            if (PySlice_Unpack(it, &start, &stop, &step) < 0)
+            if (PySlice_Unpack(it->obj, &start, &stop, &step) < 0)
                 goto fail;
             if (step <= 0) {
                 PyErr_SetString(PyExc_ValueError, "step must be greater than zero");
                 goto fail;
             }
-            PySliceObject *s = (PySliceObject *)it;
+            PySliceObject *s = (PySliceObject *)it->obj;
             int64_t st = start, en = stop;
             /* None bounds go to the op as None (it clamps the rest) */
             if (!replace(w, ops_slice(w->view, dim, s->start == Py_None ? NULL : &st,
@@ -145,114 +308,84 @@ walk(PyObject *self, PyObject *index, walked *w)
                 goto fail;
             }
             dim++;
-        } else if (PyBool_Check(it)) {
-            /* x[True] adds a dimension like None; x[False] adds one of size 0 */
+            break;
+        }
+        case ITEM_BOOL:
+            /* x[True] adds a dimension like None and x[False] one of size 0 (torch's
+             * index tensors [0] and [], the first only needed beside other advanced
+             * indices, with which it broadcasts) */
             if (!replace(w, ops_unsqueeze(w->view, dim))) {
                 pyops_raise();
                 goto fail;
             }
-            if (it == Py_False) {
-                int64_t none_val = 0;
-                ops_tensor *idx = ops_tensor_from_data(&none_val, (ops_int_list){(int64_t[]){0}, 1}, OPS_INT64);
+            if (!it->b) {
+                ops_tensor *idx = bool_index(false);
                 if (idx == NULL) {
                     pyops_raise();
                     goto fail;
                 }
-                w->adv[dim] = idx;
-                w->any_adv = true;
+                if (record(w, dim, 1, idx) < 0)
+                    goto fail;
+            } else if (dim < OPS_MAX_DIMS) {
+                true_dims[ntrue++] = dim;
             }
             dim++;
-        } else if (PYOPS_TENSOR_CHECK(it) || PyList_Check(it) || PyTuple_Check(it)) {
-            ops_tensor *idx = index_tensor_of(it);
-            if (idx == NULL)
+            break;
+        case ITEM_TENSOR: {
+            const int width = (int)consumed(it);
+            ops_tensor *idx = it->tensor;
+            it->tensor = NULL;
+            if (record(w, dim, width, idx) < 0)
                 goto fail;
-            if (ops_tensor_dtype(idx) == OPS_BOOL || ops_tensor_dtype(idx) == OPS_UINT8) {
-                /* a mask over k dimensions: its nonzero() coordinates, one index each */
-                int64_t k = ops_tensor_ndim(idx);
-                ops_tensor *nz = ops_nonzero(idx);
-                ops_tensor_release(idx);
-                if (nz == NULL) {
-                    pyops_raise();
-                    goto fail;
-                }
-                if (k == 0) {
-                    /* a 0-d mask: like True/False above */
-                    ops_tensor_release(nz);
-                    PyErr_SetString(PyExc_IndexError, "0-dimensional boolean tensors as indices are not supported");
-                    goto fail;
-                }
-                for (int64_t j = 0; j < k; j++) {
-                    if (dim + j >= OPS_MAX_DIMS) {
-                        ops_tensor_release(nz);
-                        PyErr_SetString(PyExc_IndexError, "too many indices");
-                        goto fail;
-                    }
-                    w->adv[dim + j] = ops_select(nz, 1, j);
-                    if (w->adv[dim + j] == NULL) {
-                        ops_tensor_release(nz);
-                        pyops_raise();
-                        goto fail;
-                    }
-                }
-                ops_tensor_release(nz);
-                dim += k;
-            } else {
-                if (dim >= OPS_MAX_DIMS) {
-                    ops_tensor_release(idx);
-                    PyErr_SetString(PyExc_IndexError, "too many indices");
-                    goto fail;
-                }
-                w->adv[dim] = idx;
-                dim++;
-            }
-            w->any_adv = true;
-        } else {
-            int64_t k;
-            int overflow = 0;
-            PyObject *ix = PyIndex_Check(it) ? PyNumber_Index(it) : NULL;
-            if (ix == NULL) {
-                PyErr_Clear();
-                PyErr_Format(PyExc_IndexError,
-                             "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             "valid indices (got %s)",
-                             Py_TYPE(it)->tp_name);
+            dim += width;
+            break;
+        }
+        case ITEM_INT:
+            if (apply_int(w, dim, it->obj) < 0)
                 goto fail;
-            }
-            k = PyLong_AsLongLongAndOverflow(ix, &overflow);
-            Py_DECREF(ix);
-            if (overflow) {
-                PyErr_SetString(PyExc_IndexError, "index out of range");
-                goto fail;
-            }
-            int64_t size = ops_tensor_sizes(w->view)[dim];
-            if (k < -size || k >= size) {
-                PyErr_Format(PyExc_IndexError, "index %lld is out of bounds for dimension %lld with size %lld",
-                             (long long)k, (long long)dim, (long long)size);
-                goto fail;
-            }
-            if (!replace(w, ops_select(w->view, dim, k))) {
-                pyops_raise();
-                goto fail;
-            }
+            break;
         }
     }
-    w->nadv = (int)ops_tensor_ndim(w->view);
+    for (int j = 0; j < ntrue && w->any_adv; j++) {
+        ops_tensor *idx = bool_index(true);
+        if (idx == NULL) {
+            pyops_raise();
+            goto fail;
+        }
+        if (record(w, true_dims[j], 1, idx) < 0)
+            goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        ops_tensor_release(items[i].tensor);
+    PyMem_Free(items);
     Py_DECREF(tup);
     return 0;
 fail:
+    for (Py_ssize_t i = 0; i < n; i++)
+        ops_tensor_release(items[i].tensor);
+    PyMem_Free(items);
     Py_DECREF(tup);
     walked_release(w);
     return -1;
 }
 
+/* The indices argument of index/index_put_: one entry per dimension of the view up to
+ * the last indexed one (None where no index), a mask standing for all it covers. */
 static ops_tensor_list
 adv_list(walked *w)
 {
-    /* trailing dimensions without an index need no entry */
-    int n = w->nadv;
-    while (n > 0 && w->adv[n - 1] == NULL)
-        n--;
-    return (ops_tensor_list){(const ops_tensor *const *)w->adv, n};
+    int n = 0, last = 0;
+    const int ndim = (int)ops_tensor_ndim(w->view);
+    for (int d = 0; d < ndim && d < OPS_MAX_DIMS;) {
+        w->list[n++] = w->at[d];
+        if (w->at[d] != NULL) {
+            last = n;
+            d += w->width[d] > 0 ? w->width[d] : 1;
+        } else {
+            d++;
+        }
+    }
+    return (ops_tensor_list){w->list, last};
 }
 
 PyObject *

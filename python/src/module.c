@@ -3,6 +3,7 @@
  * (python/libops/__init__.py) re-exports all of it and adds no_grad and device. */
 #include "pyops.h"
 
+#include <limits.h>
 #include <string.h>
 
 int pyops_tensor_type_prepare(void);
@@ -140,8 +141,8 @@ pyops_device_object(ops_device dev)
     return PyObject_CallFunction(device_class, "s", buf);
 }
 
-bool
-pyops_device_from_object(PyObject *o, ops_device *out)
+int
+pyops_device_convert(PyObject *o, ops_device *out, char *why, size_t n)
 {
     PyObject *s = NULL;
     if (PyUnicode_Check(o)) {
@@ -149,19 +150,47 @@ pyops_device_from_object(PyObject *o, ops_device *out)
         Py_INCREF(s);
     } else if (device_class != NULL && PyObject_TypeCheck(o, (PyTypeObject *)device_class)) {
         s = PyObject_Str(o);
+    } else {
+        return 0;
     }
-    if (s == NULL) {
+    const char *text = s != NULL ? PyUnicode_AsUTF8(s) : NULL;
+    if (text == NULL) {
         PyErr_Clear();
-        return false;
+        Py_XDECREF(s);
+        if (why != NULL && n > 0)
+            snprintf(why, n, "invalid device: the string cannot be encoded as UTF-8");
+        return -1;
     }
-    const char *text = PyUnicode_AsUTF8(s);
-    bool ok = text != NULL && ops_device_parse(text, out) == OPS_OK;
-    Py_DECREF(s);
-    if (!ok) {
-        PyErr_Clear();
+    int rc = 1;
+    if (ops_device_parse(text, out) != OPS_OK) {
+        /* the libops message is consumed here: the caller raises its own */
         ops_clear_error();
+        if (why != NULL && n > 0)
+            snprintf(why, n, "invalid device '%.64s%s': expected 'cpu' or 'cuda[:N]'", text,
+                     strlen(text) > 64 ? "..." : "");
+        rc = -1;
     }
-    return ok;
+    Py_DECREF(s);
+    return rc;
+}
+
+bool
+pyops_device_from_object(PyObject *o, ops_device *out)
+{
+    return pyops_device_convert(o, out, NULL, 0) == 1;
+}
+
+int
+pyops_device_arg(PyObject *o, const char *fname, const char *also, ops_device *out)
+{
+    char why[160];
+    int rc = pyops_device_convert(o, out, why, sizeof why);
+    if (rc < 0)
+        PyErr_Format(PyExc_RuntimeError, "%s(): %s", fname, why);
+    else if (rc == 0)
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'device' must be device%s or str, not %s", fname,
+                     also != NULL ? also : "", Py_TYPE(o)->tp_name);
+    return rc == 1 ? 0 : -1;
 }
 
 static PyObject *
@@ -362,11 +391,8 @@ py_tensor(PyObject *mod, PyObject *args, PyObject *kwargs)
     }
     ops_device dev;
     if (device != Py_None) {
-        if (!pyops_device_from_object(device, &dev)) {
-            PyErr_Format(PyExc_TypeError, "tensor(): argument 'device' must be device, not %s",
-                         Py_TYPE(device)->tp_name);
+        if (pyops_device_arg(device, "tensor", NULL, &dev) < 0)
             return NULL;
-        }
         if (dev.type != OPS_CPU) {
             /* built on the host, then copied; the device tensor is the leaf */
             PyObject *h = pyops_tensor_new_from_data(data, dt, false);
@@ -407,15 +433,24 @@ py_is_grad_enabled(PyObject *mod, PyObject *unused)
     return PyBool_FromLong(ops_grad_enabled());
 }
 
-/* A list of tensors (or one tensor) as borrowed pointers in *out (PyMem); -1 with
- * an exception. */
+/* grad()'s argument `what` (position pos): a tensor or a sequence of tensors (None
+ * elements too when allow_none), as borrowed pointers in *out (PyMem); -1 with a
+ * TypeError naming the argument, what it must be and what it got. */
 static int
-tensor_seq(PyObject *o, const char *what, bool allow_none, PyObject **fast, const ops_tensor ***out, Py_ssize_t *n)
+tensor_seq(PyObject *o, const char *what, int pos, bool allow_none, PyObject **fast, const ops_tensor ***out,
+           Py_ssize_t *n)
 {
-    if (PYOPS_TENSOR_CHECK(o))
+    const char *expected =
+        allow_none ? "a Tensor or a sequence of Tensors or None" : "a Tensor or a sequence of Tensors";
+    if (PYOPS_TENSOR_CHECK(o)) {
         *fast = PyTuple_Pack(1, o);
-    else
-        *fast = PySequence_Fast(o, what);
+    } else if (PyList_Check(o) || PyTuple_Check(o)) {
+        *fast = PySequence_Fast(o, "");
+    } else {
+        PyErr_Format(PyExc_TypeError, "grad(): argument '%s' (position %d) must be %s, not %s", what, pos, expected,
+                     o == Py_None ? "None" : Py_TYPE(o)->tp_name);
+        return -1;
+    }
     if (*fast == NULL)
         return -1;
     *n = PySequence_Fast_GET_SIZE(*fast);
@@ -429,7 +464,8 @@ tensor_seq(PyObject *o, const char *what, bool allow_none, PyObject **fast, cons
         if (x == Py_None && allow_none)
             continue;
         if (!PYOPS_TENSOR_CHECK(x)) {
-            PyErr_Format(PyExc_TypeError, "grad(): %s must be Tensors, got %s", what, Py_TYPE(x)->tp_name);
+            PyErr_Format(PyExc_TypeError, "grad(): argument '%s' (position %d) must be %s, but element %zd is %s",
+                         what, pos, expected, i, x == Py_None ? "None" : Py_TYPE(x)->tp_name);
             return -1;
         }
         (*out)[i] = PYOPS_T(x);
@@ -451,9 +487,10 @@ py_autograd_grad(PyObject *mod, PyObject *args, PyObject *kwargs)
     const ops_tensor **po = NULL, **pi = NULL, **pg = NULL;
     Py_ssize_t no = 0, ni = 0, ng = 0;
     ops_tensor_vec res = {NULL, 0};
-    if (tensor_seq(outs, "outputs", false, &fo, &po, &no) < 0 || tensor_seq(ins, "inputs", false, &fi, &pi, &ni) < 0)
+    if (tensor_seq(outs, "outputs", 1, false, &fo, &po, &no) < 0 ||
+        tensor_seq(ins, "inputs", 2, false, &fi, &pi, &ni) < 0)
         goto done;
-    if (gouts != Py_None && tensor_seq(gouts, "grad_outputs", true, &fg, &pg, &ng) < 0)
+    if (gouts != Py_None && tensor_seq(gouts, "grad_outputs", 3, true, &fg, &pg, &ng) < 0)
         goto done;
     int rg = retain == Py_None ? create : PyObject_IsTrue(retain);
     if (rg < 0)
@@ -494,9 +531,20 @@ static PyObject *
 py_set_num_threads(PyObject *mod, PyObject *arg)
 {
     (void)mod;
-    long n = PyLong_AsLong(arg);
+    if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "set_num_threads(): argument 'n' (position 1) must be int, not %s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(arg, &overflow);
     if (n == -1 && PyErr_Occurred())
         return NULL;
+    if (overflow || n > INT_MAX || n < INT_MIN) {
+        /* (int)n would wrap to another count */
+        PyErr_Format(PyExc_RuntimeError, "set_num_threads(): argument 'n' (position 1): %S does not fit in int", arg);
+        return NULL;
+    }
     ops_set_num_threads((int)n);
     Py_RETURN_NONE;
 }
@@ -518,7 +566,9 @@ py_promote_types(PyObject *mod, PyObject *args)
         return NULL;
     ops_dtype x = pyops_dtype_from_object(a), y = pyops_dtype_from_object(b);
     if (x == OPS_DTYPE_NONE || y == OPS_DTYPE_NONE) {
-        PyErr_SetString(PyExc_TypeError, "promote_types(): expected two dtypes");
+        const bool first = x == OPS_DTYPE_NONE;
+        PyErr_Format(PyExc_TypeError, "promote_types(): argument '%s' (position %d) must be dtype, not %s",
+                     first ? "type1" : "type2", first ? 1 : 2, Py_TYPE(first ? a : b)->tp_name);
         return NULL;
     }
     PyObject *r = pyops_dtype_object(ops_promote_types(x, y));

@@ -72,6 +72,13 @@ PyObject *pyops_scalar_to_object(ops_scalar s);
 ops_dtype pyops_dtype_from_object(PyObject *o);
 /* str or libops.device -> device; false (no exception) when o is neither or unparsable. */
 bool pyops_device_from_object(PyObject *o, ops_device *out);
+/* The same, saying why: 1 converted, 0 o is not a str or device, -1 a string that names
+ * no device (why gets "invalid device 'gpu': expected ...").  No exception. */
+int pyops_device_convert(PyObject *o, ops_device *out, char *why, size_t n);
+/* The `device` argument of fname(): 0 converted, -1 with a TypeError (another type;
+ * `also` names other accepted types, as ", int") or a RuntimeError (a string that
+ * names no device), each naming fname, the argument and what was given. */
+int pyops_device_arg(PyObject *o, const char *fname, const char *also, ops_device *out);
 
 /* libops.tensor(data, dtype=None, device=None, requires_grad=False). */
 PyObject *pyops_tensor_new_from_data(PyObject *data, ops_dtype dtype, bool requires_grad);

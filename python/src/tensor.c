@@ -6,6 +6,7 @@
  * (python_bindings.c) are added to the type at module init. */
 #include "pyops.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,6 +332,33 @@ static PyGetSetDef tensor_getset[] = {
 
 /* ---- methods ---------------------------------------------------------------- */
 
+/* The int `dim` argument of fname() (x.size(dim), x.stride(dim)): 0 converted, -1 with
+ * an exception naming the method, the argument and what was given. */
+static int
+dim_arg(PyObject *o, const char *fname, int64_t *out)
+{
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyObject *ix = PyBool_Check(o) || PyFloat_Check(o) || !PyIndex_Check(o) ? NULL : PyNumber_Index(o);
+        if (ix == NULL) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s(): argument 'dim' (position 1) must be int, not %s", fname,
+                         Py_TYPE(o)->tp_name);
+            return -1;
+        }
+        Py_DECREF(ix);
+    }
+    int overflow = 0;
+    long long d = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+        PyErr_Format(PyExc_RuntimeError, "%s(): argument 'dim' (position 1): %S does not fit in int64", fname, o);
+        return -1;
+    }
+    if (d == -1 && PyErr_Occurred())
+        return -1;
+    *out = d;
+    return 0;
+}
+
 static PyObject *
 m_size(PyObject *self, PyObject *args)
 {
@@ -340,8 +368,8 @@ m_size(PyObject *self, PyObject *args)
     ops_tensor *t = PYOPS_T(self);
     if (dim == Py_None)
         return int_tuple(ops_tensor_ndim(t), ops_tensor_sizes(t));
-    int64_t d = PyLong_AsLongLong(dim);
-    if (d == -1 && PyErr_Occurred())
+    int64_t d;
+    if (dim_arg(dim, "size", &d) < 0)
         return NULL;
     if (!ops_wrap_dim("size", "dim", &d, ops_tensor_ndim(t)))
         return pyops_raise();
@@ -357,8 +385,8 @@ m_stride(PyObject *self, PyObject *args)
     ops_tensor *t = PYOPS_T(self);
     if (dim == Py_None)
         return int_tuple(ops_tensor_ndim(t), ops_tensor_strides(t));
-    int64_t d = PyLong_AsLongLong(dim);
-    if (d == -1 && PyErr_Occurred())
+    int64_t d;
+    if (dim_arg(dim, "stride", &d) < 0)
         return NULL;
     if (!ops_wrap_dim("stride", "dim", &d, ops_tensor_ndim(t)))
         return pyops_raise();
@@ -563,17 +591,24 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
         } else if (PYOPS_TENSOR_CHECK(first)) {
             target = ops_tensor_dtype(PYOPS_T(first));
             dev = ops_tensor_device(PYOPS_T(first));
-        } else if (!pyops_device_from_object(first, &dev)) {
-            PyErr_Format(PyExc_TypeError, "to() received an invalid combination of arguments - got (%s)",
-                         Py_TYPE(first)->tp_name);
-            return NULL;
+        } else {
+            char why[160];
+            int rc = pyops_device_convert(first, &dev, why, sizeof why);
+            if (rc < 0) {
+                PyErr_Format(PyExc_RuntimeError, "to(): %s", why);
+                return NULL;
+            }
+            if (rc == 0) {
+                PyErr_Format(PyExc_TypeError,
+                             "to(): argument 'dtype_or_device' (position 1) must be dtype, device, str or Tensor, "
+                             "not %s",
+                             Py_TYPE(first)->tp_name);
+                return NULL;
+            }
         }
     }
-    if (devarg != Py_None && !pyops_device_from_object(devarg, &dev)) {
-        PyErr_Format(PyExc_TypeError, "to(): argument 'device' must be device or str, not %s",
-                     Py_TYPE(devarg)->tp_name);
+    if (devarg != Py_None && pyops_device_arg(devarg, "to", NULL, &dev) < 0)
         return NULL;
-    }
     if (dt != Py_None) {
         target = pyops_dtype_from_object(dt);
         if (target == OPS_DTYPE_NONE) {
@@ -659,13 +694,18 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ops_device dev = OPS_DEVICE_CUDA(0);
     if (PyLong_Check(devarg)) {
-        const long n = PyLong_AsLong(devarg);
+        int overflow = 0;
+        const long long n = PyLong_AsLongLongAndOverflow(devarg, &overflow);
         if (n == -1 && PyErr_Occurred())
             return NULL;
+        if (overflow || n < 0 || n > INT_MAX) {
+            /* (int)n would wrap to another device */
+            PyErr_Format(PyExc_RuntimeError, "cuda(): argument 'device': invalid device index %S (expected 0 <= index "
+                         "<= %d)", devarg, INT_MAX);
+            return NULL;
+        }
         dev = OPS_DEVICE_CUDA((int)n);
-    } else if (devarg != Py_None && !pyops_device_from_object(devarg, &dev)) {
-        PyErr_Format(PyExc_TypeError, "cuda(): argument 'device' must be device, str or int, not %s",
-                     Py_TYPE(devarg)->tp_name);
+    } else if (devarg != Py_None && pyops_device_arg(devarg, "cuda", ", int", &dev) < 0) {
         return NULL;
     }
     if (dev.type != OPS_CUDA) {
@@ -687,7 +727,8 @@ m_type(PyObject *self, PyObject *args)
         return PyUnicode_FromFormat("libops.%s", ops_dtype_name(ops_tensor_dtype(PYOPS_T(self))));
     ops_dtype d = pyops_dtype_from_object(dt);
     if (d == OPS_DTYPE_NONE) {
-        PyErr_SetString(PyExc_TypeError, "type(): expected a dtype");
+        PyErr_Format(PyExc_TypeError, "type(): argument 'dtype' (position 1) must be dtype, not %s",
+                     Py_TYPE(dt)->tp_name);
         return NULL;
     }
     return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false));

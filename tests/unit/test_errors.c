@@ -1,4 +1,5 @@
-/* The thread-local error slot and status strings. */
+/* The thread-local error slot, its contract (only a failure changes it) and the
+ * status strings. */
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libops.h"
 #include "ops_internal.h"
 
 START_TEST(test_status_strings)
@@ -130,6 +132,53 @@ START_TEST(test_shape_str)
 }
 END_TEST
 
+/* ops_last_error() is the message of the last *failed* call: successful calls after
+ * it, allocations of every size included, leave it (and the status) as they were. */
+START_TEST(test_success_keeps_last_error)
+{
+    ops_tensor *a = ops_zeros(OPS_INTS(3), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *b = ops_zeros(OPS_INTS(4), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_ptr_null(ops_add(a, b, OPS_SCALAR_INT(1)));
+    char expected[1024];
+    snprintf(expected, sizeof expected, "%s", ops_last_error());
+    const ops_status st = ops_last_status();
+    ck_assert_int_ne(st, OPS_OK);
+    ck_assert(strncmp(expected, "add: ", 5) == 0);
+    const uint64_t serial = ops_error_serial();
+
+    /* small (embedded) and large (allocator) results, a view, an in-place op */
+    ops_tensor *small = ops_ones(OPS_INTS(2), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *large = ops_ones(OPS_INTS(1 << 20), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *sum = large ? ops_add(large, large, OPS_SCALAR_INT(1)) : NULL;
+    ops_tensor *view = sum ? ops_view(sum, OPS_INTS(1024, 1024)) : NULL;
+    ck_assert_ptr_nonnull(small);
+    ck_assert_ptr_nonnull(view);
+    ck_assert_int_eq(ops_add_(small, small, OPS_SCALAR_INT(1)), OPS_OK);
+
+    ck_assert_str_eq(ops_last_error(), expected);
+    ck_assert_int_eq(ops_last_status(), st);
+    ck_assert(ops_error_serial() == serial); /* no failure in between */
+
+    /* an allocation failure after it still reports itself, not the older message */
+    ops_alloc_fail_nth(1);
+    ck_assert_ptr_null(ops_ones(OPS_INTS(1 << 20), OPS_FLOAT32, OPS_DEVICE_CPU));
+    ops_alloc_fail_nth(0);
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_OOM);
+    ck_assert_msg(strstr(ops_last_error(), "out of memory") != NULL && strstr(ops_last_error(), "add:") == NULL,
+                  "%s", ops_last_error());
+    ck_assert(ops_error_serial() != serial);
+
+    ops_tensor_release(view);
+    ops_tensor_release(sum);
+    ops_tensor_release(large);
+    ops_tensor_release(small);
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+}
+END_TEST
+
 static Suite *
 errors_suite(void)
 {
@@ -141,6 +190,7 @@ errors_suite(void)
     tcase_add_test(tc, test_long_message_truncated);
     tcase_add_test(tc, test_thread_local);
     tcase_add_test(tc, test_shape_str);
+    tcase_add_test(tc, test_success_keeps_last_error);
     suite_add_tcase(s, tc);
     return s;
 }
