@@ -7,18 +7,21 @@
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
 #                and the CUDA tests on the emulated device (make test-emu)
 #   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
+#   make check-tsan  the thread tests under ThreadSanitizer (not part of check)
 
 BUILD     ?= build
 SANBUILD  ?= build-san
 # The CUDA backend on the emulated device (no GPU, no nvcc; docs/cuda.md "Emulation").
 EMUBUILD  ?= build-emu
+# ThreadSanitizer (make check-tsan).
+TSANBUILD ?= build-tsan
 MESON     ?= meson
 # meson's own python3 (Debian's), never a pyenv/conda one first on PATH.
 PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -92,6 +95,22 @@ test-emu: deps $(EMUBUILD)/build.ninja
 	@$(NINJA) -C $(EMUBUILD) $$($(PYTHON) .ci/suite_targets.py $(EMUBUILD) cuda)
 	$(MESON) test -C $(EMUBUILD) --suite cuda --no-rebuild --print-errorlogs --num-processes 2
 
+$(TSANBUILD)/build.ninja: | deps
+	$(MESON) setup $(TSANBUILD) --buildtype=debug -Doptimization=1 \
+	    -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled
+
+# Threads sharing libops state (tests/unit/test_threads.c: independent graphs, a
+# shared leaf, generators, grad mode from 8 threads) and the autograd engine's tests,
+# under ThreadSanitizer; only their programs are built.  The tests keep the kernels'
+# OpenMP at one thread: libgomp is not TSan-instrumented, and its barriers would show
+# as false races.  tests/tsan.supp holds the suppressions, each explained.
+TSAN_TESTS := test_threads test_autograd
+check-tsan: deps $(TSANBUILD)/build.ninja
+	@$(NINJA) -C $(TSANBUILD) $(addprefix tests/unit/,$(TSAN_TESTS))
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/tsan.supp)" \
+	OMP_NUM_THREADS=1 $(MESON) test -C $(TSANBUILD) --no-rebuild --print-errorlogs --num-processes 1 \
+	    --timeout-multiplier 4 $(TSAN_TESTS)
+
 check: test test-emu check-install test-san
 	@$(PYTHON) .ci/summary.py $(BUILD) $(EMUBUILD) $(SANBUILD)
 
@@ -115,4 +134,4 @@ bench-cuda: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_cuda_reduce
 
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD) $(TSANBUILD)

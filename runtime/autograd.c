@@ -11,8 +11,15 @@
  *   4. run them in order: each node's buffered gradients (summed over the edges that
  *      reach it; zeros where none arrived) go through its hooks and its apply, and the
  *      results are added into the buffers of the nodes its edges point to.
- * Unless retain_graph, every node that ran drops its saved values afterwards. */
+ * Unless retain_graph, every node that ran drops its saved values afterwards.
+ *
+ * Threads (docs/autograd.md "Threads"): independent graphs share nothing here but
+ * atomic counters; what a leaf requiring grad shares between threads (its gradient,
+ * its hooks, the one AccumulateGrad its graphs point to) lives in its grad_slot, under
+ * the slot's mutex.  Nothing else takes a lock: a graph of non-leaf tensors belongs
+ * to the thread that runs it. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +51,6 @@ ops_set_grad_enabled(bool enabled)
 
 /* ---- per-tensor state ---------------------------------------------------------- */
 
-/* The gradient kept for a tensor, shared with the retain_grad hook of a non-leaf
- * (which must not own the tensor: that would be a cycle through its grad_fn). */
-typedef struct grad_slot {
-    int64_t refcount;
-    ops_tensor *grad;
-} grad_slot;
-
 typedef struct tensor_hook {
     int64_t handle;
     ops_grad_hook_fn fn;
@@ -58,14 +58,34 @@ typedef struct tensor_hook {
     struct tensor_hook *next;
 } tensor_hook;
 
+/* The gradient kept for a tensor, and for a leaf what its AccumulateGrad needs.
+ * Strong references: the tensor's autograd state and a non-leaf's retain_grad hook
+ * (which must not own the tensor: that would be a cycle through its grad_fn).  Weak
+ * ones: the leaf's AccumulateGrad nodes.  An AccumulateGrad must not own its leaf:
+ * under create_graph the leaf's .grad has a graph leading back to that very node, and
+ * leaf -> grad -> graph -> AccumulateGrad -> leaf would never be freed.  So the node
+ * holds the slot weakly and finds the leaf gone (refcount 0) when it runs late.
+ * lock guards grad, hooks and accumulator: threads share a leaf (Hogwild, data
+ * parallel), each backward pass adding into its .grad as PyTorch's AccumulateGrad does
+ * under its mutex. */
+typedef struct ops_grad_slot {
+    int64_t refcount;      /* strong references (atomic) */
+    int64_t weak;          /* weak references, + 1 while refcount > 0 (atomic) */
+    pthread_mutex_t lock;
+    ops_tensor *grad;
+    tensor_hook *hooks;    /* a leaf's hooks (a non-leaf's live on its grad_fn) */
+    ops_node *accumulator; /* a leaf's AccumulateGrad: weak, cleared when it dies */
+} grad_slot;
+
 typedef struct autograd_meta {
     bool requires_grad;    /* a leaf marked by the user */
     bool retains_grad;     /* a non-leaf asked to keep its gradient */
     ops_node *grad_fn;     /* owned; NULL for a leaf */
     int output_nr;
-    grad_slot *grad;       /* owned; NULL until a gradient is stored */
-    ops_node *accumulator; /* a leaf's AccumulateGrad: weak, cleared when it dies */
-    tensor_hook *hooks;    /* a leaf's hooks (a non-leaf's live on its grad_fn) */
+    grad_slot *grad;       /* owned; NULL until a gradient, hook or AccumulateGrad needs it */
+    /* A saved leaf unpacked under create_graph (ops_saved_unpack): an alias of the
+     * leaf whose gradient goes to the leaf's own AccumulateGrad (owned). */
+    ops_node *leaf_acc;
     /* A view made under grad mode: the root tensor whose storage it looks into (owned;
      * never itself a view) and the storage version its grad_fn was last set at.  When
      * the version moved (an in-place write through the base or another view), the
@@ -109,25 +129,69 @@ meta_get(ops_tensor *t, const char *op)
 }
 
 static void
-slot_release(grad_slot *s)
+slot_weak_release(grad_slot *s)
 {
-    if (s != NULL && __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) == 0) {
-        ops_tensor_release(s->grad);
+    if (__atomic_sub_fetch(&s->weak, 1, __ATOMIC_ACQ_REL) == 0) {
+        pthread_mutex_destroy(&s->lock);
         ops_host_free(s);
     }
 }
 
+static void
+slot_release(grad_slot *s)
+{
+    if (s == NULL || __atomic_sub_fetch(&s->refcount, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    /* The tensor is gone: an AccumulateGrad still running (another thread's graph)
+     * sees refcount 0 under the lock and drops its gradient.  The gradient is released
+     * outside the lock: its graph may hold this slot's AccumulateGrad, whose death
+     * takes the lock. */
+    pthread_mutex_lock(&s->lock);
+    ops_tensor *g = s->grad;
+    tensor_hook *hooks = s->hooks;
+    s->grad = NULL;
+    s->hooks = NULL;
+    pthread_mutex_unlock(&s->lock);
+    ops_tensor_release(g);
+    for (tensor_hook *h = hooks, *nx; h != NULL; h = nx) {
+        nx = h->next;
+        ops_host_free(h);
+    }
+    slot_weak_release(s);
+}
+
+/* The slot of a tensor whose autograd state exists, made on first use.  Threads
+ * sharing a leaf may get here at once: the first to publish its slot wins. */
 static grad_slot *
 slot_get(autograd_meta *m, const char *op)
 {
-    if (m->grad == NULL) {
-        m->grad = ops_host_malloc(sizeof *m->grad);
-        if (m->grad == NULL)
-            return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a gradient slot", op);
-        m->grad->refcount = 1;
-        m->grad->grad = NULL;
+    grad_slot *s = __atomic_load_n(&m->grad, __ATOMIC_ACQUIRE);
+    if (s != NULL)
+        return s;
+    s = ops_host_malloc(sizeof *s);
+    if (s == NULL)
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a gradient slot", op);
+    memset(s, 0, sizeof *s);
+    s->refcount = 1;
+    s->weak = 1;
+    if (pthread_mutex_init(&s->lock, NULL) != 0) {
+        ops_host_free(s);
+        return ops_fail_null(OPS_ERR_RUNTIME, "%s: cannot create a gradient slot's mutex", op);
     }
-    return m->grad;
+    grad_slot *seen = NULL;
+    if (!__atomic_compare_exchange_n(&m->grad, &seen, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_destroy(&s->lock);
+        ops_host_free(s);
+        return seen;
+    }
+    return s;
+}
+
+/* The tensor's slot if it has one (no allocation). */
+static inline grad_slot *
+slot_of(const autograd_meta *m)
+{
+    return m != NULL ? __atomic_load_n(&m->grad, __ATOMIC_ACQUIRE) : NULL;
 }
 
 void
@@ -137,14 +201,9 @@ ops_autograd_meta_free(void *p)
     if (m == NULL)
         return;
     ops_node_release(m->grad_fn);
+    ops_node_release(m->leaf_acc);
     slot_release(m->grad);
     ops_tensor_release(m->view_base);
-    for (tensor_hook *h = m->hooks, *nx; h != NULL; h = nx) {
-        nx = h->next;
-        ops_host_free(h);
-    }
-    /* m->accumulator is NULL here: an AccumulateGrad owns its leaf, so the leaf
-     * cannot die before it. */
     ops_host_free(m);
 }
 
@@ -224,10 +283,13 @@ ops_tensor_set_requires_grad(ops_tensor *t, bool requires_grad)
 ops_tensor *
 ops_tensor_grad(const ops_tensor *t)
 {
-    const autograd_meta *m = meta_of(t);
-    if (m == NULL || m->grad == NULL)
+    grad_slot *s = slot_of(meta_of(t));
+    if (s == NULL)
         return NULL;
-    return ops_tensor_retain(m->grad->grad);
+    pthread_mutex_lock(&s->lock);
+    ops_tensor *g = ops_tensor_retain(s->grad);
+    pthread_mutex_unlock(&s->lock);
+    return g;
 }
 
 static bool
@@ -256,8 +318,11 @@ ops_tensor_set_grad(ops_tensor *t, const ops_tensor *grad)
     grad_slot *s = slot_get(m, op);
     if (s == NULL)
         return ops_last_status();
-    ops_tensor_release(s->grad);
+    pthread_mutex_lock(&s->lock);
+    ops_tensor *old = s->grad;
     s->grad = ops_tensor_retain(grad);
+    pthread_mutex_unlock(&s->lock);
+    ops_tensor_release(old); /* outside the lock: its graph may end in this slot's AccumulateGrad */
     return OPS_OK;
 }
 
@@ -351,14 +416,19 @@ ops_tensor_register_hook(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, int64_t 
         *handle = h->handle;
         return OPS_OK;
     }
+    grad_slot *s = slot_get(m, op);
+    if (s == NULL)
+        return ops_last_status();
     tensor_hook *h = ops_host_malloc(sizeof *h);
     if (h == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
     *h = (tensor_hook){.handle = __atomic_fetch_add(&next_hook_handle, 1, __ATOMIC_RELAXED), .fn = fn, .ctx = ctx};
-    tensor_hook **p = &m->hooks;
+    pthread_mutex_lock(&s->lock);
+    tensor_hook **p = &s->hooks;
     while (*p != NULL)
         p = &(*p)->next;
     *p = h;
+    pthread_mutex_unlock(&s->lock);
     *handle = h->handle;
     return OPS_OK;
 }
@@ -369,11 +439,20 @@ ops_tensor_remove_hook(ops_tensor *t, int64_t handle)
     autograd_meta *m = meta_of(t);
     if (m == NULL)
         return false;
-    for (tensor_hook **p = &m->hooks; *p != NULL; p = &(*p)->next) {
-        if ((*p)->handle == handle) {
-            tensor_hook *h = *p;
-            *p = h->next;
-            ops_host_free(h);
+    grad_slot *s = slot_of(m);
+    if (s != NULL) {
+        tensor_hook *found = NULL;
+        pthread_mutex_lock(&s->lock);
+        for (tensor_hook **p = &s->hooks; *p != NULL; p = &(*p)->next) {
+            if ((*p)->handle == handle) {
+                found = *p;
+                *p = found->next;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&s->lock);
+        if (found != NULL) {
+            ops_host_free(found);
             return true;
         }
     }
@@ -448,11 +527,13 @@ node_destroy(ops_node *n, ops_node ***work, size_t *len, size_t *cap)
         slot_release(h->slot);
         ops_host_free(h);
     }
-    if (n->leaf != NULL) {
-        autograd_meta *m = meta_of(n->leaf);
-        if (m != NULL && m->accumulator == n)
-            m->accumulator = NULL;
-        ops_tensor_release(n->leaf);
+    grad_slot *ls = n->leaf_slot;
+    if (ls != NULL) {
+        pthread_mutex_lock(&ls->lock);
+        if (ls->accumulator == n) /* else another one replaced it while this count was 0 */
+            ls->accumulator = NULL;
+        pthread_mutex_unlock(&ls->lock);
+        slot_weak_release(ls);
     }
     for (int i = 0; i < n->num_next; i++) {
         ops_node *c = n->next[i].node;
@@ -515,19 +596,42 @@ ops_node_next(const ops_node *n, int i, int *input_nr)
     return n->next[i].node;
 }
 
-/* The AccumulateGrad of a leaf requiring grad: the existing one, or a new one. */
+/* A new reference to n unless its count already reached 0 (it is being destroyed,
+ * by another thread that will find it no longer is its slot's accumulator). */
+static bool
+node_try_retain(ops_node *n)
+{
+    int64_t c = __atomic_load_n(&n->refcount, __ATOMIC_RELAXED);
+    while (c > 0)
+        if (__atomic_compare_exchange_n(&n->refcount, &c, c + 1, true, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return true;
+    return false;
+}
+
+/* The AccumulateGrad of a leaf requiring grad: the existing one, or a new one.  Under
+ * the slot's lock: threads recording ops on a shared leaf get one node between them,
+ * and one that is dying is replaced, never revived. */
 static ops_node *
 leaf_accumulator(ops_tensor *leaf)
 {
     autograd_meta *m = meta_of(leaf);
-    if (m->accumulator != NULL)
-        return ops_node_retain(m->accumulator);
-    ops_node *a = ops_node_new(&accumulate_vt, sizeof(ops_node), 1, 0);
-    if (a == NULL)
+    if (m->leaf_acc != NULL) /* an unpacked saved leaf: its leaf's node */
+        return ops_node_retain(m->leaf_acc);
+    grad_slot *s = slot_get(m, accumulate_vt.name);
+    if (s == NULL)
         return NULL;
-    a->leaf = ops_tensor_retain(leaf);
-    ops_node_set_input_meta(a, 0, leaf);
-    m->accumulator = a;
+    pthread_mutex_lock(&s->lock);
+    ops_node *a = s->accumulator;
+    if (a == NULL || !node_try_retain(a)) {
+        a = ops_node_new(&accumulate_vt, sizeof(ops_node), 1, 0);
+        if (a != NULL) {
+            __atomic_add_fetch(&s->weak, 1, __ATOMIC_RELAXED);
+            a->leaf_slot = s;
+            ops_node_set_input_meta(a, 0, leaf);
+            s->accumulator = a;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
     return a;
 }
 
@@ -606,6 +710,18 @@ ops_saved_save(ops_saved_tensor *s, const ops_tensor *t, bool is_output)
         if (s->data == NULL)
             return ops_last_status();
         s->output_nr = ops_tensor_output_nr(t);
+    } else if (meta_of(t) != NULL && meta_of(t)->requires_grad && ops_tensor_is_leaf(t)) {
+        /* A leaf requiring grad: under create_graph its .grad gets a graph holding
+         * this node, so the node must not own the leaf (leaf -> grad -> node -> leaf
+         * would never be freed).  An alias shares its storage (and version counter);
+         * the leaf's AccumulateGrad is where the alias's gradient goes when unpacked
+         * under grad mode. */
+        if ((s->leaf_acc = leaf_accumulator((ops_tensor *)t)) == NULL)
+            return ops_last_status();
+        if ((s->data = alias_without_history(t)) == NULL) {
+            ops_saved_release(s);
+            return ops_last_status();
+        }
     } else if (meta_of(t) != NULL && meta_of(t)->view_base != NULL && !meta_of(t)->requires_grad) {
         /* A view keeps its base alive: saved by a node of the base's own history (an
          * in-place op on another view of the same base) it would close a cycle.  The
@@ -666,8 +782,22 @@ ops_saved_unpack(ops_saved_tensor *s, ops_node *owner, ops_tensor **out)
                         owner->vt->name, ops_dtype_name(s->data->dtype),
                         ops_shape_str(s->data->ndim, s->data->sizes, b, sizeof b), which, now, s->version);
     }
-    if (!s->is_output || grad_disabled) {
+    if ((!s->is_output && s->leaf_acc == NULL) || grad_disabled) {
         *out = ops_tensor_retain(s->data);
+        return OPS_OK;
+    }
+    if (s->leaf_acc != NULL) {
+        /* A saved leaf under create_graph: an alias that requires grad as the leaf
+         * does, its gradient going to the leaf's AccumulateGrad. */
+        ops_tensor *t = alias_without_history(s->data);
+        autograd_meta *m = t != NULL ? meta_get(t, owner->vt->name) : NULL;
+        if (m == NULL) {
+            ops_tensor_release(t);
+            return ops_last_status();
+        }
+        m->requires_grad = true;
+        m->leaf_acc = ops_node_retain(s->leaf_acc);
+        *out = t;
         return OPS_OK;
     }
     /* create_graph: the output gets its history back, so the backward formula that
@@ -691,53 +821,81 @@ ops_saved_release(ops_saved_tensor *s)
 {
     ops_tensor_release(s->data);
     s->data = NULL;
+    ops_node_release(s->leaf_acc);
+    s->leaf_acc = NULL;
 }
 
 /* ---- AccumulateGrad ----------------------------------------------------------- */
 
 static _Thread_local bool accumulating_with_graph; /* create_graph of the running pass */
 
+/* Adds grads[0] into the leaf's .grad.  Under the slot's lock, except for an out of
+ * place sum (create_graph, or a .grad that itself requires grad): ops_add records it,
+ * and recording may take this or another leaf's lock, so the sum is computed from the
+ * gradient seen and published only if no other thread published one meanwhile (else
+ * computed again from the new one). */
 static ops_status
 accumulate_apply(ops_node *n, ops_tensor *const *grads, ops_tensor **out)
 {
     (void)out;
-    ops_tensor *leaf = n->leaf;
-    if (leaf == NULL)
-        return OPS_OK;
-    autograd_meta *m = meta_get(leaf, "AccumulateGrad");
-    if (m == NULL)
-        return ops_last_status();
-    grad_slot *s = slot_get(m, "AccumulateGrad");
-    if (s == NULL)
-        return ops_last_status();
+    grad_slot *s = n->leaf_slot;
     const ops_tensor *g = grads[0];
-    if (s->grad == NULL) {
-        /* The first gradient: kept as it is when the pass builds a graph, else as a
-         * fresh copy, so later in-place accumulation cannot write into a tensor that
-         * someone else (a hook, a saved value) holds -- unless nobody else can see it:
-         * the engine's buffer holds the only reference to it and to its storage (a
-         * result of the node before, as PyTorch's AccumulateGrad steals it). */
-        const bool alone = g->refcount == 1 && g->autograd == NULL && g->storage->refcount == 1 &&
-                           g->storage->allocator != NULL && ops_tensor_is_contiguous(g) &&
-                           (size_t)ops_tensor_numel(g) * ops_dtype_itemsize(g->dtype) == g->storage->nbytes;
-        ops_tensor *keep = accumulating_with_graph || alone ? ops_tensor_retain(g)
-                           : (ops_tensor_is_contiguous(g) ? ops_clone(g) : ops_contiguous(g));
-        if (keep == NULL)
-            return ops_last_status();
-        if (!accumulating_with_graph && keep->autograd != NULL)
-            ops_tensor_detach_(keep);
-        s->grad = keep;
+    if (s == NULL)
         return OPS_OK;
-    }
-    if (accumulating_with_graph || ops_tensor_requires_grad(s->grad)) {
-        ops_tensor *sum = ops_add(s->grad, g, OPS_SCALAR_INT(1));
-        if (sum == NULL)
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        if (s->refcount == 0) { /* the leaf is gone: nobody can see its gradient */
+            pthread_mutex_unlock(&s->lock);
+            return OPS_OK;
+        }
+        ops_status st = OPS_OK;
+        if (s->grad == NULL) {
+            /* The first gradient: kept as it is when the pass builds a graph, else as a
+             * fresh copy, so later in-place accumulation cannot write into a tensor that
+             * someone else (a hook, a saved value) holds -- unless nobody else can see it:
+             * the engine's buffer holds the only reference to it and to its storage (a
+             * result of the node before, as PyTorch's AccumulateGrad steals it). */
+            const bool alone = g->refcount == 1 && g->autograd == NULL && g->storage->refcount == 1 &&
+                               g->storage->allocator != NULL && ops_tensor_is_contiguous(g) &&
+                               (size_t)ops_tensor_numel(g) * ops_dtype_itemsize(g->dtype) == g->storage->nbytes;
+            ops_tensor *keep = accumulating_with_graph || alone ? ops_tensor_retain(g)
+                               : (ops_tensor_is_contiguous(g) ? ops_clone(g) : ops_contiguous(g));
+            if (keep == NULL) {
+                st = ops_last_status();
+            } else {
+                if (!accumulating_with_graph && keep->autograd != NULL)
+                    ops_tensor_detach_(keep);
+                s->grad = keep;
+            }
+            pthread_mutex_unlock(&s->lock);
+            return st;
+        }
+        if (!accumulating_with_graph && !ops_tensor_requires_grad(s->grad)) {
+            /* In place: concurrent passes into one leaf each add all of theirs
+             * (nothing is recorded: grad mode is off without create_graph). */
+            st = ops_add_(s->grad, g, OPS_SCALAR_INT(1));
+            pthread_mutex_unlock(&s->lock);
+            return st;
+        }
+        ops_tensor *old = ops_tensor_retain(s->grad);
+        pthread_mutex_unlock(&s->lock);
+        ops_tensor *sum = ops_add(old, g, OPS_SCALAR_INT(1));
+        if (sum == NULL) {
+            ops_tensor_release(old);
             return ops_last_status();
-        ops_tensor_release(s->grad);
-        s->grad = sum;
-        return OPS_OK;
+        }
+        pthread_mutex_lock(&s->lock);
+        const bool published = s->refcount > 0 && s->grad == old;
+        if (published)
+            s->grad = sum;
+        pthread_mutex_unlock(&s->lock);
+        ops_tensor_release(old);
+        if (published) {
+            ops_tensor_release(old); /* the slot's reference */
+            return OPS_OK;
+        }
+        ops_tensor_release(sum);
     }
-    return ops_add_(s->grad, g, OPS_SCALAR_INT(1));
 }
 
 /* ---- the backward pass ---------------------------------------------------------- */
@@ -898,8 +1056,11 @@ run_node_hooks(ops_node *n, int k, ops_tensor **buf)
             ops_tensor *keep = accumulating_with_graph ? ops_tensor_retain(buf[k]) : ops_tensor_detach(buf[k]);
             if (keep == NULL)
                 return ops_last_status();
-            ops_tensor_release(h->slot->grad);
+            pthread_mutex_lock(&h->slot->lock); /* against ops_tensor_grad from another thread */
+            ops_tensor *old = h->slot->grad;
             h->slot->grad = keep;
+            pthread_mutex_unlock(&h->slot->lock);
+            ops_tensor_release(old);
             continue;
         }
         ops_tensor *rep = NULL;
@@ -921,29 +1082,53 @@ run_node_hooks(ops_node *n, int k, ops_tensor **buf)
     return OPS_OK;
 }
 
-/* Leaf hooks run before the gradient is accumulated (or captured). */
+/* Leaf hooks run before the gradient is accumulated (or captured).  They run on a
+ * copy of the list taken under the slot's lock, outside it (a hook may use the leaf
+ * or register hooks); one removed meanwhile by another thread may run once more. */
 static ops_status
 run_leaf_hooks(ops_node *acc, ops_tensor **buf)
 {
-    autograd_meta *m = acc->leaf != NULL ? meta_of(acc->leaf) : NULL;
-    for (tensor_hook *h = m != NULL ? m->hooks : NULL; h != NULL; h = h->next) {
+    grad_slot *s = acc->leaf_slot;
+    if (s == NULL)
+        return OPS_OK;
+    typedef struct {
+        ops_grad_hook_fn fn;
+        void *ctx;
+    } hook_call;
+    hook_call local[8], *calls = local;
+    size_t nh = 0;
+    pthread_mutex_lock(&s->lock);
+    for (tensor_hook *h = s->hooks; h != NULL; h = h->next)
+        nh++;
+    if (nh > sizeof local / sizeof local[0] && (calls = ops_host_malloc(nh * sizeof *calls)) == NULL) {
+        pthread_mutex_unlock(&s->lock);
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory", acc->vt->name);
+    }
+    nh = 0;
+    for (tensor_hook *h = s->hooks; h != NULL; h = h->next)
+        calls[nh++] = (hook_call){h->fn, h->ctx};
+    pthread_mutex_unlock(&s->lock);
+    ops_status st = OPS_OK;
+    for (size_t i = 0; i < nh && st == OPS_OK; i++) {
         ops_tensor *rep = NULL;
-        ops_status st = h->fn(buf[0], &rep, h->ctx);
+        st = calls[i].fn(buf[0], &rep, calls[i].ctx);
         if (st != OPS_OK) {
             ops_tensor_release(rep);
-            return st;
+            break;
         }
         if (rep != NULL) {
             st = check_grad(acc, 0, rep, "hook returned a gradient for input");
             if (st != OPS_OK) {
                 ops_tensor_release(rep);
-                return st;
+                break;
             }
             ops_tensor_release(buf[0]);
             buf[0] = rep;
         }
     }
-    return OPS_OK;
+    if (calls != local)
+        ops_host_free(calls);
+    return st;
 }
 
 static ops_tensor *

@@ -9,7 +9,10 @@
  * Ownership: a tensor owns its grad_fn; a node owns the nodes its edges point to, so
  * the graph lives as long as some output refers to it.  A node never owns the tensors
  * it produced: a saved output is kept without its history and given it back when
- * unpacked (ops_saved_unpack), so no tensor -> node -> tensor cycle exists. */
+ * unpacked (ops_saved_unpack), so no tensor -> node -> tensor cycle exists.  Nor does
+ * a node own a leaf requiring grad: an AccumulateGrad holds its leaf's gradient slot
+ * weakly and a saved leaf is kept as an alias (with the leaf's AccumulateGrad), since
+ * under create_graph the leaf's .grad has a graph reaching those nodes. */
 #ifndef OPS_AUTOGRAD_IMPL_H
 #define OPS_AUTOGRAD_IMPL_H
 
@@ -54,7 +57,9 @@ struct ops_node {
     ops_grad_meta *in_meta;  /* num_inputs */
     ops_node_hook *hooks;    /* tensor hooks and retain_grad of non-leaf outputs */
     bool released;           /* saved values freed by a backward pass */
-    ops_tensor *leaf;        /* AccumulateGrad only: the leaf (owned) */
+    /* AccumulateGrad only: the leaf's gradient slot, held weakly (the leaf's .grad may
+     * have a graph leading back here: owning the leaf would be a cycle). */
+    struct ops_grad_slot *leaf_slot;
 };
 
 /* A new node of `size` bytes (>= sizeof(ops_node); generated nodes embed ops_node
@@ -385,6 +390,10 @@ typedef struct ops_saved_tensor {
     uint64_t version;
     bool is_output;    /* data is kept without history; unpack restores it */
     int output_nr;
+    /* A leaf requiring grad is kept as an alias without history (so the graph does not
+     * own the leaf) and its AccumulateGrad (owned), where unpack under grad mode sends
+     * the alias's gradient. */
+    ops_node *leaf_acc;
 } ops_saved_tensor;
 
 OPS_API ops_status ops_saved_save(ops_saved_tensor *s, const ops_tensor *t, bool is_output);

@@ -428,6 +428,63 @@ START_TEST(test_double_backward)
 }
 END_TEST
 
+/* The leaf's data comes from a blob whose deleter counts: it runs exactly when the
+ * leaf's storage is freed, so a graph still owning the leaf shows as 0. */
+static int blob_freed;
+
+static void
+count_free(void *data, void *ctx)
+{
+    (void)ctx;
+    free(data);
+    blob_freed++;
+}
+
+START_TEST(test_create_graph_frees_the_leaf)
+{
+    /* f = sum(x * x * w): under create_graph x.grad = 2 x w has a graph whose nodes
+     * save x and lead to x's AccumulateGrad; x owns its .grad.  Looping such steps and
+     * dropping x must free everything (no leaf <-> gradient cycle), and the gradient's
+     * graph must still differentiate: d(sum x.grad)/dx = 2 w. */
+    blob_freed = 0;
+    for (int step = 0; step < 50; step++) {
+        double *data = malloc(3 * sizeof *data);
+        ck_assert_ptr_nonnull(data);
+        memcpy(data, X, sizeof X);
+        ops_tensor *x = ops_tensor_from_blob(data, OPS_INTS(3), OPS_INTS(1), OPS_FLOAT64, OPS_DEVICE_CPU, count_free,
+                                             NULL);
+        ck_assert_ptr_nonnull(x);
+        ck_assert_int_eq(ops_tensor_set_requires_grad(x, true), OPS_OK);
+        ops_tensor *w = vec(W, 3), *xx = rec_mul(x, x), *y = rec_mul(xx, w), *f = rec_sum(y);
+        ck_assert_int_eq(ops_backward(f, NULL, false, true), OPS_OK);
+        ops_tensor *g = ops_tensor_grad(x);
+        const double want[3] = {2 * X[0] * W[0], 2 * X[1] * W[1], 2 * X[2] * W[2]};
+        expect_values(g, want, 3);
+        ck_assert(ops_tensor_requires_grad(g));
+        if (step == 0) {
+            /* second order through the gradient's graph: into a second leaf's grad
+             * via autograd_grad (x.grad itself is the graph's input) */
+            ops_tensor_vec h = {0};
+            ops_tensor *sg = rec_sum(g);
+            const ops_tensor *outs[1] = {sg}, *ins[1] = {x};
+            ck_assert_int_eq(ops_autograd_grad((ops_tensor_list){outs, 1}, (ops_tensor_list){ins, 1},
+                                               (ops_tensor_list){NULL, 0}, false, false, false, &h),
+                             OPS_OK);
+            const double want2[3] = {2 * W[0], 2 * W[1], 2 * W[2]};
+            expect_values(h.data[0], want2, 3);
+            ops_tensor_vec_release(&h);
+            ops_tensor_release(sg);
+        }
+        ops_tensor *all[] = {g, f, y, xx, w};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            ops_tensor_release(all[i]);
+        ck_assert_int_eq(blob_freed, step); /* x still alive: its storage is not freed */
+        ops_tensor_release(x);
+        ck_assert_int_eq(blob_freed, step + 1);
+    }
+}
+END_TEST
+
 START_TEST(test_graphs_freed)
 {
     /* A graph that never runs backward, and a long chain: both freed with their last
@@ -830,6 +887,7 @@ autograd_suite(void)
     tcase_add_test(tc, test_autograd_grad_allocation_failures);
     tcase_add_test(tc, test_double_backward);
     tcase_add_test(tc, test_graphs_freed);
+    tcase_add_test(tc, test_create_graph_frees_the_leaf);
     tcase_add_test(tc, test_detach);
     tcase_add_test(tc, test_inplace_on_view_of_nonleaf);
     tcase_add_test(tc, test_copy_into_view_of_buffer);
