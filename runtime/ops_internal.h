@@ -181,7 +181,9 @@ ops_borrowed_view(const ops_tensor *base, int ndim, const int64_t *sizes, const 
     return v;
 }
 /* Give t the new sizes with contiguous strides, reallocating its storage if it is
- * too small (out= tensors that were empty). */
+ * too small (out= tensors that were empty).  Reallocation frees the old bytes, so
+ * it is refused (OPS_ERR_VALUE, t unchanged) when the storage is exported, shared
+ * with another tensor (refcount > 1), in shared memory or borrowed. */
 OPS_API ops_status ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes);
 /* An exporter hands s's address to code that keeps it (a DLPack consumer, a
  * NumPy array, a memoryview): from begin to the matching end, every operation
