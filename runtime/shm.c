@@ -603,8 +603,8 @@ ops_tensor_from_shm_handle(const ops_shm_handle *h)
     }
     close(fd);
     if (data == NULL)
-        return ops_fail_null(OPS_ERR_OOM, "%s: cannot map %zu bytes of shared memory %s: %s", op, len, h->name,
-                             strerror(saved));
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory mapping %zu bytes of shared memory %s: %s", op, len,
+                             h->name, strerror(saved));
     const shm_header *sh = header_of(data);
     if (memcmp(sh->magic, SHM_MAGIC, sizeof sh->magic) != 0 || sh->nbytes != h->nbytes) {
         unmap_segment(data);

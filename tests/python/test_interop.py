@@ -445,6 +445,45 @@ class TestSharedMemory(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "from_shm_handle"):
             L.from_shm_handle(h)  # the creator released it: the name is gone
 
+    def test_allocation_failures_raise_cleanly(self):
+        # every failure point of share_memory_ and from_shm_handle in turn: an
+        # exception, the tensor as it was, no segment left, nothing leaked
+        before = set(segments(os.getpid()))
+        gc.collect()
+        base = L._C._allocated_bytes()
+        t = L.arange(1000, dtype=L.float32)
+        ptr = t.data_ptr()
+        h = None
+        for what in ("share", "open"):
+            n = 1
+            while True:
+                L._C._alloc_fail_nth(n)
+                try:
+                    if what == "share":
+                        t.share_memory_()
+                    else:
+                        u = L.from_shm_handle(h)
+                        L._C._alloc_fail_nth(0)
+                        self.assertEqual(u[999].item(), 999.0)
+                        del u
+                    break
+                except RuntimeError as e:
+                    self.assertIn("out of memory", str(e), (what, n))
+                    if what == "share":
+                        self.assertEqual((t.is_shared(), t.data_ptr()), (False, ptr))
+                        self.assertEqual(set(segments(os.getpid())), before)
+                finally:
+                    L._C._alloc_fail_nth(0)
+                n += 1
+                self.assertLess(n, 20)
+            self.assertGreater(n, 1, what)
+            h = t.shm_handle()
+        self.assertEqual(t[999].item(), 999.0)
+        del t
+        gc.collect()
+        self.assertEqual(set(segments(os.getpid())), before)
+        self.assertEqual(L._C._allocated_bytes(), base)
+
     def test_two_processes_both_ways(self):
         t = L.arange(4, dtype=L.float32).share_memory_()
         p = spawn(RECEIVER)

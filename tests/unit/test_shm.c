@@ -721,7 +721,7 @@ START_TEST(test_header_tampering_is_ignored)
 END_TEST
 
 /* Names are drawn at random (64 bits after the pid), so another user cannot
- * create them first. */
+ * create them first; segments are mode 0600. */
 START_TEST(test_names_unpredictable)
 {
     ops_tensor *a = arange_f32(4), *b = arange_f32(4);
@@ -738,6 +738,13 @@ START_TEST(test_names_unpredictable)
         ck_assert_int_eq(strncmp(name, prefix, strlen(prefix)), 0);
         const char *r = name + strlen(prefix);
         ck_assert_msg(strlen(r) == 16 && strspn(r, "0123456789abcdef") == 16, "name %s", name);
+        /* Only this user may open it. */
+        char path[96];
+        snprintf(path, sizeof path, "/dev/shm%s", name);
+        struct stat st;
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_int_eq(st.st_mode & 0777, 0600);
+        ck_assert_int_eq(st.st_uid, geteuid());
     }
     ck_assert_str_ne(ha.name, hb.name);
     /* Sequential names would differ in the last digit only. */
