@@ -2,8 +2,9 @@
  * their versioned forms), over Debian's <dlpack/dlpack.h>.
  *
  * Export hands out one block holding the DLManagedTensor, its shape and strides
- * and a reference to the tensor: the deleter drops the reference and frees the
- * block, so the consumer keeps the bytes alive for as long as it needs them.
+ * and a reference to the tensor, and marks the storage exported: the deleter
+ * ends the export, drops the reference and frees the block, so the consumer
+ * keeps the bytes alive, and in place, for as long as it needs them.
  * Import wraps the producer's bytes with from_blob, the storage's deleter being
  * the producer's: it runs once, when the last view of the storage goes.  The
  * versioned struct (DLPack >= 1.0) is compiled only when the header has it. */
@@ -196,6 +197,7 @@ export_deleter(DLManagedTensor *self)
     if (self == NULL)
         return;
     export_block *b = (export_block *)self;
+    ops_storage_export_end(b->tensor->storage);
     ops_tensor_release(b->tensor);
     ops_host_free(b);
 }
@@ -214,12 +216,52 @@ ops_tensor_to_dlpack(const ops_tensor *t)
     /* Retaining t itself (not a new view) costs no allocation; the geometry
      * handed out was copied above, so later views of t do not matter. */
     b->tensor = ops_tensor_retain(t);
+    /* The consumer holds the address until it calls the deleter: the storage
+     * must not move before (ops_tensor_resize_, share_memory_ refuse). */
+    ops_storage_export_begin(t->storage);
     b->managed.manager_ctx = b;
     b->managed.deleter = export_deleter;
     return &b->managed;
 }
 
 /* ---- import ------------------------------------------------------------- */
+
+/* Kernels read a bool as one byte that is 0 or 1 (sum adds the bytes, ~ flips
+ * the low bit), so memory from elsewhere holding another byte would give
+ * inconsistent answers.  Such a tensor is replaced by a copy of its storage with
+ * every byte made 0 or 1 and the same view on it.  The whole storage span is
+ * scanned: it is bounded by the memory the producer has, where the view may be
+ * a huge broadcast.  CUDA storages are taken as they are. */
+ops_tensor *
+ops_tensor_normalize_bool_import(const char *op, ops_tensor *t)
+{
+    if (t == NULL || t->dtype != OPS_BOOL || t->storage->device.type != OPS_CPU)
+        return t;
+    const ops_storage *s = t->storage;
+    const unsigned char *p = s->data;
+    size_t bad = 0;
+    while (bad < s->nbytes && p[bad] <= 1)
+        bad++;
+    if (bad == s->nbytes)
+        return t;
+    const unsigned bad_value = p[bad];
+    const int64_t n = (int64_t)s->nbytes;
+    ops_tensor *copy = ops_tensor_new(op, 1, &n, NULL, OPS_BOOL, OPS_DEVICE_CPU), *r = NULL;
+    if (copy != NULL) {
+        unsigned char *q = ops_tensor_data_ptr(copy);
+        for (size_t i = 0; i < s->nbytes; i++)
+            q[i] = p[i] != 0;
+        r = ops_tensor_new_view(copy, t->ndim, t->sizes, t->strides, t->offset);
+        ops_tensor_release(copy);
+    }
+    ops_tensor_release(t); /* the producer's memory is not used any more */
+    if (r == NULL)
+        return ops_fail_null(OPS_ERR_OOM,
+                             "%s: out of memory copying a bool tensor of %" PRId64
+                             " bytes to normalise it (byte %zu is %u, not 0 or 1)",
+                             op, n, bad, bad_value);
+    return r;
+}
 
 typedef void (*dl_release_fn)(void *m);
 
@@ -262,7 +304,7 @@ blob_failed(const char *op)
 static ops_tensor *
 import_dltensor(const char *op, const DLTensor *dl, void *managed, dl_release_fn release)
 {
-    char buf[OPS_SHAPE_STR_LEN];
+    char buf[OPS_SHAPE_STR_LEN], buf2[OPS_SHAPE_STR_LEN];
     ops_tensor *result = NULL, *base = NULL;
     import_owner *owner = NULL;
 
@@ -310,7 +352,19 @@ import_dltensor(const char *op, const DLTensor *dl, void *managed, dl_release_fn
                  dl->byte_offset, item, ops_dtype_name(dtype));
         goto fail;
     }
-    const uintptr_t addr = (uintptr_t)dl->data + (uintptr_t)dl->byte_offset;
+    /* No object is larger than PTRDIFF_MAX bytes, so an offset past it cannot
+     * point into the producer's buffer (2**63, or 2**64 - 4 meaning -4). */
+    if (dl->byte_offset > (uint64_t)PTRDIFF_MAX) {
+        ops_fail(OPS_ERR_VALUE, "%s: byte_offset %" PRIu64 " is larger than any buffer (PTRDIFF_MAX is %td)", op,
+                 dl->byte_offset, PTRDIFF_MAX);
+        goto fail;
+    }
+    uintptr_t addr;
+    if (__builtin_add_overflow((uintptr_t)dl->data, (uintptr_t)dl->byte_offset, &addr)) {
+        ops_fail(OPS_ERR_VALUE, "%s: data %p + byte_offset %" PRIu64 " wraps around the address space", op,
+                 dl->data, dl->byte_offset);
+        goto fail;
+    }
     if (addr % item != 0) {
         ops_fail(OPS_ERR_VALUE, "%s: data + byte_offset (%p) is not aligned to the element size %zu of dtype %s",
                  op, (void *)addr, item, ops_dtype_name(dtype));
@@ -348,12 +402,28 @@ import_dltensor(const char *op, const DLTensor *dl, void *managed, dl_release_fn
     overflow |= __builtin_mul_overflow(extent, (int64_t)item, &span_bytes);
     if (overflow) {
         ops_fail(OPS_ERR_VALUE, "%s: shape %s with strides %s overflows the address space", op,
-                 ops_shape_str(ndim, sizes, buf, sizeof buf), ops_shape_str(ndim, strides, buf, sizeof buf));
+                 ops_shape_str(ndim, sizes, buf, sizeof buf), ops_shape_str(ndim, strides, buf2, sizeof buf2));
         goto fail;
     }
     if (dl->data == NULL && extent > 0) {
         ops_fail(OPS_ERR_VALUE, "%s: data is NULL for a tensor of %" PRId64 " bytes", op, span_bytes);
         goto fail;
+    }
+    /* The bytes addressed, [addr + lo * item, addr + (hi + 1) * item), must be
+     * addresses (no wrap below 0 or past the top) and, counted from data, one
+     * object of at most PTRDIFF_MAX bytes. */
+    if (extent > 0) {
+        const uint64_t below = (uint64_t)(-lo) * item, above = (uint64_t)(hi + 1) * item;
+        uint64_t reach, end;
+        if (below > addr || __builtin_add_overflow((uint64_t)addr, above, &end) || end > UINTPTR_MAX ||
+            __builtin_add_overflow(dl->byte_offset, above, &reach) || reach > (uint64_t)PTRDIFF_MAX) {
+            ops_fail(OPS_ERR_VALUE,
+                     "%s: data %p + byte_offset %" PRIu64 " with shape %s and strides %s addresses bytes outside "
+                     "the address space",
+                     op, dl->data, dl->byte_offset, ops_shape_str(ndim, sizes, buf, sizeof buf),
+                     ops_shape_str(ndim, strides, buf2, sizeof buf2));
+            goto fail;
+        }
     }
 
     owner = ops_host_malloc(sizeof *owner);
@@ -376,7 +446,7 @@ import_dltensor(const char *op, const DLTensor *dl, void *managed, dl_release_fn
             blob_failed(op);
             goto fail;
         }
-        return result;
+        return ops_tensor_normalize_bool_import(op, result);
     }
     /* Negative strides: a 1-d tensor over the whole span, then the view. */
     base = ops_tensor_from_blob(first, (ops_int_list){&elems, 1}, (ops_int_list){NULL, 0}, dtype, device,
@@ -390,7 +460,7 @@ import_dltensor(const char *op, const DLTensor *dl, void *managed, dl_release_fn
     ops_tensor_release(base); /* the view holds the storage; on failure this runs the deleter */
     if (result == NULL)
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a tensor header", op);
-    return result;
+    return ops_tensor_normalize_bool_import(op, result);
 
 fail:
     ops_host_free(owner);
@@ -423,6 +493,7 @@ export_deleter_versioned(DLManagedTensorVersioned *self)
     if (self == NULL)
         return;
     export_block_versioned *b = (export_block_versioned *)self;
+    ops_storage_export_end(b->tensor->storage);
     ops_tensor_release(b->tensor);
     ops_host_free(b);
 }
@@ -445,6 +516,7 @@ ops_tensor_to_dlpack_versioned(const ops_tensor *t)
     memset(b, 0, sizeof *b);
     fill_dltensor(t, &b->managed.dl_tensor, b->shape, b->strides);
     b->tensor = ops_tensor_retain(t);
+    ops_storage_export_begin(t->storage);
     b->managed.version.major = DLPACK_MAJOR_VERSION;
     b->managed.version.minor = DLPACK_MINOR_VERSION;
     b->managed.manager_ctx = b;

@@ -52,6 +52,9 @@ struct ops_storage {
     /* OPS_STORAGE_EMBEDDED: bytes of the whole block (headers and the bytes that
      * follow them), for the allocator's free when the storage dies. */
     size_t block_nbytes;
+    /* atomic: live exports of the raw address (DLPack, the buffer protocol, NumPy);
+     * while > 0 the bytes never move (ops_storage_export_begin). */
+    int64_t exports;
 };
 
 enum {
@@ -183,8 +186,23 @@ ops_borrowed_view(const ops_tensor *base, int ndim, const int64_t *sizes, const 
     return v;
 }
 /* Give t the new sizes with contiguous strides, reallocating its storage if it is
- * too small (out= tensors that were empty). */
+ * too small (out= tensors that were empty).  Reallocation frees the old bytes, so
+ * it is refused (OPS_ERR_VALUE, t unchanged) when the storage is exported, shared
+ * with another tensor (refcount > 1), in shared memory or borrowed. */
 OPS_API ops_status ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes);
+/* An exporter hands s's address to code that keeps it (a DLPack consumer, a
+ * NumPy array, a memoryview): from begin to the matching end, every operation
+ * that would move or free the bytes (resize_ growth, share_memory_) refuses.
+ * The exporter keeps the storage alive itself (it holds a tensor of it); an
+ * export that is never ended pins the bytes for the storage's lifetime. */
+OPS_API void ops_storage_export_begin(ops_storage *s);
+OPS_API void ops_storage_export_end(ops_storage *s);
+OPS_API bool ops_storage_is_exported(const ops_storage *s);
+/* Importers' bool check (DLPack, NumPy / buffer): t itself when t is not bool or
+ * every byte of its (CPU) storage is 0 or 1; otherwise a copy of the storage
+ * with each byte made 0 or 1 and t's view on it, t released.  Consumes t; NULL
+ * (t released, error set) when the copy cannot be allocated. */
+OPS_API ops_tensor *ops_tensor_normalize_bool_import(const char *op, ops_tensor *t);
 /* Give s new bytes of the same size from alloc (e.g. share_memory_ moving them
  * into shared memory): the old bytes are freed as the storage's death would free
  * them, the deleter is dropped.  The caller has copied the values over. */

@@ -31,6 +31,8 @@ struct DLManagedTensorVersioned;
  * float32, float64; device CPU or CUDA.  The result holds a reference to t
  * (and so to its storage), so the caller may release t at once; whoever ends up
  * owning the result calls its deleter exactly once, which drops that reference.
+ * Until then the storage is exported: operations that would move its bytes
+ * (growing it as an out=, share_memory_) are refused.
  * data points at element [0, ...] and byte_offset is 0, as PyTorch exports.
  * NULL with the error set on failure (t is untouched). */
 OPS_API struct DLManagedTensor *ops_tensor_to_dlpack(const ops_tensor *t);
@@ -42,9 +44,12 @@ OPS_API struct DLManagedTensor *ops_tensor_to_dlpack(const ops_tensor *t);
  * (nothing to delete).  Refused: dtype codes/bits DLPack has but libops has not
  * (complex, opaque, uint16, ...), lanes != 1, devices other than CPU and CUDA (CUDA
  * only in a CUDA build), byte_offset or data not aligned to the element size,
- * more than OPS_MAX_DIMS dimensions, negative sizes.  Negative strides are
+ * a byte_offset over PTRDIFF_MAX or one whose addressed span wraps the address
+ * space, more than OPS_MAX_DIMS dimensions, negative sizes.  Negative strides are
  * accepted (the tensor's offset points into the addressed span).  strides NULL
- * means row-major. */
+ * means row-major.  A bool tensor holding a byte other than 0 or 1 is imported
+ * as a normalised copy (sharing is lost only for such invalid data; m's deleter
+ * then runs before this returns). */
 OPS_API ops_tensor *ops_tensor_from_dlpack(struct DLManagedTensor *m);
 
 /* The versioned forms (DLPack >= 1.0's DLManagedTensorVersioned, which carries
@@ -66,8 +71,8 @@ OPS_API ops_status ops_tensor_dlpack_device(const ops_tensor *t, int32_t *device
 /* ---- shared memory ------------------------------------------------------- */
 
 /* The POSIX shm + mmap allocator: each block is its own segment named
- * "/libops_<pid>_<n>", mapped MAP_SHARED; freeing the block in the process that
- * created it unmaps it and unlinks the name.  Blocks are 64-byte aligned.  A
+ * "/libops_<pid>_<16 random hex digits>", mode 0600, mapped MAP_SHARED; freeing
+ * the block in the process that created it unmaps it and unlinks the name.  Blocks are 64-byte aligned.  A
  * helper process started on first use unlinks this process's names if the
  * process dies without freeing them (also on SIGKILL); see docs/interop.md. */
 OPS_API const ops_allocator *ops_shm_allocator(void);
@@ -76,8 +81,10 @@ OPS_API const ops_allocator *ops_shm_allocator(void);
  * addresses the segment, with its values unchanged.  A no-op when the storage
  * is already shared and for CUDA tensors (PyTorch's rule).  Storages that came
  * from from_blob / from_dlpack are copied into the segment and their deleter
- * runs (they no longer alias the caller's memory, as in PyTorch).  Not
- * thread-safe against concurrent use of the same storage. */
+ * runs (they no longer alias the caller's memory, as in PyTorch).  Refused
+ * (OPS_ERR_VALUE) while the storage is exported (DLPack, NumPy, a memoryview):
+ * the exporter holds the old address.  Not thread-safe against concurrent use
+ * of the same storage. */
 OPS_API ops_status ops_tensor_share_memory_(ops_tensor *t);
 /* True when t's storage lives in shared memory (or t is on CUDA, as in PyTorch). */
 OPS_API bool ops_tensor_is_shared(const ops_tensor *t);
@@ -88,7 +95,7 @@ OPS_API bool ops_tensor_is_shared(const ops_tensor *t);
 /* What another process needs to map t: the segment, the storage's size and the
  * view's geometry.  Plain data, copyable. */
 typedef struct ops_shm_handle {
-    char name[OPS_SHM_NAME_MAX]; /* "/libops_<pid>_<n>" */
+    char name[OPS_SHM_NAME_MAX]; /* "/libops_<pid>_<16 random hex digits>" */
     uint64_t nbytes;              /* bytes of the storage */
     ops_dtype dtype;
     int32_t ndim;

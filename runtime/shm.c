@@ -2,10 +2,12 @@
  * is_shared, handles (struct and string form) and mapping a handle in another
  * process.
  *
- * Every block is its own segment "/libops_<pid>_<n>", mapped MAP_SHARED, with a
- * 64-byte header in front of the data (magic, sizes, name) so a receiver can
- * check what it maps.  The creating process unlinks the name when its storage
- * dies; receivers only unmap.  So that a SIGKILLed creator leaks no name, the
+ * Every block is its own segment "/libops_<pid>_<random>", mapped MAP_SHARED,
+ * with a 64-byte header in front of the data (magic, sizes, name) so a receiver
+ * can check what it maps.  What this process needs to unmap and unlink (length,
+ * name, owner) it keeps in a private page below the mapping, never in the shared
+ * header another process could rewrite.  The creating process unlinks the name
+ * when its storage dies; receivers only unmap.  So that a SIGKILLed creator leaks no name, the
  * first segment a process creates starts a janitor: /bin/sh in its own session
  * blocked reading a pipe whose only write end is ours.  When this process ends,
  * however it ends, the kernel closes that end, the read returns EOF and the
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,7 +150,88 @@ done:
 
 /* ---- segments ------------------------------------------------------------- */
 
-static uint64_t g_segment_seq; /* atomic */
+/* What unmapping and unlinking a segment need, kept where no other process can
+ * write: in an anonymous private page mapped just below the segment.  The
+ * segment's own header is shared memory, which any process that can open the
+ * name can rewrite, so it is read only to check a segment when it is opened and
+ * never trusted afterwards.  A fork()ed child gets a private copy of the page,
+ * whose owner pid is not its own. */
+typedef struct shm_private {
+    size_t map_len; /* bytes of the segment mapping: SHM_HDR + data */
+    pid_t owner;    /* the process that unlinks the name; 0 for a receiver */
+    char name[OPS_SHM_NAME_MAX];
+} shm_private;
+
+static size_t
+private_len(void)
+{
+    const long page = sysconf(_SC_PAGESIZE);
+    return page > 0 && (size_t)page >= sizeof(shm_private) ? (size_t)page : 4096;
+}
+
+static inline shm_private *
+private_of(void *data)
+{
+    return (shm_private *)((char *)data - SHM_HDR - private_len());
+}
+
+/* Map len bytes of fd below a private page recording name and owner; returns
+ * the data address (SHM_HDR into the segment) or NULL with errno set. */
+static void *
+map_segment(int fd, size_t len, const char *name, pid_t owner)
+{
+    const size_t plen = private_len();
+    if (len > SIZE_MAX - plen) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    char *base = mmap(NULL, plen + len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+        return NULL;
+    /* Over the reservation's tail, which is ours: nothing else can be there. */
+    if (mmap(base + plen, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        const int saved = errno;
+        munmap(base, plen + len);
+        errno = saved;
+        return NULL;
+    }
+    shm_private *p = (shm_private *)base;
+    p->map_len = len;
+    p->owner = owner;
+    snprintf(p->name, sizeof p->name, "%s", name);
+    return base + plen + SHM_HDR;
+}
+
+/* Unmap a block mapped by map_segment; its owner also unlinks the name.  Only
+ * the private record is read. */
+static void
+unmap_segment(void *data)
+{
+    shm_private *p = private_of(data);
+    if (p->owner == getpid())
+        shm_unlink(p->name);
+    munmap(p, private_len() + p->map_len);
+}
+
+/* A fresh name "/libops_<pid>_<64 random bits>": another user cannot guess it
+ * to create it first (which would make share_memory_ fail, or hand us a segment
+ * they can write).  The pid part is what the janitor's pattern matches. */
+static bool
+random_name(char *name, size_t n)
+{
+    uint64_t r;
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t k = getrandom((char *)&r + got, sizeof r - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        got += (size_t)k;
+    }
+    snprintf(name, n, "%s%ld_%016" PRIx64, SHM_PREFIX, (long)getpid(), r);
+    return true;
+}
 
 /* Create, size and map a new segment for nbytes of data; returns the data
  * address or NULL with the error set. */
@@ -157,51 +241,44 @@ segment_create(const char *op, size_t nbytes)
     if (ops_alloc_inject_failure())
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes of shared memory)", op,
                              nbytes);
-    if (nbytes > SIZE_MAX - SHM_HDR || (uint64_t)map_bytes_for(nbytes) > (uint64_t)INT64_MAX)
+    if (nbytes > SIZE_MAX - SHM_HDR - private_len() || (uint64_t)map_bytes_for(nbytes) > (uint64_t)INT64_MAX)
         return ops_fail_null(OPS_ERR_OOM, "%s: %zu bytes of shared memory is too large", op, nbytes);
     if (ensure_janitor(op) != OPS_OK)
         return NULL;
     const size_t len = map_bytes_for(nbytes);
     char name[sizeof ((shm_header *)0)->name];
     int fd = -1;
-    /* O_EXCL: a name left by an earlier process with our pid (its janitor not yet
-     * done) is skipped rather than shared. */
+    /* O_EXCL: a name that exists already (a guess that hit, or one left by an
+     * earlier process with our pid) is never shared; draw another. */
     for (int tries = 0; tries < 64 && fd < 0; tries++) {
-        const uint64_t n = __atomic_fetch_add(&g_segment_seq, 1, __ATOMIC_RELAXED);
-        snprintf(name, sizeof name, "%s%ld_%" PRIu64, SHM_PREFIX, (long)getpid(), n);
+        if (!random_name(name, sizeof name))
+            return ops_fail_null(OPS_ERR_RUNTIME, "%s: getrandom failed: %s", op, strerror(errno));
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
             break;
     }
     if (fd < 0)
         return ops_fail_null(OPS_ERR_RUNTIME, "%s: shm_open(%s) failed: %s", op, name, strerror(errno));
-    void *base = MAP_FAILED;
-    if (ftruncate(fd, (off_t)len) == 0)
-        base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const int saved = errno;
+    void *data = NULL;
+    int saved = ENOMEM;
+    if (!ops_alloc_inject_failure()) {
+        if (ftruncate(fd, (off_t)len) == 0)
+            data = map_segment(fd, len, name, getpid());
+        saved = errno;
+    }
     close(fd);
-    if (base == MAP_FAILED) {
+    if (data == NULL) {
         shm_unlink(name);
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to map %zu bytes of shared memory %s): %s", op,
                              len, name, strerror(saved));
     }
-    shm_header *h = base;
+    /* For a receiver to check what it maps; never read back by this process. */
+    shm_header *h = header_of(data);
     memcpy(h->magic, SHM_MAGIC, sizeof h->magic);
     h->nbytes = nbytes;
     h->creator = (int32_t)getpid();
     memcpy(h->name, name, sizeof h->name);
-    return (char *)base + SHM_HDR;
-}
-
-/* Unmap a block; the creating process also unlinks its name.  A fork()ed child
- * that inherited the creator's storage has another pid and only unmaps. */
-static void
-segment_free_owned(void *data)
-{
-    shm_header *h = header_of(data);
-    if (h->creator == (int32_t)getpid())
-        shm_unlink(h->name);
-    munmap(h, map_bytes_for(h->nbytes));
+    return data;
 }
 
 static void *
@@ -215,9 +292,9 @@ static void
 shm_free(void *ctx, void *ptr, size_t nbytes)
 {
     (void)ctx;
-    (void)nbytes;
+    (void)nbytes; /* the private record has the mapping's length */
     if (ptr)
-        segment_free_owned(ptr);
+        unmap_segment(ptr);
 }
 
 static const ops_allocator shm_allocator = {
@@ -249,6 +326,14 @@ ops_tensor_share_memory_(ops_tensor *t)
         return ops_fail(OPS_ERR_DEVICE, "%s: expected a cpu tensor, got one on %s", op,
                         ops_device_str(s->device, dev, sizeof dev));
     }
+    /* Moving the bytes frees the old ones, which an exporter still addresses.
+     * (Other views are fine: they read the storage's new address.) */
+    if (ops_storage_is_exported(s))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: cannot move a storage of %zu bytes into shared memory: it is exported (to NumPy, "
+                        "DLPack or a memoryview) and its memory must not move; call share_memory_ before "
+                        "exporting, or release the exports first",
+                        op, s->nbytes);
     void *data = segment_create(op, s->nbytes);
     if (data == NULL)
         return ops_last_status();
@@ -277,9 +362,9 @@ ops_tensor_shm_handle(const ops_tensor *t, ops_shm_handle *h)
     if (s->device.type != OPS_CPU || !(s->flags & OPS_STORAGE_SHARED))
         return ops_fail(OPS_ERR_VALUE,
                         "%s: the tensor's storage is not in shared memory (call share_memory_ first)", op);
-    const shm_header *sh = header_of(s->data);
     memset(h, 0, sizeof *h);
-    snprintf(h->name, sizeof h->name, "%s", sh->name);
+    /* The private record's name: the segment header is writable by others. */
+    snprintf(h->name, sizeof h->name, "%s", private_of(s->data)->name);
     h->nbytes = s->nbytes;
     h->dtype = t->dtype;
     h->ndim = t->ndim;
@@ -428,12 +513,12 @@ bad:
     return ops_fail(OPS_ERR_VALUE, "%s: not a libops shared-memory handle: \"%.120s\"", op, text);
 }
 
-/* A receiver's storage deleter: unmap only, the creator owns the name.  The
- * mapping length travels in ctx so nothing is allocated for it. */
+/* A receiver's storage deleter: unmap only (its record's owner is 0). */
 static void
-segment_unmap(void *data, void *ctx)
+segment_release(void *data, void *ctx)
 {
-    munmap(header_of(data), (size_t)(uintptr_t)ctx);
+    (void)ctx;
+    unmap_segment(data);
 }
 
 ops_tensor *
@@ -488,31 +573,51 @@ ops_tensor_from_shm_handle(const ops_shm_handle *h)
                              op, h->name, strerror(errno));
     struct stat st;
     const size_t len = map_bytes_for((size_t)h->nbytes);
-    if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != (uint64_t)len) {
+    if (fstat(fd, &st) != 0) {
+        const int saved = errno;
+        close(fd);
+        return ops_fail_null(OPS_ERR_RUNTIME, "%s: fstat(%s) failed: %s", op, h->name, strerror(saved));
+    }
+    /* A segment made by another user, or one others may write, is not one of
+     * ours: whoever can write it can also truncate it under us. */
+    if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+        close(fd);
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: shared memory %s belongs to uid %ld with mode %03o; libops maps only its own "
+                             "user's segments of mode 0600",
+                             op, h->name, (long)st.st_uid, (unsigned)(st.st_mode & 0777));
+    }
+    /* The size now: a segment truncated by some process would make every access
+     * past its end SIGBUS (docs/interop.md: truncation is detected here, not
+     * prevented afterwards). */
+    if ((uint64_t)st.st_size != (uint64_t)len) {
         close(fd);
         return ops_fail_null(OPS_ERR_VALUE, "%s: shared memory %s has %lld bytes, expected %zu for %" PRIu64
                              " bytes of storage", op, h->name, (long long)st.st_size, len, h->nbytes);
     }
-    void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    const int saved = errno;
+    char *data = NULL;
+    int saved = ENOMEM;
+    if (!ops_alloc_inject_failure()) {
+        data = map_segment(fd, len, h->name, 0);
+        saved = errno;
+    }
     close(fd);
-    if (base == MAP_FAILED)
-        return ops_fail_null(OPS_ERR_OOM, "%s: cannot map %zu bytes of shared memory %s: %s", op, len, h->name,
-                             strerror(saved));
-    const shm_header *sh = base;
+    if (data == NULL)
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory mapping %zu bytes of shared memory %s: %s", op, len,
+                             h->name, strerror(saved));
+    const shm_header *sh = header_of(data);
     if (memcmp(sh->magic, SHM_MAGIC, sizeof sh->magic) != 0 || sh->nbytes != h->nbytes) {
-        munmap(base, len);
+        unmap_segment(data);
         return ops_fail_null(OPS_ERR_VALUE, "%s: %s is not a libops segment of %" PRIu64 " bytes", op, h->name,
                              h->nbytes);
     }
-    char *data = (char *)base + SHM_HDR;
     /* One 1-d tensor over the whole storage owns the mapping; the result is the
      * handle's view of it. */
     const int64_t elems = storage_elems;
     ops_tensor *whole = ops_tensor_from_blob(data, (ops_int_list){&elems, 1}, (ops_int_list){NULL, 0}, h->dtype,
-                                             OPS_DEVICE_CPU, segment_unmap, (void *)(uintptr_t)len);
+                                             OPS_DEVICE_CPU, segment_release, NULL);
     if (whole == NULL) {
-        munmap(base, len);
+        unmap_segment(data);
         /* Everything was checked: only its header allocation can have failed. */
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a tensor header", op);
     }

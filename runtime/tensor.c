@@ -682,10 +682,28 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
     }
     ops_storage *s = t->storage;
     if (needed > s->nbytes) {
+        char shape[OPS_SHAPE_STR_LEN];
         if (s->flags & OPS_STORAGE_SHARED)
             return ops_fail(OPS_ERR_VALUE,
                             "%s: cannot resize a tensor whose storage is in shared memory from %zu to %zu bytes",
                             op_name(op), s->nbytes, needed);
+        /* Growing moves the bytes and frees the old block.  Whoever holds the
+         * old address must not be left with freed memory: an exporter (NumPy,
+         * DLPack, a memoryview) holds it outright, and another view of the
+         * storage may be read concurrently or be an input of this very call.
+         * So, as PyTorch does for storages it cannot resize, refuse. */
+        if (ops_storage_is_exported(s))
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: out= cannot be resized from %zu to %zu bytes (to shape %s): its storage is exported "
+                            "(to NumPy, DLPack or a memoryview) and its memory must not move; pass an out= of that "
+                            "shape or release the exports first",
+                            op_name(op), s->nbytes, needed, ops_shape_str(ndim, sizes, shape, sizeof shape));
+        if (__atomic_load_n(&s->refcount, __ATOMIC_ACQUIRE) > 1)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: out= cannot be resized from %zu to %zu bytes (to shape %s): its storage is shared "
+                            "with another tensor (a view or its base) and its memory must not move; pass an out= "
+                            "of that shape or one that owns its storage",
+                            op_name(op), s->nbytes, needed, ops_shape_str(ndim, sizes, shape, sizeof shape));
         if (s->allocator == NULL)
             return ops_fail(
                 OPS_ERR_VALUE,
@@ -703,8 +721,8 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
             return ops_fail(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)", op_name(op),
                             needed, ops_device_str(s->device, dev, sizeof dev));
         }
-        /* The storage is shared by every view, so growing it in place keeps them
-         * all looking at the same (now larger) bytes, as PyTorch's resize_ does. */
+        /* Only t sees the storage (checked above), so nothing else holds the
+         * old address. */
         if (s->nbytes > 0)
             memcpy(data, s->data, s->nbytes);
         const bool inline_data = (s->flags & OPS_STORAGE_EMBEDDED) && s->data == embedded_data(s);
@@ -715,6 +733,24 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
     }
     fill_geometry(t, ndim, sizes, NULL);
     return OPS_OK;
+}
+
+void
+ops_storage_export_begin(ops_storage *s)
+{
+    __atomic_add_fetch(&s->exports, 1, __ATOMIC_ACQ_REL);
+}
+
+void
+ops_storage_export_end(ops_storage *s)
+{
+    __atomic_sub_fetch(&s->exports, 1, __ATOMIC_ACQ_REL);
+}
+
+bool
+ops_storage_is_exported(const ops_storage *s)
+{
+    return __atomic_load_n(&s->exports, __ATOMIC_ACQUIRE) > 0;
 }
 
 void

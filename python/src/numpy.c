@@ -2,7 +2,9 @@
  * the buffer protocol (the Py_buffer, and so the array, stays alive until the last view
  * of the storage goes); a Tensor exports the buffer protocol and
  * __array_interface__, so t.numpy(), np.asarray(t) and memoryview(t) share its memory
- * and keep it alive. */
+ * and keep it alive.  Every export marks the storage exported (until the buffer is
+ * released; for __array_interface__, for good), so the bytes never move under the
+ * consumer (docs/interop.md, "Exported storage"). */
 #include "pyops.h"
 
 #include <string.h>
@@ -155,7 +157,8 @@ pyops_from_numpy(PyObject *mod, PyObject *arr)
     /* from here the blob owns the buffer */
     ops_tensor *t = ops_tensor_new_view(blob, view->ndim, sizes, strides, -lo);
     ops_tensor_release(blob);
-    return pyops_wrap(t);
+    /* bool bytes other than 0/1 (a uint8 array viewed as bool): a normalised copy */
+    return pyops_wrap(ops_tensor_normalize_bool_import("from_numpy", t));
 fail:
     PyBuffer_Release(view);
     PyMem_RawFree(view);
@@ -222,13 +225,18 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? geo + nd : NULL;
     view->suboffsets = NULL;
     view->internal = geo;
+    /* The consumer (a memoryview, a NumPy array over it) holds buf until it
+     * releases the buffer: the storage must not move before. */
+    ops_storage_export_begin(t->storage);
     return 0;
 }
 
 static void
 tensor_releasebuffer(PyObject *self, Py_buffer *view)
 {
-    (void)self;
+    /* A Tensor object never changes its ops_tensor, nor a tensor its storage, so
+     * this is the storage getbuffer marked. */
+    ops_storage_export_end(PYOPS_T(self)->storage);
     PyMem_Free(view->internal);
 }
 
@@ -316,9 +324,15 @@ pyops_tensor_array_interface(PyObject *self, void *closure)
         PyTuple_SET_ITEM(shape, i, a);
         PyTuple_SET_ITEM(strides, i, b);
     }
-    return Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i}", "shape", shape, "typestr", typestr_of(ops_tensor_dtype(t)),
-                         "data", PyLong_FromVoidPtr(ops_tensor_data_ptr(t)), Py_False, "strides", strides,
-                         "version", 3);
+    PyObject *r = Py_BuildValue("{s:N,s:s,s:(NO),s:N,s:i}", "shape", shape, "typestr",
+                                typestr_of(ops_tensor_dtype(t)), "data", PyLong_FromVoidPtr(ops_tensor_data_ptr(t)),
+                                Py_False, "strides", strides, "version", 3);
+    /* The address goes out with no way to learn when its user is done (an array
+     * made from it keeps this object as its base, nothing more): the storage stays
+     * exported, its bytes pinned, for the rest of its life. */
+    if (r != NULL)
+        ops_storage_export_begin(t->storage);
+    return r;
 fail:
     Py_XDECREF(shape);
     Py_XDECREF(strides);

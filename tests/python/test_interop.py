@@ -445,6 +445,45 @@ class TestSharedMemory(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "from_shm_handle"):
             L.from_shm_handle(h)  # the creator released it: the name is gone
 
+    def test_allocation_failures_raise_cleanly(self):
+        # every failure point of share_memory_ and from_shm_handle in turn: an
+        # exception, the tensor as it was, no segment left, nothing leaked
+        before = set(segments(os.getpid()))
+        gc.collect()
+        base = L._C._allocated_bytes()
+        t = L.arange(1000, dtype=L.float32)
+        ptr = t.data_ptr()
+        h = None
+        for what in ("share", "open"):
+            n = 1
+            while True:
+                L._C._alloc_fail_nth(n)
+                try:
+                    if what == "share":
+                        t.share_memory_()
+                    else:
+                        u = L.from_shm_handle(h)
+                        L._C._alloc_fail_nth(0)
+                        self.assertEqual(u[999].item(), 999.0)
+                        del u
+                    break
+                except RuntimeError as e:
+                    self.assertIn("out of memory", str(e), (what, n))
+                    if what == "share":
+                        self.assertEqual((t.is_shared(), t.data_ptr()), (False, ptr))
+                        self.assertEqual(set(segments(os.getpid())), before)
+                finally:
+                    L._C._alloc_fail_nth(0)
+                n += 1
+                self.assertLess(n, 20)
+            self.assertGreater(n, 1, what)
+            h = t.shm_handle()
+        self.assertEqual(t[999].item(), 999.0)
+        del t
+        gc.collect()
+        self.assertEqual(set(segments(os.getpid())), before)
+        self.assertEqual(L._C._allocated_bytes(), base)
+
     def test_two_processes_both_ways(self):
         t = L.arange(4, dtype=L.float32).share_memory_()
         p = spawn(RECEIVER)
@@ -521,6 +560,206 @@ class TestSharedMemory(unittest.TestCase):
 
     def test_creator_killed(self):
         self.run_creator(kill=True)
+
+
+class TestExportedStorage(unittest.TestCase):
+    """Storage whose address went out (NumPy, the buffer protocol, DLPack) never moves
+    while the export lives: every operation that would move it raises instead of
+    leaving the consumer with freed memory (docs/interop.md, "Exported storage")."""
+
+    # each makes an object that holds the tensor's address until it is released
+    EXPORTERS = {
+        "numpy": lambda t: t.numpy(),
+        "np.asarray": lambda t: np.asarray(t),
+        "memoryview": lambda t: memoryview(t),
+        "__dlpack__": lambda t: t.__dlpack__(),
+        "to_dlpack": lambda t: L.to_dlpack(t),
+        "np.from_dlpack": lambda t: np.from_dlpack(t),
+        "L.from_dlpack": lambda t: L.from_dlpack(t),
+    }
+
+    @staticmethod
+    def grow_out(t):
+        return L.add(L.ones(1000), 1, out=t)
+
+    @staticmethod
+    def share(t):
+        return t.share_memory_()
+
+    MOVERS = {"out= resize": grow_out.__func__, "share_memory_": share.__func__}
+
+    def tearDown(self):
+        gc.collect()
+
+    def test_every_exporter_every_move(self):
+        for ename, export in self.EXPORTERS.items():
+            for mname, move in self.MOVERS.items():
+                with self.subTest(exporter=ename, operation=mname):
+                    t = L.zeros(0)  # owns its storage alone: only the export pins it
+                    e = export(t)
+                    ptr = t.data_ptr()
+                    with self.assertRaisesRegex(RuntimeError, "exported \\(to NumPy, DLPack or a memoryview\\)"):
+                        move(t)
+                    self.assertEqual((t.shape, t.data_ptr(), t.is_shared()), ((0,), ptr, False))
+                    del e
+                    gc.collect()
+                    move(t)  # the export is over
+                    self.assertTrue(t.shape == (1000,) or t.is_shared())
+
+    def test_share_memory_after_numpy(self):
+        # the issue's case (a): the array must keep pointing at live memory
+        t = L.arange(10, dtype=L.float64)
+        a = t.numpy()
+        with self.assertRaisesRegex(RuntimeError, "share_memory_: cannot move .* exported"):
+            t.share_memory_()
+        self.assertFalse(t.is_shared())
+        self.assertEqual(L.from_numpy(a).sum().item(), 45.0)
+        a[3] = 30.0
+        self.assertEqual(t[3].item(), 30.0)  # still the same bytes
+        self.assertEqual(a.tolist(), t.tolist())
+        del a
+        gc.collect()
+        t.share_memory_()
+        self.assertTrue(t.is_shared())
+        self.assertEqual(t[3].item(), 30.0)
+
+    def test_out_view_of_exported_base(self):
+        # the issue's case (b): resizing the empty view would free the array's bytes
+        base = L.zeros(100000)
+        a = base.numpy()
+        with self.assertRaisesRegex(RuntimeError, "add: out= cannot be resized"):
+            L.add(L.ones(1000), 1, out=base[100000:])
+        # read through libops (instrumented) so that the sanitizer build sees a freed block
+        self.assertEqual(L.from_numpy(a).sum().item(), 0.0)
+        a[-1] = 5.0
+        self.assertEqual(base[-1].item(), 5.0)
+        # without the export the view still shares base's storage: refused all the same
+        del a
+        gc.collect()
+        with self.assertRaisesRegex(RuntimeError, "shared with another tensor"):
+            L.add(L.ones(1000), 1, out=base[100000:])
+        out = L.empty(0)  # an out= of its own grows
+        L.add(L.ones(1000), 1, out=out)
+        self.assertEqual(out.shape, (1000,))
+
+    def test_exports_are_counted(self):
+        t = L.zeros(0)
+        a, m = t.numpy(), memoryview(t)
+        cap = L.to_dlpack(t)
+        for held in (a, m, cap):
+            with self.assertRaisesRegex(RuntimeError, "exported"):
+                t.share_memory_()
+            del held
+        del a, m
+        gc.collect()
+        with self.assertRaisesRegex(RuntimeError, "exported"):
+            t.share_memory_()  # the capsule still holds it
+        del cap
+        gc.collect()
+        t.share_memory_()
+        self.assertTrue(t.is_shared())
+
+    def test_failed_export_pins_nothing(self):
+        t = L.zeros(0, dtype=L.float32)
+        t2 = L.zeros(0, dtype=L.float32).requires_grad_()
+        with self.assertRaises(RuntimeError):
+            t2.numpy()
+        with self.assertRaises(RuntimeError):
+            t2.__dlpack__()
+        with self.assertRaises(BufferError):
+            t.__dlpack__(dl_device=(2, 0))
+        L._C._alloc_fail_nth(1)
+        try:
+            with self.assertRaisesRegex(RuntimeError, "out of memory"):
+                L.to_dlpack(t)
+        finally:
+            L._C._alloc_fail_nth(0)
+        t.share_memory_()
+        self.assertTrue(t.is_shared())
+        t2.detach().share_memory_()
+
+    def test_array_interface_pins_for_good(self):
+        # the raw address goes out with no release hook: the storage stays pinned
+        t = L.zeros(0)
+        d = t.__array_interface__
+        del d
+        gc.collect()
+        with self.assertRaisesRegex(RuntimeError, "exported"):
+            t.share_memory_()
+        with self.assertRaisesRegex(RuntimeError, "exported"):
+            L.add(L.ones(3), 1, out=t)
+
+    def test_shared_storage_exports_fine(self):
+        # already in shared memory: share_memory_ is a no-op, exported or not
+        t = L.arange(4, dtype=L.float32).share_memory_()
+        a = t.numpy()
+        self.assertIs(t.share_memory_(), t)
+        a[0] = 9.0
+        self.assertEqual(t[0].item(), 9.0)
+
+
+class TestBoolImport(unittest.TestCase):
+    """Bool memory from elsewhere holding bytes other than 0/1 is imported as a
+    normalised copy; 0/1 bytes are shared as they are."""
+
+    def test_from_numpy_bool_view_of_uint8(self):
+        u = np.array([0, 1, 2, 255, 1, 0], dtype=np.uint8)
+        b = u.view(np.bool_)
+        for make in (L.from_numpy, L.tensor, lambda a: L.from_numpy(a.reshape(2, 3)[:, ::-1])):
+            with self.subTest(make=make):
+                x = make(b)
+                self.assertEqual(x.dtype, L.bool)
+                self.assertEqual(x.sum().item(), 4)  # the true elements, not 0+1+2+255+1
+                self.assertEqual((~x).sum().item(), 2)
+                want = [bool(v) for v in u]
+                got = x.flatten().tolist() if x.dim() == 1 else x.tolist()
+                if x.dim() == 2:
+                    want = [want[0:3][::-1], want[3:6][::-1]]
+                self.assertEqual(got, want)
+                self.assertEqual((~x).tolist(), [[not v for v in r] for r in want] if x.dim() == 2
+                                 else [not v for v in want])
+        x = L.from_numpy(b)
+        self.assertNotEqual(x.data_ptr(), np_ptr(u))  # a copy: sharing is lost for such data
+        u[0] = 1
+        self.assertFalse(x[0].item())
+
+    def test_valid_bool_is_shared(self):
+        a = np.array([True, False, True])
+        x = L.from_numpy(a)
+        self.assertEqual(x.data_ptr(), np_ptr(a))
+        a[1] = True
+        self.assertEqual(x.sum().item(), 3)
+
+    def test_uint8_untouched(self):
+        u = np.array([0, 1, 2, 255], dtype=np.uint8)
+        x = L.from_numpy(u)
+        self.assertEqual(x.data_ptr(), np_ptr(u))
+        self.assertEqual(x.sum().item(), 258)
+
+    def test_normalising_import_allocation_failures(self):
+        u = np.array([0, 3, 1, 0] * 100, dtype=np.uint8)
+        b = u.view(np.bool_)
+        gc.collect()
+        base = L._C._allocated_bytes()
+        n = 1
+        while True:
+            L._C._alloc_fail_nth(n)
+            try:
+                x = L.from_numpy(b)
+                L._C._alloc_fail_nth(0)
+                self.assertEqual(x.sum().item(), 200)
+                del x
+                break
+            except (RuntimeError, MemoryError) as e:
+                self.assertIn("out of memory", str(e), n)
+            finally:
+                L._C._alloc_fail_nth(0)
+            n += 1
+            self.assertLess(n, 50)
+        self.assertGreater(n, 1)
+        gc.collect()
+        self.assertEqual(L._C._allocated_bytes(), base)
+        self.assertEqual(u[1], 3)  # the array itself is never written
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ops_interop.h"
+#include "libops.h"
 #include "ops_internal.h"
 
 static ops_tensor *
@@ -393,6 +394,34 @@ START_TEST(test_import_errors)
     p.shape[0] = INT64_MAX / 2;
     p.strides[0] = 4;
     expect_refused(&p, m, OPS_ERR_VALUE, "overflows");
+    /* byte_offset that wraps: 2**64 - 4 is data - 4 (before the buffer), 2**63
+     * points anywhere; neither fits any buffer. */
+    m = producer_init(&p);
+    m->dl_tensor.byte_offset = UINT64_MAX - 3;
+    expect_refused(&p, m, OPS_ERR_VALUE, "byte_offset 18446744073709551612 is larger than any buffer");
+    m = producer_init(&p);
+    m->dl_tensor.byte_offset = (uint64_t)1 << 63;
+    expect_refused(&p, m, OPS_ERR_VALUE, "byte_offset 9223372036854775808 is larger than any buffer");
+    /* data + byte_offset past the top of the address space. */
+    m = producer_init(&p);
+    m->dl_tensor.data = (void *)(UINTPTR_MAX - 15);
+    m->dl_tensor.byte_offset = 32;
+    expect_refused(&p, m, OPS_ERR_VALUE, "wraps around the address space");
+    /* The last element past the top of the address space. */
+    m = producer_init(&p);
+    m->dl_tensor.data = (void *)(UINTPTR_MAX - 15);
+    m->dl_tensor.byte_offset = 0;
+    expect_refused(&p, m, OPS_ERR_VALUE, "outside the address space");
+    /* Negative strides reaching below address 0. */
+    m = producer_init(&p);
+    m->dl_tensor.data = (void *)(uintptr_t)8; /* row -1 would start at address -4 */
+    p.strides[0] = -3;
+    expect_refused(&p, m, OPS_ERR_VALUE, "outside the address space");
+    /* Offset plus extent larger than any object. */
+    m = producer_init(&p);
+    m->dl_tensor.byte_offset = (uint64_t)PTRDIFF_MAX - 3;
+    m->dl_tensor.data = (void *)(uintptr_t)64;
+    expect_refused(&p, m, OPS_ERR_VALUE, "outside the address space");
 
     ck_assert_ptr_null(ops_tensor_from_dlpack(NULL));
     ck_assert_int_eq(ops_last_status(), OPS_ERR_VALUE);
@@ -496,6 +525,208 @@ START_TEST(test_dlpack_device)
 }
 END_TEST
 
+/* ---- exported storage stays in place ------------------------------------------ */
+
+typedef void (*release_fn)(void *m);
+
+static void
+release_legacy(void *m)
+{
+    ((DLManagedTensor *)m)->deleter(m);
+}
+
+#ifdef DLPACK_FLAG_BITMASK_READ_ONLY
+static void
+release_versioned(void *m)
+{
+    ((DLManagedTensorVersioned *)m)->deleter(m);
+}
+#endif
+
+/* Export t with exporter k (0: legacy, 1: versioned); NULL when this build has
+ * no such exporter. */
+static void *
+export_with(int k, const ops_tensor *t, release_fn *release)
+{
+    *release = release_legacy;
+    if (k == 0)
+        return ops_tensor_to_dlpack(t);
+#ifdef DLPACK_FLAG_BITMASK_READ_ONLY
+    *release = release_versioned;
+#endif
+    return ops_tensor_to_dlpack_versioned(t); /* NULL, OPS_ERR_NOT_IMPLEMENTED without it */
+}
+
+/* Every exporter x every operation that would move the storage: refused while
+ * the export lives (the consumer holds the address), allowed after its deleter. */
+START_TEST(test_export_pins_storage)
+{
+    ops_tensor *ones = ops_ones(OPS_INTS(1000), OPS_FLOAT32, OPS_DEVICE_CPU);
+    for (int k = 0; k < 2; k++) {
+        release_fn release;
+        /* An empty tensor no other view shares: only the export stops it moving. */
+        ops_tensor *t = ops_tensor_new("test", 1, (int64_t[]){0}, NULL, OPS_FLOAT32, OPS_DEVICE_CPU);
+        void *m = export_with(k, t, &release);
+        if (m == NULL) {
+            ck_assert_int_eq(ops_last_status(), OPS_ERR_NOT_IMPLEMENTED);
+            ops_tensor_release(t);
+            continue;
+        }
+        const void *data = ops_tensor_data_ptr(t);
+        ck_assert_int_eq(ops_add_out(ones, ones, OPS_SCALAR_INT(1), t), OPS_ERR_VALUE);
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "add: out= cannot be resized"));
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "exported (to NumPy, DLPack or a memoryview)"));
+        ck_assert_int_eq(ops_tensor_size(t, 0), 0);
+        ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_ERR_VALUE);
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "share_memory_: cannot move"));
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "exported"));
+        ck_assert(!ops_tensor_is_shared(t));
+        ck_assert_ptr_eq(ops_tensor_data_ptr(t), data);
+        release(m);
+        ck_assert_int_eq(ops_add_out(ones, ones, OPS_SCALAR_INT(1), t), OPS_OK);
+        ck_assert_int_eq(ops_tensor_size(t, 0), 1000);
+        ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_OK);
+        ck_assert(ops_tensor_is_shared(t));
+        ops_tensor_release(t);
+
+        /* The issue's case: base exported, out= the empty view past its end.  The
+         * consumer's bytes stay valid (a use-after-free under ASan otherwise). */
+        ops_tensor *base = ops_zeros(OPS_INTS(100000), OPS_FLOAT32, OPS_DEVICE_CPU);
+        m = export_with(k, base, &release);
+        ck_assert_ptr_nonnull(m);
+        const float *seen = ops_tensor_data_ptr(base);
+        ops_tensor *end = ops_tensor_new_view(base, 1, (int64_t[]){0}, (int64_t[]){1}, 100000);
+        ops_tensor_release(base); /* the export holds the storage */
+        ck_assert_int_eq(ops_add_out(ones, ones, OPS_SCALAR_INT(1), end), OPS_ERR_VALUE);
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "exported"));
+        ck_assert(seen[99999] == 0.0f);
+        ck_assert_int_eq(ops_tensor_share_memory_(end), OPS_ERR_VALUE);
+        ck_assert(seen[0] == 0.0f);
+        release(m);
+        ck_assert_int_eq(ops_add_out(ones, ones, OPS_SCALAR_INT(1), end), OPS_OK); /* alone now */
+        ops_tensor_release(end);
+    }
+    ops_tensor_release(ones);
+
+    /* A round trip: the import addresses the exported bytes until it dies. */
+    ops_tensor *t = filled(OPS_FLOAT32, 1, (int64_t[]){4});
+    ops_tensor *u = ops_tensor_from_dlpack(ops_tensor_to_dlpack(t));
+    ck_assert_ptr_nonnull(u);
+    ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_ERR_VALUE);
+    ck_assert_int_eq(ops_tensor_resize_("resize_", t, 1, (int64_t[]){100}), OPS_ERR_VALUE);
+    ops_tensor_release(u);
+    ck_assert(!ops_storage_is_exported(t->storage));
+    ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_OK);
+    ops_tensor_release(t);
+
+    /* A failed export leaves nothing exported. */
+    t = filled(OPS_FLOAT32, 1, (int64_t[]){4});
+    for (int k = 0; k < 2; k++) {
+        release_fn release;
+        ops_alloc_fail_nth(1);
+        void *m = export_with(k, t, &release);
+        ops_alloc_fail_nth(0);
+        ck_assert_ptr_null(m);
+        ck_assert_int_eq(ops_last_status(), k == 0 || ops_dlpack_has_versioned() ? OPS_ERR_OOM : OPS_ERR_NOT_IMPLEMENTED);
+        ck_assert(!ops_storage_is_exported(t->storage));
+    }
+    ck_assert_int_eq(t->refcount, 1);
+    ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_OK);
+    ops_tensor_release(t);
+}
+END_TEST
+
+/* ---- bool bytes other than 0 and 1 ------------------------------------------------ */
+
+/* A bool [2, 3] producer over the given six bytes. */
+static DLManagedTensor *
+bool_producer(producer *p, const unsigned char bytes[6])
+{
+    DLManagedTensor *m = producer_init(p);
+    memcpy(p->bytes, bytes, 6);
+    m->dl_tensor.dtype.code = 6; /* kDLBool */
+    m->dl_tensor.dtype.bits = 8;
+    return m;
+}
+
+static int64_t
+sum_int(const ops_tensor *t)
+{
+    ops_tensor *s = ops_sum(t, OPS_DTYPE_NONE);
+    ck_assert_ptr_nonnull(s);
+    ops_scalar v;
+    ck_assert_int_eq(ops_tensor_item(s, &v), OPS_OK);
+    ops_tensor_release(s);
+    return (int64_t)ops_scalar_to_double(v);
+}
+
+START_TEST(test_import_bool_normalised)
+{
+    static const unsigned char valid[6] = {0, 1, 1, 0, 1, 0}, invalid[6] = {0, 1, 2, 255, 1, 0};
+    producer p;
+    /* 0/1 bytes: shared as they are. */
+    ops_tensor *t = ops_tensor_from_dlpack(bool_producer(&p, valid));
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_eq(ops_tensor_data_ptr(t), p.bytes);
+    ck_assert_int_eq(sum_int(t), 3);
+    ops_tensor_release(t);
+    ck_assert_int_eq(p.deleted, 1);
+
+    /* Other bytes: a normalised copy; the producer's memory is let go at once. */
+    for (int neg = 0; neg < 2; neg++) {
+        DLManagedTensor *m = bool_producer(&p, invalid);
+        if (neg) { /* rows reversed: [[255, 1, 0], [0, 1, 2]] */
+            p.strides[0] = -3;
+            m->dl_tensor.data = p.bytes + 3;
+        }
+        t = ops_tensor_from_dlpack(m);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(p.deleted, 1);
+        ck_assert_ptr_ne(ops_tensor_data_ptr(t), p.bytes + (neg ? 3 : 0));
+        ck_assert_int_eq(sum_int(t), 4); /* the true elements, not 0+1+2+255+1 */
+        ops_tensor *n = ops_bitwise_not(t);
+        ck_assert_ptr_nonnull(n);
+        ck_assert_int_eq(sum_int(n), 2);
+        for (int64_t i = 0; i < 2; i++)
+            for (int64_t j = 0; j < 3; j++) {
+                const int64_t src = (neg ? 1 - i : i) * 3 + j;
+                ck_assert_msg(at(t, (int64_t[]){i, j}) == (invalid[src] != 0), "[%d, %d]", (int)i, (int)j);
+                ck_assert(at(n, (int64_t[]){i, j}) == (invalid[src] == 0));
+            }
+        ops_tensor_release(n);
+        ops_tensor_release(t);
+    }
+
+    /* uint8 is not bool: taken as it is. */
+    DLManagedTensor *m = bool_producer(&p, invalid);
+    m->dl_tensor.dtype.code = kDLUInt;
+    t = ops_tensor_from_dlpack(m);
+    ck_assert_ptr_eq(ops_tensor_data_ptr(t), p.bytes);
+    ck_assert_int_eq(sum_int(t), 259);
+    ops_tensor_release(t);
+
+    /* Every allocation of the normalising import failing in turn: a clean
+     * error, the deleter run once, nothing leaked. */
+    bool ok = false;
+    for (int64_t k = 1; k < 20 && !ok; k++) {
+        m = bool_producer(&p, invalid);
+        ops_alloc_fail_nth(k);
+        t = ops_tensor_from_dlpack(m);
+        ops_alloc_fail_nth(0);
+        ck_assert_int_eq(p.deleted, 1);
+        if (t == NULL) {
+            ck_assert_int_eq(ops_last_status(), OPS_ERR_OOM);
+            ck_assert_ptr_nonnull(strstr(ops_last_error(), "from_dlpack"));
+            continue;
+        }
+        ok = true;
+        ck_assert_int_eq(sum_int(t), 4);
+        ops_tensor_release(t);
+    }
+    ck_assert(ok);
+}
+END_TEST
+
 static Suite *
 dlpack_suite(void)
 {
@@ -512,6 +743,8 @@ dlpack_suite(void)
     tcase_add_test(tc, test_chained_round_trip);
     tcase_add_test(tc, test_versioned);
     tcase_add_test(tc, test_dlpack_device);
+    tcase_add_test(tc, test_export_pins_storage);
+    tcase_add_test(tc, test_import_bool_normalised);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -638,6 +638,247 @@ START_TEST(test_fork_child)
 }
 END_TEST
 
+/* ---- what another process can do to a segment ------------------------------------- */
+
+/* The segment header's layout (runtime/shm.c), as a process that maps the
+ * segment sees it: anyone who can open the name can write it. */
+typedef struct seg_header {
+    char magic[8];
+    uint64_t nbytes;
+    int32_t creator;
+    char name[OPS_SHM_NAME_MAX - 20];
+} seg_header;
+
+static bool
+segment_exists(const char *name)
+{
+    int fd = shm_open(name, O_RDONLY, 0);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+/* The creator unmaps and unlinks what its own memory says, not what the shared
+ * header says: rewriting the header (another segment's name, a huge size) must
+ * neither unlink that other segment nor unmap memory that is not the segment. */
+START_TEST(test_header_tampering_is_ignored)
+{
+    char victim[40];
+    snprintf(victim, sizeof victim, "/libops_%ld_victim", (long)getpid());
+    int fd = shm_open(victim, O_RDWR | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    for (int kind = 0; kind < 2; kind++) { /* share_memory_, then the allocator */
+        ops_tensor *t = NULL;
+        char *data;
+        const ops_allocator *a = ops_shm_allocator();
+        if (kind == 0) {
+            t = arange_f32(8);
+            ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_OK);
+            data = ops_tensor_data_ptr(t);
+        } else {
+            data = a->alloc(a->ctx, 32);
+            ck_assert_ptr_nonnull(data);
+        }
+        ck_assert_int_eq(count_segments(getpid()), 2);
+        char own[OPS_SHM_NAME_MAX];
+        memcpy(own, ((seg_header *)(data - 64))->name, sizeof ((seg_header *)0)->name);
+        ck_assert(segment_exists(own));
+        /* A receiver mapped before the tampering keeps its own record too. */
+        ops_shm_handle h = {0};
+        ops_tensor *r = NULL;
+        if (kind == 0) {
+            ck_assert_int_eq(ops_tensor_shm_handle(t, &h), OPS_OK);
+            r = ops_tensor_from_shm_handle(&h);
+            ck_assert_ptr_nonnull(r);
+        }
+        seg_header *sh = (seg_header *)(data - 64);
+        snprintf(sh->name, sizeof sh->name, "%s", victim);
+        sh->nbytes = (uint64_t)1 << 44;
+        sh->creator = (int32_t)getpid();
+        if (kind == 0) {
+            ops_shm_handle g;
+            ck_assert_int_eq(ops_tensor_shm_handle(t, &g), OPS_OK);
+            ck_assert_str_eq(g.name, own); /* not the victim */
+            ck_assert_int_eq(ops_tensor_shm_handle(r, &g), OPS_OK);
+            ck_assert_str_eq(g.name, own);
+            ops_tensor_release(r);
+            ops_tensor_release(t);
+        } else {
+            a->free(a->ctx, data, 32);
+        }
+        ck_assert_msg(segment_exists(victim), "releasing a tampered segment unlinked %s", victim);
+        ck_assert(!segment_exists(own));
+        ck_assert_int_eq(count_segments(getpid()), 1);
+        /* The memory around stays mapped: a fresh allocation and a write work. */
+        ops_tensor *u = arange_f32(1 << 16);
+        ck_assert(((const float *)ops_tensor_data_ptr(u))[65535] == 65535.0f);
+        ops_tensor_release(u);
+    }
+    shm_unlink(victim);
+}
+END_TEST
+
+/* Names are drawn at random (64 bits after the pid), so another user cannot
+ * create them first; segments are mode 0600. */
+START_TEST(test_names_unpredictable)
+{
+    ops_tensor *a = arange_f32(4), *b = arange_f32(4);
+    ck_assert_int_eq(ops_tensor_share_memory_(a), OPS_OK);
+    ck_assert_int_eq(ops_tensor_share_memory_(b), OPS_OK);
+    ops_shm_handle ha, hb;
+    ck_assert_int_eq(ops_tensor_shm_handle(a, &ha), OPS_OK);
+    ck_assert_int_eq(ops_tensor_shm_handle(b, &hb), OPS_OK);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "/libops_%ld_", (long)getpid());
+    const ops_shm_handle *hs[] = {&ha, &hb};
+    for (int i = 0; i < 2; i++) {
+        const char *name = hs[i]->name;
+        ck_assert_int_eq(strncmp(name, prefix, strlen(prefix)), 0);
+        const char *r = name + strlen(prefix);
+        ck_assert_msg(strlen(r) == 16 && strspn(r, "0123456789abcdef") == 16, "name %s", name);
+        /* Only this user may open it. */
+        char path[96];
+        snprintf(path, sizeof path, "/dev/shm%s", name);
+        struct stat st;
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_int_eq(st.st_mode & 0777, 0600);
+        ck_assert_int_eq(st.st_uid, geteuid());
+    }
+    ck_assert_str_ne(ha.name, hb.name);
+    /* Sequential names would differ in the last digit only. */
+    ck_assert_int_ne(memcmp(ha.name, hb.name, strlen(ha.name) - 2), 0);
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+    ck_assert_int_eq(count_segments(getpid()), 0);
+}
+END_TEST
+
+/* A segment named like ours that another user owns, or that others may write,
+ * is refused: whoever can write it could truncate it under us. */
+START_TEST(test_foreign_segment_refused)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/libops_%ld_foreign", (long)getpid());
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, 64 + 32), 0);
+    seg_header *sh = mmap(NULL, 64 + 32, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(sh, MAP_FAILED);
+    memcpy(sh->magic, "LIBOPSM1", 8); /* a well-formed header */
+    sh->nbytes = 32;
+    munmap(sh, 64 + 32);
+    ops_shm_handle h = {0};
+    snprintf(h.name, sizeof h.name, "%s", name);
+    h.nbytes = 32;
+    h.dtype = OPS_FLOAT32;
+    h.ndim = 1;
+    h.sizes[0] = 8;
+    h.strides[0] = 1;
+    ck_assert_int_eq(fchmod(fd, 0666), 0);
+    ck_assert_ptr_null(ops_tensor_from_shm_handle(&h));
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "mode 666"));
+    if (geteuid() == 0) { /* root can give it away to another user */
+        ck_assert_int_eq(fchmod(fd, 0600), 0);
+        ck_assert_int_eq(fchown(fd, 65534, (gid_t)-1), 0);
+        ck_assert_ptr_null(ops_tensor_from_shm_handle(&h));
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "belongs to uid 65534"));
+        ck_assert_int_eq(fchown(fd, 0, (gid_t)-1), 0);
+    }
+    ck_assert_int_eq(fchmod(fd, 0600), 0); /* now it is one of ours */
+    ops_tensor *t = ops_tensor_from_shm_handle(&h);
+    ck_assert_ptr_nonnull(t);
+    ops_tensor_release(t);
+    close(fd);
+    shm_unlink(name);
+}
+END_TEST
+
+/* A segment truncated by some process is detected when it is opened (mapping it
+ * would SIGBUS on the first access past the new end). */
+START_TEST(test_truncated_segment_refused)
+{
+    ops_tensor *t = arange_f32(N);
+    ck_assert_int_eq(ops_tensor_share_memory_(t), OPS_OK);
+    ops_shm_handle h;
+    ck_assert_int_eq(ops_tensor_shm_handle(t, &h), OPS_OK);
+    int fd = shm_open(h.name, O_RDWR, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(ftruncate(fd, 64 + 16), 0);
+    ck_assert_ptr_null(ops_tensor_from_shm_handle(&h));
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "has 80 bytes, expected 4064"));
+    /* Give the creator its pages back before it touches them again. */
+    ck_assert_int_eq(ftruncate(fd, 64 + N * sizeof(float)), 0);
+    close(fd);
+    ops_tensor *r = ops_tensor_from_shm_handle(&h);
+    ck_assert_ptr_nonnull(r);
+    ops_tensor_release(r);
+    ops_tensor_release(t);
+}
+END_TEST
+
+/* Every failure point of share_memory_ (the segment, its mapping) and of
+ * opening a handle, failing in turn: a clean error, the tensor as it was, no
+ * segment left behind. */
+START_TEST(test_fault_injection)
+{
+    for (int large = 0; large < 2; large++) {
+        ops_tensor *t = arange_f32(large ? 100000 : 8);
+        void *before = ops_tensor_data_ptr(t);
+        bool ok = false;
+        int64_t n;
+        for (n = 1; n < 20 && !ok; n++) {
+            ops_alloc_fail_nth(n);
+            ops_status st = ops_tensor_share_memory_(t);
+            ops_alloc_fail_nth(0);
+            if (st == OPS_OK) {
+                ok = true;
+                break;
+            }
+            ck_assert_int_eq(st, OPS_ERR_OOM);
+            ck_assert_ptr_nonnull(strstr(ops_last_error(), "share_memory_"));
+            ck_assert(!ops_tensor_is_shared(t));
+            ck_assert_ptr_eq(ops_tensor_data_ptr(t), before);
+            ck_assert_int_eq(count_segments(getpid()), 0);
+        }
+        ck_assert(ok);
+        ck_assert_int_ge(n, 3); /* the segment and its mapping both failed once */
+        ck_assert(((const float *)ops_tensor_data_ptr(t))[7] == 7.0f);
+        ops_shm_handle h;
+        ck_assert_int_eq(ops_tensor_shm_handle(t, &h), OPS_OK);
+        ok = false;
+        for (n = 1; n < 20 && !ok; n++) {
+            ops_alloc_fail_nth(n);
+            ops_tensor *r = ops_tensor_from_shm_handle(&h);
+            ops_alloc_fail_nth(0);
+            if (r != NULL) {
+                ok = true;
+                ck_assert(((const float *)ops_tensor_data_ptr(r))[7] == 7.0f);
+                ops_tensor_release(r);
+                break;
+            }
+            ck_assert_int_eq(ops_last_status(), OPS_ERR_OOM);
+            ck_assert_ptr_nonnull(strstr(ops_last_error(), "from_shm_handle"));
+        }
+        ck_assert(ok);
+        ck_assert_int_ge(n, 3);
+        ops_tensor_release(t);
+        ck_assert_int_eq(count_segments(getpid()), 0);
+    }
+    /* The allocator itself. */
+    const ops_allocator *a = ops_shm_allocator();
+    for (int64_t n = 1; n <= 2; n++) {
+        ops_alloc_fail_nth(n);
+        ck_assert_ptr_null(a->alloc(a->ctx, 100));
+        ops_alloc_fail_nth(0);
+        ck_assert_int_eq(count_segments(getpid()), 0);
+    }
+}
+END_TEST
+
 static Suite *
 shm_suite(void)
 {
@@ -654,6 +895,11 @@ shm_suite(void)
     tcase_add_test(tc, test_creator_killed);
     tcase_add_test(tc, test_creator_exits);
     tcase_add_test(tc, test_fork_child);
+    tcase_add_test(tc, test_header_tampering_is_ignored);
+    tcase_add_test(tc, test_names_unpredictable);
+    tcase_add_test(tc, test_foreign_segment_refused);
+    tcase_add_test(tc, test_truncated_segment_refused);
+    tcase_add_test(tc, test_fault_injection);
     suite_add_tcase(s, tc);
     return s;
 }

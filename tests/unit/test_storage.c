@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libops.h"
 #include "ops_internal.h"
 
 static ops_tensor *
@@ -360,18 +361,15 @@ END_TEST
 
 START_TEST(test_resize)
 {
-    /* Growing an embedded storage moves its bytes out; values and views follow. */
+    /* Growing an embedded storage nobody else sees moves its bytes out. */
     ops_tensor *t = arange_f32(1, (int64_t[]){4});
-    ops_tensor *v = ops_tensor_new_view(t, 1, (int64_t[]){4}, (int64_t[]){1}, 0);
     ck_assert_int_eq(ops_tensor_resize_("add_out", t, 2, (int64_t[]){10, 20}), OPS_OK);
     ck_assert_int_eq(ops_tensor_ndim(t), 2);
     ck_assert_int_eq(ops_tensor_strides(t)[0], 20);
     ck_assert_uint_eq(ops_tensor_storage_nbytes(t), 800);
-    ck_assert(ops_tensor_shares_storage(t, v));
     const float *p = ops_tensor_data_ptr(t);
     for (int i = 0; i < 4; i++)
         ck_assert_float_eq(p[i], (float)i);
-    ck_assert_ptr_eq(ops_tensor_data_ptr(v), ops_tensor_data_ptr(t));
     ((float *)ops_tensor_data_ptr(t))[799 / 4] = 1.0f; /* the new bytes are ours */
 
     /* Shrinking keeps the storage. */
@@ -379,17 +377,16 @@ START_TEST(test_resize)
     ck_assert_int_eq(ops_tensor_resize_("add_out", t, 1, (int64_t[]){3}), OPS_OK);
     ck_assert_ptr_eq(ops_tensor_data_ptr(t), before);
     ck_assert_uint_eq(ops_tensor_storage_nbytes(t), 800);
-    ops_tensor_release(v);
     ops_tensor_release(t);
 
-    /* Growing a large storage; the storage offset counts. */
+    /* A large storage grows once its other views are gone; the storage offset counts. */
     ops_tensor *big = arange_f32(1, (int64_t[]){1000});
     ops_tensor *tail = ops_tensor_new_view(big, 1, (int64_t[]){10}, (int64_t[]){1}, 990);
-    ck_assert_int_eq(ops_tensor_resize_("add_out", tail, 1, (int64_t[]){20}), OPS_OK);
-    ck_assert_uint_eq(ops_tensor_storage_nbytes(big), 1010 * 4);
-    ck_assert_float_eq(((float *)ops_tensor_data_ptr(big))[999], 999.0f);
-    ops_tensor_release(tail);
     ops_tensor_release(big);
+    ck_assert_int_eq(ops_tensor_resize_("add_out", tail, 1, (int64_t[]){20}), OPS_OK);
+    ck_assert_uint_eq(ops_tensor_storage_nbytes(tail), 1010 * 4);
+    ck_assert_float_eq(((float *)ops_tensor_data_ptr(tail))[9], 999.0f);
+    ops_tensor_release(tail);
 
     /* Borrowed bytes cannot grow; errors leave the tensor as it was. */
     float buf[4] = {0};
@@ -401,6 +398,64 @@ START_TEST(test_resize)
     ck_assert_str_eq(ops_last_error(), "add_out: Trying to create tensor with negative dimension -5: [-5]");
     ck_assert_int_eq(ops_tensor_size(b, 0), 2);
     ops_tensor_release(b);
+}
+END_TEST
+
+/* Growing moves the bytes and frees the old block, so it is refused while
+ * anything else holds the storage: another view (its base, a slice), which may
+ * be an input of the same call or be read by another thread, or an export. */
+START_TEST(test_resize_refused_when_shared_or_exported)
+{
+    for (int large = 0; large < 2; large++) { /* embedded bytes, then a block of their own */
+        const int64_t n = large ? 100000 : 8;
+        ops_tensor *base = arange_f32(1, &n);
+        const void *data = ops_tensor_data_ptr(base);
+        /* The empty view past the end, as base[n:] in Python. */
+        ops_tensor *end = ops_tensor_new_view(base, 1, (int64_t[]){0}, (int64_t[]){1}, n);
+        ck_assert_int_eq(ops_tensor_resize_("add", end, 1, (int64_t[]){1000}), OPS_ERR_VALUE);
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "add: out= cannot be resized"));
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "shared with another tensor"));
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "[1000]"));
+        ck_assert_int_eq(ops_tensor_size(end, 0), 0); /* untouched */
+        ck_assert_ptr_eq(ops_tensor_data_ptr(base), data);
+        /* Through an op: out= the empty view. */
+        ops_tensor *ones = ops_ones(OPS_INTS(1000), OPS_FLOAT32, OPS_DEVICE_CPU);
+        ck_assert_int_eq(ops_add_out(ones, ones, OPS_SCALAR_INT(1), end), OPS_ERR_VALUE);
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "shared with another tensor"));
+        ck_assert_int_eq(ops_tensor_size(end, 0), 0);
+        ck_assert_ptr_eq(ops_tensor_data_ptr(base), data);
+        /* Shrinking, or keeping the size, moves nothing and stays allowed. */
+        ck_assert_int_eq(ops_tensor_resize_("add", base, 1, (int64_t[]){2}), OPS_OK);
+        ck_assert_ptr_eq(ops_tensor_data_ptr(base), data);
+        /* Once base is gone the view is alone and may grow. */
+        ops_tensor_release(base);
+        ck_assert_int_eq(ops_add_out(ones, ones, OPS_SCALAR_INT(1), end), OPS_OK);
+        ck_assert_int_eq(ops_tensor_size(end, 0), 1000);
+        ck_assert_float_eq(((const float *)ops_tensor_data_ptr(end))[999], 2.0f);
+        ops_tensor_release(end);
+
+        /* An exported storage: refused though no other view exists. */
+        ops_tensor *e = ops_tensor_new("test", 1, (int64_t[]){0}, NULL, OPS_FLOAT32, OPS_DEVICE_CPU);
+        if (large) { /* room for n elements, shape [0] */
+            ck_assert_int_eq(ops_tensor_resize_("add", e, 1, &n), OPS_OK);
+            ck_assert_int_eq(ops_tensor_resize_("add", e, 1, (int64_t[]){0}), OPS_OK);
+        }
+        ops_storage_export_begin(e->storage);
+        ops_storage_export_begin(e->storage); /* two exports, counted */
+        ck_assert(ops_storage_is_exported(e->storage));
+        const int64_t more = n + 1000;
+        ck_assert_int_eq(ops_tensor_resize_("add", e, 1, &more), OPS_ERR_VALUE);
+        ck_assert_ptr_nonnull(strstr(ops_last_error(), "exported (to NumPy, DLPack or a memoryview)"));
+        ops_storage_export_end(e->storage);
+        /* Resizing within the storage moves nothing: allowed while exported. */
+        ck_assert_msg(ops_add_out(ones, ones, OPS_SCALAR_INT(1), e) == (large ? OPS_OK : OPS_ERR_VALUE), "%s",
+                      ops_last_error());
+        ops_storage_export_end(e->storage);
+        ck_assert(!ops_storage_is_exported(e->storage));
+        ck_assert_int_eq(ops_tensor_resize_("add", e, 1, &more), OPS_OK);
+        ops_tensor_release(e);
+        ops_tensor_release(ones);
+    }
 }
 END_TEST
 
@@ -570,6 +625,7 @@ storage_suite(void)
     tcase_add_test(tc, test_tensor_new_errors);
     tcase_add_test(tc, test_from_data_scalar_item);
     tcase_add_test(tc, test_resize);
+    tcase_add_test(tc, test_resize_refused_when_shared_or_exported);
     tcase_add_test(tc, test_overlap);
     tcase_add_test(tc, test_shape_helpers);
     tcase_add_test(tc, test_check_same_device);
