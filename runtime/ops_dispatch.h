@@ -27,7 +27,9 @@
 
 /* ---- typed load/store: opmath_t in registers, scalar_t in memory ---------- */
 
-OPS_INLINE bool ops_ld_bool(const bool *p) { return *p; }
+/* A bool byte other than 0/1 (written behind the library's back through an export or
+ * a shared segment) reads as true, never as an invalid _Bool. */
+OPS_INLINE bool ops_ld_bool(const bool *p) { return *(const uint8_t *)p != 0; }
 OPS_INLINE uint8_t ops_ld_u8(const uint8_t *p) { return *p; }
 OPS_INLINE int8_t ops_ld_i8(const int8_t *p) { return *p; }
 OPS_INLINE int16_t ops_ld_i16(const int16_t *p) { return *p; }
@@ -52,7 +54,7 @@ OPS_INLINE void ops_st_f64(double *p, double v) { *p = v; }
 #ifdef __cplusplus
 /* C++ (kernels/cuda/): ops_load(p) / ops_store(p, v), the overloaded spelling of
  * OPS_LOAD / OPS_STORE, and ops_opmath<T>::type, the opmath type of a scalar_t. */
-OPS_INLINE bool ops_load(const bool *p) { return *p; }
+OPS_INLINE bool ops_load(const bool *p) { return *(const uint8_t *)p != 0; }
 OPS_INLINE uint8_t ops_load(const uint8_t *p) { return *p; }
 OPS_INLINE int8_t ops_load(const int8_t *p) { return *p; }
 OPS_INLINE int16_t ops_load(const int16_t *p) { return *p; }

@@ -282,7 +282,7 @@ fill_masked(const char *op, ops_tensor *self, const ops_tensor *mask, ops_scalar
     if (st == OPS_OK) {
         OPS_ITER_LOOP(&it, data, strides, n, {
             for (int64_t i = 0; i < n; i++)
-                if (*(const bool *)(data[1] + i * strides[1]))
+                if (*(const uint8_t *)(data[1] + i * strides[1]) != 0)
                     memcpy(data[0] + i * strides[0], v, is);
         });
     }

@@ -63,11 +63,11 @@ static int64_t
 count_true(const ops_tensor *mask, int nd, const int64_t *shape, const int64_t *mst)
 {
     const int64_t total = ops_shape_numel(nd, shape);
-    const bool *m = (const bool *)mask->storage->data;
+    const uint8_t *m = (const uint8_t *)mask->storage->data;
     int64_t ctr[OPS_MAX_DIMS] = {0}, off[1] = {mask->offset}, n = 0;
     const int64_t *st[1] = {mst};
     for (int64_t i = 0; i < total; i++) {
-        n += m[off[0]] ? 1 : 0;
+        n += m[off[0]] != 0;
         idx_walk_next(nd, shape, ctr, 1, st, off);
     }
     return n;
@@ -93,13 +93,13 @@ masked_select_impl(const char *op, const ops_tensor *self, const ops_tensor *mas
         return r;
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sb = (const char *)self->storage->data;
-    const bool *m = (const bool *)mask->storage->data;
+    const uint8_t *m = (const uint8_t *)mask->storage->data;
     char *rp = (char *)ops_tensor_data_ptr(r);
     const int64_t total = ops_shape_numel(nd, shape);
     int64_t ctr[OPS_MAX_DIMS] = {0}, off[2] = {self->offset, mask->offset};
     const int64_t *st[2] = {sst, mst};
     for (int64_t i = 0; i < total; i++) {
-        if (m[off[1]]) {
+        if (m[off[1]] != 0) {
             idx_copy_elem(rp, sb + (size_t)off[0] * is, is);
             rp += is;
         }
@@ -136,14 +136,14 @@ masked_scatter_into(const char *op, ops_tensor *dst, const ops_tensor *mask, con
     const size_t is = ops_dtype_itemsize(dst->dtype);
     char *db = (char *)dst->storage->data;
     const char *srcb = (const char *)source->storage->data;
-    const bool *m = (const bool *)mask->storage->data;
+    const uint8_t *m = (const uint8_t *)mask->storage->data;
     const int64_t total = ops_tensor_numel(dst);
     int64_t ctr[OPS_MAX_DIMS] = {0}, off[2] = {dst->offset, mask->offset};
     const int64_t *st[2] = {dst->strides, mst};
     int64_t sctr[OPS_MAX_DIMS] = {0}, soff[1] = {source->offset};
     const int64_t *sstp[1] = {source->strides};
     for (int64_t i = 0; i < total; i++) {
-        if (m[off[1]]) {
+        if (m[off[1]] != 0) {
             memcpy(db + (size_t)off[0] * is, srcb + (size_t)soff[0] * is, is);
             idx_walk_next(source->ndim, source->sizes, sctr, 1, sstp, soff);
         }

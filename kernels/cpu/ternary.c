@@ -29,15 +29,15 @@ where_out_cpu(ops_iter *it, const ops_tensor *condition, const ops_tensor *self,
                                     s[2] == (int64_t)sizeof(scalar_t) && s[3] == (int64_t)sizeof(scalar_t);
             if (contiguous) {
                 scalar_t *o = (scalar_t *)d[0];
-                const bool *c = (const bool *)d[1];
+                const uint8_t *c = (const uint8_t *)d[1];
                 const scalar_t *a = (const scalar_t *)d[2];
                 const scalar_t *b = (const scalar_t *)d[3];
                 OPS_SIMD_LOOP
                 for (int64_t i = 0; i < n; i++)
-                    o[i] = c[i] ? a[i] : b[i];
+                    o[i] = c[i] != 0 ? a[i] : b[i];
             } else {
                 for (int64_t i = 0; i < n; i++)
-                    *(scalar_t *)(d[0] + i * s[0]) = *(const bool *)(d[1] + i * s[1])
+                    *(scalar_t *)(d[0] + i * s[0]) = *(const uint8_t *)(d[1] + i * s[1]) != 0
                                                          ? *(const scalar_t *)(d[2] + i * s[2])
                                                          : *(const scalar_t *)(d[3] + i * s[3]);
             }

@@ -727,6 +727,51 @@ START_TEST(test_import_bool_normalised)
 }
 END_TEST
 
+/* Bytes written through the producer after a zero-copy import (the caller's business)
+ * still read as true in every kernel that takes a mask: masked_select counts and fills
+ * with one reading (a count of 2 for a byte 2 would overflow its result), where and
+ * masked_fill agree with it. */
+START_TEST(test_mask_bytes_written_after_import)
+{
+    static const unsigned char valid[6] = {0, 1, 1, 0, 1, 0};
+    producer p;
+    ops_tensor *mask = ops_tensor_from_dlpack(bool_producer(&p, valid));
+    ck_assert_ptr_nonnull(mask);
+    ck_assert_ptr_eq(ops_tensor_data_ptr(mask), p.bytes);
+    p.bytes[1] = 2;
+    p.bytes[3] = 255;
+    p.bytes[5] = 64; /* now true at 1, 2, 3, 4, 5 */
+    ops_tensor *x = ops_view(ops_arange(OPS_SCALAR_INT(6), OPS_FLOAT32, OPS_DEVICE_CPU), OPS_INTS(2, 3));
+    ops_tensor *zero = ops_zeros(OPS_INTS(2, 3), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ck_assert_ptr_nonnull(x);
+    ck_assert_ptr_nonnull(zero);
+
+    ops_tensor *sel = ops_masked_select(x, mask);
+    ck_assert_ptr_nonnull(sel);
+    ck_assert_int_eq(ops_tensor_numel(sel), 5);
+    const float *sv = (const float *)ops_tensor_data_ptr(sel);
+    for (int k = 0; k < 5; k++)
+        ck_assert(sv[k] == (float)(k + 1));
+
+    ops_tensor *w = ops_where_self(mask, x, zero);
+    ops_tensor *f = ops_masked_fill_scalar(x, mask, OPS_SCALAR_INT(-1));
+    ck_assert_ptr_nonnull(w);
+    ck_assert_ptr_nonnull(f);
+    const float *wv = (const float *)ops_tensor_data_ptr(w), *fv = (const float *)ops_tensor_data_ptr(f);
+    for (int k = 0; k < 6; k++) {
+        ck_assert_msg(wv[k] == (k == 0 ? 0.0f : (float)k), "where [%d] = %g", k, wv[k]);
+        ck_assert_msg(fv[k] == (k == 0 ? 0.0f : -1.0f), "masked_fill [%d] = %g", k, fv[k]);
+    }
+    ops_tensor_release(f);
+    ops_tensor_release(w);
+    ops_tensor_release(sel);
+    ops_tensor_release(zero);
+    ops_tensor_release(x);
+    ops_tensor_release(mask);
+    ck_assert_int_eq(p.deleted, 1);
+}
+END_TEST
+
 static Suite *
 dlpack_suite(void)
 {
@@ -745,6 +790,7 @@ dlpack_suite(void)
     tcase_add_test(tc, test_dlpack_device);
     tcase_add_test(tc, test_export_pins_storage);
     tcase_add_test(tc, test_import_bool_normalised);
+    tcase_add_test(tc, test_mask_bytes_written_after_import);
     suite_add_tcase(s, tc);
     return s;
 }
