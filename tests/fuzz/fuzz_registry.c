@@ -1183,6 +1183,22 @@ replay_cases(void)
     c->args[0] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS(2, 4)));
     c->args[1] = ops_ivalue_int_list(OPS_INTS(-2, 2));
     replay_run(c);
+    /* nll_loss took a 1-D input with a 1-D target of as many entries, then computed
+     * one target position and copied as many as the target has (heap-buffer-overflow
+     * in loss_from_buffer; with both empty, a read of target[0] in cls_nll). */
+    for (int64_t n = 0; n <= 4; n += 4) {
+        for (int form = 0; form < 2; form++) {
+            c = replay_begin("nll_loss", form ? "out" : NULL);
+            c->args[0] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS(n)));
+            c->args[1] = ops_ivalue_tensor(replay_tensor_of(c, OPS_INTS(n), OPS_INT64));
+            c->args[2] = ops_ivalue_none();
+            c->args[3] = ops_ivalue_int(0); /* reduction none */
+            c->args[4] = ops_ivalue_int(-100);
+            if (form)
+                c->args[5] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS(n)));
+            replay_run(c);
+        }
+    }
 }
 
 /* ---- drivers ------------------------------------------------------------------- */
