@@ -71,6 +71,17 @@ __asan_default_options(void)
 }
 #endif
 
+#if defined(FUZZ_ASAN) || defined(__SANITIZE_UNDEFINED__)
+/* UBSan ends the process with _exit, past ASan's death callback: abort() instead, so
+ * that the SIGABRT handler prints the call at fault; and print the stack. */
+const char *__ubsan_default_options(void);
+__attribute__((visibility("default"), used)) const char *
+__ubsan_default_options(void)
+{
+    return "print_stacktrace=1:abort_on_error=1";
+}
+#endif
+
 /* The CPU allocator maps large blocks itself (runtime/alloc.c), past malloc and
  * ASan's limit: a drawn size of 2^31 elements would be mapped, filled and kept
  * resident.  This mmap, found before libc's, refuses mappings over the same limit
@@ -1199,6 +1210,13 @@ replay_cases(void)
             replay_run(c);
         }
     }
+    /* roll of a 0-dim tensor with dims given read sizes[0] of a tensor without dims
+     * (UBSan: pointer overflow in the copy of its narrowed views). */
+    c = replay_begin("roll", NULL);
+    c->args[0] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS()));
+    c->args[1] = ops_ivalue_int_list(OPS_INTS(6, 0));
+    c->args[2] = ops_ivalue_int_list(OPS_INTS(0, -1));
+    replay_run(c);
 }
 
 /* ---- drivers ------------------------------------------------------------------- */
