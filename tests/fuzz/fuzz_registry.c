@@ -1217,6 +1217,20 @@ replay_cases(void)
     c->args[1] = ops_ivalue_int_list(OPS_INTS(6, 0));
     c->args[2] = ops_ivalue_int_list(OPS_INTS(0, -1));
     replay_run(c);
+    /* index_add / index_copy of a 0-dim self took any source whose size at dim matched
+     * the index count, and read one element of an empty [1, 5, 0] source. */
+    for (int form = 0; form < 3; form++) {
+        c = replay_begin(form == 2 ? "index_copy" : "index_add", form == 1 ? "out" : NULL);
+        c->args[0] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS()));
+        c->args[1] = ops_ivalue_int(-1);
+        c->args[2] = ops_ivalue_tensor(replay_tensor_of(c, OPS_INTS(), OPS_INT64));
+        c->args[3] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS(1, 5, 0)));
+        if (form < 2)
+            c->args[4] = ops_ivalue_scalar(OPS_SCALAR_INT(1));
+        if (form == 1)
+            c->args[5] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS()));
+        replay_run(c);
+    }
 }
 
 /* ---- drivers ------------------------------------------------------------------- */
