@@ -1231,6 +1231,20 @@ replay_cases(void)
             c->args[5] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS()));
         replay_run(c);
     }
+    /* upsample with scales 1e-310: 1 / scales is inf, and the source index computed
+     * from it was converted to int64 unclamped (INT64_MIN: a read far before the input). */
+    for (int form = 0; form < 2; form++) {
+        c = replay_begin(form ? "upsample_nearest1d" : "upsample_linear1d", NULL);
+        c->args[0] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS(3, 1, 1)));
+        c->args[1] = ops_ivalue_int_list(OPS_INTS(5));
+        if (form) {
+            c->args[2] = ops_ivalue_double(1e-310);
+        } else {
+            c->args[2] = ops_ivalue_bool(false);
+            c->args[3] = ops_ivalue_double(1e-310);
+        }
+        replay_run(c);
+    }
 }
 
 /* ---- drivers ------------------------------------------------------------------- */
