@@ -295,23 +295,40 @@ describe_call(const call *c)
     }
     if (c->iter < 0)
         used = appendf(desc, n, used, "  (a case of replay_cases() in tests/fuzz/fuzz_registry.c)\n");
+#ifdef OPS_FUZZ_LIBFUZZER
+    else
+        used = appendf(desc, n, used, "  replay: %s <the crash-* input libFuzzer saved>\n", cfg.argv0);
+#else
     else
         used = appendf(desc, n, used,
                    "  replay: OPS_FUZZ_SEED=%" PRIu64 " OPS_FUZZ_START=%" PRId64
                    " OPS_FUZZ_ITERS=1 OPS_FUZZ_HUGE=%d OPS_FUZZ_OP=%s%s%s %s\n",
                    cfg.seed, c->iter, cfg.huge ? 1 : 0, c->op->name, c->op->overload[0] ? "." : "",
                    c->op->overload, cfg.argv0);
+#endif
     (void)used;
 }
 
 static void
-print_desc(void)
+write_desc(void)
 {
     /* write(2), not stdio: this also runs from a crash handler. */
     size_t len = strnlen(desc, sizeof desc);
     ssize_t k = write(2, "fuzz_registry: the call at fault:\n", 34);
     k = write(2, desc, len);
     (void)k;
+}
+
+/* For the process's death: once, though ASan's death callback and the SIGABRT
+ * handler may both run. */
+static void
+print_desc(void)
+{
+    static volatile sig_atomic_t printed;
+    if (printed)
+        return;
+    printed = 1;
+    write_desc();
 }
 
 static void
@@ -944,7 +961,7 @@ violation(const call *c, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\n");
     fflush(stderr);
-    print_desc();
+    write_desc();
 }
 
 /* The op's name as its messages start: "add_" and "add.out" fail as "add". */
@@ -1357,6 +1374,12 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     setup();
+    static bool replayed;
+    if (!replayed) {
+        replayed = true;
+        if (cfg.only_op == NULL)
+            replay_cases();
+    }
     if (size < 2)
         return 0;
     rng r = {0, data + 2, size - 2, 0};
