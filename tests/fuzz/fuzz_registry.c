@@ -1262,6 +1262,14 @@ replay_cases(void)
         }
         replay_run(c);
     }
+    /* histc with min=-1e300 on float32: the edge is -inf in float32, and the bin of
+     * every value was (inf / inf) converted to int64 (clang's UBSan: float-cast-overflow). */
+    c = replay_begin("histc", NULL);
+    c->args[0] = ops_ivalue_tensor(replay_tensor(c, OPS_INTS(3)));
+    c->args[1] = ops_ivalue_int(6);
+    c->args[2] = ops_ivalue_scalar(OPS_SCALAR_FLOAT(-1e300));
+    c->args[3] = ops_ivalue_scalar(OPS_SCALAR_BOOL(false));
+    replay_run(c);
 }
 
 /* ---- drivers ------------------------------------------------------------------- */
