@@ -1270,6 +1270,14 @@ replay_cases(void)
     c->args[2] = ops_ivalue_scalar(OPS_SCALAR_FLOAT(-1e300));
     c->args[3] = ops_ivalue_scalar(OPS_SCALAR_BOOL(false));
     replay_run(c);
+    /* addcmul_ of uint8 with value=-2.0 converted the float straight to uint8
+     * (undefined below 0; clang's UBSan float-cast-overflow, found by libFuzzer). */
+    c = replay_begin("addcmul_", NULL);
+    c->args[0] = ops_ivalue_tensor(replay_tensor_of(c, OPS_INTS(3), OPS_UINT8));
+    c->args[1] = ops_ivalue_tensor(replay_tensor_of(c, OPS_INTS(), OPS_UINT8));
+    c->args[2] = ops_ivalue_tensor(replay_tensor_of(c, OPS_INTS(), OPS_UINT8));
+    c->args[3] = ops_ivalue_scalar(OPS_SCALAR_FLOAT(-2.0));
+    replay_run(c);
 }
 
 /* ---- drivers ------------------------------------------------------------------- */
