@@ -8,6 +8,7 @@
 #                and the CUDA tests on the emulated device (make test-emu)
 #   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
 #   make check-tsan  the thread tests under ThreadSanitizer (not part of check)
+#   make fuzz    the registry fuzzer without an iteration bound (docs/fuzzing.md)
 
 BUILD     ?= build
 SANBUILD  ?= build-san
@@ -21,7 +22,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -133,5 +134,36 @@ bench-cuda: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_cuda
 	$(BUILD)/bench/bench_cuda_reduce
 
+# The registry fuzzer (tests/fuzz/, docs/fuzzing.md) without an iteration bound.  With
+# clang (installed here when missing and we may), libFuzzer drives it over a libops
+# instrumented for coverage, in its own tree, keeping its corpus in $(FUZZBUILD)/corpus;
+# FUZZ_ARGS go to libFuzzer (-max_total_time=600, -jobs=2, ...).  (-Werror stays with the
+# gcc trees: clang warns about other things in generated code.)  Without clang, the
+# seeded generator runs in the sanitizer tree from FUZZ_SEED until stopped.
+FUZZBUILD ?= build-fuzz
+FUZZ_SEED ?= $$(date +%s)
+FUZZ_ARGS ?=
+FUZZ_ENV  := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_odr_violation=0 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+
+fuzz: deps
+	@command -v clang >/dev/null 2>&1 || sh .ci/install-deps.sh clang || true
+	@if command -v clang >/dev/null 2>&1; then $(MAKE) --no-print-directory fuzz-libfuzzer; \
+	else echo "fuzz: no clang, running the seeded generator"; $(MAKE) --no-print-directory fuzz-seeded; fi
+
+$(FUZZBUILD)/build.ninja: | deps
+	CC=clang $(MESON) setup $(FUZZBUILD) --buildtype=debug -Doptimization=1 -Dwerror=false \
+	    -Db_sanitize=address,undefined -Db_lundef=false \
+	    -Dc_args='-fno-sanitize-recover=all -fsanitize=fuzzer-no-link' -Dcuda=disabled
+
+fuzz-libfuzzer: $(FUZZBUILD)/build.ninja
+	@$(NINJA) -C $(FUZZBUILD) tests/fuzz/fuzz_registry_libfuzzer
+	@mkdir -p $(FUZZBUILD)/corpus
+	$(FUZZ_ENV) $(FUZZBUILD)/tests/fuzz/fuzz_registry_libfuzzer $(FUZZBUILD)/corpus $(FUZZ_ARGS)
+
+fuzz-seeded: $(SANBUILD)/build.ninja
+	@$(NINJA) -C $(SANBUILD) tests/fuzz/fuzz_registry
+	$(FUZZ_ENV) OPS_FUZZ_SEED=$(FUZZ_SEED) OPS_FUZZ_ITERS=0 $(SANBUILD)/tests/fuzz/fuzz_registry
+
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD) $(TSANBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD) $(TSANBUILD) $(FUZZBUILD)

@@ -70,10 +70,11 @@ def _box(nf: NativeFunction) -> dict:
     call_args = ", ".join([a.name for a in s.arguments] + [f"&_o_{n}" for _, n, _ in outs])
     if cnames.returns_tensor(s):
         lines += [f"ops_tensor *_res = {s.c_name}({call_args});",
-                  "if (_res == NULL)", f"    return box_null({cnames.c_string(op)});",
+                  "if (_res == NULL)", f"    return box_failed({cnames.c_string(op)}, OPS_OK);",
                   "_r[0] = ops_ivalue_tensor(_res);"]
     else:
-        lines += [f"_st = {s.c_name}({call_args});", "if (_st != OPS_OK)", "    return _st;"]
+        lines += [f"_st = {s.c_name}({call_args});", "if (_st != OPS_OK)",
+                  f"    return box_failed({cnames.c_string(op)}, _st);"]
         if s.kind == "inplace":
             lines.append("_r[0] = ops_ivalue_tensor(ops_tensor_retain(self));")
         elif s.kind == "out":
@@ -126,7 +127,7 @@ def generate(model: Model, inputs) -> dict:
     used = set()
     for o in ops:
         for line in o["box"]["lines"]:
-            m = re.search(r"\b(unbox_\w+|box_null)\(", line)
+            m = re.search(r"\b(unbox_\w+|box_failed)\(", line)
             if m:
                 used.add(m.group(1))
     for h in list(used):  # unbox_opt_X calls unbox_X (the optional tensor excepted)

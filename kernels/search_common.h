@@ -45,8 +45,9 @@ ops_status ops_bincount_check(const ops_tensor *self, const ops_tensor *weights,
 ops_dtype ops_bincount_dtype(const ops_tensor *weights);
 
 ops_status ops_histc_check(const ops_tensor *self, int64_t bins, const ops_tensor *out);
-/* The range [lo, hi] made usable (widened by 1 when empty) or refused as the CPU does. */
-ops_status ops_histc_range(double *lo, double *hi);
+/* The range [lo, hi] made usable (widened by 1 when empty) or refused as the CPU does,
+ * also when an edge is not finite in dt (histc counts with the edges in self's dtype). */
+ops_status ops_histc_range(ops_dtype dt, double *lo, double *hi);
 
 #ifdef __cplusplus
 }

@@ -94,9 +94,13 @@ template <> struct ops_opmath<ops_bfloat16> { typedef float type; };
              ops_half *: ops_st_f16, ops_bfloat16 *: ops_st_bf16, float *: ops_st_f32,   \
              double *: ops_st_f64)((p), (v))
 
-/* A Scalar converted to a C arithmetic type T (bool: nonzero; ints: truncation). */
+/* A Scalar converted to a C arithmetic type T (bool: nonzero; ints: truncation).  A
+ * float goes to an integer type through int64 (PyTorch's static_cast_with_inter_type):
+ * -2.0 to uint8 is 254, where a direct conversion of a value out of T's range is
+ * undefined.  (The callers' checks keep the float within int64.) */
 #define OPS_SCALAR_AS(T, s)                                                              \
-    ((s).kind == OPS_SCALAR_FLOAT ? (T)(s).v.f                                           \
+    ((s).kind == OPS_SCALAR_FLOAT                                                        \
+         ? ((T)0.5 == (T)0 ? (T)(int64_t)(s).v.f : (T)(s).v.f)                           \
      : (s).kind == OPS_SCALAR_INT ? (T)(s).v.i                                           \
                                   : (T)(s).v.b)
 

@@ -58,13 +58,18 @@ idx_check_func(const char *op, ix_mode mode, const ops_tensor *self, int64_t *di
             return ops_fail(OPS_ERR_SHAPE,
                             "%s: Number of indices (%" PRId64 ") should be equal to source.size(dim) (%" PRId64 ")",
                             op, n, ssize);
+        /* A 0-dim self takes one element of source per index, so source's other dims
+         * must be 1s (PyTorch skips the check for a 0-dim self, and reads past an
+         * empty source such as [1, 5, 0]). */
+        bool same = self->ndim != 0 || source->ndim == 0 || ops_tensor_numel(source) == n;
         for (int d = 0; d < self->ndim && source->ndim; d++)
-            if (d != *dim && self->sizes[d] != source->sizes[d])
-                return ops_fail(OPS_ERR_SHAPE,
-                                "%s: source tensor shape must match self tensor shape, excluding the specified "
-                                "dimension. Got self.shape = %s source.shape = %s",
-                                op, ops_shape_str(self->ndim, self->sizes, b1, sizeof b1),
-                                ops_shape_str(source->ndim, source->sizes, b2, sizeof b2));
+            same = same && (d == *dim || self->sizes[d] == source->sizes[d]);
+        if (!same)
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: source tensor shape must match self tensor shape, excluding the specified "
+                            "dimension. Got self.shape = %s source.shape = %s",
+                            op, ops_shape_str(self->ndim, self->sizes, b1, sizeof b1),
+                            ops_shape_str(source->ndim, source->sizes, b2, sizeof b2));
     }
     return OPS_OK;
 }

@@ -420,8 +420,11 @@ cls_geometry(const char *op, const ops_tensor *self, const ops_tensor *target, c
             return ops_fail(OPS_ERR_SHAPE, "%s: input tensor should be 1D or 2D", op);
         if (target->ndim > 1)
             return ops_fail(OPS_ERR_SHAPE, "%s: 0D or 1D target tensor expected, multi-target not supported", op);
+        /* A 1-D input is one sample of C classes: its target is 0-dim.  (PyTorch also
+         * lets a 1-D target of C entries through and reads only its first; the
+         * computation below has one target position for a 1-D input, so it must not.) */
         const bool no_batch = self->ndim == 1 && target->ndim == 0;
-        if (!no_batch && (target->ndim == 0 || self->sizes[0] != target->sizes[0]))
+        if (!no_batch && (target->ndim == 0 || self->ndim == 1 || self->sizes[0] != target->sizes[0]))
             return ops_fail(OPS_ERR_SHAPE, "%s: size mismatch (got input: %s, target: %s)", op,
                             ops_shape_str(self->ndim, self->sizes, a, sizeof a),
                             ops_shape_str(target->ndim, target->sizes, b, sizeof b));

@@ -441,8 +441,10 @@ nearest_idx(int64_t j, int64_t in, int64_t out, const double *scales)
     if (out == 2 * in)
         return j >> 1;
     const float scale = scales != NULL && *scales > 0 ? (float)(1.0 / *scales) : (float)in / (float)out;
-    const int64_t i = (int64_t)floorf((float)j * scale);
-    return i < in - 1 ? i : in - 1;
+    /* Clamp before the conversion: a denormal scales makes scale inf, and inf or NaN
+     * (0 * inf) converted to int64 is undefined (INT64_MIN on x86: an index far out). */
+    const float f = floorf((float)j * scale);
+    return f < (float)(in - 1) ? (int64_t)f : in - 1;
 }
 
 #define NEAREST_MASK_                                                                              \
@@ -538,6 +540,8 @@ upsample_nearest2d_out_cpu(const ops_tensor *self, ops_int_list output_size, con
                 src = scale * ((T)j + (T)0.5) - (T)0.5;                                            \
                 src = src < (T)0 ? (T)0 : src;                                                     \
             }                                                                                      \
+            /* clamped before the conversion: an inf scale (scales 1e-310) gives inf here */      \
+            src = src <= (T)(in - 1) ? src : (T)(in - 1);                                          \
             int64_t a = (int64_t)FLOOR(src);                                                       \
             a = a < in - 1 ? a : in - 1;                                                           \
             T lam = src - (T)a;                                                                    \

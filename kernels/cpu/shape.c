@@ -393,6 +393,10 @@ shape_roll(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
         if (!ops_wrap_dim(op, "dims", &wrapped[i], self->ndim))
             return NULL;
     }
+    /* A 0-dim tensor takes dim 0 or -1 (as a 1-element vector would) and rolls onto
+     * itself; roll_dim would read its sizes[0], which it does not have. */
+    if (self->ndim == 0)
+        return contiguous_copy(op, self, self->dtype);
     /* one dim at a time, between two buffers */
     ops_tensor *cur = NULL, *next = NULL;
     for (int64_t i = 0; i < dims.len; i++) {

@@ -15,6 +15,7 @@
  * (bincount: the largest value) or range (histc with min == max: the data's), as
  * PyTorch does; histc places x in bin (x - lo) * bins / (hi - lo) computed in the
  * input's opmath type, the last bin closed, as PyTorch's linear interpolation. */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -491,7 +492,10 @@ bincount_out_cpu(const ops_tensor *self, const ops_tensor *weights, int64_t minl
             const ACC v = OPS_LOAD(&x[i]);                                                              \
             if (!(v >= lo && v <= hi))                                                                  \
                 continue;                                                                               \
-            int64_t pos = (int64_t)((v - lo) * nb / width);                                             \
+            /* NaN (inf / inf when hi - lo overflows) and the top edge: the last bin; the      \
+             * conversion of NaN or inf to int64 would be undefined */                                 \
+            const ACC f = (v - lo) * nb / width;                                                        \
+            int64_t pos = f < nb ? (int64_t)f : bins - 1;                                               \
             if (pos >= bins)                                                                            \
                 pos = bins - 1;                                                                         \
             OPS_STORE(&h[pos], OPS_LOAD((const T *)&h[pos]) + (ACC)1);                                  \
@@ -523,15 +527,20 @@ ops_histc_check(const ops_tensor *self, int64_t bins, const ops_tensor *out)
 }
 
 ops_status
-ops_histc_range(double *lo, double *hi)
+ops_histc_range(ops_dtype dt, double *lo, double *hi)
 {
     const char *op = "histc";
     if (*lo == *hi) {
         *lo -= 1;
         *hi += 1;
     }
-    if (!isfinite(*lo) || !isfinite(*hi))
-        return ops_fail(OPS_ERR_VALUE, "%s: range of [%g, %g] is not finite", op, *lo, *hi);
+    /* The largest finite value of dt: an edge beyond it becomes inf in dt, and the
+     * counting loop would divide inf by inf (min=-1e300 on float32). */
+    const double big = dt == OPS_FLOAT16 ? 65504.0 : dt == OPS_BFLOAT16 ? 3.3895313892515355e38
+                     : dt == OPS_FLOAT32 ? (double)FLT_MAX : DBL_MAX;
+    if (!isfinite(*lo) || !isfinite(*hi) || fabs(*lo) > big || fabs(*hi) > big)
+        return ops_fail(OPS_ERR_VALUE, "%s: range of [%g, %g] is not finite in %s", op, *lo, *hi,
+                        ops_dtype_name(dt));
     if (!(*lo < *hi))
         return ops_fail(OPS_ERR_VALUE, "%s: max must be larger than min", op);
     return OPS_OK;
@@ -560,7 +569,7 @@ histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max,
         default: hc_minmax_f64(xd, n, &lo, &hi); break;
         }
     }
-    if ((st = ops_histc_range(&lo, &hi)) != OPS_OK)
+    if ((st = ops_histc_range(dt, &lo, &hi)) != OPS_OK)
         goto done;
     if ((r = ops_tensor_new(op, 1, &bins, NULL, dt, OPS_DEVICE_CPU)) == NULL)
         goto fail;

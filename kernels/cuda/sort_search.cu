@@ -471,10 +471,10 @@ hc_count_kernel(const T *x, int64_t n, int64_t bins, typename ops_opmath<T>::typ
         const acc_t v = ops_load(x + e);
         if (!(v >= lo && v <= hi))
             continue;
-        int64_t pos = (int64_t)((v - lo) * nb / width);
-        if (pos >= bins)
-            pos = bins - 1;
-        atomicAdd(&cnt[pos], 1ULL);
+        /* NaN (inf / inf when hi - lo overflows) and the top edge: the last bin */
+        const acc_t f = (v - lo) * nb / width;
+        const int64_t pos = f < nb ? (int64_t)f : bins - 1;
+        atomicAdd(&cnt[pos < bins ? pos : bins - 1], 1ULL);
     }
 }
 
@@ -517,7 +517,7 @@ hc_run(const char *op, int dev, const ops_tensor *x, int64_t n, int64_t bins, do
             hi = hc_unkey((unsigned long long)got[1]);
         }
     }
-    if ((st = ops_histc_range(&lo, &hi)) != OPS_OK)
+    if ((st = ops_histc_range(x->dtype, &lo, &hi)) != OPS_OK)
         return st;
     /* the edges as the dtype holds them (PyTorch's bin_edges) */
     T elo, ehi;
