@@ -7,6 +7,11 @@
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
 #                and the CUDA tests on the emulated device (make test-emu)
 #   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
+#   make gpu-check   on a machine with an NVIDIA GPU: a release build for that GPU alone,
+#                then the CUDA tests, the conformance CUDA family, the Python CUDA tests,
+#                bench-cuda and the digits MLP on the GPU, each under a time budget, into
+#                one summary file (GPU_CHECK_SUMMARY=path, else $$OUT/gpu-check-summary.txt);
+#                without a GPU the same sequence on the emulated device (docs/cuda.md)
 
 BUILD     ?= build
 SANBUILD  ?= build-san
@@ -18,7 +23,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu bench deps clean $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu bench bench-cuda gpu-check gpu-check-selftest deps clean $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -92,7 +97,7 @@ test-emu: deps $(EMUBUILD)/build.ninja
 	@$(NINJA) -C $(EMUBUILD) $$($(PYTHON) .ci/suite_targets.py $(EMUBUILD) cuda)
 	$(MESON) test -C $(EMUBUILD) --suite cuda --no-rebuild --print-errorlogs --num-processes 2
 
-check: test test-emu check-install test-san
+check: test test-emu check-install test-san gpu-check-selftest
 	@$(PYTHON) .ci/summary.py $(BUILD) $(EMUBUILD) $(SANBUILD)
 
 bench: deps $(BUILD)/build.ninja
@@ -114,5 +119,15 @@ bench-cuda: deps $(BUILD)/build.ninja
 	$(BUILD)/bench/bench_cuda
 	$(BUILD)/bench/bench_cuda_reduce
 
+# One prepared command for a GPU machine (docs/cuda.md "make gpu-check"); it installs
+# what is missing itself, as deps does, and tolerates what is there.
+GPU_CHECK_SUMMARY ?=
+gpu-check:
+	@bash .ci/gpu-check.sh $(GPU_CHECK_SUMMARY)
+
+# Its report parser against made-up outputs (under a second; part of make check).
+gpu-check-selftest:
+	@$(PYTHON) .ci/gpu-check-selftest.py
+
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD) build-gpu
