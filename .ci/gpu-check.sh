@@ -22,7 +22,9 @@
 # GPU_CHECK_BUILD (build dir; default build-gpu, or the Makefile's EMUBUILD build-emu),
 # GPU_CHECK_DEADLINE_S (the whole run's limit: steps are cut to what is left; default
 # 570 on a GPU, so a 600 s lease call always brings a summary back; 7200 emulated),
-# GPU_CHECK_JOBS (build jobs; default nproc).
+# GPU_CHECK_JOBS (build jobs; default nproc), GPU_CHECK_BUDGET_SCALE (an integer every
+# step budget is multiplied by: the GPU sequence on a slow machine, e.g.
+# GPU_CHECK_MODE=gpu GPU_CHECK_BUDGET_SCALE=10 tries the nvcc build without a GPU).
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -56,7 +58,7 @@ gpu)
     # cudart and cuBLAS for the test programs, wherever the loader's paths miss them
     export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     # step budgets in seconds (docs/cuda.md "make gpu-check" explains them)
-    B_DEPS=240 B_CONF=60 B_BUILD=300 B_UNIT=90 B_CONFORM=150 B_PY=60 B_BENCH=90 B_E2E=60
+    B_DEPS=120 B_CONF=60 B_BUILD=300 B_UNIT=90 B_CONFORM=150 B_PY=60 B_BENCH=90 B_E2E=60
     ;;
 emu)
     arch=""
@@ -72,6 +74,9 @@ emu)
     exit 2
     ;;
 esac
+SCALE=${GPU_CHECK_BUDGET_SCALE:-1}
+case "$SCALE" in '' | *[!0-9]* | 0) echo "gpu-check: GPU_CHECK_BUDGET_SCALE must be a positive integer" >&2; exit 2 ;; esac
+for b in B_DEPS B_CONF B_BUILD B_UNIT B_CONFORM B_PY B_BENCH B_E2E; do eval "$b=\$((\$$b * SCALE))"; done
 JOBS=${GPU_CHECK_JOBS:-$(nproc 2>/dev/null || echo 2)}
 # Tests in parallel: each process holds its own CUDA context; more than 8 buys nothing.
 TJOBS=$JOBS
