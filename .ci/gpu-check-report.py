@@ -18,6 +18,7 @@ CHECK_FAILURE = re.compile(r"^[^:\s]+:\d+:[FE]:")
 # unittest
 UT_RAN = re.compile(r"^Ran (\d+) tests? in")
 UT_FAILED = re.compile(r"^FAILED \((.*)\)")
+UT_OK = re.compile(r"^OK \((.*)\)")
 UT_FIRST = re.compile(r"^(FAIL|ERROR): (\S+) \((.*)\)")
 
 
@@ -35,8 +36,9 @@ def read(path):
 
 
 def cases_of(output):
-    """(cases run, cases failed, first failure) of a Check or unittest program's output."""
-    run = failed = 0
+    """(cases run, cases failed, cases skipped, first failure) of a Check or unittest
+    program's output."""
+    run = failed = skipped = 0
     first = None
     for line in output.splitlines():
         m = CHECK_TOTALS.search(line)
@@ -48,13 +50,15 @@ def cases_of(output):
         if m:
             run += int(m.group(1))
             continue
-        m = UT_FAILED.match(line)
+        m = UT_FAILED.match(line) or UT_OK.match(line)
         if m:
-            failed += sum(int(v) for k, v in re.findall(r"(\w+)=(\d+)", m.group(1)) if k in ("failures", "errors"))
+            counts = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", m.group(1)))
+            failed += counts.get("failures", 0) + counts.get("errors", 0)
+            skipped += counts.get("skipped", 0)
             continue
         if first is None and (CHECK_FAILURE.match(line) or UT_FIRST.match(line)):
             first = line.strip()
-    return run, failed, first
+    return run, failed, skipped, first
 
 
 def last_words(output):
@@ -79,20 +83,22 @@ def meson(args):
     for t in tests:
         out = (t.get("stdout") or "") + (t.get("stderr") or "")
         result = t.get("result", "?")
-        run, failed, first = cases_of(out)
+        run, failed, skipped, first = cases_of(out)
         cases += run
         cases_failed += failed
-        # A device test that skips (77) on a machine that has a device means libops did
-        # not see it: a failure here, not a pass.
-        ok = result in ("OK", "EXPECTEDFAIL") and failed == 0
+        # A device test that skips (77), or whose every case skips, on a machine that
+        # has a device means libops did not see it: a failure here, not a pass.
+        all_skipped = run > 0 and skipped == run
+        ok = result in ("OK", "EXPECTEDFAIL") and failed == 0 and not all_skipped
         npass += ok
         nfail += not ok
-        counts = f"{run} cases" + (f", {failed} failed" if failed else "")
+        counts = f"{run} cases" + (f", {failed} failed" if failed else "") + (f", {skipped} skipped" if skipped else "")
         name = t.get("name", "?").split(" / ")[-1]  # meson's "project:suites / name"
         section.append(f"{'PASS' if ok else result if result != 'OK' else 'FAIL':8} {name:24} "
                        f"{t.get('duration', 0):7.1f} s  {counts}")
         if not ok:
-            why = first or (f"skipped: {last_words(out)}" if result == "SKIP" else last_words(out))
+            why = first or (f"skipped: {last_words(out)}" if result == "SKIP" else
+                            f"every case skipped: {last_words(out)}" if all_skipped else last_words(out))
             section.append(f"         first failure: {clip(why)}")
             if excerpts:
                 with open(excerpts, "a", encoding="utf-8") as f:
@@ -105,7 +111,7 @@ def meson(args):
 
 def conformance(args):
     out, rc = read(args[0]), int(args[1])
-    run, failed, first = cases_of(out)
+    run, failed, _, first = cases_of(out)
     cuda = [ln.strip() for ln in out.splitlines() if ln.startswith("conformance: CUDA:")]
     missing = [ln.strip() for ln in out.splitlines() if ln.startswith("conformance: ops without a CUDA kernel")]
     totals = [ln.strip() for ln in out.splitlines() if re.match(r"conformance: \d+ ops,", ln)]

@@ -92,6 +92,16 @@ class TestMeson(Case):
         with open(excerpts, encoding="utf-8") as f:
             self.assertIn("==== test_cuda_nn (FAIL", f.read())
 
+    def test_every_case_skipped_is_a_failure(self):
+        rc, out = self.run_report(report.meson, [self.log(
+            {"name": "python-cuda", "result": "OK", "duration": 1,
+             "stdout": "Ran 17 tests in 0.1s\n\nOK (skipped=17)\n"},
+            {"name": "python-cuda-torchless", "result": "OK", "duration": 1,
+             "stdout": "Ran 17 tests in 0.1s\n\nOK (skipped=1)\n"})])
+        self.assertEqual(rc, 1)
+        self.assertIn("2 programs: 1 passed, 1 failed; 34 cases, 0 failed", out)
+        self.assertIn("first failure: every case skipped: OK (skipped=17)", out)
+
     def test_no_log_is_a_failure(self):
         rc, out = self.run_report(report.meson, [os.path.join(self.dir.name, "missing.json")])
         self.assertEqual(rc, 1)

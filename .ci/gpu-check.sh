@@ -89,7 +89,7 @@ fi
 mkdir -p "$(dirname "$SUMMARY")" "$BUILD" || exit 2
 SUMMARY=$(cd "$(dirname "$SUMMARY")" && pwd)/$(basename "$SUMMARY")
 EXCERPTS="$(dirname "$SUMMARY")/gpu-check-log.txt"
-WORK="$ROOT/$BUILD/gpu-check"
+WORK="$(cd "$BUILD" && pwd)/gpu-check"
 rm -rf "$WORK"
 mkdir -p "$WORK/steps" "$WORK/logs"
 : >"$EXCERPTS"
@@ -212,9 +212,11 @@ missing_deps() {
         /usr/bin/python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || m="$m python3-dev"
     fi
     if command -v pkg-config >/dev/null 2>&1; then
-        for c in check openblas yaml-0.1 zlib; do pkg-config --exists "$c" 2>/dev/null || m="$m pkg-config:$c"; done
+        for c in check openblas zlib; do pkg-config --exists "$c" 2>/dev/null || m="$m pkg-config:$c"; done
     fi
-    [ -e /usr/include/dlpack/dlpack.h ] || m="$m dlpack.h"
+    if command -v cc >/dev/null 2>&1; then
+        echo '#include <dlpack/dlpack.h>' | cc -E -x c - >/dev/null 2>&1 || m="$m dlpack/dlpack.h"
+    fi
     [ -n "$(digits_path)" ] || m="$m sklearn-digits"
     if [ "$MODE" = gpu ]; then
         command -v nvcc >/dev/null 2>&1 || m="$m nvcc"
@@ -294,7 +296,7 @@ log="$WORK/logs/build.log"
 t=$(date +%s)
 # shellcheck disable=SC2086
 timed "$log" "$(allowance $B_BUILD)" ninja -C "$BUILD" -j "$JOBS" $targets
-stage="$ROOT/$BUILD/gpu-check/stage"
+stage="$WORK/stage"
 if [ "$RC" -eq 0 ]; then
     # train_mlp as a user builds it (make run): against the installed headers and libops.pc
     # shellcheck disable=SC2086,SC2046
