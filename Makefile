@@ -123,7 +123,7 @@ bench-cuda: deps $(BUILD)/build.ninja
 # what is missing itself, as deps does, and tolerates what is there.
 GPU_CHECK_SUMMARY ?=
 gpu-check:
-	@bash .ci/gpu-check.sh $(GPU_CHECK_SUMMARY)
+	@GPU_CHECK_EMU_BUILD=$(EMUBUILD) bash .ci/gpu-check.sh $(GPU_CHECK_SUMMARY)
 
 # Its report parser against made-up outputs (under a second; part of make check).
 gpu-check-selftest:

@@ -19,7 +19,8 @@
 # failed.  Exit status: 0 when every step passed, 1 otherwise, 2 on bad usage.
 #
 # Environment: GPU_CHECK_MODE=gpu|emu (default: gpu when nvidia-smi lists a device),
-# GPU_CHECK_BUILD (build dir; default build-gpu, or the Makefile's EMUBUILD build-emu),
+# GPU_CHECK_BUILD (build dir; default build-gpu, or the Makefile's EMUBUILD, which it
+# passes as GPU_CHECK_EMU_BUILD, default build-emu),
 # GPU_CHECK_DEADLINE_S (the whole run's limit: steps are cut to what is left; default
 # 570 on a GPU, so a 600 s lease call always brings a summary back; 7200 emulated),
 # GPU_CHECK_JOBS (build jobs; default nproc), GPU_CHECK_BUDGET_SCALE (an integer every
@@ -62,7 +63,7 @@ gpu)
     ;;
 emu)
     arch=""
-    BUILD=${GPU_CHECK_BUILD:-build-emu}
+    BUILD=${GPU_CHECK_BUILD:-${GPU_CHECK_EMU_BUILD:-build-emu}}
     DEADLINE=${GPU_CHECK_DEADLINE_S:-7200}
     device="emulated (no GPU: ${gpu_line:+nvidia-smi forced off}${gpu_line:-nvidia-smi absent or lists none})"
     QUICK="--quick"
@@ -290,7 +291,8 @@ record configure PASS "$WALL" $B_CONF "$BUILD: $what"
 # ---- build: only what the checks run ----------------------------------------------
 RUNNING=build
 render
-targets=$("$PY" .ci/suite_targets.py "$BUILD" cuda | sort -u | tr '\n' ' ')
+targets=$( ("$PY" .ci/suite_targets.py "$BUILD" cuda && "$PY" .ci/suite_targets.py "$BUILD" cuda-python) |
+    sort -u | tr '\n' ' ')
 targets="$targets libops.so libops.a bench/bench_cuda bench/bench_cuda_reduce"
 log="$WORK/logs/build.log"
 t=$(date +%s)

@@ -3,7 +3,7 @@ same calls on the cpu, autograd on the device, indexing, transfers, the device e
 and DLPack (with PyTorch's CUDA tensors where python3 has a CUDA PyTorch).  Every test
 skips without a CUDA device (a CPU build, or a CUDA build on a machine without a GPU);
 in the emulated tree (docs/cuda.md "Emulation") and on a GPU they run.  Suites python
-and cuda: `make test-emu` and `make gpu-check` run it."""
+and cuda-python: `make gpu-check` runs it on the device (or the emulated one)."""
 
 import unittest
 
