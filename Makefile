@@ -9,6 +9,11 @@
 #   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
 #   make check-tsan  the thread tests under ThreadSanitizer (not part of check)
 #   make fuzz    the registry fuzzer without an iteration bound (docs/fuzzing.md)
+#   make gpu-check   on a machine with an NVIDIA GPU: a release build for that GPU alone,
+#                then the CUDA tests, the conformance CUDA family, the Python CUDA tests,
+#                bench-cuda and the digits MLP on the GPU, each under a time budget, into
+#                one summary file (GPU_CHECK_SUMMARY=path, else $$OUT/gpu-check-summary.txt);
+#                without a GPU the same sequence on the emulated device (docs/cuda.md)
 
 BUILD     ?= build
 SANBUILD  ?= build-san
@@ -22,7 +27,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda gpu-check gpu-check-selftest deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -112,7 +117,7 @@ check-tsan: deps $(TSANBUILD)/build.ninja
 	OMP_NUM_THREADS=1 $(MESON) test -C $(TSANBUILD) --no-rebuild --print-errorlogs --num-processes 1 \
 	    --timeout-multiplier 4 $(TSAN_TESTS)
 
-check: test test-emu check-install test-san
+check: test test-emu check-install test-san gpu-check-selftest
 	@$(PYTHON) .ci/summary.py $(BUILD) $(EMUBUILD) $(SANBUILD)
 
 bench: deps $(BUILD)/build.ninja
@@ -165,5 +170,15 @@ fuzz-seeded: $(SANBUILD)/build.ninja
 	@$(NINJA) -C $(SANBUILD) tests/fuzz/fuzz_registry
 	$(FUZZ_ENV) OPS_FUZZ_SEED=$(FUZZ_SEED) OPS_FUZZ_ITERS=0 $(SANBUILD)/tests/fuzz/fuzz_registry
 
+# One prepared command for a GPU machine (docs/cuda.md "make gpu-check"); it installs
+# what is missing itself, as deps does, and tolerates what is there.
+GPU_CHECK_SUMMARY ?=
+gpu-check:
+	@GPU_CHECK_EMU_BUILD=$(EMUBUILD) bash .ci/gpu-check.sh $(GPU_CHECK_SUMMARY)
+
+# Its report parser against made-up outputs (under a second; part of make check).
+gpu-check-selftest:
+	@$(PYTHON) .ci/gpu-check-selftest.py
+
 clean:
-	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD) $(TSANBUILD) $(FUZZBUILD)
+	rm -rf $(BUILD) $(SANBUILD) $(EMUBUILD) $(TSANBUILD) $(FUZZBUILD) build-gpu

@@ -9,10 +9,16 @@
  *     fraction of cudaMemcpy device-to-device's bandwidth on a buffer of the same
  *     size (read + write); target >= 0.9.
  *
- * Never run by `make check` (not a test); `make bench-cuda`. */
+ *     bench_cuda [--quick]
+ *
+ * --quick: mm at n = 128 and 256, elementwise at 2^16 and 2^17, two calls each (make
+ * gpu-check on the emulated device, where the figures only show that the program runs).
+ *
+ * Never run by `make check` (not a test); `make bench-cuda`, `make gpu-check`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_cuda.h"
 #include "bench_util.h"
@@ -96,8 +102,13 @@ timed(void (*fn)(void *), void *ctx, int reps)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+    const bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 && !quick) {
+        fprintf(stderr, "usage: %s [--quick]\n", PROG);
+        return 2;
+    }
     if (ops_cuda_device_count() == 0) {
         printf("SKIP: no CUDA device\n");
         return 77;
@@ -110,15 +121,17 @@ main(void)
         ops_dtype dt;
         int bench;
     } mm_types[] = {{OPS_FLOAT32, BENCH_F32}, {OPS_FLOAT16, BENCH_F16}, {OPS_BFLOAT16, BENCH_BF16}};
-    static const int sizes[] = {1024, 4096, 8192};
+    static const int full_sizes[] = {1024, 4096, 8192}, quick_sizes[] = {128, 256};
+    const int *sizes = quick ? quick_sizes : full_sizes;
+    const size_t nsizes = quick ? 2 : 3;
     printf("\nmm (n x n x n)        libops TFLOP/s   cuBLAS TFLOP/s   ratio (target >= 0.95)\n");
     for (size_t t = 0; t < sizeof mm_types / sizeof mm_types[0]; t++)
-        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        for (size_t s = 0; s < nsizes; s++) {
             const int n = sizes[s];
             const int64_t sz[2] = {n, n};
             mm_ctx x = {0, mm_types[t].bench, n, device_tensor(2, sz, mm_types[t].dt),
                         device_tensor(2, sz, mm_types[t].dt), device_tensor(2, sz, mm_types[t].dt)};
-            const int reps = n <= 1024 ? 50 : n <= 4096 ? 10 : 4;
+            const int reps = quick ? 2 : n <= 1024 ? 50 : n <= 4096 ? 10 : 4;
             /* interleaved twice: clocks and the other's cache state even out */
             double lib = INFINITY, base = INFINITY;
             for (int round = 0; round < 2; round++) {
@@ -137,11 +150,12 @@ main(void)
 
     static const char *const ew_names[] = {"add", "mul", "exp"};
     printf("\nfloat32 elementwise    GB/s   memcpy d2d GB/s   fraction (target >= 0.9)\n");
-    for (int lg = 24; lg <= 28; lg++) {
+    const int lg_first = quick ? 16 : 24, lg_last = quick ? 17 : 28;
+    for (int lg = lg_first; lg <= lg_last; lg++) {
         const int64_t n = (int64_t)1 << lg;
         ew_ctx x = {3, device_tensor(1, &n, OPS_FLOAT32), device_tensor(1, &n, OPS_FLOAT32),
                     device_tensor(1, &n, OPS_FLOAT32), (size_t)n * sizeof(float)};
-        const int reps = lg <= 26 ? 20 : 5;
+        const int reps = quick ? 2 : lg <= 26 ? 20 : 5;
         const double copy_gbs = 2.0 * (double)x.bytes / timed(ew_call, &x, reps) * 1e-6;
         for (int op = 0; op < 3; op++) {
             x.op = op;

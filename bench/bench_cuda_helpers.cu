@@ -1,8 +1,7 @@
 /* What bench_cuda.c needs from CUDA directly: event timing, a direct cuBLAS GEMM on
  * the same buffers as libops' mm (the baseline), and cudaMemcpy device-to-device
  * (the bandwidth baseline).  C linkage; compiled into the bench only. */
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
+#include "ops_cuda_rt.h" /* CUDA and cuBLAS, or the emulated device's (make gpu-check without a GPU) */
 
 #include "bench_cuda.h"
 

@@ -8,14 +8,24 @@
  * are filled with cudaMemset (0x3f bytes: every element 0.747...), so only libops's
  * allocation and the reduction itself are measured.
  *
- * GPU only: built in CUDA builds, never run by `make check`; exits 77 without a
- * device. */
-#include <cuda_runtime_api.h>
+ *     bench_cuda_reduce [--quick]
+ *
+ * --quick: 2^16 and 2^18 elements, fewer calls (make gpu-check on the emulated device,
+ * where the figures only show that the program runs).
+ *
+ * Built in CUDA builds (and the emulated tree, for make gpu-check), never run by
+ * `make check`; exits 77 without a device. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_util.h"
 #include "ops_cuda.h"
+#ifdef OPS_CUDA_EMULATION
+#include "emu/ops_cuda_emu.h" /* the emulated device's runtime API (C-callable) */
+#else
+#include <cuda_runtime_api.h>
+#endif
 
 #define PROG "bench_cuda_reduce"
 #define TRIALS 5
@@ -80,14 +90,20 @@ run_amax(void *p)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+    const bool quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    if (argc > 1 && !quick) {
+        fprintf(stderr, "usage: %s [--quick]\n", PROG);
+        return 2;
+    }
     if (ops_cuda_device_count() == 0) {
         printf("%s: no CUDA device: skipped\n", PROG);
         return 77;
     }
     printf("%-6s %-8s %12s %12s %10s\n", "op", "elements", "GB/s", "memcpy GB/s", "fraction");
-    for (int lg = 24; lg <= 28; lg += 2) {
+    const int lg_first = quick ? 16 : 24, lg_last = quick ? 18 : 28;
+    for (int lg = lg_first; lg <= lg_last; lg += 2) {
         const int64_t n = (int64_t)1 << lg;
         bench_ctx c;
         c.bytes = (size_t)n * sizeof(float);
@@ -95,7 +111,7 @@ main(void)
             bench_die(PROG, "empty");
         check_cuda(cudaMemset(ops_tensor_data_ptr(c.x), 0x3f, c.bytes), "cudaMemset");
         check_cuda(cudaMalloc(&c.dst, c.bytes), "cudaMalloc");
-        const int calls = lg <= 24 ? 50 : lg <= 26 ? 20 : 5;
+        const int calls = quick ? 2 : lg <= 24 ? 50 : lg <= 26 ? 20 : 5;
         const double t_copy = best_time(run_memcpy, &c, calls);
         const double bw_copy = 2.0 * (double)c.bytes / t_copy / 1e9;
         const char *names[] = {"sum", "amax"};
