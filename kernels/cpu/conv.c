@@ -23,6 +23,7 @@
  * (kernels/linalg_common.h): ops_conv_lists/_mode/_transpose take the backend's
  * runner, conv_run here. */
 #include <cblas.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <string.h>
 
@@ -468,7 +469,10 @@ conv_run(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, co
     if (g->nsp == 2)
         rs[rnd++] = g->oh;
     rs[rnd++] = g->ow;
-    const int64_t onumel = g->n * g->cout * ohw;
+    int64_t onumel, nw, ncol, nx;
+    if (ops_mul3_overflow_i64(g->n, g->cout, ohw, &onumel))
+        return ops_fail(OPS_ERR_VALUE, "%s: the output of %" PRId64 " x %" PRId64 " x %" PRId64
+                        " elements does not fit int64", op, g->n, g->cout, ohw);
     const bool empty = onumel == 0;
     const bool direct = g->dt == g->ct; /* the BLAS writes the result itself */
     /* a 1x1 kernel over an input whose planes are contiguous needs no im2col */
@@ -480,25 +484,26 @@ conv_run(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, co
         /* weights, contiguous in ct: [Cout, Cin/g, kh, kw] or [Cin, Cout/g, kh, kw] */
         int64_t wsz[4], wst[4];
         ops_conv_as4(weight, g->nsp, wsz, wst);
-        if ((wbuf = ops_host_malloc((size_t)ops_shape_numel(4, wsz) * csz + 1)) == NULL)
+        if (ops_numel_overflow(4, wsz, &nw) || (wbuf = ops_host_malloc_array(nw, csz)) == NULL)
             goto oom;
         pack4(g->dt, wbuf, (const char *)ops_tensor_data_ptr(weight), wsz, wst);
         if (bias != NULL) {
             int64_t bsz[4] = {1, 1, 1, bias->sizes[0]}, bst[4] = {0, 0, 0, bias->strides[0]};
-            if ((bbuf = ops_host_malloc((size_t)bias->sizes[0] * csz + 1)) == NULL)
+            if ((bbuf = ops_host_malloc_array(bias->sizes[0], csz)) == NULL)
                 goto oom;
             pack4(g->dt, bbuf, (const char *)ops_tensor_data_ptr(bias), bsz, bst);
         }
         if (!g->transposed) {
-            if (!pointwise && (col = ops_host_malloc((size_t)(cig * kk * ohw) * csz + 1)) == NULL)
+            if (!pointwise && (ops_mul3_overflow_i64(cig, kk, ohw, &ncol) ||
+                               (col = ops_host_malloc_array(ncol, csz)) == NULL))
                 goto oom;
         } else {
             /* the input, contiguous in ct, and the columns of one image and group */
-            if ((xbuf = ops_host_malloc((size_t)(g->n * g->cin * ihw) * csz + 1)) == NULL ||
-                (col = ops_host_malloc((size_t)(cog * kk * ihw) * csz + 1)) == NULL)
+            if (ops_mul3_overflow_i64(g->n, g->cin, ihw, &nx) || ops_mul3_overflow_i64(cog, kk, ihw, &ncol) ||
+                (xbuf = ops_host_malloc_array(nx, csz)) == NULL || (col = ops_host_malloc_array(ncol, csz)) == NULL)
                 goto oom;
         }
-        if (!direct && (obuf = ops_host_malloc((size_t)onumel * csz)) == NULL)
+        if (!direct && (obuf = ops_host_malloc_array(onumel, csz)) == NULL)
             goto oom;
     }
     if ((res = ops_tensor_new(op, rnd, rs, NULL, g->dt, OPS_DEVICE_CPU)) == NULL) {

@@ -114,9 +114,10 @@ static ops_tensor *
 nn_gather_alloc(nn_gather *g, int64_t **block)
 {
     int64_t total = 0;
+    bool overflow = false;
     for (int d = 0; d < g->ndim; d++)
-        total += g->sizes[d];
-    *block = ops_host_malloc((size_t)(total > 0 ? total : 1) * sizeof(int64_t));
+        overflow |= ops_add_overflow_i64(total, g->sizes[d], &total);
+    *block = overflow ? NULL : ops_host_malloc_array(total > 0 ? total : 1, sizeof(int64_t));
     if (*block == NULL)
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (index tables)", g->op);
     int64_t *p = *block;
@@ -600,8 +601,10 @@ upsample_linear_impl(const char *op, const ops_tensor *self, ops_int_list output
     const int64_t ih = k == 2 ? self->sizes[2] : 1, iw = self->sizes[k + 1];
     const int64_t oh = k == 2 ? output_size.data[0] : 1, ow = output_size.data[k - 1];
     const int64_t sizes[4] = {nb, nc, k == 2 ? oh : ow, ow};
-    int64_t *ibuf = ops_host_malloc((size_t)(2 * (oh + ow)) * sizeof(int64_t));
-    double *wbuf = ops_host_malloc((size_t)(2 * (oh + ow)) * sizeof(double));
+    int64_t nt; /* entries of the tables: 2 * (oh + ow), from the caller's output_size */
+    const bool overflow = ops_add_overflow_i64(oh, ow, &nt) || ops_mul_overflow_i64(nt, 2, &nt);
+    int64_t *ibuf = overflow ? NULL : ops_host_malloc_array(nt, sizeof(int64_t));
+    double *wbuf = overflow ? NULL : ops_host_malloc_array(nt, sizeof(double));
     ops_tensor *r = NULL;
     if (ibuf == NULL || wbuf == NULL) {
         ops_fail(OPS_ERR_OOM, "%s: out of memory (index tables)", op);
