@@ -39,9 +39,12 @@ int_list_str(const int64_t *v, int64_t n, char *buf, size_t cap)
 static int64_t *
 int_array(const char *op, int64_t n, int64_t per_piece)
 {
-    int64_t *a = ops_host_malloc_array(n > 0 ? n : 1, (size_t)per_piece * sizeof *a);
+    size_t bytes;
+    const bool too_large = ops_nbytes_overflow(n > 0 ? n : 1, (size_t)per_piece * sizeof(int64_t), &bytes);
+    int64_t *a = too_large ? NULL : ops_host_malloc(bytes);
     if (a == NULL)
-        ops_fail(OPS_ERR_OOM, "%s: cannot make %" PRId64 " pieces: their list is too large to allocate", op, n);
+        ops_fail(OPS_ERR_OOM, "%s: %s: cannot list %" PRId64 " pieces", op,
+                 too_large ? "too large to allocate" : "out of memory", n);
     return a;
 }
 

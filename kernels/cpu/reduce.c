@@ -124,11 +124,14 @@ red_plan_offsets(const char *op, red_plan *p, const ops_tensor *t, const bool *m
         }
     const int64_t n = p->nro > 0 ? p->nro : 1;
     /* One offset per run: a huge zero-stride view has more runs than memory can list. */
-    p->roff = ops_host_malloc_array(n, sizeof(int64_t));
+    size_t bytes;
+    const bool too_large = ops_nbytes_overflow(n, sizeof(int64_t), &bytes);
+    p->roff = too_large ? NULL : ops_host_malloc(bytes);
     if (p->roff == NULL) {
         char buf[OPS_SHAPE_STR_LEN];
-        ops_fail(OPS_ERR_OOM, "%s: reducing a tensor of sizes %s needs a plan of %" PRId64
-                 " offsets, too large to allocate", op, ops_shape_str(t->ndim, t->sizes, buf, sizeof buf), n);
+        ops_fail(OPS_ERR_OOM, "%s: %s: reducing a tensor of sizes %s needs a plan of %" PRId64 " offsets", op,
+                 too_large ? "too large to allocate" : "out of memory",
+                 ops_shape_str(t->ndim, t->sizes, buf, sizeof buf), n);
         return false;
     }
     int64_t idx[OPS_MAX_DIMS] = {0};

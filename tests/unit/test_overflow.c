@@ -96,6 +96,18 @@ assert_clean_failure(const char *what, ops_status st)
 
 enum { NUM_HUGE = 2 };
 
+/* The sweep's flavours: 0 and 1 are the huge views with plain int arguments; the
+ * others are a small tensor with int arguments at the edge of int64 (2^62, INT64_MAX,
+ * INT64_MIN), either every int argument or only those without a default, so that
+ * sizes, counts and dims computed from them must be checked, not wrapped. */
+enum { NUM_FLAVOURS = NUM_HUGE + 6 };
+static const int64_t BIG[3] = {INT64_C(1) << 62, INT64_MAX, INT64_MIN};
+
+typedef struct {
+    int64_t big;   /* the value of int arguments; 0: defaults, else 1 */
+    bool all_ints; /* big replaces the defaults too */
+} flavour;
+
 /* Huge view k: float32 [2^61, 2] and int64 [2^41, 2^11, 2^10], both over one element
  * (2^62 elements each). */
 static ops_tensor *
@@ -188,10 +200,20 @@ fixed_len(const char *type)
 /* An argument value: the default where the schema gives one, else a value of the
  * type (tensors: the huge view; ints: 1 and [1, ...], the last dims of both views). */
 static ops_ivalue
-make_arg(const ops_arg_info *ai, int a, const ops_tensor *huge, arg_store *st)
+make_arg(const ops_arg_info *ai, int a, const ops_tensor *huge, flavour fl, arg_store *st)
 {
     const char *ty = ai->type;
     const char *dv = ai->default_value;
+    if (fl.big != 0 && (starts(ty, "int") || starts(ty, "SymInt")) &&
+        (fl.all_ints || dv == NULL || strcmp(dv, "None") == 0)) {
+        if (strchr(ty, '[')) {
+            const int64_t n = fixed_len(ty);
+            for (int64_t i = 0; i < n; i++)
+                st->ints[a][i] = fl.big;
+            return ops_ivalue_int_list((ops_int_list){st->ints[a], n});
+        }
+        return ops_ivalue_int(fl.big);
+    }
     if (ai->is_out) {
         st->outs[a] = ops_zeros(OPS_INTS(0), huge->dtype, OPS_DEVICE_CPU);
         ck_assert_ptr_nonnull(st->outs[a]);
@@ -250,20 +272,31 @@ make_arg(const ops_arg_info *ai, int a, const ops_tensor *huge, arg_store *st)
     return ops_ivalue_none();
 }
 
-/* Calls op with every tensor argument a huge view; asserts a clean failure or valid
- * results. */
+/* Calls op with every tensor argument the flavour's tensor (a huge view, or a small
+ * [2, 3] one); asserts a clean failure or valid results. */
 static void
-sweep_one(const ops_op_info *op, int k)
+sweep_one(const ops_op_info *op, int f)
 {
     char what[256];
-    snprintf(what, sizeof what, "%s (huge view %d)", op->schema, k);
-    ops_tensor *huge = huge_view(k);
+    flavour fl = {0, false};
+    ops_tensor *huge;
+    if (f < NUM_HUGE) {
+        snprintf(what, sizeof what, "%s (huge view %d)", op->schema, f);
+        huge = huge_view(f);
+    } else {
+        fl.big = BIG[(f - NUM_HUGE) / 2];
+        fl.all_ints = (f - NUM_HUGE) % 2 != 0;
+        snprintf(what, sizeof what, "%s (ints %" PRId64 "%s)", op->schema, fl.big,
+                 fl.all_ints ? "" : " where no default");
+        huge = ops_ones(OPS_INTS(2, 3), OPS_FLOAT32, OPS_DEVICE_CPU);
+        ck_assert_ptr_nonnull(huge);
+    }
     arg_store *st = calloc(1, sizeof *st);
     ck_assert_ptr_nonnull(st);
     ck_assert_int_le(op->num_args, 64);
     ops_ivalue args[64], rets[8];
     for (int a = 0; a < op->num_args; a++)
-        args[a] = make_arg(&op->args[a], a, huge, st);
+        args[a] = make_arg(&op->args[a], a, huge, fl, st);
     ck_assert_int_le(op->num_returns, 8);
     ops_clear_error();
     const ops_status s = op->call(args, rets);
@@ -292,11 +325,12 @@ sweep_one(const ops_op_info *op, int k)
 
 START_TEST(test_registry_sweep)
 {
-    const ops_op_info *op = ops_registry_at(_i / NUM_HUGE);
+    const ops_op_info *op = ops_registry_at(_i / NUM_FLAVOURS);
+    const int f = _i % NUM_FLAVOURS;
     ck_assert_ptr_nonnull(op);
-    if (!takes_tensor(op) || skipped(op))
+    if (f < NUM_HUGE && (!takes_tensor(op) || skipped(op)))
         return;
-    sweep_one(op, _i % NUM_HUGE);
+    sweep_one(op, f);
 }
 END_TEST
 
@@ -486,7 +520,7 @@ overflow_suite(void)
     TCase *sweep = tcase_create("registry");
     /* a hang is a failure: no op may visit all 2^62 elements */
     tcase_set_timeout(sweep, 60);
-    tcase_add_loop_test(sweep, test_registry_sweep, 0, ops_registry_count() * NUM_HUGE);
+    tcase_add_loop_test(sweep, test_registry_sweep, 0, ops_registry_count() * NUM_FLAVOURS);
     suite_add_tcase(s, sweep);
     return s;
 }
@@ -494,11 +528,11 @@ overflow_suite(void)
 int
 main(void)
 {
-    /* The sweep's case i is op i / NUM_HUGE of the registry over huge view i % NUM_HUGE;
-     * a crash is reported by case number, so this lists them. */
+    /* The sweep's case i is op i / NUM_FLAVOURS of the registry in flavour
+     * i % NUM_FLAVOURS; a crash is reported by case number, so this lists them. */
     if (getenv("OPS_TEST_LIST_OPS")) {
         for (int i = 0; i < ops_registry_count(); i++)
-            printf("%d %s\n", i * NUM_HUGE, ops_registry_at(i)->schema);
+            printf("%d %s\n", i * NUM_FLAVOURS, ops_registry_at(i)->schema);
         return EXIT_SUCCESS;
     }
     SRunner *sr = srunner_create(overflow_suite());
