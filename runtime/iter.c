@@ -224,7 +224,7 @@ ops_iter_num_tasks(const ops_iter *it)
 {
     if (it->numel < OPS_GRAIN_SIZE)
         return 1;
-    const int64_t chunks = (it->numel + OPS_GRAIN_SIZE - 1) / OPS_GRAIN_SIZE;
+    const int64_t chunks = ops_ceil_div_i64(it->numel, OPS_GRAIN_SIZE);
     const int nt = ops_get_num_threads();
     return chunks < nt ? (int)chunks : nt;
 }

@@ -59,6 +59,13 @@ ops_add_overflow_size(size_t a, size_t b, size_t *r)
     return __builtin_add_overflow(a, b, r);
 }
 
+/* ceil(a / b) for a >= 0, b > 0, without the a + b - 1 that can overflow. */
+static inline int64_t
+ops_ceil_div_i64(int64_t a, int64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
 /* The bytes of count elements of item bytes each, into *nbytes; true when count is
  * negative or the product exceeds PTRDIFF_MAX (no object may be larger: pointer
  * differences inside it must fit ptrdiff_t). */

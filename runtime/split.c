@@ -111,8 +111,7 @@ static ops_status
 split_equal(const char *op, const ops_tensor *self, int64_t split_size, int64_t dim, ops_tensor_vec *result)
 {
     const int64_t n = self->sizes[dim];
-    /* ceil(n / split_size), without the n + split_size - 1 that can overflow */
-    const int64_t pieces = split_size > 0 ? n / split_size + (n % split_size != 0) : 1;
+    const int64_t pieces = split_size > 0 ? ops_ceil_div_i64(n, split_size) : 1;
     const int64_t count = pieces > 0 ? pieces : 1;
     int64_t *lengths = int_array(op, count, 1);
     if (lengths == NULL)
@@ -203,8 +202,7 @@ chunk_impl(const ops_tensor *self, int64_t chunks, int64_t dim, ops_tensor_vec *
     if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
         return ops_last_status();
     const int64_t n = self->sizes[dim];
-    /* ceil(n / chunks), without the n + chunks - 1 that can overflow */
-    const int64_t split_size = n / chunks + (n % chunks != 0);
+    const int64_t split_size = ops_ceil_div_i64(n, chunks);
     if (split_size == 0 && n == 0) {
         /* PyTorch: `chunks` empty pieces, so that chunk(empty, k) has k results. */
         int64_t *zeros = int_array(op, chunks, 1);
