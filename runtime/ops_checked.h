@@ -31,6 +31,13 @@ ops_mul_overflow_i64(int64_t a, int64_t b, int64_t *r)
     return __builtin_mul_overflow(a, b, r);
 }
 
+/* a - b into *r; true on overflow. */
+static inline bool
+ops_sub_overflow_i64(int64_t a, int64_t b, int64_t *r)
+{
+    return __builtin_sub_overflow(a, b, r);
+}
+
 /* a * b * c into *r (a buffer's entries from three extents); true on overflow. */
 static inline bool
 ops_mul3_overflow_i64(int64_t a, int64_t b, int64_t c, int64_t *r)

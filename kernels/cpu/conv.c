@@ -132,14 +132,21 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
         isp[OPS_CONV_MAX_SP - nsp + i] = input->sizes[cdim + 1 + i];
         ksp[OPS_CONV_MAX_SP - nsp + i] = ws[2 + i];
     }
-    int64_t out_c;
+    int64_t out_c, in_c_expected;
+    /* sizes from the arguments (padding, dilation, stride, groups) can leave int64:
+     * every step below is checked, and one that does not fit is the error here */
+    if (ops_mul_overflow_i64(ws[1], groups, &in_c_expected))
+        return ops_fail(OPS_ERR_VALUE, "%s: groups=%lld times the weight's %lld channels does not fit int64", op,
+                        (long long)groups, (long long)ws[1]);
+    bool ovf = false;
+    int64_t t;
     if (!g->transposed) {
-        if (in_c != ws[1] * groups)
+        if (in_c != in_c_expected)
             return ops_fail(OPS_ERR_SHAPE,
                             "%s: Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
                             "%lld channels instead",
                             op, (long long)groups, ops_shape_str(weight->ndim, ws, b1, sizeof b1),
-                            batched_shape(input, batched, b2, sizeof b2), (long long)(ws[1] * groups),
+                            batched_shape(input, batched, b2, sizeof b2), (long long)in_c_expected,
                             (long long)in_c);
         out_c = ws[0];
         if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != ws[0])) {
@@ -153,10 +160,13 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
         bool fits = true;
         int64_t padded[OPS_CONV_MAX_SP], kern[OPS_CONV_MAX_SP];
         for (int i = 0; i < nsp; i++) {
-            padded[i] = input->sizes[cdim + 1 + i] + pad_lo[i] + pad_hi[i];
-            kern[i] = dil[i] * (ws[2 + i] - 1) + 1;
+            ovf |= ops_add_overflow_i64(input->sizes[cdim + 1 + i], pad_lo[i], &t) ||
+                   ops_add_overflow_i64(t, pad_hi[i], &padded[i]);
+            ovf |= ops_mul_overflow_i64(dil[i], ws[2 + i] - 1, &t) || ops_add_overflow_i64(t, 1, &kern[i]);
             fits = fits && padded[i] >= kern[i];
         }
+        if (ovf)
+            return ops_fail(OPS_ERR_VALUE, "%s: the padded input or the dilated kernel size does not fit int64", op);
         if (!fits) {
             if (nsp == 1)
                 return ops_fail(OPS_ERR_SHAPE,
@@ -175,7 +185,7 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
                             "got %lld channels instead",
                             op, ops_shape_str(weight->ndim, ws, b1, sizeof b1),
                             batched_shape(input, batched, b2, sizeof b2), (long long)ws[0], (long long)in_c);
-        out_c = ws[1] * groups;
+        out_c = in_c_expected;
         if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != out_c)) {
             char b3[OPS_SHAPE_STR_LEN];
             return ops_fail(OPS_ERR_SHAPE,
@@ -225,11 +235,23 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
     g->pt = lo2[0], g->pb = hi2[0], g->pl = lo2[1], g->pr = hi2[1];
     int64_t osp[2];
     for (int i = 0; i < 2; i++) {
-        if (!g->transposed)
-            osp[i] = (isp[i] + lo2[i] + hi2[i] - dl2[i] * (ksp[i] - 1) - 1) / st2[i] + 1;
-        else
-            osp[i] = (isp[i] - 1) * st2[i] - lo2[i] - hi2[i] + dl2[i] * (ksp[i] - 1) + op2[i] + 1;
+        int64_t span; /* of the dilated kernel, less one: fits (checked above for conv) */
+        ovf |= ops_mul_overflow_i64(dl2[i], ksp[i] - 1, &span);
+        if (!g->transposed) {
+            /* padded >= kernel was checked: no step here can leave int64 */
+            osp[i] = (isp[i] + lo2[i] + hi2[i] - span - 1) / st2[i] + 1;
+        } else {
+            ovf |= ops_mul_overflow_i64(isp[i] - 1, st2[i], &t) || ops_sub_overflow_i64(t, lo2[i], &t) ||
+                   ops_sub_overflow_i64(t, hi2[i], &t) || ops_add_overflow_i64(t, span, &t) ||
+                   ops_add_overflow_i64(t, op2[i], &t) || ops_add_overflow_i64(t, 1, &osp[i]);
+        }
     }
+    if (ovf)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: the output size for input %lld x %lld, stride %lld x %lld, padding %lld x %lld and "
+                        "dilation %lld x %lld does not fit int64",
+                        op, (long long)isp[0], (long long)isp[1], (long long)st2[0], (long long)st2[1],
+                        (long long)lo2[0], (long long)lo2[1], (long long)dl2[0], (long long)dl2[1]);
     g->oh = osp[0];
     g->ow = osp[1];
     if (g->transposed && (g->oh <= 0 || g->ow <= 0)) {

@@ -68,5 +68,28 @@ class TestNumelOverflow(unittest.TestCase):
             a + b
 
 
+class TestArgumentSizes(unittest.TestCase):
+    """Sizes computed from arguments (padding, dilation, stride, repeats): refused with
+    the op's name instead of a wrapped (negative) size."""
+
+    def test_conv(self):
+        x, w = L.ones(1, 1, 4), L.ones(1, 1, 3)
+        with self.assertRaisesRegex(Exception, "conv1d: .*does not fit int64"):
+            L.conv1d(x, L.ones(1, 1, 1), padding=2**62)
+        with self.assertRaisesRegex(Exception, "conv1d: .*does not fit int64"):
+            L.conv1d(x, w, dilation=2**62)
+        with self.assertRaisesRegex(Exception, "conv_transpose1d: .*does not fit int64"):
+            L.conv_transpose1d(x, w, stride=2**62)
+        self.assertEqual(L.conv1d(x, w, padding=1).shape, (1, 1, 4))
+
+    def test_pad_one_hot_repeat_interleave(self):
+        with self.assertRaisesRegex(Exception, "pad: .*does not fit int64"):
+            L.pad(L.ones(2, 2), (2**62, 2**62))
+        with self.assertRaisesRegex(Exception, "one_hot: "):
+            L.one_hot(L.tensor([2**63 - 1]), -1)
+        with self.assertRaisesRegex(Exception, "repeat_interleave: .*do not fit int64"):
+            L.repeat_interleave(L.ones(4), 2**62)
+
+
 if __name__ == "__main__":
     unittest.main()
