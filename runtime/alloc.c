@@ -64,6 +64,15 @@ ops_host_realloc(void *p, size_t nbytes)
     return realloc(p, nbytes ? nbytes : 1);
 }
 
+void *
+ops_host_malloc_array(int64_t count, size_t item)
+{
+    size_t nbytes;
+    if (ops_nbytes_overflow(count, item, &nbytes))
+        return NULL;
+    return ops_host_malloc(nbytes);
+}
+
 void
 ops_host_free(void *p)
 {

@@ -22,7 +22,7 @@ ops_ag_saved_list_save(ops_saved_tensor **dst, ops_tensor_list l, const char *op
     *dst = NULL;
     if (l.len <= 0)
         return OPS_OK;
-    ops_saved_tensor *s = ops_host_malloc((size_t)l.len * sizeof *s);
+    ops_saved_tensor *s = ops_host_malloc_array(l.len, sizeof *s);
     if (s == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory saving a Tensor[] for backward", op);
     memset(s, 0, (size_t)l.len * sizeof *s);
@@ -46,7 +46,7 @@ ops_ag_saved_list_unpack(ops_saved_tensor *s, int64_t n, ops_node *owner, ops_te
     }
     if (n <= 0)
         return OPS_OK;
-    ops_tensor **a = ops_host_malloc((size_t)n * sizeof *a);
+    ops_tensor **a = ops_host_malloc_array(n, sizeof *a);
     if (a == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory unpacking a saved Tensor[]", owner->vt->name);
     memset(a, 0, (size_t)n * sizeof *a);
@@ -88,7 +88,7 @@ ops_ag_list_meta_save(ops_grad_meta **dst, ops_tensor_list l, const char *op)
     *dst = NULL;
     if (l.len <= 0)
         return OPS_OK;
-    ops_grad_meta *m = ops_host_malloc((size_t)l.len * sizeof *m);
+    ops_grad_meta *m = ops_host_malloc_array(l.len, sizeof *m);
     if (m == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory saving the shapes of a Tensor[] for backward", op);
     memset(m, 0, (size_t)l.len * sizeof *m);

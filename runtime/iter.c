@@ -224,7 +224,7 @@ ops_iter_num_tasks(const ops_iter *it)
 {
     if (it->numel < OPS_GRAIN_SIZE)
         return 1;
-    const int64_t chunks = (it->numel + OPS_GRAIN_SIZE - 1) / OPS_GRAIN_SIZE;
+    const int64_t chunks = ops_ceil_div_i64(it->numel, OPS_GRAIN_SIZE);
     const int nt = ops_get_num_threads();
     return chunks < nt ? (int)chunks : nt;
 }
@@ -470,10 +470,12 @@ compute_shape(ops_iter *it, int n, const ops_tensor *const *in, const char *cons
         }
     }
     it->shape_ndim = nd;
-    int64_t numel = 1;
-    for (int d = 0; d < nd; d++)
-        numel *= it->shape[d];
-    it->numel = numel;
+    /* Each input's count fits; their broadcast's may not ([2^32, 1] with [1, 2^32]). */
+    if (ops_numel_overflow(nd, it->shape, &it->numel)) {
+        char buf[OPS_SHAPE_STR_LEN];
+        return ops_fail(OPS_ERR_VALUE, "%s: the broadcast shape %s has more elements than int64 can count",
+                        op_name(it->op), ops_shape_str(nd, it->shape, buf, sizeof buf));
+    }
     return OPS_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ops_base.h"
+#include "ops_checked.h"
 #include "ops_tensor.h"
 
 #ifdef __cplusplus
@@ -104,6 +105,10 @@ OPS_API bool ops_alloc_inject_failure(void);
 OPS_API void *ops_host_malloc(size_t nbytes);
 /* realloc with the same fault injection; on failure p is left as it was. */
 OPS_API void *ops_host_realloc(void *p, size_t nbytes);
+/* ops_host_malloc of count elements of item bytes; NULL (no error set) when the
+ * count is negative or the byte count does not fit (ops_nbytes_overflow).  The one
+ * way to allocate an array whose length comes from a tensor's sizes or an argument. */
+OPS_API void *ops_host_malloc_array(int64_t count, size_t item);
 /* Frees what ops_host_malloc/ops_host_realloc returned; NULL is a no-op. */
 OPS_API void ops_host_free(void *p);
 /* A Tensor[] return of n NULL slots (len n), to fill with new references; the
@@ -165,7 +170,18 @@ OPS_API const ops_allocator *ops_cuda_device_allocator(const char *op, int index
  * explicit strides get storage large enough for every addressed element. */
 OPS_API ops_tensor *ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *strides,
                                    ops_dtype dtype, ops_device device);
-/* New view of base's storage with the given geometry (no checks, no copy). */
+/* Refuses a geometry whose element count (ops_numel_overflow) or extent does not fit
+ * int64: the largest and smallest element offsets reached (offset plus the strides'
+ * spans) and the byte offset of the last element.  Sets "op: ..." naming the sizes,
+ * strides and offset.  Every tensor the runtime builds passes it. */
+OPS_API ops_status ops_check_geometry(const char *op, int ndim, const int64_t *sizes, const int64_t *strides,
+                                      int64_t offset, ops_dtype dtype);
+/* New view of base's storage with the given geometry (no copy).  Checked by
+ * ops_check_geometry (the error names op; "view" when op is NULL); not checked
+ * against the storage's bounds, which is the caller's business. */
+OPS_API ops_tensor *ops_tensor_new_view_op(const char *op, const ops_tensor *base, int ndim, const int64_t *sizes,
+                                           const int64_t *strides, int64_t offset);
+/* ops_tensor_new_view_op(NULL, ...). */
 OPS_API ops_tensor *ops_tensor_new_view(const ops_tensor *base, int ndim, const int64_t *sizes,
                                         const int64_t *strides, int64_t offset);
 /* A view header over base's storage on the caller's stack: never retained or

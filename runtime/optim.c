@@ -58,7 +58,7 @@ opt_new(const char *op, opt_kind kind, ops_tensor_list params)
                                  (long long)i);
     }
     ops_optimizer *o = ops_host_malloc(sizeof *o);
-    param_state *ps = ops_host_malloc((size_t)params.len * sizeof *ps);
+    param_state *ps = ops_host_malloc_array(params.len, sizeof *ps);
     if (o == NULL || ps == NULL) {
         ops_host_free(o);
         ops_host_free(ps);

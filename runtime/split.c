@@ -34,6 +34,20 @@ int_list_str(const int64_t *v, int64_t n, char *buf, size_t cap)
     return buf;
 }
 
+/* An array of n int64 (at least one), or NULL with the error set: n comes from the
+ * caller (sections, chunks) or a dim of a huge view, so its bytes may not fit. */
+static int64_t *
+int_array(const char *op, int64_t n, int64_t per_piece)
+{
+    size_t bytes;
+    const bool too_large = ops_nbytes_overflow(n > 0 ? n : 1, (size_t)per_piece * sizeof(int64_t), &bytes);
+    int64_t *a = too_large ? NULL : ops_host_malloc(bytes);
+    if (a == NULL)
+        ops_fail(OPS_ERR_OOM, "%s: %s: cannot list %" PRId64 " pieces", op,
+                 too_large ? "too large to allocate" : "out of memory", n);
+    return a;
+}
+
 /* Cuts dim of self into n pieces: piece i starts at starts[i] and has lengths[i]
  * elements along dim (both already in range).  keep_dim false drops dim (unbind). */
 static ops_status
@@ -56,7 +70,15 @@ cut(const char *op, const ops_tensor *self, int64_t dim, int64_t n, const int64_
     for (int64_t i = 0; i < n; i++) {
         if (keep_dim)
             sizes[dim] = lengths[i];
-        v.data[i] = ops_tensor_new_view(self, nd, sizes, strides, self->offset + starts[i] * self->strides[dim]);
+        int64_t offset;
+        if (ops_mul_overflow_i64(starts[i], self->strides[dim], &offset) ||
+            ops_add_overflow_i64(offset, self->offset, &offset))
+            v.data[i] = ops_fail_null(OPS_ERR_VALUE,
+                                      "%s: piece %" PRId64 " starts at %" PRId64 " of stride %" PRId64
+                                      ", beyond what int64 can address",
+                                      op, i, starts[i], self->strides[dim]);
+        else
+            v.data[i] = ops_tensor_new_view_op(op, self, nd, sizes, strides, offset);
         if (v.data[i] == NULL) {
             ops_tensor_vec_release(&v);
             return ops_last_status();
@@ -71,9 +93,9 @@ static ops_status
 cut_lengths(const char *op, const ops_tensor *self, int64_t dim, int64_t n, const int64_t *lengths,
             ops_tensor_vec *result)
 {
-    int64_t *starts = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *starts);
+    int64_t *starts = int_array(op, n, 1);
     if (starts == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        return ops_last_status();
     int64_t at = 0;
     for (int64_t i = 0; i < n; i++) {
         starts[i] = at;
@@ -89,11 +111,11 @@ static ops_status
 split_equal(const char *op, const ops_tensor *self, int64_t split_size, int64_t dim, ops_tensor_vec *result)
 {
     const int64_t n = self->sizes[dim];
-    const int64_t pieces = split_size > 0 ? (n + split_size - 1) / split_size : 1;
+    const int64_t pieces = split_size > 0 ? ops_ceil_div_i64(n, split_size) : 1;
     const int64_t count = pieces > 0 ? pieces : 1;
-    int64_t *lengths = ops_host_malloc((size_t)count * sizeof *lengths);
+    int64_t *lengths = int_array(op, count, 1);
     if (lengths == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        return ops_last_status();
     for (int64_t i = 0; i < count; i++)
         lengths[i] = split_size < n - i * split_size ? split_size : n - i * split_size;
     ops_status st = cut_lengths(op, self, dim, count, lengths, result);
@@ -140,15 +162,16 @@ with_sizes(const char *op, const ops_tensor *self, ops_int_list split_sizes, int
         return ops_last_status();
     const int64_t n = self->sizes[dim];
     int64_t total = 0;
+    bool overflow = false;
     for (int64_t i = 0; i < split_sizes.len; i++) {
         if (split_sizes.data[i] < 0)
             return ops_fail(OPS_ERR_VALUE,
                             "%s: split_with_sizes expects split_sizes have only non-negative entries, but got "
                             "split_sizes=%s",
                             op, int_list_str(split_sizes.data, split_sizes.len, buf, sizeof buf));
-        total += split_sizes.data[i];
+        overflow |= ops_add_overflow_i64(total, split_sizes.data[i], &total);
     }
-    if (total != n)
+    if (overflow || total != n)
         return ops_fail(OPS_ERR_VALUE,
                         "%s: split_with_sizes expects split_sizes to sum exactly to %" PRId64
                         " (input tensor's size at dimension %" PRId64 "), but got split_sizes=%s",
@@ -179,12 +202,12 @@ chunk_impl(const ops_tensor *self, int64_t chunks, int64_t dim, ops_tensor_vec *
     if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
         return ops_last_status();
     const int64_t n = self->sizes[dim];
-    const int64_t split_size = (n + chunks - 1) / chunks;
+    const int64_t split_size = ops_ceil_div_i64(n, chunks);
     if (split_size == 0 && n == 0) {
         /* PyTorch: `chunks` empty pieces, so that chunk(empty, k) has k results. */
-        int64_t *zeros = ops_host_malloc((size_t)chunks * sizeof *zeros);
+        int64_t *zeros = int_array(op, chunks, 1);
         if (zeros == NULL)
-            return ops_fail(OPS_ERR_OOM, "chunk: out of memory");
+            return ops_last_status();
         memset(zeros, 0, (size_t)chunks * sizeof *zeros);
         ops_status st = cut_lengths(op, self, dim, chunks, zeros, result);
         ops_host_free(zeros);
@@ -203,9 +226,9 @@ unbind_impl(const ops_tensor *self, int64_t dim, ops_tensor_vec *result)
     if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
         return ops_last_status();
     const int64_t n = self->sizes[dim];
-    int64_t *starts = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *starts);
+    int64_t *starts = int_array(op, n, 1);
     if (starts == NULL)
-        return ops_fail(OPS_ERR_OOM, "unbind: out of memory");
+        return ops_last_status();
     for (int64_t i = 0; i < n; i++)
         starts[i] = i;
     ops_status st = cut(op, self, dim, n, starts, NULL, false, result);
@@ -218,9 +241,9 @@ static ops_status
 sections(const char *op, const ops_tensor *self, int64_t n, int64_t dim, ops_tensor_vec *result)
 {
     const int64_t size = self->sizes[dim];
-    int64_t *lengths = ops_host_malloc((size_t)n * sizeof *lengths);
+    int64_t *lengths = int_array(op, n, 1);
     if (lengths == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        return ops_last_status();
     for (int64_t i = 0; i < n; i++)
         lengths[i] = size / n + (i < size % n ? 1 : 0);
     ops_status st = cut_lengths(op, self, dim, n, lengths, result);
@@ -254,9 +277,9 @@ tensor_split_indices_impl(const ops_tensor *self, ops_int_list indices, int64_t 
         return ops_last_status();
     const int64_t size = self->sizes[dim];
     const int64_t n = indices.len + 1;
-    int64_t *buf = ops_host_malloc((size_t)n * 2 * sizeof *buf);
+    int64_t *buf = int_array(op, n, 2);
     if (buf == NULL)
-        return ops_fail(OPS_ERR_OOM, "tensor_split: out of memory");
+        return ops_last_status();
     int64_t *starts = buf, *lengths = buf + n;
     /* Piece i is self[..., b(i-1):b(i)] with Python slice bounds: negative indices
      * count from the end, both ends clamp to [0, size], and an end before its start

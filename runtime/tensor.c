@@ -135,7 +135,7 @@ ops_tensor_vec_init(const char *op, ops_tensor_vec *v, int64_t n)
     v->data = NULL;
     if (n == 0)
         return OPS_OK;
-    v->data = ops_host_malloc((size_t)n * sizeof *v->data);
+    v->data = ops_host_malloc_array(n, sizeof *v->data);
     if (v->data == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory allocating a list of %lld tensors", op, (long long)n);
     memset(v->data, 0, (size_t)n * sizeof *v->data);
@@ -322,6 +322,12 @@ ops_broadcast_shapes(const char *op, const char *name_a, int nda, const int64_t 
                             i);
         }
     }
+    int64_t numel;
+    if (ops_numel_overflow(nd, res, &numel)) {
+        char buf[OPS_SHAPE_STR_LEN];
+        return ops_fail(OPS_ERR_VALUE, "%s: the broadcast shape %s has more elements than int64 can count",
+                        op_name(op), ops_shape_str(nd, res, buf, sizeof buf));
+    }
     if (nd_out)
         *nd_out = nd;
     if (out && nd > 0)
@@ -350,6 +356,44 @@ ops_device_allocator(const char *op, ops_device device)
     return ops_fail_null(OPS_ERR_DEVICE, "%s: invalid device (type %d)", op_name(op), (int)device.type);
 }
 
+ops_status
+ops_check_geometry(const char *op, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+                   ops_dtype dtype)
+{
+    char sbuf[OPS_SHAPE_STR_LEN], tbuf[OPS_SHAPE_STR_LEN];
+    int64_t numel;
+    for (int i = 0; i < ndim; i++)
+        if (sizes[i] < 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: Trying to create tensor with negative dimension %" PRId64 ": %s",
+                            op_name(op), sizes[i], ops_shape_str(ndim, sizes, sbuf, sizeof sbuf));
+    if (ops_numel_overflow(ndim, sizes, &numel))
+        return ops_fail(OPS_ERR_VALUE, "%s: a tensor of sizes %s would have more elements than int64 can count",
+                        op_name(op), ops_shape_str(ndim, sizes, sbuf, sizeof sbuf));
+    /* The element offsets reached, lowest and highest, and the byte offsets of both
+     * ends: kernels compute all of them in int64 (data pointer + offset * itemsize). */
+    int64_t contiguous[OPS_MAX_DIMS];
+    if (strides == NULL && ndim > 0) { /* contiguous; the element count fits, so these do */
+        ops_contiguous_strides(ndim, sizes, contiguous);
+        strides = contiguous;
+    }
+    int64_t lo = offset, hi = offset, span;
+    bool overflow = false;
+    for (int i = 0; numel > 0 && i < ndim; i++) {
+        overflow |= ops_mul_overflow_i64(sizes[i] - 1, strides[i], &span);
+        overflow |= ops_add_overflow_i64(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
+    }
+    const int64_t item = (int64_t)ops_dtype_itemsize(dtype);
+    overflow |= ops_add_overflow_i64(hi, 1, &span) || ops_mul_overflow_i64(span, item, &span) ||
+                ops_mul_overflow_i64(lo, item, &span);
+    if (overflow)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: a tensor of sizes %s, strides %s and storage offset %" PRId64
+                        " would reach elements beyond what int64 can address",
+                        op_name(op), ops_shape_str(ndim, sizes, sbuf, sizeof sbuf),
+                        ops_shape_str(ndim, strides, tbuf, sizeof tbuf), offset);
+    return OPS_OK;
+}
+
 /* Validates a geometry and computes the bytes its storage needs from offset 0:
  * enough for the largest addressed element.  Sets the error on failure. */
 static ops_status
@@ -374,21 +418,27 @@ geometry_nbytes(const char *op, int ndim, const int64_t *sizes, const int64_t *s
             return ops_fail(OPS_ERR_VALUE, "%s: negative strides are not supported, got strides %s",
                             op_name(op), ops_shape_str(ndim, strides, buf, sizeof buf));
     }
+    /* A count past int64 (zero strides keep the extent small) is as impossible to
+     * allocate as the bytes below. */
+    int64_t numel;
+    if (ops_numel_overflow(ndim, sizes, &numel))
+        return ops_fail(OPS_ERR_OOM, "%s: a tensor of shape %s and dtype %s is too large to allocate",
+                        op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
     int64_t extent = empty ? 0 : 1; /* elements from offset 0 to the last addressed one, inclusive */
     bool overflow = false;
     if (!empty) {
         for (int i = 0; i < ndim; i++) {
             int64_t span;
             if (strides) {
-                overflow |= __builtin_mul_overflow(sizes[i] - 1, strides[i], &span);
-                overflow |= __builtin_add_overflow(extent, span, &extent);
+                overflow |= ops_mul_overflow_i64(sizes[i] - 1, strides[i], &span);
+                overflow |= ops_add_overflow_i64(extent, span, &extent);
             } else {
-                overflow |= __builtin_mul_overflow(extent, sizes[i], &extent);
+                overflow |= ops_mul_overflow_i64(extent, sizes[i], &extent);
             }
         }
     }
     int64_t nbytes = 0;
-    overflow |= __builtin_mul_overflow(extent, (int64_t)ops_dtype_itemsize(dtype), &nbytes);
+    overflow |= ops_mul_overflow_i64(extent, (int64_t)ops_dtype_itemsize(dtype), &nbytes);
     if (overflow)
         return ops_fail(OPS_ERR_OOM, "%s: a tensor of shape %s and dtype %s is too large to allocate",
                         op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
@@ -543,14 +593,27 @@ ops_tensor_is_pinned(const ops_tensor *t)
 }
 
 ops_tensor *
+ops_tensor_new_view_op(const char *op, const ops_tensor *base, int ndim, const int64_t *sizes,
+                       const int64_t *strides, int64_t offset)
+{
+    op = op ? op : "view";
+    if (ndim < 0 || ndim > OPS_MAX_DIMS)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: tensors have 0 to %d dimensions, got %d", op, OPS_MAX_DIMS,
+                             ndim);
+    if (ops_check_geometry(op, ndim, sizes, strides, offset, base->dtype) != OPS_OK)
+        return NULL;
+    ops_tensor *t = ops_host_malloc(sizeof *t);
+    if (t == NULL)
+        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory allocating a tensor header", op);
+    storage_retain(base->storage);
+    return init_tensor(t, base->storage, offset, base->dtype, 0, ndim, sizes, strides);
+}
+
+ops_tensor *
 ops_tensor_new_view(const ops_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                     int64_t offset)
 {
-    ops_tensor *t = ops_host_malloc(sizeof *t);
-    if (t == NULL)
-        return ops_fail_null(OPS_ERR_OOM, "view: out of memory allocating a tensor header");
-    storage_retain(base->storage);
-    return init_tensor(t, base->storage, offset, base->dtype, 0, ndim, sizes, strides);
+    return ops_tensor_new_view_op(NULL, base, ndim, sizes, strides, offset);
 }
 
 ops_tensor *
@@ -862,7 +925,7 @@ ops_tensor_has_internal_overlap(const ops_tensor *t)
     enum { MAX_EXACT = 1 << 16 };
     if (numel > MAX_EXACT)
         return false;
-    int64_t *offs = ops_host_malloc((size_t)numel * sizeof(int64_t));
+    int64_t *offs = ops_host_malloc_array(numel, sizeof(int64_t));
     if (offs == NULL)
         return false;
     int64_t idx[OPS_MAX_DIMS] = {0};

@@ -20,16 +20,19 @@
 
 /* ---- helpers ------------------------------------------------------------------ */
 
+/* Every view goes through ops_tensor_new_view_op, which refuses a geometry whose
+ * element count or extent does not fit int64 (naming op). */
 static ops_tensor *
-make_view(const ops_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
+make_view(const char *op, const ops_tensor *self, int ndim, const int64_t *sizes, const int64_t *strides,
+          int64_t offset)
 {
-    return ops_tensor_new_view(self, ndim, sizes, strides, offset);
+    return ops_tensor_new_view_op(op, self, ndim, sizes, strides, offset);
 }
 
 static ops_tensor *
-alias(const ops_tensor *self)
+alias(const char *op, const ops_tensor *self)
 {
-    return make_view(self, self->ndim, self->sizes, self->strides, self->offset);
+    return make_view(op, self, self->ndim, self->sizes, self->strides, self->offset);
 }
 
 static bool
@@ -73,7 +76,7 @@ infer_size(const char *op, ops_int_list shape, int64_t numel, int64_t *out)
             infer = i;
             out[i] = -1;
         } else if (s >= 0) {
-            overflow |= __builtin_mul_overflow(newsize, s, &newsize);
+            overflow |= ops_mul_overflow_i64(newsize, s, &newsize);
             out[i] = s;
         } else {
             {
@@ -137,8 +140,10 @@ compute_stride(int old_nd, const int64_t *old_sizes, const int64_t *old_strides,
         if (tensor_d == 0 ||
             (old_sizes[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
             while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-                new_strides[view_d] = view_numel * chunk_base_stride;
-                view_numel *= new_sizes[view_d];
+                /* A stride past every addressable offset cannot be written: no view. */
+                if (ops_mul_overflow_i64(view_numel, chunk_base_stride, &new_strides[view_d]) ||
+                    ops_mul_overflow_i64(view_numel, new_sizes[view_d], &view_numel))
+                    return false;
                 view_d--;
             }
             if (view_numel != tensor_numel)
@@ -199,7 +204,7 @@ view_impl(const ops_tensor *self, ops_int_list size)
             OPS_ERR_SHAPE,
             "view: view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead.");
-    return make_view(self, (int)size.len, shape, strides, self->offset);
+    return make_view(op, self, (int)size.len, shape, strides, self->offset);
 }
 
 static ops_tensor *
@@ -211,7 +216,7 @@ reshape_common(const char *op, const ops_tensor *self, ops_int_list shape_arg)
         return NULL;
     const int nd = (int)shape_arg.len;
     if (compute_stride(self->ndim, self->sizes, self->strides, nd, shape, strides))
-        return make_view(self, nd, shape, strides, self->offset);
+        return make_view(op, self, nd, shape, strides, self->offset);
         /* No view can express it: copy into a contiguous tensor and view that.  Not
          * ops_clone: it keeps a dense input's memory order (PyTorch's preserve_format),
          * and a transposed copy would be no more viewable than the input. */
@@ -224,7 +229,7 @@ reshape_common(const char *op, const ops_tensor *self, ops_int_list shape_arg)
         return NULL;
     ops_tensor *out = NULL;
     if (compute_stride(copy->ndim, copy->sizes, copy->strides, nd, shape, strides))
-        out = make_view(copy, nd, shape, strides, copy->offset);
+        out = make_view(op, copy, nd, shape, strides, copy->offset);
     else
         ops_fail(OPS_ERR_RUNTIME, "%s: contiguous returned a tensor that cannot be viewed as the new shape",
                  op);
@@ -266,7 +271,7 @@ permute_impl(const ops_tensor *self, ops_int_list dims)
         sizes[i] = self->sizes[d];
         strides[i] = self->strides[d];
     }
-    return make_view(self, self->ndim, sizes, strides, self->offset);
+    return make_view(op, self, self->ndim, sizes, strides, self->offset);
 }
 
 ops_tensor *
@@ -276,7 +281,7 @@ transpose_impl(const ops_tensor *self, int64_t dim0, int64_t dim1)
     if (!ops_wrap_dim(op, "dim0", &dim0, self->ndim) || !ops_wrap_dim(op, "dim1", &dim1, self->ndim))
         return NULL;
     if (self->ndim == 0)
-        return alias(self);
+        return alias(op, self);
     int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS];
     memcpy(sizes, self->sizes, (size_t)self->ndim * sizeof(int64_t));
     memcpy(strides, self->strides, (size_t)self->ndim * sizeof(int64_t));
@@ -284,17 +289,18 @@ transpose_impl(const ops_tensor *self, int64_t dim0, int64_t dim1)
     sizes[dim1] = self->sizes[dim0];
     strides[dim0] = self->strides[dim1];
     strides[dim1] = self->strides[dim0];
-    return make_view(self, self->ndim, sizes, strides, self->offset);
+    return make_view(op, self, self->ndim, sizes, strides, self->offset);
 }
 
 ops_tensor *
 t_impl(const ops_tensor *self)
 {
+    const char *op = "t";
     if (self->ndim > 2)
         return ops_fail_null(OPS_ERR_SHAPE, "t: t() expects a tensor with <= 2 dimensions, but self is %dD",
                              self->ndim);
     if (self->ndim < 2)
-        return alias(self);
+        return alias(op, self);
     return transpose_impl(self, 0, 1);
 }
 
@@ -318,7 +324,11 @@ expand_common(const char *op, const ops_tensor *self, ops_int_list size)
     for (int i = n - 1; i >= 0; i--) {
         const int dim = nd - 1 - (n - 1 - i);
         int64_t sz = dim >= 0 ? self->sizes[dim] : 1;
-        int64_t st = dim >= 0 ? self->strides[dim] : (i + 1 < n ? sizes[i + 1] * strides[i + 1] : 1);
+        int64_t st = 1;
+        if (dim >= 0)
+            st = self->strides[dim];
+        else if (i + 1 < n && ops_mul_overflow_i64(sizes[i + 1], strides[i + 1], &st))
+            st = 0; /* a new leading dim's stride only matters once expanded, where it is 0 */
         int64_t target = size.data[i];
         if (target == -1) {
             if (dim < 0)
@@ -347,7 +357,7 @@ expand_common(const char *op, const ops_tensor *self, ops_int_list size)
         sizes[i] = sz;
         strides[i] = st;
     }
-    return make_view(self, n, sizes, strides, self->offset);
+    return make_view(op, self, n, sizes, strides, self->offset);
 }
 
 ops_tensor *
@@ -396,8 +406,16 @@ slice_common(const char *op, const ops_tensor *self, int64_t dim, const int64_t 
     memcpy(strides, self->strides, (size_t)self->ndim * sizeof(int64_t));
     const int64_t len = e - s;
     sizes[dim] = len / step + (len % step != 0);
-    strides[dim] = self->strides[dim] * step;
-    return make_view(self, self->ndim, sizes, strides, self->offset + s * self->strides[dim]);
+    /* A step past the end leaves one element, whose stride is never used: keep the old
+     * one rather than a product that does not fit. */
+    if (ops_mul_overflow_i64(self->strides[dim], step, &strides[dim]))
+        strides[dim] = self->strides[dim];
+    int64_t offset;
+    if (ops_mul_overflow_i64(s, self->strides[dim], &offset) || ops_add_overflow_i64(offset, self->offset, &offset))
+        return ops_fail_null(OPS_ERR_VALUE,
+                             "%s: the start %" PRId64 " at stride %" PRId64 " is beyond what int64 can address", op,
+                             s, self->strides[dim]);
+    return make_view(op, self, self->ndim, sizes, strides, offset);
 }
 
 ops_tensor *
@@ -432,7 +450,7 @@ select_impl(const ops_tensor *self, int64_t dim, int64_t index)
         strides[k] = self->strides[i];
         k++;
     }
-    return make_view(self, k, sizes, strides, self->offset + index * self->strides[dim]);
+    return make_view(op, self, k, sizes, strides, self->offset + index * self->strides[dim]);
 }
 
 ops_tensor *
@@ -469,6 +487,7 @@ narrow_impl(const ops_tensor *self, int64_t dim, int64_t start, int64_t length)
 static ops_tensor *
 squeeze_flagged(const ops_tensor *self, const bool *flag)
 {
+    const char *op = "squeeze";
     int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < self->ndim; i++) {
@@ -478,7 +497,7 @@ squeeze_flagged(const ops_tensor *self, const bool *flag)
         strides[k] = self->strides[i];
         k++;
     }
-    return make_view(self, k, sizes, strides, self->offset);
+    return make_view(op, self, k, sizes, strides, self->offset);
 }
 
 ops_tensor *
@@ -534,7 +553,9 @@ unsqueeze_impl(const ops_tensor *self, int64_t dim)
     for (int i = 0; i <= self->ndim; i++) {
         if (i == dim) {
             sizes[k] = 1;
-            strides[k] = dim >= self->ndim ? 1 : self->sizes[dim] * self->strides[dim];
+            /* the stride of a size-1 dim is never used: any value that fits will do */
+            if (dim >= self->ndim || ops_mul_overflow_i64(self->sizes[dim], self->strides[dim], &strides[k]))
+                strides[k] = 1;
             k++;
         }
         if (i < self->ndim) {
@@ -543,7 +564,7 @@ unsqueeze_impl(const ops_tensor *self, int64_t dim)
             k++;
         }
     }
-    return make_view(self, k, sizes, strides, self->offset);
+    return make_view(op, self, k, sizes, strides, self->offset);
 }
 
 /* ---- flatten, unflatten ---------------------------------------------------------- */
@@ -561,7 +582,7 @@ flatten_impl(const ops_tensor *self, int64_t start_dim, int64_t end_dim)
         return ops_fail_null(OPS_ERR_VALUE,
                              "flatten: flatten() has invalid args: start_dim cannot come after end_dim");
     if (start_dim == end_dim)
-        return alias(self);
+        return alias(op, self);
     int64_t shape[OPS_MAX_DIMS];
     int k = 0;
     for (int i = 0; i < start_dim; i++)
@@ -604,7 +625,7 @@ unflatten_impl(const ops_tensor *self, int64_t dim, ops_int_list sizes)
             if (sizes.data[i] < 0)
                 return ops_fail_null(OPS_ERR_VALUE, "unflatten: invalid shape dimension %" PRId64,
                                      sizes.data[i]);
-            overflow |= __builtin_mul_overflow(prod, sizes.data[i], &prod);
+            overflow |= ops_mul_overflow_i64(prod, sizes.data[i], &prod);
             split[i] = sizes.data[i];
         }
         if (overflow || prod != n)
@@ -624,7 +645,7 @@ unflatten_impl(const ops_tensor *self, int64_t dim, ops_int_list sizes)
     /* Splitting one dim never crosses a chunk, so this cannot fail; checked anyway. */
     if (!compute_stride(self->ndim, self->sizes, self->strides, k, shape, strides))
         return ops_fail_null(OPS_ERR_SHAPE, "unflatten: the new shape cannot view the input");
-    return make_view(self, k, shape, strides, self->offset);
+    return make_view(op, self, k, shape, strides, self->offset);
 }
 
 /* ---- diagonal, unfold, as_strided ------------------------------------------------- */
@@ -667,9 +688,10 @@ diagonal_impl(const ops_tensor *self, int64_t offset, int64_t dim1, int64_t dim2
         k++;
     }
     sizes[k] = diag;
-    strides[k] = self->strides[dim1] + self->strides[dim2];
+    if (ops_add_overflow_i64(self->strides[dim1], self->strides[dim2], &strides[k]))
+        strides[k] = 1; /* only possible when diag <= 1 (else the input's extent would overflow) */
     k++;
-    return make_view(self, k, sizes, strides, storage_offset);
+    return make_view(op, self, k, sizes, strides, storage_offset);
 }
 
 ops_tensor *
@@ -697,9 +719,11 @@ unfold_impl(const ops_tensor *self, int64_t dimension, int64_t size, int64_t ste
     strides[self->ndim] = self->ndim == 0 ? 1 : self->strides[dimension];
     if (self->ndim > 0) {
         sizes[dimension] = (self->sizes[dimension] - size) / step + 1;
-        strides[dimension] = step * self->strides[dimension];
+        /* a step past the end leaves one window, whose stride is never used */
+        if (ops_mul_overflow_i64(step, self->strides[dimension], &strides[dimension]))
+            strides[dimension] = self->strides[dimension];
     }
-    return make_view(self, self->ndim + 1, sizes, strides, self->offset);
+    return make_view(op, self, self->ndim + 1, sizes, strides, self->offset);
 }
 
 ops_tensor *
@@ -738,11 +762,11 @@ as_strided_impl(const ops_tensor *self, ops_int_list size, ops_int_list stride, 
         bool overflow = false;
         for (int i = 0; i < nd; i++) {
             int64_t span;
-            overflow |= __builtin_mul_overflow(size.data[i] - 1, stride.data[i], &span);
-            overflow |= __builtin_add_overflow(extent, span, &extent);
+            overflow |= ops_mul_overflow_i64(size.data[i] - 1, stride.data[i], &span);
+            overflow |= ops_add_overflow_i64(extent, span, &extent);
         }
-        overflow |= __builtin_add_overflow(extent, off, &need);
-        overflow |= __builtin_mul_overflow(need, item, &need);
+        overflow |= ops_add_overflow_i64(extent, off, &need);
+        overflow |= ops_mul_overflow_i64(need, item, &need);
         if (overflow || (uint64_t)need > self->storage->nbytes)
             return ops_fail_null(OPS_ERR_VALUE,
                                  "as_strided: setStorage: sizes %s, strides %s, storage offset %" PRId64
@@ -751,5 +775,5 @@ as_strided_impl(const ops_tensor *self, ops_int_list size, ops_int_list stride, 
                                  list_str(size, sbuf, sizeof sbuf), list_str(stride, tbuf, sizeof tbuf), off,
                                  item, overflow ? INT64_MAX : need, self->storage->nbytes);
     }
-    return make_view(self, nd, size.data, stride.data, off);
+    return make_view(op, self, nd, size.data, stride.data, off);
 }

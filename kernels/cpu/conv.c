@@ -23,6 +23,7 @@
  * (kernels/linalg_common.h): ops_conv_lists/_mode/_transpose take the backend's
  * runner, conv_run here. */
 #include <cblas.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <string.h>
 
@@ -131,14 +132,21 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
         isp[OPS_CONV_MAX_SP - nsp + i] = input->sizes[cdim + 1 + i];
         ksp[OPS_CONV_MAX_SP - nsp + i] = ws[2 + i];
     }
-    int64_t out_c;
+    int64_t out_c, in_c_expected;
+    /* sizes from the arguments (padding, dilation, stride, groups) can leave int64:
+     * every step below is checked, and one that does not fit is the error here */
+    if (ops_mul_overflow_i64(ws[1], groups, &in_c_expected))
+        return ops_fail(OPS_ERR_VALUE, "%s: groups=%lld times the weight's %lld channels does not fit int64", op,
+                        (long long)groups, (long long)ws[1]);
+    bool ovf = false;
+    int64_t t;
     if (!g->transposed) {
-        if (in_c != ws[1] * groups)
+        if (in_c != in_c_expected)
             return ops_fail(OPS_ERR_SHAPE,
                             "%s: Given groups=%lld, weight of size %s, expected input%s to have %lld channels, but got "
                             "%lld channels instead",
                             op, (long long)groups, ops_shape_str(weight->ndim, ws, b1, sizeof b1),
-                            batched_shape(input, batched, b2, sizeof b2), (long long)(ws[1] * groups),
+                            batched_shape(input, batched, b2, sizeof b2), (long long)in_c_expected,
                             (long long)in_c);
         out_c = ws[0];
         if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != ws[0])) {
@@ -152,10 +160,13 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
         bool fits = true;
         int64_t padded[OPS_CONV_MAX_SP], kern[OPS_CONV_MAX_SP];
         for (int i = 0; i < nsp; i++) {
-            padded[i] = input->sizes[cdim + 1 + i] + pad_lo[i] + pad_hi[i];
-            kern[i] = dil[i] * (ws[2 + i] - 1) + 1;
+            ovf |= ops_add_overflow_i64(input->sizes[cdim + 1 + i], pad_lo[i], &t) ||
+                   ops_add_overflow_i64(t, pad_hi[i], &padded[i]);
+            ovf |= ops_mul_overflow_i64(dil[i], ws[2 + i] - 1, &t) || ops_add_overflow_i64(t, 1, &kern[i]);
             fits = fits && padded[i] >= kern[i];
         }
+        if (ovf)
+            return ops_fail(OPS_ERR_VALUE, "%s: the padded input or the dilated kernel size does not fit int64", op);
         if (!fits) {
             if (nsp == 1)
                 return ops_fail(OPS_ERR_SHAPE,
@@ -174,7 +185,7 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
                             "got %lld channels instead",
                             op, ops_shape_str(weight->ndim, ws, b1, sizeof b1),
                             batched_shape(input, batched, b2, sizeof b2), (long long)ws[0], (long long)in_c);
-        out_c = ws[1] * groups;
+        out_c = in_c_expected;
         if (bias != NULL && (bias->ndim != 1 || bias->sizes[0] != out_c)) {
             char b3[OPS_SHAPE_STR_LEN];
             return ops_fail(OPS_ERR_SHAPE,
@@ -224,11 +235,23 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
     g->pt = lo2[0], g->pb = hi2[0], g->pl = lo2[1], g->pr = hi2[1];
     int64_t osp[2];
     for (int i = 0; i < 2; i++) {
-        if (!g->transposed)
-            osp[i] = (isp[i] + lo2[i] + hi2[i] - dl2[i] * (ksp[i] - 1) - 1) / st2[i] + 1;
-        else
-            osp[i] = (isp[i] - 1) * st2[i] - lo2[i] - hi2[i] + dl2[i] * (ksp[i] - 1) + op2[i] + 1;
+        int64_t span; /* of the dilated kernel, less one: fits (checked above for conv) */
+        ovf |= ops_mul_overflow_i64(dl2[i], ksp[i] - 1, &span);
+        if (!g->transposed) {
+            /* padded >= kernel was checked: no step here can leave int64 */
+            osp[i] = (isp[i] + lo2[i] + hi2[i] - span - 1) / st2[i] + 1;
+        } else {
+            ovf |= ops_mul_overflow_i64(isp[i] - 1, st2[i], &t) || ops_sub_overflow_i64(t, lo2[i], &t) ||
+                   ops_sub_overflow_i64(t, hi2[i], &t) || ops_add_overflow_i64(t, span, &t) ||
+                   ops_add_overflow_i64(t, op2[i], &t) || ops_add_overflow_i64(t, 1, &osp[i]);
+        }
     }
+    if (ovf)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: the output size for input %lld x %lld, stride %lld x %lld, padding %lld x %lld and "
+                        "dilation %lld x %lld does not fit int64",
+                        op, (long long)isp[0], (long long)isp[1], (long long)st2[0], (long long)st2[1],
+                        (long long)lo2[0], (long long)lo2[1], (long long)dl2[0], (long long)dl2[1]);
     g->oh = osp[0];
     g->ow = osp[1];
     if (g->transposed && (g->oh <= 0 || g->ow <= 0)) {
@@ -468,7 +491,10 @@ conv_run(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, co
     if (g->nsp == 2)
         rs[rnd++] = g->oh;
     rs[rnd++] = g->ow;
-    const int64_t onumel = g->n * g->cout * ohw;
+    int64_t onumel, nw, ncol, nx;
+    if (ops_mul3_overflow_i64(g->n, g->cout, ohw, &onumel))
+        return ops_fail(OPS_ERR_VALUE, "%s: the output of %" PRId64 " x %" PRId64 " x %" PRId64
+                        " elements does not fit int64", op, g->n, g->cout, ohw);
     const bool empty = onumel == 0;
     const bool direct = g->dt == g->ct; /* the BLAS writes the result itself */
     /* a 1x1 kernel over an input whose planes are contiguous needs no im2col */
@@ -480,25 +506,26 @@ conv_run(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, co
         /* weights, contiguous in ct: [Cout, Cin/g, kh, kw] or [Cin, Cout/g, kh, kw] */
         int64_t wsz[4], wst[4];
         ops_conv_as4(weight, g->nsp, wsz, wst);
-        if ((wbuf = ops_host_malloc((size_t)ops_shape_numel(4, wsz) * csz + 1)) == NULL)
+        if (ops_numel_overflow(4, wsz, &nw) || (wbuf = ops_host_malloc_array(nw, csz)) == NULL)
             goto oom;
         pack4(g->dt, wbuf, (const char *)ops_tensor_data_ptr(weight), wsz, wst);
         if (bias != NULL) {
             int64_t bsz[4] = {1, 1, 1, bias->sizes[0]}, bst[4] = {0, 0, 0, bias->strides[0]};
-            if ((bbuf = ops_host_malloc((size_t)bias->sizes[0] * csz + 1)) == NULL)
+            if ((bbuf = ops_host_malloc_array(bias->sizes[0], csz)) == NULL)
                 goto oom;
             pack4(g->dt, bbuf, (const char *)ops_tensor_data_ptr(bias), bsz, bst);
         }
         if (!g->transposed) {
-            if (!pointwise && (col = ops_host_malloc((size_t)(cig * kk * ohw) * csz + 1)) == NULL)
+            if (!pointwise && (ops_mul3_overflow_i64(cig, kk, ohw, &ncol) ||
+                               (col = ops_host_malloc_array(ncol, csz)) == NULL))
                 goto oom;
         } else {
             /* the input, contiguous in ct, and the columns of one image and group */
-            if ((xbuf = ops_host_malloc((size_t)(g->n * g->cin * ihw) * csz + 1)) == NULL ||
-                (col = ops_host_malloc((size_t)(cog * kk * ihw) * csz + 1)) == NULL)
+            if (ops_mul3_overflow_i64(g->n, g->cin, ihw, &nx) || ops_mul3_overflow_i64(cog, kk, ihw, &ncol) ||
+                (xbuf = ops_host_malloc_array(nx, csz)) == NULL || (col = ops_host_malloc_array(ncol, csz)) == NULL)
                 goto oom;
         }
-        if (!direct && (obuf = ops_host_malloc((size_t)onumel * csz)) == NULL)
+        if (!direct && (obuf = ops_host_malloc_array(onumel, csz)) == NULL)
             goto oom;
     }
     if ((res = ops_tensor_new(op, rnd, rs, NULL, g->dt, OPS_DEVICE_CPU)) == NULL) {

@@ -279,7 +279,7 @@ scatter_compute(const char *op, const ops_tensor *self, int64_t dim, const ops_t
         goto fail;
     const int64_t numel = ops_tensor_numel(self);
     if (red == SC_MEAN && numel > 0) {
-        count = ops_host_malloc((size_t)numel * sizeof(int64_t));
+        count = ops_host_malloc_array(numel, sizeof(int64_t));
         if (count == NULL) {
             ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
             goto fail;

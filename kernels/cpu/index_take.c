@@ -225,7 +225,8 @@ read_repeats(const char *op, const ops_tensor *repeats, int64_t *reps, const int
         if (v < 0)
             return ops_fail(OPS_ERR_VALUE, "%s: repeats can not be negative", op);
         reps[i] = v;
-        sum += v;
+        if (ops_add_overflow_i64(sum, v, &sum))
+            return ops_fail(OPS_ERR_VALUE, "%s: the sum of repeats does not fit int64", op);
     }
     if (output_size != NULL && *output_size != sum)
         return ops_fail(OPS_ERR_VALUE,
@@ -256,8 +257,8 @@ idx_repeat_tensor_counts(const char *op, const ops_tensor *repeats, const int64_
     if (check_repeats_dtype(op, repeats) != OPS_OK)
         return ops_last_status();
     const int64_t n = repeats->sizes[0];
-    if ((*reps = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t))) == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+    if ((*reps = ops_host_malloc_array(n > 0 ? n : 1, sizeof(int64_t))) == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory (a list of %" PRId64 " repeats)", op, n);
     const ops_status st = read_repeats(op, repeats, *reps, output_size, total);
     if (st != OPS_OK) {
         ops_host_free(*reps);
@@ -329,9 +330,9 @@ idx_repeat_counts(const char *op, const ops_tensor *self, const ops_tensor *repe
                         "%s: repeats must have the same size as input along dim, but got repeats.size(0) = %" PRId64
                         " and input.size(%" PRId64 ") = %" PRId64,
                         op, repeats->sizes[0], dim < 0 ? 0 : dim, size);
-    reps = ops_host_malloc((size_t)(size > 0 ? size : 1) * sizeof(int64_t));
+    reps = ops_host_malloc_array(size > 0 ? size : 1, sizeof(int64_t));
     if (reps == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory (a list of %" PRId64 " repeats)", op, size);
     int64_t total = 0;
     if (!same) {
         if (read_repeats(op, repeats, reps, NULL, &total) != OPS_OK)
@@ -344,9 +345,12 @@ idx_repeat_counts(const char *op, const ops_tensor *self, const ops_tensor *repe
             ops_fail(OPS_ERR_VALUE, "%s: repeats can not be negative", op);
             goto fail;
         }
+        if (ops_mul_overflow_i64(v, size, &total)) {
+            ops_fail(OPS_ERR_VALUE, "%s: %" PRId64 " repeats of %" PRId64 " slices do not fit int64", op, v, size);
+            goto fail;
+        }
         for (int64_t i = 0; i < size; i++)
             reps[i] = v;
-        total = v * size;
     }
     if (output_size != NULL && *output_size != total) {
         ops_fail(OPS_ERR_VALUE,

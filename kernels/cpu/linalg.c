@@ -450,11 +450,12 @@ gemm_exec(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const 
     if (st != OPS_OK)
         return st;
 
-    if (p.pack_a && !(pack_a = ops_host_malloc((size_t)(g->nbatch * g->m * g->k) * isz)))
+    int64_t na, nb, nc;
+    if (p.pack_a && (ops_mul3_overflow_i64(g->nbatch, g->m, g->k, &na) || !(pack_a = ops_host_malloc_array(na, isz))))
         goto oom;
-    if (p.pack_b && !(pack_b = ops_host_malloc((size_t)(g->nbatch * g->k * g->n) * isz)))
+    if (p.pack_b && (ops_mul3_overflow_i64(g->nbatch, g->k, g->n, &nb) || !(pack_b = ops_host_malloc_array(nb, isz))))
         goto oom;
-    if (p.tmp_c && !(tmp_c = ops_host_malloc((size_t)(p.nbc * g->m * g->n) * isz)))
+    if (p.tmp_c && (ops_mul3_overflow_i64(p.nbc, g->m, g->n, &nc) || !(tmp_c = ops_host_malloc_array(nc, isz))))
         goto oom;
     if (out == NULL) {
         if ((fresh = ops_tensor_new(op, rnd, rsz, NULL, g->dt, OPS_DEVICE_CPU)) == NULL) {

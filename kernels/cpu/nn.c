@@ -20,6 +20,7 @@
  * The drivers are device-generic (kernels/nn_common.h): on CUDA tensors the gather
  * tables and interpolation tables are still computed here and uploaded, and the
  * loops are kernels/cuda/nn.cu's; one_hot reads its range back from a kernel. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -114,9 +115,10 @@ static ops_tensor *
 nn_gather_alloc(nn_gather *g, int64_t **block)
 {
     int64_t total = 0;
+    bool overflow = false;
     for (int d = 0; d < g->ndim; d++)
-        total += g->sizes[d];
-    *block = ops_host_malloc((size_t)(total > 0 ? total : 1) * sizeof(int64_t));
+        overflow |= ops_add_overflow_i64(total, g->sizes[d], &total);
+    *block = overflow ? NULL : ops_host_malloc_array(total > 0 ? total : 1, sizeof(int64_t));
     if (*block == NULL)
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (index tables)", g->op);
     int64_t *p = *block;
@@ -184,7 +186,10 @@ one_hot_cpu(const ops_tensor *self, int64_t num_classes)
         goto done;
     }
     if (num_classes == -1) {
-        num_classes = hi + 1;
+        if (ops_add_overflow_i64(hi, 1, &num_classes)) {
+            ops_fail(OPS_ERR_VALUE, "one_hot: the largest class value %" PRId64 " leaves no count of classes", hi);
+            goto done;
+        }
     } else if (!(num_classes > hi)) {
         ops_fail(OPS_ERR_VALUE, "one_hot: Class values must be smaller than num_classes.");
         goto done;
@@ -251,7 +256,8 @@ pad_check_nonconstant(const ops_tensor *self, const int64_t *pad, int k, pad_mod
             const int64_t size = self->sizes[nd - 1 - i], l = pad[2 * i], r = pad[2 * i + 1];
             if (!(l <= size && r <= size))
                 return ops_fail(OPS_ERR_VALUE, "pad: Padding value causes wrapping around more than once.");
-            if (size + l + r < 0)
+            int64_t padded;
+            if (ops_add_overflow_i64(size, l, &padded) || ops_add_overflow_i64(padded, r, &padded) || padded < 0)
                 return ops_fail(OPS_ERR_VALUE, "pad: Negative padding value is resulting in an empty dimension");
         }
         return OPS_OK;
@@ -334,7 +340,12 @@ pad_cpu(const ops_tensor *self, ops_int_list pad, const char *mode, const double
     memcpy(g.sizes, self->sizes, (size_t)nd * sizeof(int64_t));
     for (int i = 0; i < k; i++) {
         const int d = nd - 1 - i;
-        g.sizes[d] = self->sizes[d] + pad.data[2 * i] + pad.data[2 * i + 1];
+        if (ops_add_overflow_i64(self->sizes[d], pad.data[2 * i], &g.sizes[d]) ||
+            ops_add_overflow_i64(g.sizes[d], pad.data[2 * i + 1], &g.sizes[d]))
+            return ops_fail_null(OPS_ERR_VALUE,
+                                 "pad: the input size %" PRId64 " plus padding %" PRId64 " and %" PRId64
+                                 " does not fit int64",
+                                 self->sizes[d], pad.data[2 * i], pad.data[2 * i + 1]);
     }
     if (m == PAD_CONSTANT) {
         for (int i = 0; i < k; i++) {
@@ -604,8 +615,10 @@ upsample_linear_impl(const char *op, const ops_tensor *self, ops_int_list output
     const int64_t ih = k == 2 ? self->sizes[2] : 1, iw = self->sizes[k + 1];
     const int64_t oh = k == 2 ? output_size.data[0] : 1, ow = output_size.data[k - 1];
     const int64_t sizes[4] = {nb, nc, k == 2 ? oh : ow, ow};
-    int64_t *ibuf = ops_host_malloc((size_t)(2 * (oh + ow)) * sizeof(int64_t));
-    double *wbuf = ops_host_malloc((size_t)(2 * (oh + ow)) * sizeof(double));
+    int64_t nt; /* entries of the tables: 2 * (oh + ow), from the caller's output_size */
+    const bool overflow = ops_add_overflow_i64(oh, ow, &nt) || ops_mul_overflow_i64(nt, 2, &nt);
+    int64_t *ibuf = overflow ? NULL : ops_host_malloc_array(nt, sizeof(int64_t));
+    double *wbuf = overflow ? NULL : ops_host_malloc_array(nt, sizeof(double));
     ops_tensor *r = NULL;
     if (ibuf == NULL || wbuf == NULL) {
         ops_fail(OPS_ERR_OOM, "%s: out of memory (index tables)", op);

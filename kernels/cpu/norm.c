@@ -458,7 +458,7 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
         }
     }
     /* mean, m2 (sum of squared deviations), invstd, new running mean and var */
-    if ((stats = ops_host_malloc((size_t)(C > 0 ? C : 1) * 5 * sizeof(double))) == NULL) {
+    if ((stats = ops_host_malloc_array(C > 0 ? C : 1, 5 * sizeof(double))) == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         goto done;
     }

@@ -643,8 +643,8 @@ adaptive_setup(pool_geom *g, const ops_tensor *self, ops_int_list output_size, b
     g->oh = output_size.data[0];
     g->ow = output_size.data[1];
     /* the grain estimate reads kh * kw: the largest window */
-    g->kh = g->oh > 0 ? (g->ih + g->oh - 1) / g->oh + 1 : 1;
-    g->kw = g->ow > 0 ? (g->iw + g->ow - 1) / g->ow + 1 : 1;
+    g->kh = g->oh > 0 ? ops_ceil_div_i64(g->ih, g->oh) + 1 : 1;
+    g->kw = g->ow > 0 ? ops_ceil_div_i64(g->iw, g->ow) + 1 : 1;
     return pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT);
 }
 

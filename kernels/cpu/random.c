@@ -556,7 +556,7 @@ random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device
         }
         return t;
     }
-    int64_t *perm = dtype == OPS_INT64 ? ops_tensor_data_ptr(t) : ops_host_malloc((size_t)(n > 0 ? n : 1) * 8);
+    int64_t *perm = dtype == OPS_INT64 ? ops_tensor_data_ptr(t) : ops_host_malloc_array(n > 0 ? n : 1, 8);
     if (perm == NULL) {
         ops_tensor_release(t);
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory", op);
@@ -868,7 +868,7 @@ random_multinomial(const ops_tensor *self, int64_t num_samples, bool replacement
         st = no_cuda(op);
 #endif
     } else if (st == OPS_OK) {
-        work = ops_host_malloc((size_t)(ncat > 0 ? ncat : 1) * sizeof(keyed));
+        work = ops_host_malloc_array(ncat > 0 ? ncat : 1, sizeof(keyed));
         st = work != NULL ? OPS_OK : ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
     }
     if (st == OPS_OK) {

@@ -24,6 +24,7 @@
  * dtype rules, error messages and out= handling are one code; for a tensor on a CUDA
  * device the element loops are kernels/cuda's (ops_reduce_common.h), and the final
  * out= write is a device copy. */
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -122,9 +123,15 @@ red_plan_offsets(const char *op, red_plan *p, const ops_tensor *t, const bool *m
             rst[nr++] = t->strides[d];
         }
     const int64_t n = p->nro > 0 ? p->nro : 1;
-    p->roff = ops_host_malloc((size_t)n * sizeof(int64_t));
+    /* One offset per run: a huge zero-stride view has more runs than memory can list. */
+    size_t bytes;
+    const bool too_large = ops_nbytes_overflow(n, sizeof(int64_t), &bytes);
+    p->roff = too_large ? NULL : ops_host_malloc(bytes);
     if (p->roff == NULL) {
-        ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        char buf[OPS_SHAPE_STR_LEN];
+        ops_fail(OPS_ERR_OOM, "%s: %s: reducing a tensor of sizes %s needs a plan of %" PRId64 " offsets", op,
+                 too_large ? "too large to allocate" : "out of memory",
+                 ops_shape_str(t->ndim, t->sizes, buf, sizeof buf), n);
         return false;
     }
     int64_t idx[OPS_MAX_DIMS] = {0};
@@ -1200,8 +1207,9 @@ red_run_host(const char *op, red_kind kind, red_plan *p, const ops_tensor *src, 
         size_t rows = (size_t)red_outer_levels(p) + 1;
         if (kind == RED_AMINMAX && rows < 2)
             rows = 2; /* the minima and the maxima */
-        if ((ws = ops_host_malloc(rows * (size_t)p->nout * 8)) == NULL)
-            return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+        if ((ws = ops_host_malloc_array(p->nout, rows * 8)) == NULL)
+            return ops_fail(OPS_ERR_OOM, "%s: out of memory (a workspace of %zu rows of %" PRId64 " entries)", op,
+                            rows, p->nout);
     }
     char *const dst = (char *)ops_tensor_data_ptr(res);
     char *const dst2 = res2 != NULL ? (char *)ops_tensor_data_ptr(res2) : NULL;

@@ -134,7 +134,7 @@ cat_impl(const char *op, ops_tensor_list tensors, int64_t dim)
                                      ". Expected size %" PRId64 " but got size %" PRId64
                                      " for tensor number %" PRId64 " in the list.",
                                      op, dim, r0->sizes[d], t->sizes[d], i);
-        if (__builtin_add_overflow(sizes[dim], t->sizes[dim], &sizes[dim]))
+        if (ops_add_overflow_i64(sizes[dim], t->sizes[dim], &sizes[dim]))
             return ops_fail_null(OPS_ERR_SHAPE, "%s: the concatenated size of dimension %" PRId64 " overflows", op,
                                  dim);
     }
@@ -170,8 +170,8 @@ shape_cat(ops_tensor_list tensors, int64_t dim)
 static ops_status
 stack_batched(const char *op, ops_tensor *out, ops_tensor_list tensors, int64_t dim)
 {
-    ops_tensor *views = ops_host_malloc((size_t)tensors.len * sizeof *views);
-    const ops_tensor **ptrs = ops_host_malloc((size_t)tensors.len * sizeof *ptrs);
+    ops_tensor *views = ops_host_malloc_array(tensors.len, sizeof *views);
+    const ops_tensor **ptrs = ops_host_malloc_array(tensors.len, sizeof *ptrs);
     ops_status st;
     if (views == NULL || ptrs == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
@@ -253,8 +253,8 @@ hvstack_impl(const char *op, ops_tensor_list tensors, int min_nd, bool horizonta
 {
     if (tensors.len == 0)
         return ops_fail_null(OPS_ERR_VALUE, "%s: %s expects a non-empty TensorList", op, op);
-    ops_tensor *views = ops_host_malloc((size_t)tensors.len * sizeof *views);
-    const ops_tensor **ptrs = ops_host_malloc((size_t)tensors.len * sizeof *ptrs);
+    ops_tensor *views = ops_host_malloc_array(tensors.len, sizeof *views);
+    const ops_tensor **ptrs = ops_host_malloc_array(tensors.len, sizeof *ptrs);
     ops_tensor *r = NULL;
     if (views == NULL || ptrs == NULL) {
         ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
@@ -536,7 +536,7 @@ shape_repeat(const ops_tensor *self, ops_int_list repeats)
         if (repeats.data[d] < 0)
             return ops_fail_null(OPS_ERR_VALUE, "%s: Trying to create tensor with negative dimension %" PRId64 ": %s",
                                  op, repeats.data[d], ops_shape_str(n, repeats.data, b1, sizeof b1));
-        if (__builtin_mul_overflow(s, repeats.data[d], &sizes[d]))
+        if (ops_mul_overflow_i64(s, repeats.data[d], &sizes[d]))
             return ops_fail_null(OPS_ERR_VALUE, "%s: the result size overflows", op);
         /* the result seen as [r0, s0, r1, s1, ...]: self broadcast along each r */
         src_sz[2 * d] = repeats.data[d];

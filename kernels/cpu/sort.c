@@ -466,8 +466,7 @@ line_scratch(const char *op, const line_job *j, char **ws, int *nt)
     }
 #endif
     size_t bytes;
-    if (__builtin_mul_overflow((size_t)j->len, psz * 2, &bytes) ||
-        __builtin_mul_overflow(bytes, (size_t)*nt, &bytes))
+    if (ops_nbytes_overflow(j->len, psz * 2, &bytes) || ops_mul_overflow_size(bytes, (size_t)*nt, &bytes))
         return ops_fail(OPS_ERR_OOM, "%s: out of memory (scratch for %d lines of %" PRId64 " elements)", op, *nt,
                         j->len);
     if ((*ws = (char *)ops_host_malloc(bytes)) == NULL)
@@ -836,8 +835,8 @@ unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_
     if ((src = ops_contiguous(self)) == NULL)
         goto fail;
     if (n > 0) {
-        if ((a = (sort_p64 *)ops_host_malloc((size_t)n * sizeof *a)) == NULL ||
-            (!consecutive && (b = (sort_p64 *)ops_host_malloc((size_t)n * sizeof *b)) == NULL)) {
+        if ((a = (sort_p64 *)ops_host_malloc_array(n, sizeof *a)) == NULL ||
+            (!consecutive && (b = (sort_p64 *)ops_host_malloc_array(n, sizeof *b)) == NULL)) {
             st = ops_fail(OPS_ERR_OOM, "%s: out of memory (scratch for %" PRId64 " elements)", op, n);
             goto done;
         }
@@ -921,7 +920,7 @@ unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool
     }
     if ((src = ops_contiguous(self)) == NULL)
         goto fail;
-    if ((first = (int64_t *)ops_host_malloc((size_t)(len > 0 ? len : 1) * sizeof *first)) == NULL) {
+    if ((first = (int64_t *)ops_host_malloc_array(len > 0 ? len : 1, sizeof *first)) == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         goto done;
     }
@@ -1036,9 +1035,9 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
     const int64_t width = outer * inner;
     if ((src = ops_contiguous(self)) == NULL)
         goto fail;
-    if ((keys = (uint64_t *)ops_host_malloc((size_t)numel * sizeof *keys)) == NULL ||
-        (ord = (int64_t *)ops_host_malloc((size_t)len * sizeof *ord)) == NULL ||
-        (first = (int64_t *)ops_host_malloc((size_t)len * sizeof *first)) == NULL) {
+    if ((keys = (uint64_t *)ops_host_malloc_array(numel, sizeof *keys)) == NULL ||
+        (ord = (int64_t *)ops_host_malloc_array(len, sizeof *ord)) == NULL ||
+        (first = (int64_t *)ops_host_malloc_array(len, sizeof *first)) == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory (scratch for %" PRId64 " elements)", op, numel);
         goto done;
     }

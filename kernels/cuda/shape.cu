@@ -85,7 +85,7 @@ ops_cuda_cat_pieces(const char *op, ops_tensor *out, int64_t n, const ops_tensor
         return OPS_OK;
     /* out has elements, so an empty piece is a legacy [0] tensor or 0 long at dim:
      * it adds nothing */
-    cat_piece *host = (cat_piece *)ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *host);
+    cat_piece *host = (cat_piece *)ops_host_malloc_array(n > 0 ? n : 1, sizeof *host);
     if (host == nullptr)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
     int64_t np = 0, at = 0, max_numel = 0;
