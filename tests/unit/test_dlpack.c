@@ -741,7 +741,9 @@ START_TEST(test_mask_bytes_written_after_import)
     p.bytes[1] = 2;
     p.bytes[3] = 255;
     p.bytes[5] = 64; /* now true at 1, 2, 3, 4, 5 */
-    ops_tensor *x = ops_view(ops_arange(OPS_SCALAR_INT(6), OPS_FLOAT32, OPS_DEVICE_CPU), OPS_INTS(2, 3));
+    ops_tensor *flat = ops_arange(OPS_SCALAR_INT(6), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *x = ops_view(flat, OPS_INTS(2, 3));
+    ops_tensor_release(flat);
     ops_tensor *zero = ops_zeros(OPS_INTS(2, 3), OPS_FLOAT32, OPS_DEVICE_CPU);
     ck_assert_ptr_nonnull(x);
     ck_assert_ptr_nonnull(zero);
