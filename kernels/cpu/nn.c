@@ -711,11 +711,27 @@ pixel_shuffle_impl(const char *op, const ops_tensor *self, int64_t f, bool up)
     if (f <= 0)
         return ops_fail_null(OPS_ERR_VALUE, "%s: %s expects a positive %s, but got %lld", op, op, what, (long long)f);
     const int64_t c = self->sizes[nd - 3], h = self->sizes[nd - 2], w = self->sizes[nd - 1];
-    if (up && c % (f * f) != 0)
+    const int64_t sc = self->strides[nd - 3], sh = self->strides[nd - 2], sw = self->strides[nd - 1];
+    /* f * f, the result's sizes and the view's strides below must all fit int64 */
+    int64_t ff, scratch;
+    bool big = ops_mul_overflow_i64(f, f, &ff);
+    if (up)
+        big = big || ops_mul_overflow_i64(h, f, &scratch) || ops_mul_overflow_i64(w, f, &scratch) ||
+              ops_mul_overflow_i64(sc, ff, &scratch);
+    else
+        big = big || ops_mul_overflow_i64(c, ff, &scratch) || ops_mul_overflow_i64(sh, f, &scratch) ||
+              ops_mul_overflow_i64(sw, f, &scratch);
+    if (big) {
+        char b1[OPS_SHAPE_STR_LEN];
+        return ops_fail_null(OPS_ERR_VALUE, "%s: %s %lld is too large for an input of sizes %s: the result's "
+                             "sizes or strides would not fit in int64", op, what, (long long)f,
+                             ops_shape_str(nd, self->sizes, b1, sizeof b1));
+    }
+    if (up && c % ff != 0)
         return ops_fail_null(OPS_ERR_SHAPE,
                              "%s: pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
                              "of upscale_factor, but input.size(-3)=%lld is not divisible by %lld",
-                             op, (long long)c, (long long)(f * f));
+                             op, (long long)c, (long long)ff);
     if (!up && h % f != 0)
         return ops_fail_null(OPS_ERR_SHAPE,
                              "%s: pixel_unshuffle expects height to be divisible by downscale_factor, but "
@@ -733,12 +749,11 @@ pixel_shuffle_impl(const char *op, const ops_tensor *self, int64_t f, bool up)
     memcpy(vs, self->sizes, (size_t)lead * sizeof(int64_t));
     memcpy(vst, self->strides, (size_t)lead * sizeof(int64_t));
     memcpy(rs, self->sizes, (size_t)lead * sizeof(int64_t));
-    const int64_t sc = self->strides[nd - 3], sh = self->strides[nd - 2], sw = self->strides[nd - 1];
     int64_t *v = vs + lead, *t = vst + lead;
     if (up) {
         /* (C', r, r, H, W) -> (C', H, r, W, r) */
-        const int64_t oc = c / (f * f);
-        v[0] = oc, t[0] = sc * f * f;
+        const int64_t oc = c / ff;
+        v[0] = oc, t[0] = sc * ff;
         v[1] = h, t[1] = sh;
         v[2] = f, t[2] = sc * f;
         v[3] = w, t[3] = sw;
@@ -752,7 +767,7 @@ pixel_shuffle_impl(const char *op, const ops_tensor *self, int64_t f, bool up)
         v[2] = f, t[2] = sw;
         v[3] = oh, t[3] = sh * f;
         v[4] = ow, t[4] = sw * f;
-        rs[lead] = c * f * f, rs[lead + 1] = oh, rs[lead + 2] = ow;
+        rs[lead] = c * ff, rs[lead + 1] = oh, rs[lead + 2] = ow;
     }
     /* copied into a fresh row-major tensor of the view's shape, then viewed with the
      * result's sizes (a view of that fresh tensor, never of self) */

@@ -90,6 +90,16 @@ class TestArgumentSizes(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "repeat_interleave: .*do not fit int64"):
             L.repeat_interleave(L.ones(4), 2**62)
 
+    def test_pixel_shuffle_factor(self):
+        # f * f wrapped to 0: a division by zero before the fix (found by the fuzzer)
+        for f in (2**32, 2**61, 2**62):
+            with self.subTest(f=f):
+                with self.assertRaisesRegex(Exception, "pixel_shuffle: upscale_factor .* too large"):
+                    L.pixel_shuffle(L.ones(3, 1, 3), f)
+                with self.assertRaisesRegex(Exception, "pixel_unshuffle: downscale_factor .* too large"):
+                    L.pixel_unshuffle(L.ones(0, 0, 0), f)
+        self.assertEqual(L.pixel_shuffle(L.ones(1, 4, 2, 3), 2).shape, (1, 1, 4, 6))
+
 
 if __name__ == "__main__":
     unittest.main()
