@@ -27,7 +27,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda gpu-check gpu-check-selftest deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -175,6 +175,11 @@ fuzz-seeded: $(SANBUILD)/build.ninja
 GPU_CHECK_SUMMARY ?=
 gpu-check:
 	@GPU_CHECK_EMU_BUILD=$(EMUBUILD) bash .ci/gpu-check.sh $(GPU_CHECK_SUMMARY)
+
+# The Debian packages gpu-check needs and the GPU machine's image lacks, downloaded here
+# into .gpu-debs/ for the run tool to carry (docs/cuda.md "make gpu-check").
+gpu-bundle:
+	@bash .ci/gpu-bundle.sh
 
 # Its report parser against made-up outputs (under a second; part of make check).
 gpu-check-selftest:

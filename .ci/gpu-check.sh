@@ -25,7 +25,16 @@
 # 570 on a GPU, so a 600 s lease call always brings a summary back; 7200 emulated),
 # GPU_CHECK_JOBS (build jobs; default nproc), GPU_CHECK_BUDGET_SCALE (an integer every
 # step budget is multiplied by: the GPU sequence on a slow machine, e.g.
-# GPU_CHECK_MODE=gpu GPU_CHECK_BUDGET_SCALE=10 tries the nvcc build without a GPU).
+# GPU_CHECK_MODE=gpu GPU_CHECK_BUDGET_SCALE=10 tries the nvcc build without a GPU),
+# GPU_CHECK_PYTHON (the python3 to build and test with; default: the first of
+# /usr/bin/python3, python3 on PATH, /opt/torch/.venv/bin/python3 that has PyYAML,
+# Jinja2 and NumPy, preferring one with its C headers; with none that has headers the
+# Python module is not built and the python step is NOT-RUN, not a failure),
+# GPU_CHECK_BUNDLE=auto|use|only (the Debian packages of `make gpu-bundle` in
+# .gpu-debs/, unpacked with dpkg -x into GPU_CHECK_DEPS_PREFIX, default
+# /tmp/libops-deps, never into /: auto when something is missing, use always, only
+# always and with the system's pkg-config files hidden, which tries the bundle on a
+# machine that has everything).
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -95,9 +104,30 @@ rm -rf "$WORK"
 mkdir -p "$WORK/steps" "$WORK/logs"
 : >"$EXCERPTS"
 
-# The python3 meson builds with (meson.build names /usr/bin/python3), else any.
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(command -v python3 || echo python3)
+# The python3 to build with (meson -Dpython=): see GPU_CHECK_PYTHON above.  Sets PY
+# and PY_HEADERS (yes/no); PY stays a python3 that runs the report script in any case.
+py_ok() { "$1" -c 'import yaml, jinja2, numpy' 2>/dev/null; }
+py_headers() {
+    "$1" -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null
+}
+pick_python() {
+    local c first=""
+    if [ -n "${GPU_CHECK_PYTHON:-}" ]; then
+        set -- "$GPU_CHECK_PYTHON"
+    else
+        set -- /usr/bin/python3 "$(command -v python3 2>/dev/null)" /opt/torch/.venv/bin/python3
+    fi
+    for c in "$@"; do
+        [ -n "$c" ] && [ -x "$c" ] && py_ok "$c" || continue
+        if py_headers "$c"; then PY=$c; PY_HEADERS=yes; return 0; fi
+        [ -z "$first" ] && first=$c
+    done
+    PY_HEADERS=no
+    if [ -n "$first" ]; then PY=$first; return 0; fi
+    PY=$(command -v python3 || echo /usr/bin/python3)
+    return 1
+}
+pick_python
 REPORT="$ROOT/.ci/gpu-check-report.py"
 
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo "no git")
@@ -110,25 +140,36 @@ started=$(date -u '+%Y-%m-%d %H:%M UTC')
 STEP_NO=0
 RUNNING=""
 render() {
-    local total=$(($(date +%s) - T0)) failed=0 ran=0 f name result wall budget detail verdict
+    local total=$(($(date +%s) - T0)) failed=0 ran=0 notrun="" f name result wall budget detail verdict
     for f in "$WORK"/steps/*.rec; do
         [ -e "$f" ] || continue
         ran=$((ran + 1))
         IFS='|' read -r result _ <"$f"
-        [ "$result" = PASS ] || failed=$((failed + 1))
+        # NOT-RUN: a step this machine cannot run (the python step without Python
+        # headers), said plainly and not counted as a failure
+        if [ "$result" = NOT-RUN ]; then
+            name=$(basename "$f" .rec)
+            notrun="$notrun ${name#*-}"
+        else
+            [ "$result" = PASS ] || failed=$((failed + 1))
+        fi
     done
     if [ -n "$RUNNING" ]; then
         verdict="INCOMPLETE (running: $RUNNING; $failed of $ran steps so far failed)"
-    elif [ "$failed" -eq 0 ]; then
+    elif [ "$failed" -eq 0 ] && [ -z "$notrun" ]; then
         verdict="PASS (all $ran steps)"
+    elif [ "$failed" -eq 0 ]; then
+        verdict="PASS ($((ran - $(echo $notrun | wc -w))) of $ran steps; not run:$notrun)"
     else
-        verdict="FAIL ($failed of $ran steps failed)"
+        verdict="FAIL ($failed of $ran steps failed${notrun:+; not run:$notrun})"
     fi
     {
         echo "gpu-check: $verdict"
         echo "mode:    $MODE$([ "$MODE" = emu ] && echo ' (emulated device: not a GPU result)')"
         echo "device:  $device"
         echo "host:    $(nproc 2>/dev/null) cores; $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/nvcc \1/p' | head -n 1)${arch:+; built for sm_$arch only}"
+        echo "python:  $PY ($([ "$PY_HEADERS" = yes ] && echo 'with its headers' || echo 'no headers: no Python module'))"
+        [ -n "$BUNDLE_NOTE" ] && echo "deps:    $BUNDLE_NOTE"
         echo "commit:  $commit"
         echo "started: $started; wall so far ${total} s (target ${TARGET_S} s on a GPU machine; deadline ${DEADLINE} s)"
         echo
@@ -204,13 +245,15 @@ STEPS_AFTER_BUILD="unit conformance python bench e2e"
 # ---- deps: what the build and the checks need ------------------------------------
 # Tolerates what is installed; installs what is missing as make check does (quietly,
 # as root, where apt can reach a mirror); else fails naming each missing piece.
+# The Python headers are wanted, not needed: "python3-dev" is listed (so that apt
+# installs it where it can) but hard_missing() leaves it out.
 missing_deps() {
     local m="" c
     for c in meson ninja cc c++ pkg-config timeout; do command -v "$c" >/dev/null 2>&1 || m="$m $c"; done
-    [ -x /usr/bin/python3 ] || m="$m /usr/bin/python3"
-    if [ -x /usr/bin/python3 ]; then
-        for c in yaml jinja2 numpy; do /usr/bin/python3 -c "import $c" 2>/dev/null || m="$m python3-$c"; done
-        /usr/bin/python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' 2>/dev/null || m="$m python3-dev"
+    if py_ok "$PY"; then
+        [ "$PY_HEADERS" = yes ] || m="$m python3-dev"
+    else
+        m="$m python3-with-yaml-jinja2-numpy"
     fi
     if command -v pkg-config >/dev/null 2>&1; then
         for c in check openblas zlib; do pkg-config --exists "$c" 2>/dev/null || m="$m pkg-config:$c"; done
@@ -228,28 +271,114 @@ missing_deps() {
 # sklearn's digits data (Debian's python3-sklearn, else any python3 with sklearn)
 digits_path() {
     local p
-    for p in /usr/bin/python3 python3; do
+    for p in "$PY" /usr/bin/python3 python3; do
         "$p" -c 'import os, sklearn.datasets as d; f = os.path.join(os.path.dirname(d.__file__), "data", "digits.csv.gz"); assert os.path.exists(f); print(f)' 2>/dev/null && return
     done
+}
+
+hard_missing() { echo "$1" | tr ' ' '\n' | grep -v -x -e '' -e python3-dev | tr '\n' ' '; }
+
+# use_bundle: the .debs of `make gpu-bundle` (.gpu-debs/) unpacked into DEPS_PREFIX,
+# and the environment pointed at them: pkg-config files rewritten from /usr to the
+# prefix, headers (CPATH), libraries to link (LIBRARY_PATH) and, in DEPS_PREFIX/ld,
+# links to the shared libraries the programs load that the system's loader does not
+# already find (LD_LIBRARY_PATH: the prefix's libz or libgfortran must not replace
+# newer ones of the image).
+DEBS="$ROOT/.gpu-debs"
+BUNDLE=${GPU_CHECK_BUNDLE:-auto}
+case "$BUNDLE" in auto | use | only) ;; *) echo "gpu-check: GPU_CHECK_BUNDLE must be auto, use or only" >&2; exit 2 ;; esac
+DEPS_PREFIX=${GPU_CHECK_DEPS_PREFIX:-/tmp/libops-deps}
+BUNDLE_NOTE=""
+use_bundle() {
+    local P=$DEPS_PREFIX f n=0 link target so file ldconf
+    local L=$P/usr/lib/x86_64-linux-gnu
+    rm -rf "$P" && mkdir -p "$P/ld" || return 1
+    for f in "$DEBS"/*.deb; do
+        [ -e "$f" ] || continue
+        if command -v dpkg >/dev/null 2>&1; then
+            dpkg -x "$f" "$P" || return 1
+        else
+            # no dpkg: a .deb is an ar archive holding data.tar.*
+            (d=$(mktemp -d) && cd "$d" && ar x "$f" && tar -xf data.tar.* -C "$P" && rm -rf "$d") || return 1
+        fi
+        n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] || return 1
+    # Absolute links (zlib1g-dev's libz.so -> /lib/...) point into the prefix instead.
+    find "$P" -type l | while read -r link; do
+        target=$(readlink "$link")
+        case "$target" in /*) [ -e "$P$target" ] && ln -sfn "$P$target" "$link" ;; esac
+    done
+    # Debian's alternatives (/etc/alternatives), which dpkg -x does not make: OpenBLAS
+    # as the system's libopenblas, libblas and openblas.pc.
+    mkdir -p "$L/pkgconfig"
+    ln -sfn openblas-pthread/libopenblas.so.0 "$L/libopenblas.so.0"
+    ln -sfn openblas-pthread/libopenblas.so "$L/libopenblas.so"
+    ln -sfn openblas-pthread/libblas.so.3 "$L/libblas.so.3"
+    ln -sfn ../openblas-pthread/pkgconfig/openblas.pc "$L/pkgconfig/openblas.pc"
+    # .pc files say prefix=/usr, libdir=/usr/lib/...: the same paths under the prefix
+    find "$P" -name '*.pc' -type f -exec sed -i \
+        -e "s#\(^\|[=[:space:]]\|-I\|-L\)/usr\(/\|\$\)#\1$P/usr\2#g" \
+        -e "s#\(^\|[=[:space:]]\|-I\|-L\)/lib/#\1$P/lib/#g" {} + || return 1
+    ldconf=$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null)
+    for so in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libsubunit.so.0 libpkgconf.so.3 libz.so.1; do
+        # OpenBLAS is always the prefix's (what the build links); the others only
+        # where the system has none (or with GPU_CHECK_BUNDLE=only)
+        [ "$so" != libopenblas.so.0 ] && [ "$BUNDLE" != only ] && [ -n "$ldconf" ] &&
+            printf '%s\n' "$ldconf" | grep -q "^[[:space:]]*$so " && continue
+        file=$(find "$P/usr/lib" "$P/lib" -name "$so" ! -path "$P/ld/*" 2>/dev/null | sort | head -n 1)
+        [ -n "$file" ] && ln -sfn "$(readlink -f "$file")" "$P/ld/$so"
+    done
+    if [ "$BUNDLE" = only ]; then
+        export PATH="$P/usr/bin:$PATH"
+        export PKG_CONFIG="$P/usr/bin/pkg-config"
+        export PKG_CONFIG_LIBDIR="$L/pkgconfig:$P/usr/share/pkgconfig"
+    else
+        export PATH="$PATH:$P/usr/bin" # pkg-config, where the image has none
+    fi
+    export PKG_CONFIG_PATH="$L/pkgconfig:$P/usr/share/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+    export CPATH="$P/usr/include${CPATH:+:$CPATH}"
+    export LIBRARY_PATH="$L${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$P/ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export CMAKE_PREFIX_PATH="$P/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+    BUNDLE_NOTE="$n .debs of .gpu-debs unpacked into $P ($(cd "$P/ld" && ls | tr '\n' ' ')from the prefix at run time)"
 }
 
 RUNNING=deps
 render
 t=$(date +%s)
+log="$WORK/logs/deps.log"
+: >"$log"
 miss=$(missing_deps)
 detail="all present"
-if [ -n "$miss" ]; then
-    log="$WORK/logs/deps.log"
-    echo "missing:$miss" >"$log"
+if [ -e "$DEBS" ] && { [ "$BUNDLE" != auto ] || [ -n "$(hard_missing "$miss")" ]; }; then
+    echo "missing:$miss; unpacking $DEBS" >>"$log"
+    if use_bundle >>"$log" 2>&1; then
+        pick_python
+        miss=$(missing_deps)
+        detail="from .gpu-debs (make gpu-bundle)"
+    else
+        echo "unpacking $DEBS into $DEPS_PREFIX failed" >>"$log"
+    fi
+fi
+# apt only for what is needed, or for the headers where no bundle says "offline"
+if [ -n "$(hard_missing "$miss")" ] ||
+    { [ -n "$miss" ] && [ -z "$BUNDLE_NOTE" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }; then
+    echo "missing:$miss" >>"$log"
     timed "$log.install" "$(allowance $B_DEPS)" sh .ci/install-deps.sh
     cat "$log.install" >>"$log"
+    pick_python
     miss=$(missing_deps)
     detail="installed what was missing"
+fi
+if [ -z "$(hard_missing "$miss")" ] && [ -n "$miss" ]; then
+    detail="$detail; no Python headers for $PY: the Python module is not built"
+    miss=""
 fi
 if [ -n "$miss" ]; then
     excerpt deps "$log"
     FATAL="deps missing"
-    record deps FAIL $(($(date +%s) - t)) $B_DEPS "missing:$miss (no apt here? install them, or run where they are)"
+    record deps FAIL $(($(date +%s) - t)) $B_DEPS "missing:$miss (no apt here? make gpu-bundle, and carry .gpu-debs)"
     skip_rest configure build $STEPS_AFTER_BUILD
 fi
 record deps PASS $(($(date +%s) - t)) $B_DEPS "$detail"
@@ -265,6 +394,7 @@ else
     opts="--buildtype=debugoptimized -Dcuda=disabled -Dcuda-emulation=true -Dtests=true"
     what="debugoptimized, emulated device (the Makefile's test-emu tree)"
 fi
+opts="$opts -Dpython=$PY -Dpython-module=$([ "$PY_HEADERS" = yes ] && echo enabled || echo disabled)"
 log="$WORK/logs/configure.log"
 if [ -e "$BUILD/build.ninja" ]; then
     # shellcheck disable=SC2086
@@ -305,7 +435,7 @@ if [ "$RC" -eq 0 ]; then
     {
         meson install -C "$BUILD" --destdir "$stage" --no-rebuild --quiet --tags runtime,devel &&
             pcdir=$(dirname "$(find "$stage" -name libops.pc | head -n 1)") &&
-            flags=$(PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs libops) &&
+            flags=$(PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs libops) &&
             cc -std=c11 -Wall -Wextra -Werror examples/train_mlp.c -o "$WORK/train_mlp" $flags \
                 $(pkg-config --cflags --libs zlib) -lm
     } >>"$log" 2>&1
@@ -371,8 +501,12 @@ else
         "$(section conformance)"
 fi
 
-# python: the Python suite with CUDA tensors
-meson_step python $B_PY python-cuda
+# python: the Python suite with CUDA tensors (not run where the python3 has no headers)
+if [ "$PY_HEADERS" = yes ]; then
+    meson_step python $B_PY python-cuda
+else
+    record python NOT-RUN 0 $B_PY "not run: no Python headers for $PY (skipped: the module is not built)"
+fi
 
 # bench: make bench-cuda's programs (--quick on the emulated device)
 RUNNING=bench
