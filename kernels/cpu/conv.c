@@ -158,7 +158,7 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
                             ops_shape_str(bias->ndim, bias->sizes, b3, sizeof b3));
         }
         bool fits = true;
-        int64_t padded[OPS_CONV_MAX_SP], kern[OPS_CONV_MAX_SP];
+        int64_t padded[OPS_CONV_MAX_SP] = {0}, kern[OPS_CONV_MAX_SP] = {0};
         for (int i = 0; i < nsp; i++) {
             ovf |= ops_add_overflow_i64(input->sizes[cdim + 1 + i], pad_lo[i], &t) ||
                    ops_add_overflow_i64(t, pad_hi[i], &padded[i]);

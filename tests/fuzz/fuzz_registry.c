@@ -1155,7 +1155,8 @@ replay_begin(const char *name, const char *overload)
 {
     const ops_op_info *op = ops_registry_find(name, overload);
     if (op == NULL) {
-        fprintf(stderr, "fuzz_registry: replay case for %s.%s: no such op\n", name, overload);
+        fprintf(stderr, "fuzz_registry: replay case for %s%s%s: no such op\n", name, overload ? "." : "",
+                overload ? overload : "");
         exit(1);
     }
     call *c = calloc(1, sizeof *c);
