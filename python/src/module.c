@@ -254,13 +254,18 @@ scan(PyObject *o, int depth, infer *inf)
         }
         if (inf->ndim < 0)
             inf->sizes[depth] = n;
-        PyObject **items = PySequence_Fast_ITEMS(o);
-        for (Py_ssize_t i = 0; i < n; i++) {
+        /* the list is re-read at every step and each element held while it is read:
+         * an element's __float__ may change the list (fill refuses the result) */
+        for (Py_ssize_t i = 0; i < n && i < PySequence_Fast_GET_SIZE(o); i++) {
             if (inf->ndim < 0 && i > 0) {
                 PyErr_SetString(PyExc_ValueError, "tensor: ragged nested sequence");
                 return -1;
             }
-            if (scan(items[i], depth + 1, inf) < 0)
+            PyObject *item = PySequence_Fast_ITEMS(o)[i];
+            Py_INCREF(item);
+            int rc = scan(item, depth + 1, inf);
+            Py_DECREF(item);
+            if (rc < 0)
                 return -1;
         }
         return 0;
@@ -273,6 +278,15 @@ scan(PyObject *o, int depth, infer *inf)
         int rc = scan(t, depth, inf);
         Py_DECREF(t);
         return rc;
+    }
+    if (PyLong_Check(o) && !PyBool_Check(o)) {
+        /* as torch: an int that int64 cannot hold is an error, not a float */
+        int overflow = 0;
+        (void)PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            PyErr_Format(PyExc_RuntimeError, "tensor(): the integer %R in the data does not fit in int64", o);
+            return -1;
+        }
     }
     ops_scalar s;
     if (!pyops_scalar_from_object(o, &s)) {
@@ -292,9 +306,21 @@ scan(PyObject *o, int depth, infer *inf)
     return 0;
 }
 
-/* Fill dst (contiguous, dtype dt) from the data; pos counts elements written. */
+/* The data changed between scan and fill (a __float__ or __index__ of an element can
+ * run Python code that grows or shrinks a list, or a tensor in it): refused, never
+ * written past the buffer sized by scan. */
 static int
-fill(PyObject *o, char *dst, ops_dtype dt, size_t isz, int64_t *pos)
+data_changed(void)
+{
+    PyErr_SetString(PyExc_RuntimeError, "tensor(): the data changed while it was being read "
+                                        "(an element's __float__/__index__ modified a list or tensor in it)");
+    return -1;
+}
+
+/* Fill dst (contiguous, dtype dt, cap elements) from the data; pos counts elements
+ * written. */
+static int
+fill(PyObject *o, char *dst, ops_dtype dt, size_t isz, int64_t *pos, int64_t cap)
 {
     if (PYOPS_TENSOR_CHECK(o) || (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyList_Check(o) &&
                                   !PyTuple_Check(o))) {
@@ -314,17 +340,24 @@ fill(PyObject *o, char *dst, ops_dtype dt, size_t isz, int64_t *pos)
             return -1;
         }
         int64_t n = ops_tensor_numel(cc);
+        if (n > cap - *pos) {
+            ops_tensor_release(cc);
+            return data_changed();
+        }
         memcpy(dst + *pos * (int64_t)isz, ops_tensor_data_ptr(cc), (size_t)n * isz);
         *pos += n;
         ops_tensor_release(cc);
         return 0;
     }
     if (PyList_Check(o) || PyTuple_Check(o)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-        PyObject **items = PySequence_Fast_ITEMS(o);
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (fill(items[i], dst, dt, isz, pos) < 0)
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(o); i++) {
+            PyObject *item = PySequence_Fast_ITEMS(o)[i];
+            Py_INCREF(item);
+            int rc = fill(item, dst, dt, isz, pos, cap);
+            Py_DECREF(item);
+            if (rc < 0)
                 return -1;
+        }
         return 0;
     }
     ops_scalar s;
@@ -332,6 +365,8 @@ fill(PyObject *o, char *dst, ops_dtype dt, size_t isz, int64_t *pos)
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%s'", Py_TYPE(o)->tp_name);
         return -1;
     }
+    if (*pos >= cap)
+        return data_changed();
     ops_scalar_store(s, dt, dst + *pos * (int64_t)isz);
     (*pos)++;
     return 0;
@@ -361,7 +396,9 @@ pyops_tensor_new_from_data(PyObject *data, ops_dtype dtype, bool requires_grad)
     if (t == NULL)
         return pyops_raise();
     int64_t pos = 0;
-    if (fill(seq, ops_tensor_data_ptr(t), dtype, ops_tensor_itemsize(t), &pos) < 0) {
+    const int64_t cap = ops_tensor_numel(t);
+    if (fill(seq, ops_tensor_data_ptr(t), dtype, ops_tensor_itemsize(t), &pos, cap) < 0 ||
+        (pos != cap && data_changed() < 0)) {
         ops_tensor_release(t);
         return NULL;
     }

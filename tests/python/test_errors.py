@@ -259,5 +259,42 @@ class TestMessages(unittest.TestCase):
         self.assertEqual(L.autograd.grad(y, [x], [None])[0].tolist(), [2.0, 2.0, 2.0])
 
 
+class TestTensorData(unittest.TestCase):
+    """libops.tensor(data) reads the data twice (shape and dtype, then values): data that
+    changes in between is refused, never written past the buffer sized by the first
+    read (before the fix, a list grown by an element's __float__ overflowed the heap)."""
+
+    def test_list_grown_while_read(self):
+        data = []
+
+        class Grows:
+            def __float__(self):
+                data.extend([1.0] * 1000)
+                return 1.0
+
+        data.extend([Grows(), 2.0])
+        with self.assertRaisesRegex(RuntimeError, r"tensor\(\): the data changed while it was being read"):
+            L.tensor(data)
+
+    def test_list_shrunk_while_read(self):
+        data = []
+
+        class Shrinks:
+            def __float__(self):
+                del data[1:]
+                return 1.0
+
+        data.extend([Shrinks(), 2.0, 3.0])
+        with self.assertRaisesRegex(RuntimeError, "the data changed"):
+            L.tensor(data)
+
+    def test_int_beyond_int64(self):
+        for v in (2**63, 2**70, -(2**63) - 1):
+            with self.subTest(v=v):
+                with self.assertRaisesRegex(RuntimeError, r"tensor\(\): the integer -?\d+ in the data does not fit in int64"):
+                    L.tensor([1, v])
+        self.assertEqual(L.tensor([2**63 - 1, -(2**63)]).tolist(), [2**63 - 1, -(2**63)])
+
+
 if __name__ == "__main__":
     unittest.main()
