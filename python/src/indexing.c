@@ -235,15 +235,54 @@ apply_int(walked *w, int64_t dim, PyObject *obj)
     return 0;
 }
 
+/* Whether a non-tuple index is read as a tuple of indices, by torch's rule (taken from
+ * NumPy's old one): a short sequence (under 32 items) of which an item is a tensor, a
+ * sequence, a slice, ... or None, so x[[[0, 2], [1, 3]]] is x[[0, 2], [1, 3]] and
+ * x[[slice(0, 3), 1]] is x[0:3, 1], while x[[0, 2]] stays one index array.  A tensor or
+ * an array (a buffer exporter, read as an index tensor whole, as NumPy does) and str are
+ * never split; a sequence that fails to answer is one index, its error cleared, as in
+ * torch. */
+static bool
+sequence_as_tuple(PyObject *index)
+{
+    if (PYOPS_TENSOR_CHECK(index) || PyUnicode_Check(index) || PyObject_CheckBuffer(index) ||
+        !PySequence_Check(index))
+        return false;
+    const Py_ssize_t n = PySequence_Size(index);
+    if (n < 0) {
+        PyErr_Clear();
+        return false;
+    }
+    if (n >= 32)
+        return false;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PySequence_GetItem(index, i);
+        if (o == NULL) {
+            PyErr_Clear();
+            return false;
+        }
+        const bool split = PYOPS_TENSOR_CHECK(o) || PySequence_Check(o) || PySlice_Check(o) || o == Py_Ellipsis ||
+                           o == Py_None;
+        Py_DECREF(o);
+        if (split)
+            return true;
+    }
+    return false;
+}
+
 static int
 walk(PyObject *self, PyObject *index, walked *w)
 {
     memset(w, 0, sizeof *w);
     PyObject *tup;
-    /* torch treats a tuple as several indices; a list is one advanced index */
+    /* a tuple is several indices, and so is a list that holds indices of their own */
     if (PyTuple_Check(index)) {
         tup = index;
         Py_INCREF(tup);
+    } else if (sequence_as_tuple(index)) {
+        tup = PySequence_Tuple(index);
+        if (tup == NULL)
+            return -1;
     } else {
         tup = PyTuple_Pack(1, index);
         if (tup == NULL)

@@ -570,49 +570,141 @@ wrap_maybe_self(PyObject *self, ops_tensor *r)
     return pyops_wrap(r);
 }
 
-/* x.to(dtype), x.to(device[, dtype]), x.to(other), x.to(device=..., dtype=...): torch's
- * overloads folded into one parser; all end in to.device (self itself when nothing
- * changes, unless copy=True). */
+/* One bool argument of to(): torch takes only a bool there (an int 1 is refused, as a
+ * misplaced positional would otherwise pass silently). */
+static int
+to_bool_arg(PyObject *v, const char *name, Py_ssize_t pos, int *out)
+{
+    if (v == NULL)
+        return 0;
+    if (!PyBool_Check(v)) {
+        if (pos > 0)
+            PyErr_Format(PyExc_TypeError, "to(): argument '%s' (position %zd) must be bool, not %s", name, pos,
+                         Py_TYPE(v)->tp_name);
+        else
+            PyErr_Format(PyExc_TypeError, "to(): argument '%s' must be bool, not %s", name, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    *out = v == Py_True;
+    return 0;
+}
+
+/* x.to(...) as torch's three overloads:
+ *   to(dtype, non_blocking=False, copy=False)
+ *   to(device=None, dtype=None, non_blocking=False, copy=False)
+ *   to(other, non_blocking=False, copy=False)
+ * The first positional (a dtype, a Tensor, anything else), or without one the keyword
+ * 'other', picks the overload; positionals then take that overload's names in order and
+ * keywords fill the rest, so x.to(float64, False, True) means copy=True as in torch. All
+ * end in to.device (self itself when nothing changes, unless copy=True). */
 static PyObject *
 m_to(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"dtype_or_device", "dtype", "non_blocking", "copy", "device", NULL};
-    PyObject *first = Py_None, *dt = Py_None, *devarg = Py_None;
-    int non_blocking = 0, copy = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOpp$O:to", kw, &first, &dt, &non_blocking, &copy, &devarg))
+    enum { TO_DTYPE, TO_DEVICE, TO_OTHER };
+    static const char *const names[3][5] = {
+        {"dtype", "non_blocking", "copy", NULL},
+        {"device", "dtype", "non_blocking", "copy", NULL},
+        {"other", "non_blocking", "copy", NULL},
+    };
+    const Py_ssize_t npos = PyTuple_GET_SIZE(args);
+    PyObject *first = npos > 0 ? PyTuple_GET_ITEM(args, 0) : NULL;
+    int which = TO_DEVICE;
+    if (first != NULL && pyops_dtype_from_object(first) != OPS_DTYPE_NONE)
+        which = TO_DTYPE;
+    else if (first != NULL ? PYOPS_TENSOR_CHECK(first)
+                           : kwargs != NULL && PyDict_GetItemString(kwargs, "other") != NULL)
+        which = TO_OTHER;
+    const char *const *nm = names[which];
+    int nnames = 0;
+    while (nm[nnames] != NULL)
+        nnames++;
+    if (npos > nnames) {
+        PyErr_Format(PyExc_TypeError, "to() takes at most %d positional arguments after a %s (%zd given)", nnames,
+                     which == TO_DTYPE ? "dtype" : which == TO_OTHER ? "Tensor" : "device", npos);
         return NULL;
+    }
+    PyObject *val[4] = {NULL, NULL, NULL, NULL};
+    Py_ssize_t posof[4] = {0, 0, 0, 0}; /* 1-based position, 0 for a keyword */
+    for (Py_ssize_t i = 0; i < npos; i++) {
+        val[i] = PyTuple_GET_ITEM(args, i);
+        posof[i] = i + 1;
+    }
+    if (kwargs != NULL) {
+        PyObject *key, *v;
+        Py_ssize_t it = 0;
+        while (PyDict_Next(kwargs, &it, &key, &v)) {
+            const char *k = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
+            if (k == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "to(): keywords must be strings");
+                return NULL;
+            }
+            int slot = -1;
+            for (int j = 0; j < nnames; j++)
+                if (strcmp(k, nm[j]) == 0)
+                    slot = j;
+            if (slot < 0) {
+                PyErr_Format(PyExc_TypeError, "to(): got an unexpected keyword argument '%s'%s", k,
+                             which == TO_DEVICE ? "" : " after a dtype or Tensor first argument");
+                return NULL;
+            }
+            if (val[slot] != NULL) {
+                PyErr_Format(PyExc_TypeError, "to(): got multiple values for argument '%s'", k);
+                return NULL;
+            }
+            val[slot] = v;
+        }
+    }
     ops_tensor *t = PYOPS_T(self);
     ops_dtype target = ops_tensor_dtype(t);
     ops_device dev = ops_tensor_device(t);
-    if (first != Py_None) {
-        ops_dtype d = pyops_dtype_from_object(first);
-        if (d != OPS_DTYPE_NONE) {
-            target = d;
-        } else if (PYOPS_TENSOR_CHECK(first)) {
-            target = ops_tensor_dtype(PYOPS_T(first));
-            dev = ops_tensor_device(PYOPS_T(first));
-        } else {
-            char why[160];
-            int rc = pyops_device_convert(first, &dev, why, sizeof why);
-            if (rc < 0) {
-                PyErr_Format(PyExc_RuntimeError, "to(): %s", why);
-                return NULL;
-            }
-            if (rc == 0) {
-                PyErr_Format(PyExc_TypeError,
-                             "to(): argument 'dtype_or_device' (position 1) must be dtype, device, str or Tensor, "
-                             "not %s",
-                             Py_TYPE(first)->tp_name);
-                return NULL;
+    PyObject *dt = NULL;
+    int non_blocking = 0, copy = 0;
+    const int flags = which == TO_DEVICE ? 2 : 1; /* index of non_blocking */
+    if (to_bool_arg(val[flags], "non_blocking", posof[flags], &non_blocking) < 0 ||
+        to_bool_arg(val[flags + 1], "copy", posof[flags + 1], &copy) < 0)
+        return NULL;
+    if (which == TO_DTYPE) {
+        dt = val[0];
+    } else if (which == TO_OTHER) {
+        if (!PYOPS_TENSOR_CHECK(val[0])) {
+            PyErr_Format(PyExc_TypeError, "to(): argument 'other' must be Tensor, not %s", Py_TYPE(val[0])->tp_name);
+            return NULL;
+        }
+        target = ops_tensor_dtype(PYOPS_T(val[0]));
+        dev = ops_tensor_device(PYOPS_T(val[0]));
+    } else {
+        dt = val[1];
+        PyObject *d = val[0];
+        if (d != NULL && d != Py_None) {
+            if (posof[0] == 0) {
+                if (pyops_device_arg(d, "to", NULL, &dev) < 0)
+                    return NULL;
+            } else {
+                char why[160];
+                int rc = pyops_device_convert(d, &dev, why, sizeof why);
+                if (rc < 0) {
+                    PyErr_Format(PyExc_RuntimeError, "to(): %s", why);
+                    return NULL;
+                }
+                if (rc == 0) {
+                    PyErr_Format(PyExc_TypeError,
+                                 "to(): argument 'dtype_or_device' (position 1) must be dtype, device, str or "
+                                 "Tensor, not %s",
+                                 Py_TYPE(d)->tp_name);
+                    return NULL;
+                }
             }
         }
     }
-    if (devarg != Py_None && pyops_device_arg(devarg, "to", NULL, &dev) < 0)
-        return NULL;
-    if (dt != Py_None) {
+    if (dt != NULL && dt != Py_None) {
         target = pyops_dtype_from_object(dt);
         if (target == OPS_DTYPE_NONE) {
-            PyErr_Format(PyExc_TypeError, "to(): argument 'dtype' must be dtype, not %s", Py_TYPE(dt)->tp_name);
+            if (posof[which == TO_DTYPE ? 0 : 1] > 0)
+                PyErr_Format(PyExc_TypeError, "to(): argument 'dtype' (position %zd) must be dtype, not %s",
+                             posof[which == TO_DTYPE ? 0 : 1], Py_TYPE(dt)->tp_name);
+            else
+                PyErr_Format(PyExc_TypeError, "to(): argument 'dtype' must be dtype, not %s", Py_TYPE(dt)->tp_name);
             return NULL;
         }
     }
@@ -717,12 +809,19 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
     return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false));
 }
 
+/* x.type(dtype=None, non_blocking=False) as torch's: non_blocking is the second
+ * positional (a copy to another dtype is synchronous either way). */
 static PyObject *
-m_type(PyObject *self, PyObject *args)
+m_type(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    PyObject *dt = Py_None;
-    if (!PyArg_ParseTuple(args, "|O:type", &dt))
+    static char *kw[] = {"dtype", "non_blocking", NULL};
+    PyObject *dt = Py_None, *nb = Py_False;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:type", kw, &dt, &nb))
         return NULL;
+    if (!PyBool_Check(nb)) {
+        PyErr_Format(PyExc_TypeError, "type(): argument 'non_blocking' must be bool, not %s", Py_TYPE(nb)->tp_name);
+        return NULL;
+    }
     if (dt == Py_None)
         return PyUnicode_FromFormat("libops.%s", ops_dtype_name(ops_tensor_dtype(PYOPS_T(self))));
     ops_dtype d = pyops_dtype_from_object(dt);
@@ -785,7 +884,8 @@ static PyMethodDef tensor_methods[] = {
     {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS,
      "requires_grad_(requires_grad=True)"},
     {"retain_grad", m_retain_grad, METH_NOARGS, "keep .grad on a non-leaf"},
-    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype | device[, dtype] | tensor, non_blocking=False, copy=False, *, device=None)"},
+    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype, non_blocking=False, copy=False) | to(device=None, dtype=None, non_blocking=False, copy=False) | "
+     "to(other, non_blocking=False, copy=False)"},
     {"float", m_float, METH_NOARGS, "to float32"},
     {"double", m_double, METH_NOARGS, "to float64"},
     {"half", m_half, METH_NOARGS, "to float16"},
@@ -797,7 +897,8 @@ static PyMethodDef tensor_methods[] = {
     {"is_pinned", m_is_pinned, METH_NOARGS, "whether the data is in pinned host memory"},
     {"cuda", (PyCFunction)(void (*)(void))m_cuda, METH_VARARGS | METH_KEYWORDS,
      "cuda(device=None, non_blocking=False): the tensor on a CUDA device"},
-    {"type", m_type, METH_VARARGS, "type(dtype=None)"},
+    {"type", (PyCFunction)(void (*)(void))m_type, METH_VARARGS | METH_KEYWORDS,
+     "type(dtype=None, non_blocking=False)"},
     {"new_tensor", m_new_tensor, METH_VARARGS, "libops.tensor(data) with this tensor's dtype"},
     {NULL, NULL, 0, NULL},
 };

@@ -91,8 +91,10 @@ class TestBooleanMasks(unittest.TestCase):
     def test_python_lists_of_bools(self):
         self.assertIndexes([True, False], np.array([True, False]))
         self.assertIndexes((slice(None), [False, True, True]), (slice(None), np.array([False, True, True])))
-        self.assertIndexes([[True, False, True], [False, False, True]],
-                           np.array([[True, False, True], [False, False, True]]))
+        # a nested list is the tuple of its rows (torch's rule): two masks, the first of
+        # the wrong size; a 2-d mask is an array or tensor
+        self.assertMismatch(lambda: self.x[[[True, False, True], [False, False, True]]], "3", 0, "2, 3, 4", 0)
+        self.assertIndexes(np.array([[True, False, True], [False, False, True]]))
         self.assertMismatch(lambda: self.x[[True, False, True]], "3", 0, "2, 3, 4", 0)
         self.assertMismatch(lambda: self.x[:, [True]], "1", 0, "2, 3, 4", 1)
 

@@ -377,6 +377,52 @@ class TestTensor(Base):
             for data in ([1, 2], [1.0, 2], [True], [[True, 1.5]], 3):
                 self.assertEqual(TORCH_NAME[L.tensor(data).dtype], str(torch.tensor(data).dtype)[6:])
 
+    def test_to_overloads(self):
+        # torch's three overloads, positionals included: to(dtype, non_blocking, copy),
+        # to(device, dtype, non_blocking, copy), to(other, non_blocking, copy)
+        x = L.arange(4, dtype=L.float32)
+        self.assertIs(x.to(L.float32, False), x)
+        c = x.to(L.float32, False, True)
+        self.assertIsNot(c, x)
+        self.assertEqual(c.dtype, L.float32)
+        self.assertNotEqual(c.data_ptr(), x.data_ptr())
+        self.assertEqual(x.to(L.float64, True).dtype, L.float64)
+        self.assertEqual(x.to(L.float64, non_blocking=False, copy=True).dtype, L.float64)
+        self.assertEqual(x.to(dtype=L.int32).dtype, L.int32)
+        y = L.zeros(2, dtype=L.int64)
+        self.assertEqual(x.to(y, False).dtype, L.int64)
+        self.assertEqual(x.to(y, False, False).dtype, L.int64)
+        self.assertIs(x.to(x, False), x)
+        c = x.to(x, False, True)
+        self.assertIsNot(c, x)
+        self.assertNotEqual(c.data_ptr(), x.data_ptr())
+        self.assertEqual(x.to(other=y).dtype, L.int64)
+        self.assertIs(x.to("cpu", L.float32, False), x)
+        c = x.to("cpu", L.float32, False, True)
+        self.assertNotEqual(c.data_ptr(), x.data_ptr())
+        self.assertEqual(x.to("cpu", None, False, True).dtype, L.float32)
+        self.assertEqual(x.to(None, L.int16).dtype, L.int16)
+        self.assertEqual(x.to(device="cpu", dtype=L.float64, copy=True).dtype, L.float64)
+        self.assertEqual(x.to(L.device("cpu"), dtype=L.float64).dtype, L.float64)
+        self.assertEqual(x.to().dtype, L.float32)
+        # the flags are bools, the overload's names are its own
+        for pattern, call in [
+                (r"^to\(\): argument 'non_blocking' \(position 2\) must be bool, not int$", lambda: x.to(L.float64, 1)),
+                (r"^to\(\): argument 'copy' \(position 3\) must be bool, not libops.dtype$", lambda: x.to(y, False, L.int8)),
+                (r"^to\(\): argument 'dtype' \(position 2\) must be dtype, not bool$", lambda: x.to("cpu", True)),
+                (r"^to\(\) takes at most 3 positional arguments after a dtype \(4 given\)$",
+                 lambda: x.to(L.float64, False, False, False)),
+                (r"^to\(\): got multiple values for argument 'dtype'$", lambda: x.to(L.float64, dtype=L.int8)),
+                (r"^to\(\): got an unexpected keyword argument 'device'", lambda: x.to(L.float64, device="cpu")),
+                (r"^to\(\): argument 'other' must be Tensor, not float$", lambda: x.to(other=1.0)),
+                (r"^type\(\): argument 'non_blocking' must be bool, not int$", lambda: x.type(L.float64, 1))]:
+            with self.subTest(pattern=pattern):
+                with self.assertRaisesRegex(TypeError, pattern):
+                    call()
+        # type(dtype, non_blocking) as torch's
+        self.assertEqual(x.type(L.float64, False).dtype, L.float64)
+        self.assertEqual(x.type(L.int32, non_blocking=True).dtype, L.int32)
+
     def test_weakref_and_hash(self):
         x = L.ones(1)
         r = weakref.ref(x)
@@ -446,6 +492,32 @@ class TestIndexing(Base):
         x[2, 3] = [1, 2, 3, 4, 5]
         a[2, 3] = [1, 2, 3, 4, 5]
         self.assertTensorEqual(x, a)
+
+    def test_list_holding_indices_is_a_tuple(self):
+        # torch's rule (NumPy's old one): a short list holding a list, slice, tensor, ... or
+        # None is several indices, as the tuple of its items; one of only ints (or bools)
+        # stays one index array
+        t0, t1 = L.tensor([0, 2]), L.tensor([1, 3])
+        cases = [([[0, 2], [1, 3]], ([0, 2], [1, 3])), ([slice(0, 3), 1], (slice(0, 3), 1)),
+                 ([0, slice(None)], (0, slice(None))), ([None, 0], (None, 0)), ([Ellipsis, 0], (Ellipsis, 0)),
+                 ([t0, t1], (np.array([0, 2]), np.array([1, 3]))), ([(0, 1), 2], ((0, 1), 2)),
+                 ([1, [0, 3], slice(1, None, 2)], (1, [0, 3], slice(1, None, 2)))]
+        for idx, np_idx in cases:
+            with self.subTest(idx=idx):
+                self.assertTensorEqual(self.x[idx], self.a[np_idx])
+                if torch is not None:
+                    tidx = [torch.from_numpy(i.numpy()) if isinstance(i, L.Tensor) else i for i in idx]
+                    self.assertTensorEqual(self.x[idx], torch.from_numpy(self.a)[tidx].numpy())
+                a, x = self.a.copy(), L.tensor(self.a)
+                x[idx] = -1.0
+                a[np_idx] = -1.0
+                self.assertTensorEqual(x, a)
+        # plain ints and bools are one index array; an array is never split; 32 items or
+        # more are one index (a list of slices that long is then refused)
+        self.assertTensorEqual(self.x[[0, 2]], self.a[np.array([0, 2])])
+        self.assertTensorEqual(self.x[[True, False, True]], self.a[np.array([True, False, True])])
+        self.assertTensorEqual(self.x[np.array([[0, 1], [2, 0]])], self.a[np.array([[0, 1], [2, 0]])])
+        self.assertTensorEqual(self.x[[[0, 1]] * 32], self.a[np.array([[0, 1]] * 32)])
 
     def test_augmented_assignment_through_index(self):
         x = L.tensor([[1, 2], [3, 4]])
