@@ -259,6 +259,15 @@ pad_check_nonconstant(const ops_tensor *self, const int64_t *pad, int k, pad_mod
             int64_t padded;
             if (ops_add_overflow_i64(size, l, &padded) || ops_add_overflow_i64(padded, r, &padded) || padded < 0)
                 return ops_fail(OPS_ERR_VALUE, "pad: Negative padding value is resulting in an empty dimension");
+            /* Negative pads crop first and the wrap copies the cropped dim: a positive pad
+             * longer than what is left would copy it more than once (PyTorch passes only the
+             * check above there and then copies from memory it never wrote). */
+            const int64_t kept = size - (l < 0 ? -l : 0) - (r < 0 ? -r : 0);
+            if (l > kept || r > kept)
+                return ops_fail(OPS_ERR_VALUE,
+                                "pad: Padding value causes wrapping around more than once: padding (%lld, %lld) "
+                                "of dimension %d leaves %lld elements to wrap",
+                                (long long)l, (long long)r, nd - 1 - i, (long long)kept);
         }
         return OPS_OK;
     }
@@ -391,9 +400,12 @@ pad_cpu(const ops_tensor *self, ops_int_list pad, const char *mode, const double
             case PAD_REPLICATE:
                 s = s < 0 ? 0 : s >= size ? size - 1 : s;
                 break;
-            case PAD_CIRCULAR:
-                s = ((s % size) + size) % size;
+            case PAD_CIRCULAR: { /* wrap within the part a negative pad leaves (PyTorch's rule) */
+                const int64_t lo = l < 0 ? -l : 0, rp = pad.data[2 * i + 1];
+                const int64_t kept = size - lo - (rp < 0 ? -rp : 0); /* > 0 when g.sizes[d] > 0 */
+                s = lo + (((s - lo) % kept) + kept) % kept;
                 break;
+            }
             }
             g.tbl[d][j] = s * st;
         }

@@ -698,6 +698,93 @@ class TestAutograd(Base):
             L.ones(2, 2).requires_grad_().mul(2).backward()
 
 
+class TestTorchRules(Base):
+    """Where PyTorch's rule is easy to miss: negative pads, one int for an int[N] size."""
+
+    @staticmethod
+    def crop_pad_ref(a, pad, np_mode):
+        """PyTorch's rule for negative pads: crop first, then pad the cropped array
+        (pad lists the last dim first, as in pad())."""
+        k = len(pad) // 2
+        sl = [slice(None)] * a.ndim
+        width = [(0, 0)] * a.ndim
+        for i in range(k):
+            d = a.ndim - 1 - i
+            lo, hi = pad[2 * i], pad[2 * i + 1]
+            sl[d] = slice(max(-lo, 0), a.shape[d] - max(-hi, 0))
+            width[d] = (max(lo, 0), max(hi, 0))
+        return np.pad(a[tuple(sl)], width, mode=np_mode)
+
+    def test_pad_circular_negative_reproducer(self):
+        x = L.arange(4.).view(1, 1, 4)
+        self.assertTensorEqual(L.pad(x, (-1, 1), "circular"), [[[1.0, 2.0, 3.0, 1.0]]])
+        self.assertTensorEqual(L.pad(x, (1, -2), "circular"), [[[1.0, 0.0, 1.0]]])
+
+    def test_pad_negative_all_modes(self):
+        a = np.arange(60.0).reshape(3, 4, 5)
+        cases = [("circular", "wrap", (-1, 1)), ("circular", "wrap", (2, -2, -1, 1)),
+                 ("circular", "wrap", (-2, -1, 1, -1)), ("circular", "wrap", (1, -3)),
+                 ("reflect", "reflect", (-1, 2)), ("reflect", "reflect", (2, -1, -1, 1)),
+                 ("replicate", "edge", (-1, 2)), ("replicate", "edge", (3, -2, 1, -1)),
+                 ("constant", "constant", (-1, 2)), ("constant", "constant", (2, -3, -1, 1))]
+        for mode, np_mode, pad in cases:
+            with self.subTest(mode=mode, pad=pad):
+                got = L.pad(L.from_numpy(a), pad, mode)
+                self.assertTensorEqual(got, self.crop_pad_ref(a, pad, np_mode))
+                if torch is not None:
+                    ref = torch.nn.functional.pad(torch.from_numpy(a), pad, mode)
+                    self.assertTensorEqual(got, ref.numpy())
+
+    def test_pad_circular_negative_gradient(self):
+        a = rng_array((2, 3, 5), np.float64, 3)
+        w = rng_array((2, 3, 6), np.float64, 4)
+        pad = (-1, 2)
+        x = L.tensor(a, requires_grad=True)
+        (L.pad(x, pad, "circular") * L.from_numpy(w)).sum().backward()
+        # each output element copies one input element: its weight goes back there
+        pos = self.crop_pad_ref(np.arange(a.size).reshape(a.shape), pad, "wrap")
+        want = np.zeros(a.size)
+        np.add.at(want, pos.ravel(), w.ravel())
+        self.assertTensorEqual(x.grad, want.reshape(a.shape), rtol=1e-12)
+        if torch is not None:
+            tx = torch.tensor(a, requires_grad=True)
+            (torch.nn.functional.pad(tx, pad, "circular") * torch.from_numpy(w)).sum().backward()
+            self.assertTensorEqual(x.grad, tx.grad.numpy(), rtol=1e-12)
+
+    def test_pad_circular_wrapping_the_cropped_dim_twice_fails(self):
+        # 3 elements to wrap, only 2 left after the crop: PyTorch reads memory it never wrote
+        with self.assertRaisesRegex(RuntimeError, "wrapping around more than once"):
+            L.pad(L.arange(4.).view(1, 1, 4), (3, -2), "circular")
+
+    def test_one_int_for_int_n(self):
+        x = L.from_numpy(rng_array((2, 3, 7, 8), np.float32, 5))
+        w = L.from_numpy(rng_array((4, 3, 3, 3), np.float32, 6))
+        self.assertTensorEqual(L.adaptive_avg_pool2d(x, 3), L.adaptive_avg_pool2d(x, [3, 3]).numpy())
+        self.assertTensorEqual(L.adaptive_avg_pool2d(x, [3]), L.adaptive_avg_pool2d(x, (3, 3)).numpy())
+        self.assertEqual(L.adaptive_avg_pool2d(x, 3).shape, (2, 3, 3, 3))
+        v, i = L.adaptive_max_pool2d(x, 3)
+        v2, i2 = L.adaptive_max_pool2d(x, [3, 3])
+        self.assertTensorEqual(v, v2.numpy())
+        self.assertTensorEqual(i, i2.numpy())
+        sweep = [
+            (lambda s: L.max_pool2d(x, s), 3),
+            (lambda s: L.avg_pool2d(x, s), 3),
+            (lambda s: L.conv2d(x, w, stride=s), 2),
+            (lambda s: L.conv2d(x, w, padding=s), 1),
+            (lambda s: L.upsample_nearest2d(x, s), 5),
+            (lambda s: L.upsample_bilinear2d(x, s, False), 5),
+        ]
+        for n, (f, k) in enumerate(sweep):
+            with self.subTest(case=n):
+                self.assertTensorEqual(f(k), f([k, k]).numpy())
+        with self.assertRaisesRegex(TypeError, "output_size"):
+            L.adaptive_avg_pool2d(x, [1, 2, 3])
+        if torch is not None:
+            tx = torch.from_numpy(x.numpy())
+            self.assertTensorEqual(L.adaptive_avg_pool2d(x, 3),
+                                   torch.nn.functional.adaptive_avg_pool2d(tx, 3).numpy())
+
+
 class TestThreads(Base):
     def test_large_ops_in_threads(self):
         """Large ops release the GIL; results stay right with several threads."""

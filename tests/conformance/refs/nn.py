@@ -15,7 +15,8 @@ def ref_one_hot(self, num_classes=-1):
 def ref_pad(self, pad, mode="constant", value=None):
     """torch.nn.functional.pad: pad[2i], pad[2i+1] pad the i-th dim from the end (left,
     right); negative values crop. reflect/replicate/circular map each output index j to
-    the input index j - left, reflected, clamped or wrapped."""
+    the input index j - left, reflected or clamped (PyTorch's kernels, on the uncropped
+    input) or wrapped within the part left after the crop (PyTorch's circular rule)."""
     x = np.asarray(self)
     fill = 0 if value is None else value
     for i in range(len(pad) // 2):
@@ -31,7 +32,9 @@ def ref_pad(self, pad, mode="constant", value=None):
         elif mode == "replicate":
             k = np.clip(k, 0, size - 1)
         elif mode == "circular":
-            k = np.mod(k, size)
+            start = max(-lo, 0)
+            kept = size - start - max(-hi, 0)
+            k = start + np.mod(k - start, kept) if kept > 0 else k
         if size == 0:
             shape = list(x.shape)
             shape[d] = len(k)
