@@ -399,6 +399,12 @@ fill_impl(const ops_tensor *self, ops_scalar value)
     return full_like_impl(self, value, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
 }
 
+ops_tensor *
+zero_impl(const ops_tensor *self)
+{
+    return fill_impl(self, OPS_SCALAR_INT(0));
+}
+
 ops_status
 zero_impl_(ops_tensor *self)
 {

@@ -15,8 +15,13 @@
  *    later operand, is summed out of it first.
  *
  * Every operand must have the same dtype (bmm's rule); bool is refused (PyTorch's
- * CPU bmm refuses it).  Sums keep the operands' dtype, so a single-operand einsum of
- * int8..int32 stays in that dtype (PyTorch's sum would promote it to int64). */
+ * CPU bmm refuses it).  Sums follow PyTorch 1.13, which sums with sum's default
+ * dtype: summing a uint8..int32 operand gives int64, so a single-operand einsum that
+ * sums ('i->', 'ii') is int64, and a pair in which one side had a dim summed out is
+ * multiplied in int64 (PyTorch's mul promotes there; where it uses bmm on the mixed
+ * pair it refuses, and we compute in int64 rather than fail).  When any dim of the
+ * broadcast space is empty the result is zeros of the operands' dtype (PyTorch's fast
+ * path, which returns before any sum). */
 #include <string.h>
 
 #include "ops_dispatch.h"
@@ -52,7 +57,7 @@ ein_label_char(int s)
 
 /* A new reference: t summed over the dims where mask is set, keeping them as size 1. */
 static ops_tensor *
-ein_sum_keep(const ops_tensor *t, const bool *mask)
+ein_sum_keep(const ops_tensor *t, const bool *mask, ops_dtype dtype)
 {
     int64_t dims[OPS_MAX_DIMS];
     int n = 0;
@@ -60,7 +65,7 @@ ein_sum_keep(const ops_tensor *t, const bool *mask)
         if (mask[d])
             dims[n++] = d;
     const ops_int_list dl = {dims, n};
-    return ops_sum_dim(t, &dl, true, t->dtype);
+    return ops_sum_dim(t, &dl, true, dtype);
 }
 
 /* a and b over the permuted space (np dims each): sum over the dims in sum_mask via
@@ -378,6 +383,24 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
     }
 
     /* ---- compute ---- */
+    /* an empty dim anywhere: zeros of the operands' dtype, never summed (PyTorch 1.13) */
+    for (int p = 0; p < np; p++) {
+        bool empty = false;
+        for (int64_t i = 0; i < num_ops; i++)
+            empty = empty || vsz[i][p] == 0;
+        if (!empty)
+            continue;
+        int64_t osz[OPS_MAX_DIMS];
+        for (int q = 0; q < (int)out_num_dim; q++) {
+            osz[q] = 1;
+            for (int64_t i = 0; i < num_ops; i++)
+                if (vsz[i][q] != 1)
+                    osz[q] = vsz[i][q];
+        }
+        return ops_zeros((ops_int_list){osz, out_num_dim}, dt, ops_tensor_device(tensors.data[0]));
+    }
+    /* sum's dtype for an integer operand (the sums below) */
+    const ops_dtype sum_dt = ops_dtype_is_integral(dt, false) ? OPS_INT64 : dt;
     for (int64_t i = 0; i < num_ops; i++) {
         cur[i] = ops_tensor_new_view(tensors.data[i], np, vsz[i], vst[i], tensors.data[i]->offset);
         if (cur[i] == NULL)
@@ -392,7 +415,7 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
             for (int p = (int)out_num_dim; p < np; p++)
                 dims[p - out_num_dim] = p;
             const ops_int_list dl = {dims, np - out_num_dim};
-            result = ops_sum_dim(v, &dl, false, dt);
+            result = ops_sum_dim(v, &dl, false, sum_dt);
         } else {
             /* a fresh copy, never a view of the input */
             out_view = ops_tensor_new_view(v, (int)out_num_dim, v->sizes, v->strides, v->offset);
@@ -434,9 +457,19 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
             }
         }
         ops_tensor *r = NULL, *sa = NULL, *sb = NULL;
-        if (any_a && (sa = ein_sum_keep(a, sum_a)) == NULL)
+        /* a summed side (or an earlier pair's promoted result) makes the pair int64 */
+        const ops_dtype pdt = (any_a || any_b || a->dtype != b->dtype) ? sum_dt : dt;
+        if (any_a)
+            sa = ein_sum_keep(a, sum_a, pdt);
+        else if (a->dtype != pdt)
+            sa = ops_to_dtype(a, pdt, false, false);
+        if ((any_a || a->dtype != pdt) && sa == NULL)
             goto pair_done;
-        if (any_b && (sb = ein_sum_keep(b, sum_b)) == NULL)
+        if (any_b)
+            sb = ein_sum_keep(b, sum_b, pdt);
+        else if (b->dtype != pdt)
+            sb = ops_to_dtype(b, pdt, false, false);
+        if ((any_b || b->dtype != pdt) && sb == NULL)
             goto pair_done;
         r = ein_pair(sa ? sa : a, sb ? sb : b, np, sum_ab);
     pair_done:

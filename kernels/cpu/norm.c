@@ -24,6 +24,7 @@
 
 #include "kernels/nn_common.h"
 #include "ops_dispatch.h"
+#include "ops_functions.h"
 #include "ops_kernels.h"
 
 #ifdef _OPENMP
@@ -404,6 +405,13 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
     ops_dtype cd = OPS_FLOAT32;
     if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
         return st;
+    if (input->ndim < 2 && save_mean == NULL && ops_tensor_numel(input) == 0) {
+        /* PyTorch's batch_norm returns a copy of an empty input before it looks for a
+         * channel dim (a (0,) input is one of its own samples); the running statistics
+         * stay as they are.  native_batch_norm has no such path and refuses it below. */
+        *result = ops_clone(input);
+        return *result != NULL ? OPS_OK : ops_last_status();
+    }
     if (input->ndim < 2)
         return ops_fail(OPS_ERR_SHAPE,
                         "%s: Dimension out of range (expected to be in range of [-%d, %d], but got 1)", op,

@@ -570,6 +570,39 @@ def random_shapes(rng, n):
 INT64_REDUCTIONS = ("sum", "nansum", "prod", "cumsum", "cumprod")
 
 
+def einsum_dtype(equation, items):
+    """einsum's result dtype as PyTorch 1.13 gives it: its sums use sum's default dtype,
+    so a bool or integer operand summed over a label (a single operand's contraction
+    label, or one that only one operand of several has with a size other than 1) makes
+    the result int64; an empty dim anywhere returns zeros of the operands' dtype first."""
+    arrs = [np.asarray(x[0]) for x in items]
+    dd = items[0][1]
+    if category(dd) == 2 or any(0 in a.shape for a in arrs):
+        return dd
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    letters = [c for c in lhs if c.isalpha()]
+    out = set(rhs if arrow else [c for c in letters if letters.count(c) == 1])
+    keep_ell = not arrow or "..." in rhs
+    holders = {}  # contraction label -> operands where it is not size 1
+    for term, a in zip(terms, arrs):
+        labels = []
+        for part_i, part in enumerate(term.split("...")):
+            if part_i == 1:
+                n_ell = a.ndim - len(term.replace("...", ""))
+                labels += [("...", k - n_ell) for k in range(n_ell)]  # right-aligned
+            labels += list(part)
+        for lab, size in zip(labels, a.shape):
+            contracted = (lab not in out) if isinstance(lab, str) else not keep_ell
+            if contracted:
+                holders.setdefault(lab, set())
+                if size != 1:
+                    holders[lab].add(id(a))
+    if len(arrs) == 1:
+        return "int64" if holders else dd
+    return "int64" if any(len(h) == 1 for h in holders.values()) else dd
+
+
 def reduction_dtype(base, arrays):
     if "self" not in arrays:
         return None
@@ -1058,6 +1091,8 @@ class Gen:
         dt = values.get("dtype")
         if dt is not None:
             return dt
+        if nf.func.base_name == "einsum":
+            return einsum_dtype(values["equation"], lists["tensors"])
         rd = reduction_dtype(nf.func.base_name, arrays)
         if rd is not None:
             return rd

@@ -915,5 +915,81 @@ class TestLeaks(Base):
         self.assertEqual((sys.getrefcount(x), sys.getrefcount(y)), before)
 
 
+class TestTorchParity15(Base):
+    """Deviations from PyTorch 1.13 found by its operator samples (issue 15)."""
+
+    def test_einsum_sum_dtype(self):
+        # torch's einsum sums with sum's default dtype: integers and bool give int64
+        for dt in (L.uint8, L.int8, L.int16, L.int32, L.int64):
+            x = L.tensor([1, 2, 3], dtype=dt)
+            r = L.einsum("i->", [x])
+            self.assertEqual(r.dtype, L.int64, dt)
+            self.assertEqual(r.dtype, x.sum().dtype)
+            self.assertEqual(r.item(), 6)
+        r = L.einsum("ij->j", [L.tensor([[1, 2], [3, 4]], dtype=L.int16)])
+        self.assertEqual(r.dtype, L.int64)
+        self.assertTensorEqual(r, [4, 6])
+        # nothing summed: the dtype is kept (a permutation, a diagonal)
+        self.assertEqual(L.einsum("ij->ji", [L.ones(2, 3, dtype=L.int32)]).dtype, L.int32)
+        self.assertEqual(L.einsum("ii->i", [L.ones(2, 2, dtype=L.int8)]).dtype, L.int8)
+        # a pair contracted with bmm keeps it; one whose side was summed first is int64
+        a = L.tensor([[1, 2], [3, 4]], dtype=L.int32)
+        self.assertEqual(L.einsum("ij,jk->ik", [a, a]).dtype, L.int32)
+        r = L.einsum("ij,k->k", [a, L.tensor([1, 2], dtype=L.int32)])
+        self.assertEqual(r.dtype, L.int64)
+        self.assertTensorEqual(r, [10, 20])
+        # an empty dim: zeros of the operands' dtype (torch's fast path, before any sum)
+        r = L.einsum("i->", [L.empty(0, dtype=L.int32)])
+        self.assertEqual((r.dtype, r.shape, r.item()), (L.int32, (), 0))
+        self.assertEqual(L.einsum("ij,jk->ik", [L.ones(2, 0), L.ones(0, 3)]).shape, (2, 3))
+        self.assertEqual(L.einsum("ij,jk->ik", [L.ones(2, 0), L.ones(0, 3)]).sum().item(), 0)
+        # float sums keep the float dtype
+        self.assertEqual(L.einsum("i->", [L.ones(3, dtype=L.float32)]).dtype, L.float32)
+
+    def test_fill_and_zero_backward(self):
+        x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x.clone().zero_()
+        self.assertTrue(y.requires_grad)
+        (y * 2 + x).sum().backward()
+        self.assertTensorEqual(x.grad, [1.0, 1.0, 1.0])
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        (x * x).clone().fill_(4.0).sum().backward()
+        self.assertTensorEqual(x.grad, [0.0, 0.0])
+        x = L.tensor([1.0, 2.0], requires_grad=True)
+        z = L.zero(x * 3)
+        self.assertTensorEqual(z, [0.0, 0.0])
+        (z + x).sum().backward()
+        self.assertTensorEqual(x.grad, [1.0, 1.0])
+
+    def test_batch_norm_empty(self):
+        for shape in ((0, 3), (2, 3, 0), (0, 3, 4)):
+            for training in (True, False):
+                x = L.ones(*shape)
+                rm, rv = L.tensor([0.5, 1.0, 1.5]), L.tensor([2.0, 3.0, 4.0])
+                y = L.batch_norm(x, L.ones(3), L.zeros(3), rm, rv, training, 0.1, 1e-5, False)
+                self.assertEqual(y.shape, shape)
+                self.assertEqual(L.native_batch_norm(x, None, None, rm, rv, training, 0.1, 1e-5)[0].shape, shape)
+                # an empty batch leaves the running statistics as they were
+                self.assertTensorEqual(rm, [0.5, 1.0, 1.5])
+                self.assertTensorEqual(rv, [2.0, 3.0, 4.0])
+        # a 1-d empty input (one of PyTorch's own samples): its copy, in both modes
+        for training in (True, False):
+            x = L.empty(0, dtype=L.float64, requires_grad=True)
+            rm, rv = L.empty(0), L.ones(0)
+            y = L.batch_norm(x, None, None, rm, rv, training, 0.1, 1e-5, False)
+            self.assertEqual((y.shape, y.dtype), ((0,), L.float64))
+            y.sum().backward()
+            self.assertEqual(x.grad.shape, (0,))
+        w = L.ones(2, requires_grad=True)
+        L.batch_norm(L.empty(0), w, None, None, None, True, 0.1, 1e-5, False).sum().backward()
+        self.assertTensorEqual(w.grad, [0.0, 0.0])
+        with self.assertRaisesRegex(RuntimeError, "native_batch_norm: Dimension out of range"):
+            L.native_batch_norm(L.empty(0), None, None, None, None, True, 0.1, 1e-5)
+        for shape in ((0, 4), (2, 0, 3)):
+            self.assertEqual(L.layer_norm(L.ones(*shape), [shape[-1]]).shape, shape)
+        self.assertEqual(L.group_norm(L.ones(0, 4, 2), 2).shape, (0, 4, 2))
+        self.assertEqual(L.group_norm(L.ones(2, 4, 0), 2).shape, (2, 4, 0))
+
+
 if __name__ == "__main__":
     unittest.main()

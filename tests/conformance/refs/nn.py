@@ -139,10 +139,13 @@ def ref_prelu(self, weight):
 def ref_einsum(equation, tensors):
     """np.einsum in the operands' (common) dtype; float16/bfloat16 arrive as float32,
     and float32 is summed in float64 then rounded once, as our BLAS-backed products are
-    compared with a tolerance."""
+    compared with a tolerance.  Integers are computed in int64: an integer sum is int64
+    (einsum_dtype in gen_cases.py), and a narrower result wraps to the same value."""
     arrs = [np.asarray(t) for t in tensors]
     if arrs and all(a.dtype.kind == "f" for a in arrs):
         arrs = [a.astype(np.float64) for a in arrs]
+    elif arrs and all(a.dtype.kind in "iu" for a in arrs):
+        arrs = [a.astype(np.int64) for a in arrs]
     return np.einsum(equation, *arrs)
 
 
