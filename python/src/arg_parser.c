@@ -834,11 +834,102 @@ raise_signatures(const pyops_name *nm, PyObject *const *args, Py_ssize_t nargs, 
     return NULL;
 }
 
+/* Keyword flags that torch's Python layer, not its schema, turns into another op:
+ * nonzero(as_tuple=True) is nonzero_numpy (a tuple of 1-D index tensors, one per dim;
+ * torch.nonzero's binding), max_pool1d/2d(return_indices=True) the *_with_indices ops
+ * (torch.nn.functional's).  flag=False is the op itself. */
+static const struct flag_op {
+    const char *name, *flag, *target;
+} flag_ops[] = {
+    {"nonzero", "as_tuple", "nonzero_numpy"},
+    {"max_pool1d", "return_indices", "max_pool1d_with_indices"},
+    {"max_pool2d", "return_indices", "max_pool2d_with_indices"},
+};
+
+static PyObject *
+call_by_name(const char *name, bool method, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+             PyObject *kwnames)
+{
+    for (const PyMethodDef *d = method ? pyops_generated_methods : pyops_generated_functions; d->ml_name; d++)
+        if (strcmp(d->ml_name, name) == 0)
+            return ((PyObject * (*)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *))(void (*)(void))
+                        d->ml_meth)(self, args, nargs, kwnames);
+    return PyErr_Format(PyExc_RuntimeError, "libops: no generated %s named %s", method ? "method" : "function",
+                        name);
+}
+
+/* *handled false: nm has no such flag among the keywords, nothing was done. */
+static PyObject *
+call_flagged(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+             bool *handled)
+{
+    *handled = false;
+    const struct flag_op *e = NULL;
+    for (size_t i = 0; i < sizeof flag_ops / sizeof flag_ops[0] && e == NULL; i++)
+        if (strcmp(flag_ops[i].name, nm->name) == 0)
+            e = &flag_ops[i];
+    if (e == NULL)
+        return NULL;
+    const Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+    Py_ssize_t at = -1;
+    bool has_out = false;
+    for (Py_ssize_t j = 0; j < nk; j++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, j);
+        if (PyUnicode_CompareWithASCIIString(k, e->flag) == 0)
+            at = j;
+        else if (PyUnicode_CompareWithASCIIString(k, "out") == 0)
+            has_out = true;
+    }
+    if (at < 0)
+        return NULL;
+    *handled = true;
+    PyObject *v = args[nargs + at];
+    if (!PyBool_Check(v))
+        return PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bool, not %s", nm->name, e->flag,
+                            type_name(v));
+    if (v == Py_True && has_out)
+        return PyErr_Format(PyExc_RuntimeError, "%s does not support the out kwarg when %s is True", nm->name,
+                            e->flag);
+    /* the same call without the flag */
+    PyObject **rest = PyMem_Malloc((size_t)(nargs + nk) * sizeof *rest);
+    PyObject *names = PyTuple_New(nk - 1);
+    PyObject *r = NULL;
+    if (rest == NULL || names == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < nargs; j++)
+        rest[j] = args[j];
+    for (Py_ssize_t j = 0, o = 0; j < nk; j++) {
+        if (j == at)
+            continue;
+        rest[nargs + o] = args[nargs + j];
+        PyObject *k = PyTuple_GET_ITEM(kwnames, j);
+        Py_INCREF(k);
+        PyTuple_SET_ITEM(names, o, k);
+        o++;
+    }
+    if (v == Py_True)
+        r = call_by_name(e->target, nm->method, self, rest, nargs, nk > 1 ? names : NULL);
+    else
+        r = pyops_call(nm, self, rest, nargs, nk > 1 ? names : NULL);
+done:
+    PyMem_Free(rest);
+    Py_XDECREF(names);
+    return r;
+}
+
 PyObject *
 pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     parsed p;
     nargs = PyVectorcall_NARGS(nargs);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        bool handled;
+        PyObject *r = call_flagged(nm, self, args, nargs, kwnames, &handled);
+        if (handled)
+            return r;
+    }
     for (int s = 0; s < nm->nsigs; s++) {
         const pyops_sig *sig = nm->sigs[s];
         if (bind(sig, nm->method, self, args, nargs, kwnames, &p, NULL)) {
