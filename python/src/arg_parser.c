@@ -133,11 +133,28 @@ to_int(PyObject *o, int64_t *out)
     return to_int_checked(o, out) == 1;
 }
 
+/* An index as torch's int arguments take it: an int, or a 0-dim integer tensor (not
+ * bool), read on the host: narrow(x, 0, torch.tensor(1), 2), x.view(t, 3), [t, 2] for
+ * an int[].  A bare tensor for a whole int[] stays refused, as in torch. */
+static int
+to_index_checked(PyObject *o, int64_t *out)
+{
+    if (!PYOPS_TENSOR_CHECK(o))
+        return to_int_checked(o, out);
+    const ops_tensor *t = PYOPS_T(o);
+    ops_scalar s;
+    if (ops_tensor_ndim(t) != 0 || !ops_dtype_is_integral(ops_tensor_dtype(t), false) ||
+        ops_tensor_item(t, &s) != OPS_OK)
+        return 0;
+    *out = s.v.i;
+    return 1;
+}
+
 /* An int argument; a mismatch says why. */
 static int
 to_int_arg(PyObject *o, int64_t *out, reason *why)
 {
-    int rc = to_int_checked(o, out);
+    int rc = to_index_checked(o, out);
     if (rc < 0) {
         char r[64];
         short_repr(o, r, sizeof r);
@@ -150,7 +167,7 @@ static int
 to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out, reason *why)
 {
     int64_t one;
-    if (to_int_arg(o, &one, why)) {
+    if (!PYOPS_TENSOR_CHECK(o) && to_int_arg(o, &one, why)) {
         /* torch accepts a bare int for int[] (dim=0, size=3): an int[N] repeats it */
         int64_t n = a->size > 0 ? a->size : 1;
         int64_t *buf;
@@ -181,7 +198,7 @@ to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out, reaso
     }
     PyObject **items = PySequence_Fast_ITEMS(o);
     for (Py_ssize_t i = 0; i < n; i++) {
-        int rc = to_int_checked(items[i], &buf[i]);
+        int rc = to_index_checked(items[i], &buf[i]);
         if (rc < 0) {
             char r[64];
             short_repr(items[i], r, sizeof r);
@@ -549,7 +566,7 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
          * positional parameter taking them */
         for (Py_ssize_t j = 0; j < nargs; j++) {
             int64_t dummy;
-            int rc = to_int_checked(args[j], &dummy);
+            int rc = to_index_checked(args[j], &dummy);
             if (rc < 0 && why) {
                 char r[64];
                 short_repr(args[j], r, sizeof r);

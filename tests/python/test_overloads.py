@@ -168,6 +168,44 @@ class TestNarrowTensor(Base):
                                    torch.narrow(torch.tensor(a), dim, torch.tensor(start), n).numpy())
 
 
+class TestZeroDimTensorForInt(Base):
+    """torch's int arguments take a 0-dim integer tensor (not bool, floating or 1-D), and
+    an overload taking a Tensor there is tried first (max(x, t) is max.other)."""
+
+    def test_int_arguments(self):
+        a = np.arange(12).reshape(4, 3)
+        x = L.tensor(a)
+        self.assertTensorEqual(x.select(0, L.tensor(1)), a[1])
+        self.assertTensorEqual(L.select(x, L.tensor(1), L.tensor(-1, dtype=L.int8)), a[:, -1])
+        self.assertEqual(tuple(x.view(L.tensor(3), 4).shape), (3, 4))  # varargs sizes
+        self.assertEqual(tuple(x.reshape([L.tensor(2), 6]).shape), (2, 6))  # list elements
+        self.assertEqual(tuple(L.zeros(L.tensor(2), 3).shape), (2, 3))
+        self.assertPieces(L.tensor_split(x, L.tensor(2)), np.array_split(a, 2))
+
+    def test_refused(self):
+        x = L.arange(6)
+        for bad in (L.tensor(1.0), L.tensor(True), L.tensor([1])):
+            with self.assertRaises(TypeError):
+                x.select(0, bad)
+        # a bare tensor is not a whole int[] (torch refuses x.sum(torch.tensor(0)) too)
+        with self.assertRaises(TypeError):
+            x.sum(L.tensor(0))
+
+    def test_tensor_overload_first(self):
+        a = np.array([[1, 5, 3], [0, 9, 2]])
+        x = L.tensor(a)
+        self.assertTensorEqual(L.max(x, L.tensor(1)), np.maximum(a, 1))
+        self.assertTensorEqual(x.min(L.tensor(1)), np.minimum(a, 1))
+        self.assertTensorEqual(x.max(1).values, a.max(1))
+
+    @needs_torch
+    def test_vs_torch(self):
+        a = np.array([[1, 5, 3], [0, 9, 2]])
+        self.assertTensorEqual(L.max(L.tensor(a), L.tensor(2)), torch.max(torch.tensor(a), torch.tensor(2)).numpy())
+        self.assertTensorEqual(L.tensor(a).select(1, L.tensor(2)),
+                               torch.tensor(a).select(1, torch.tensor(2)).numpy())
+
+
 class TestRoundDecimals(Base):
     def test_values(self):
         a = np.array([1.25, 2.35, 15.0, 25.0, -35.0, 0.125, -2.5])
