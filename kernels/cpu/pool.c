@@ -469,48 +469,48 @@ max_pool1d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size
     if (!((nd == 2 && self->sizes[0] != 0 && self->sizes[1] != 0) ||
           (nd == 3 && self->sizes[1] != 0 && self->sizes[2] != 0)))
         return ops_fail(OPS_ERR_SHAPE,
-                             "%s: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
-                             "but got:%s",
-                             op, ops_shape_str(nd, self->sizes, buf, sizeof buf));
+                        "%s: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
+                        "but got:%s",
+                        op, ops_shape_str(nd, self->sizes, buf, sizeof buf));
     if (kernel_size.len != 1)
         return ops_fail(OPS_ERR_VALUE,
-                             "%s: max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 "
-                             "but got size %lld",
-                             op, (long long)kernel_size.len);
+                        "%s: max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 "
+                        "but got size %lld",
+                        op, (long long)kernel_size.len);
     if (stride.len != 0 && stride.len != 1)
         return ops_fail(OPS_ERR_VALUE,
-                             "%s: max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
-                             "but got size %lld",
-                             op, (long long)stride.len);
+                        "%s: max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
+                        "but got size %lld",
+                        op, (long long)stride.len);
     if (padding.len != 1)
         return ops_fail(OPS_ERR_VALUE,
-                             "%s: max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but "
-                             "got size %lld",
-                             op, (long long)padding.len);
+                        "%s: max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but "
+                        "got size %lld",
+                        op, (long long)padding.len);
     if (dilation.len != 1)
         return ops_fail(OPS_ERR_VALUE,
-                             "%s: max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but "
-                             "got size %lld",
-                             op, (long long)dilation.len);
+                        "%s: max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but "
+                        "got size %lld",
+                        op, (long long)dilation.len);
     const int64_t k = kernel_size.data[0], s = stride.len ? stride.data[0] : k, p = padding.data[0],
                   d = dilation.data[0];
     if (k <= 0)
         return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() kernel_size must be greater than zero, but got %lld", op,
-                             (long long)k);
+                        (long long)k);
     if (s <= 0)
         return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() stride must be greater than zero, but got %lld", op,
-                             (long long)s);
+                        (long long)s);
     if (p < 0)
         return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() padding must be non-negative, but got %lld", op,
-                             (long long)p);
+                        (long long)p);
     if (p > k / 2)
         return ops_fail(OPS_ERR_VALUE,
-                             "%s: max_pool1d() padding should be at most half of kernel size, but got padding=%lld "
-                             "and kernel_size=%lld",
-                             op, (long long)p, (long long)k);
+                        "%s: max_pool1d() padding should be at most half of kernel size, but got padding=%lld "
+                        "and kernel_size=%lld",
+                        op, (long long)p, (long long)k);
     if (d <= 0)
         return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() dilation must be greater than zero, but got %lld", op,
-                             (long long)d);
+                        (long long)d);
     pool_geom g = {.op = op, .nsp = 1, .ceil_mode = ceil_mode};
     pool_planes(&g, self);
     g.kh = g.sh = g.dh = 1;
@@ -521,7 +521,7 @@ max_pool1d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size
         return ops_last_status();
     if (g.ow <= 0)
         return ops_fail(OPS_ERR_SHAPE, "%s: max_pool1d() Invalid computed output size: %lld", op,
-                             (long long)g.ow);
+                        (long long)g.ow);
     ops_status st = pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT);
     if (st != OPS_OK)
         return st;
