@@ -48,6 +48,7 @@ RUNTIME_HELPERS = {
     "select_backward": ("ops_autograd_select_backward", ("Tensor", "shape", "int", "int")),
     "slice_backward": ("ops_autograd_slice_backward", ("Tensor", "shape", "int", "int?", "int?", "int")),
     "narrow_backward": ("ops_autograd_narrow_backward", ("Tensor", "shape", "int", "int", "int")),
+    "narrow_tensor_backward": ("ops_autograd_narrow_tensor_backward", ("Tensor", "shape", "int", "Tensor", "int")),
     "matmul_backward": ("ops_autograd_matmul_backward", ("Tensor", "Tensor", "Tensor", "int")),
     "reduction_backward": ("ops_autograd_reduction_backward", ("Tensor", "Tensor", "int")),
     "pool_indices_backward": ("ops_autograd_pool_indices_backward", ("Tensor", "shape", "Tensor")),
@@ -65,6 +66,7 @@ RUNTIME_HELPERS = {
                              "tensorlist"),
     "index_backward": ("ops_autograd_index_backward", ("Tensor", "shape", "tensorlist")),
     "tensor_split_backward": ("ops_autograd_tensor_split_backward", ("tensorlist", "shape", "intlist", "int")),
+    "tensor_split_tensor_backward": ("ops_autograd_tensor_split_tensor_backward", ("tensorlist", "shape", "Tensor", "int")),
     "einsum_backward": ("ops_autograd_einsum_backward", ("Tensor", "str", "tensorlist"), "tensorlist"),
     # (section: lists end)
     # (section: reductions2)

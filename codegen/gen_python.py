@@ -122,6 +122,23 @@ def _sort_key(nf: NativeFunction):
             nf.index)
 
 
+def _tensor_before_int_key(ovs):
+    """_sort_key, with one rule first: an overload taking a Tensor where another takes an
+    int comes before it (max.other before max.dim, narrow.Tensor before narrow), as in
+    torch, since an int argument also takes a 0-dim integer tensor."""
+    def positional(nf):
+        return [a for a in nf.func.arguments if not a.kwarg_only]
+
+    int_pos = {k for nf in ovs for k, a in enumerate(positional(nf))
+               if a.type.base in ("int", "SymInt") and not a.type.is_list}
+
+    def key(nf):
+        tensor_at_int = any(k in int_pos and a.type.is_tensor and not a.type.is_list and not a.type.optional
+                            for k, a in enumerate(positional(nf)))
+        return (nf.kind == "out", not tensor_at_int) + _sort_key(nf)[1:]
+    return key
+
+
 def _bindable(nf: NativeFunction, method: bool) -> bool:
     if not method:
         return True
@@ -182,7 +199,7 @@ def generate(model: Model, inputs) -> dict:
                 by.setdefault(nf.func.name, []).append(nf)
         out = []
         for name in sorted(by):
-            ovs = sorted(by[name], key=_sort_key)
+            ovs = sorted(by[name], key=_tensor_before_int_key(by[name]))
             out.append({"name": name, "cname": cnames.c_string(name),
                         "sigs": [sig_of[id(nf)]["ident"] for nf in ovs],
                         "doc": cnames.c_string("\n".join(

@@ -189,6 +189,9 @@ class FunctionSchema:
     overload: str   # "Tensor", "" when none
     arguments: Tuple[Argument, ...]
     returns: Tuple[Return, ...]
+    # Set by the loader when the op also has an entry with no overload (narrow and
+    # narrow.Tensor): then `.Tensor` is spelt in the C name too.
+    tensor_suffix: bool = dataclasses.field(default=False, compare=False)
 
     @property
     def inplace(self) -> bool:
@@ -223,7 +226,7 @@ class FunctionSchema:
     def c_name(self) -> str:
         """docs/codegen.md "Kinds and C names"."""
         s = "ops_" + self.base_name
-        if self.overload and self.overload != "Tensor":
+        if self.overload and (self.overload != "Tensor" or self.tensor_suffix):
             s += "_" + self.overload.lower()
         return s + ("_" if self.inplace else "")
 
@@ -1093,6 +1096,10 @@ def _build_model(path: str, loader: Any, root: Any) -> Model:
     if not root.value:
         errors.add(node_loc(path, root), "no operators declared")
 
+    plain = {nf.func.name for nf in functions if not nf.func.overload}
+    for nf in functions:
+        if nf.func.overload == "Tensor" and nf.func.name in plain:
+            nf.func = dataclasses.replace(nf.func, tensor_suffix=True)
     by_name: Dict[str, NativeFunction] = {}
     by_c: Dict[str, NativeFunction] = {}
     good: List[NativeFunction] = []

@@ -193,6 +193,16 @@ ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes
 }
 
 ops_tensor *
+ops_autograd_narrow_tensor_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
+                                    const ops_tensor *start, int64_t length)
+{
+    ops_scalar s;
+    if (ops_tensor_item(start, &s) != OPS_OK)
+        return NULL;
+    return ops_autograd_narrow_backward(g, ndim, sizes, dim, s.v.i, length);
+}
+
+ops_tensor *
 ops_autograd_diagonal_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t offset, int64_t dim1,
                                int64_t dim2)
 {

@@ -183,6 +183,30 @@ zero_block(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim, int
 }
 
 ops_tensor *
+ops_autograd_tensor_split_tensor_backward(ops_tensor_list grads, int ndim, const int64_t *sizes,
+                                          const ops_tensor *tios, int64_t dim)
+{
+    /* the forward checked tios (an int64 CPU tensor of 0 or 1 dims) */
+    const int64_t *data = ops_tensor_data_ptr(tios);
+    if (tios->ndim == 0) {
+        /* sections: the pieces tile dim in order, so the gradient is their concatenation */
+        int64_t d = dim;
+        if (!ops_wrap_dim("tensor_split_backward", "dim", &d, ndim))
+            return NULL;
+        return ops_cat(grads, d);
+    }
+    const int64_t n = tios->sizes[0];
+    int64_t *ix = ops_host_malloc_array(n > 0 ? n : 1, sizeof *ix);
+    if (ix == NULL)
+        return ops_fail_null(OPS_ERR_OOM, "tensor_split_backward: out of memory for %lld indices", (long long)n);
+    for (int64_t i = 0; i < n; i++)
+        ix[i] = data[i * tios->strides[0]];
+    ops_tensor *r = ops_autograd_tensor_split_backward(grads, ndim, sizes, (ops_int_list){ix, n}, dim);
+    ops_host_free(ix);
+    return r;
+}
+
+ops_tensor *
 ops_autograd_tensor_split_backward(ops_tensor_list grads, int ndim, const int64_t *sizes, ops_int_list indices,
                                    int64_t dim)
 {

@@ -139,6 +139,9 @@ OPS_API ops_tensor *ops_autograd_layer_norm_backward(const ops_tensor *g, const 
                                                      double eps, int64_t which);
 OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t start, int64_t length);
+/* narrow.Tensor: narrow_backward with the start read from its 0-dim tensor. */
+OPS_API ops_tensor *ops_autograd_narrow_tensor_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
+                                                        int64_t dim, const ops_tensor *start, int64_t length);
 OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                 const int64_t *start, const int64_t *end, int64_t step);
 
@@ -175,6 +178,10 @@ OPS_API ops_status ops_autograd_cat_tensors_backward(const ops_tensor *g, int64_
  * shape (pieces may overlap: tensor_split(x, [4, 2]) reads x[2:4] twice). */
 OPS_API ops_tensor *ops_autograd_tensor_split_backward(ops_tensor_list grads, int ndim, const int64_t *sizes,
                                                        ops_int_list indices, int64_t dim);
+/* tensor_split.tensor_indices_or_sections: the sections' or the indices' gradient, as
+ * the tensor (0-dim: sections, 1-D: indices) chose in the forward. */
+OPS_API ops_tensor *ops_autograd_tensor_split_tensor_backward(ops_tensor_list grads, int ndim, const int64_t *sizes,
+                                                              const ops_tensor *tios, int64_t dim);
 /* einsum: each operand's gradient, itself an einsum of the gradient and the other
  * operands (identity matrices for repeated subscripts, ones for subscripts only that
  * operand has, broadcast dims summed back). */

@@ -300,6 +300,70 @@ tensor_split_indices_impl(const ops_tensor *self, ops_int_list indices, int64_t 
     return st;
 }
 
+/* tensor_split with an int64 CPU tensor: 0-dim, a number of sections; 1-D, the
+ * indices (PyTorch's tensor_split.tensor_indices_or_sections, with its checks). */
+ops_status
+tensor_split_tensor_impl(const ops_tensor *self, const ops_tensor *tios, int64_t dim, ops_tensor_vec *result)
+{
+    const char *op = "tensor_split";
+    if (tios->storage->device.type != OPS_CPU) {
+        char dev[32];
+        return ops_fail(OPS_ERR_DEVICE, "%s: tensor_split expected tensor_indices_or_sections to be on cpu, but it's "
+                        "on %s", op, ops_device_str(tios->storage->device, dev, sizeof dev));
+    }
+    if (tios->dtype != OPS_INT64)
+        return ops_fail(OPS_ERR_DTYPE, "%s: tensor_split expected tensor_indices_or_sections to have dtype of long "
+                        "(int64), but got %s", op, ops_dtype_name(tios->dtype));
+    if (tios->ndim > 1)
+        return ops_fail(OPS_ERR_VALUE, "%s: tensor_split expected tensor_indices_or_sections to be a "
+                        "zero-dimensional or one-dimensional tensor, but got a tensor with %d dims", op, tios->ndim);
+    const int64_t *data = ops_tensor_data_ptr(tios);
+    if (tios->ndim == 0)
+        return tensor_split_sections_impl(self, data[0], dim, result);
+    /* the indices may be a strided view: gather them */
+    const int64_t n = tios->sizes[0];
+    int64_t *ix = int_array(op, n, 1);
+    if (ix == NULL)
+        return ops_last_status();
+    for (int64_t i = 0; i < n; i++)
+        ix[i] = data[i * tios->strides[0]];
+    ops_status st = tensor_split_indices_impl(self, (ops_int_list){ix, n}, dim, result);
+    ops_host_free(ix);
+    return st;
+}
+
+/* hsplit/vsplit/dsplit with a list of indices: tensor_split along their dim, after the
+ * dimension check (no divisibility to check). */
+static ops_status
+split_along_indices(const char *op, int min_dims, int64_t dim, const ops_tensor *self, ops_int_list indices,
+                    ops_tensor_vec *result)
+{
+    if (self->ndim < min_dims)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: torch.%s requires a tensor with at least %d dimension, but got a tensor with %d "
+                        "dimensions!",
+                        op, op, min_dims, self->ndim);
+    return tensor_split_indices_impl(self, indices, dim, result);
+}
+
+ops_status
+hsplit_array_impl(const ops_tensor *self, ops_int_list indices, ops_tensor_vec *result)
+{
+    return split_along_indices("hsplit", 1, self->ndim == 1 ? 0 : 1, self, indices, result);
+}
+
+ops_status
+vsplit_array_impl(const ops_tensor *self, ops_int_list indices, ops_tensor_vec *result)
+{
+    return split_along_indices("vsplit", 2, 0, self, indices, result);
+}
+
+ops_status
+dsplit_array_impl(const ops_tensor *self, ops_int_list indices, ops_tensor_vec *result)
+{
+    return split_along_indices("dsplit", 3, 2, self, indices, result);
+}
+
 /* hsplit/vsplit/dsplit with a number of sections: an error unless it divides the dim. */
 static ops_status
 split_along(const char *op, int min_dims, int64_t dim, const ops_tensor *self, int64_t n,

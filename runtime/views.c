@@ -481,6 +481,33 @@ narrow_impl(const ops_tensor *self, int64_t dim, int64_t start, int64_t length)
     return slice_common(op, self, dim, &start, &end, 1);
 }
 
+/* The value of a 0-dim integer tensor used as an index argument (narrow's start,
+ * tensor_split's sections), read on the host; what PyTorch's narrow.Tensor accepts. */
+static bool
+index_from_tensor(const char *op, const char *arg, const ops_tensor *t, int64_t *out)
+{
+    if (t->ndim != 0 || !ops_dtype_is_integral(t->dtype, false)) {
+        char buf[OPS_SHAPE_STR_LEN];
+        ops_fail(OPS_ERR_VALUE, "%s: %s must be an 0-dim integral Tensor, but got a %s tensor of shape %s", op, arg,
+                 ops_dtype_name(t->dtype), ops_shape_str(t->ndim, t->sizes, buf, sizeof buf));
+        return false;
+    }
+    ops_scalar v;
+    if (ops_tensor_item(t, &v) != OPS_OK)
+        return false;
+    *out = v.v.i;
+    return true;
+}
+
+ops_tensor *
+narrow_tensor_impl(const ops_tensor *self, int64_t dim, const ops_tensor *start, int64_t length)
+{
+    int64_t s;
+    if (!index_from_tensor("narrow", "start", start, &s))
+        return NULL;
+    return narrow_impl(self, dim, s, length);
+}
+
 /* ---- squeeze, unsqueeze ------------------------------------------------------- */
 
 /* Drops the flagged dims whose size is 1. */

@@ -1,5 +1,6 @@
 /* Pooling (CPU): max_pool1d, max_pool2d, max_pool2d_with_indices, avg_pool1d,
- * avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d.
+ * avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d, max_pool1d_with_indices,
+ * adaptive_max_pool1d (a composition of adaptive_max_pool2d).
  *
  * Every op is a 2-D pooling over (N, C, H, W) planes (pool_geom): a 1-D op has height 1
  * and an unbatched input a batch of 1.  Inputs are read through their strides; results
@@ -457,59 +458,59 @@ max_pool2d_with_indices_out_cpu(const ops_tensor *self, ops_int_list kernel_size
     return pool_write_two(op, v, ix, out, indices);
 }
 
-/* PyTorch's check_max_pool1d. */
-ops_tensor *
-max_pool1d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-               ops_int_list dilation, bool ceil_mode)
+/* PyTorch's check_max_pool1d, then the pool (indices too when asked). */
+static ops_status
+max_pool1d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
+                ops_tensor **indices)
 {
-    const char *op = "max_pool1d";
     char buf[OPS_SHAPE_STR_LEN];
     const int nd = self->ndim;
     if (!((nd == 2 && self->sizes[0] != 0 && self->sizes[1] != 0) ||
           (nd == 3 && self->sizes[1] != 0 && self->sizes[2] != 0)))
-        return ops_fail_null(OPS_ERR_SHAPE,
-                             "%s: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
-                             "but got:%s",
-                             op, ops_shape_str(nd, self->sizes, buf, sizeof buf));
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, "
+                        "but got:%s",
+                        op, ops_shape_str(nd, self->sizes, buf, sizeof buf));
     if (kernel_size.len != 1)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 "
-                             "but got size %lld",
-                             op, (long long)kernel_size.len);
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 "
+                        "but got size %lld",
+                        op, (long long)kernel_size.len);
     if (stride.len != 0 && stride.len != 1)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
-                             "but got size %lld",
-                             op, (long long)stride.len);
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 "
+                        "but got size %lld",
+                        op, (long long)stride.len);
     if (padding.len != 1)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but "
-                             "got size %lld",
-                             op, (long long)padding.len);
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but "
+                        "got size %lld",
+                        op, (long long)padding.len);
     if (dilation.len != 1)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but "
-                             "got size %lld",
-                             op, (long long)dilation.len);
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but "
+                        "got size %lld",
+                        op, (long long)dilation.len);
     const int64_t k = kernel_size.data[0], s = stride.len ? stride.data[0] : k, p = padding.data[0],
                   d = dilation.data[0];
     if (k <= 0)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() kernel_size must be greater than zero, but got %lld", op,
-                             (long long)k);
+        return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() kernel_size must be greater than zero, but got %lld", op,
+                        (long long)k);
     if (s <= 0)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() stride must be greater than zero, but got %lld", op,
-                             (long long)s);
+        return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() stride must be greater than zero, but got %lld", op,
+                        (long long)s);
     if (p < 0)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() padding must be non-negative, but got %lld", op,
-                             (long long)p);
+        return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() padding must be non-negative, but got %lld", op,
+                        (long long)p);
     if (p > k / 2)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: max_pool1d() padding should be at most half of kernel size, but got padding=%lld "
-                             "and kernel_size=%lld",
-                             op, (long long)p, (long long)k);
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: max_pool1d() padding should be at most half of kernel size, but got padding=%lld "
+                        "and kernel_size=%lld",
+                        op, (long long)p, (long long)k);
     if (d <= 0)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: max_pool1d() dilation must be greater than zero, but got %lld", op,
-                             (long long)d);
+        return ops_fail(OPS_ERR_VALUE, "%s: max_pool1d() dilation must be greater than zero, but got %lld", op,
+                        (long long)d);
     pool_geom g = {.op = op, .nsp = 1, .ceil_mode = ceil_mode};
     pool_planes(&g, self);
     g.kh = g.sh = g.dh = 1;
@@ -517,15 +518,39 @@ max_pool1d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list st
     g.kw = k, g.sw = s, g.pw = p, g.dw = d;
     g.oh = 1;
     if (pool_out_size(op, g.iw, k, p, s, d, ceil_mode, &g.ow) != OPS_OK)
-        return NULL;
+        return ops_last_status();
     if (g.ow <= 0)
-        return ops_fail_null(OPS_ERR_SHAPE, "%s: max_pool1d() Invalid computed output size: %lld", op,
-                             (long long)g.ow);
-    if (pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT) != OPS_OK)
-        return NULL;
+        return ops_fail(OPS_ERR_SHAPE, "%s: max_pool1d() Invalid computed output size: %lld", op,
+                        (long long)g.ow);
+    ops_status st = pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT);
+    if (st != OPS_OK)
+        return st;
+    return pool_run(&g, self, true, values, indices);
+}
+
+ops_tensor *
+max_pool1d_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+               ops_int_list dilation, bool ceil_mode)
+{
     ops_tensor *r = NULL;
-    pool_run(&g, self, true, &r, NULL);
+    max_pool1d_core("max_pool1d", self, kernel_size, stride, padding, dilation, ceil_mode, &r, NULL);
     return r;
+}
+
+/* The indices are offsets along the last dim (the plane has height 1). */
+ops_status
+max_pool1d_with_indices_cpu(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                            ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **result0,
+                            ops_tensor **result1)
+{
+    ops_tensor *v = NULL, *ix = NULL;
+    ops_status st = max_pool1d_core("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation,
+                                    ceil_mode, &v, &ix);
+    if (st == OPS_OK) {
+        *result0 = v;
+        *result1 = ix;
+    }
+    return st;
 }
 
 /* ---- avg_pool2d, avg_pool1d ---------------------------------------------------------- */
@@ -710,4 +735,43 @@ adaptive_max_pool2d_out_cpu(const ops_tensor *self, ops_int_list output_size, op
     if ((st = adaptive_max_core(self, output_size, &v, &ix)) != OPS_OK)
         return st;
     return pool_write_two(op, v, ix, out, indices);
+}
+
+/* ---- adaptive_max_pool1d (CompositeExplicitAutograd) --------------------------------------
+ * PyTorch's composition: adaptive_max_pool2d over [.., 1, L] with output [1, n], the
+ * height dim squeezed off both results (indices h * L + w with h = 0: offsets along L). */
+ops_status
+adaptive_max_pool1d_impl(const ops_tensor *self, ops_int_list output_size, ops_tensor **result0,
+                         ops_tensor **result1)
+{
+    const char *op = "adaptive_max_pool1d";
+    char buf[OPS_SHAPE_STR_LEN];
+    if (self->ndim != 2 && self->ndim != 3)
+        return ops_fail(OPS_ERR_SHAPE, "%s: adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: %s", op,
+                        ops_shape_str(self->ndim, self->sizes, buf, sizeof buf));
+    if (output_size.len != 1)
+        return ops_fail(OPS_ERR_VALUE, "%s: adaptive_max_pool1d() argument 'output_size' should contain one int "
+                        "(got %lld)", op, (long long)output_size.len);
+    for (int i = 1; i < self->ndim; i++)
+        if (self->sizes[i] <= 0)
+            return ops_fail(OPS_ERR_SHAPE, "%s: adaptive_max_pool1d(): Expected input to have non-zero size for "
+                            "non-batch dimensions, but input has sizes %s with dimension %d being empty", op,
+                            ops_shape_str(self->ndim, self->sizes, buf, sizeof buf), i);
+    const int64_t osz[2] = {1, output_size.data[0]};
+    ops_tensor *x = NULL, *v = NULL, *ix = NULL, *v1 = NULL, *ix1 = NULL;
+    ops_status st = OPS_OK;
+    if ((x = ops_unsqueeze(self, -2)) == NULL ||
+        (st = ops_adaptive_max_pool2d(x, (ops_int_list){osz, 2}, &v, &ix)) != OPS_OK ||
+        (v1 = ops_squeeze_dim(v, -2)) == NULL || (ix1 = ops_squeeze_dim(ix, -2)) == NULL) {
+        st = ops_last_status();
+        ops_tensor_release(v1);
+        ops_tensor_release(ix1);
+    } else {
+        *result0 = v1;
+        *result1 = ix1;
+    }
+    ops_tensor_release(x);
+    ops_tensor_release(v);
+    ops_tensor_release(ix);
+    return st;
 }

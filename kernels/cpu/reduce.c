@@ -2418,3 +2418,55 @@ cummin_out_cpu(const ops_tensor *self, int64_t dim, ops_tensor *values, ops_tens
 {
     return cumext_impl("cummin", false, self, dim, values, indices, NULL, NULL);
 }
+
+/* ---- var/std with `unbiased` (CompositeExplicitAutograd) ---------------------------------
+ * PyTorch's older overloads: unbiased is correction 1, biased correction 0.  They call
+ * the correction= forms through the public API, so they run on every device. */
+
+static ops_scalar
+unbiased_correction(bool unbiased)
+{
+    return OPS_SCALAR_INT(unbiased ? 1 : 0);
+}
+
+ops_tensor *
+var_unbiased_impl(const ops_tensor *self, bool unbiased)
+{
+    const ops_scalar c = unbiased_correction(unbiased);
+    return ops_var_correction(self, NULL, &c, false);
+}
+
+ops_tensor *
+var_dim_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim)
+{
+    const ops_scalar c = unbiased_correction(unbiased);
+    return ops_var_correction(self, dim, &c, keepdim);
+}
+
+ops_status
+var_out_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor *out)
+{
+    const ops_scalar c = unbiased_correction(unbiased);
+    return ops_var_correction_out(self, dim, &c, keepdim, out);
+}
+
+ops_tensor *
+std_unbiased_impl(const ops_tensor *self, bool unbiased)
+{
+    const ops_scalar c = unbiased_correction(unbiased);
+    return ops_std_correction(self, NULL, &c, false);
+}
+
+ops_tensor *
+std_dim_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim)
+{
+    const ops_scalar c = unbiased_correction(unbiased);
+    return ops_std_correction(self, dim, &c, keepdim);
+}
+
+ops_status
+std_out_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor *out)
+{
+    const ops_scalar c = unbiased_correction(unbiased);
+    return ops_std_correction_out(self, dim, &c, keepdim, out);
+}

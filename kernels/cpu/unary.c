@@ -12,6 +12,7 @@
  * and floor/ceil/trunc/round/frac, which ops_scalar_math.h writes branch-free for
  * that reason; the rest call libm per element. */
 #include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "ops_dispatch.h"
@@ -408,6 +409,34 @@ round_out_cpu(ops_iter *it, const ops_tensor *self)
     if (!ops_dtype_is_floating(it->common_dtype))
         return integral_identity(it, "round");
     FLOATING_KERNEL_(it, "round", ops_math_round_even(x));
+}
+
+/* round(decimals=n), PyTorch's formula in the opmath type: x * 10^n rounded half to even,
+ * then divided (n < 0: x / 10^-n rounded, then multiplied).  Floating dtypes only. */
+static inline float
+round_decimals_f32_(float x, float p, bool neg)
+{
+    return neg ? ops_math_round_even(x / p) * p : ops_math_round_even(x * p) / p;
+}
+
+static inline double
+round_decimals_f64_(double x, double p, bool neg)
+{
+    return neg ? ops_math_round_even(x / p) * p : ops_math_round_even(x * p) / p;
+}
+
+ops_status
+round_decimals_out_cpu(ops_iter *it, const ops_tensor *self, int64_t decimals)
+{
+    (void)self;
+    const bool neg = decimals < 0;
+    const double p = pow(10.0, neg ? -(double)decimals : (double)decimals);
+    const float pf = (float)p;
+    OPS_DISPATCH_FLOATING(it->common_dtype, "round",
+                          OPS_UNARY_KERNEL(it, scalar_t, scalar_t,
+                                           _Generic(x, float: round_decimals_f32_(x, pf, neg),
+                                                    default: round_decimals_f64_(x, p, neg))););
+    return OPS_OK;
 }
 
 ops_status

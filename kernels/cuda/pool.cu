@@ -204,6 +204,15 @@ max_pool1d_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
     return max_pool1d_cpu(self, kernel_size, stride, padding, dilation, ceil_mode);
 }
 
+extern "C" ops_status
+max_pool1d_with_indices_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                             ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **result0,
+                             ops_tensor **result1)
+{
+    ops_cuda_device_guard g(self->storage->device.index);
+    return max_pool1d_with_indices_cpu(self, kernel_size, stride, padding, dilation, ceil_mode, result0, result1);
+}
+
 extern "C" ops_tensor *
 avg_pool2d_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
                 bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)

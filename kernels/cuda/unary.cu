@@ -357,6 +357,28 @@ round_out_cuda(ops_iter *it, const ops_tensor *self)
     return rounding_op(it, "round", round_op());
 }
 
+namespace {
+/* round(decimals=n): unary.c's round_decimals_out_cpu formula, in the opmath type. */
+struct round_decimals_op {
+    double p;
+    bool neg;
+    template <typename T> OPS_HOST_DEVICE T operator()(T x) const
+    {
+        const T pt = (T)p;
+        return neg ? ops_math_round_even(x / pt) * pt : ops_math_round_even(x * pt) / pt;
+    }
+};
+} /* namespace */
+
+extern "C" ops_status
+round_decimals_out_cuda(ops_iter *it, const ops_tensor *self, int64_t decimals)
+{
+    (void)self;
+    const bool neg = decimals < 0;
+    const double p = pow(10.0, neg ? -(double)decimals : (double)decimals);
+    return floating_op(it, "round", round_decimals_op{p, neg});
+}
+
 extern "C" ops_status
 trunc_out_cuda(ops_iter *it, const ops_tensor *self)
 {

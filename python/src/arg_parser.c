@@ -133,11 +133,28 @@ to_int(PyObject *o, int64_t *out)
     return to_int_checked(o, out) == 1;
 }
 
+/* An index as torch's int arguments take it: an int, or a 0-dim integer tensor (not
+ * bool), read on the host: narrow(x, 0, torch.tensor(1), 2), x.view(t, 3), [t, 2] for
+ * an int[].  A bare tensor for a whole int[] stays refused, as in torch. */
+static int
+to_index_checked(PyObject *o, int64_t *out)
+{
+    if (!PYOPS_TENSOR_CHECK(o))
+        return to_int_checked(o, out);
+    const ops_tensor *t = PYOPS_T(o);
+    ops_scalar s;
+    if (ops_tensor_ndim(t) != 0 || !ops_dtype_is_integral(ops_tensor_dtype(t), false) ||
+        ops_tensor_item(t, &s) != OPS_OK)
+        return 0;
+    *out = s.v.i;
+    return 1;
+}
+
 /* An int argument; a mismatch says why. */
 static int
 to_int_arg(PyObject *o, int64_t *out, reason *why)
 {
-    int rc = to_int_checked(o, out);
+    int rc = to_index_checked(o, out);
     if (rc < 0) {
         char r[64];
         short_repr(o, r, sizeof r);
@@ -150,7 +167,7 @@ static int
 to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out, reason *why)
 {
     int64_t one;
-    if (to_int_arg(o, &one, why)) {
+    if (!PYOPS_TENSOR_CHECK(o) && to_int_arg(o, &one, why)) {
         /* torch accepts a bare int for int[] (dim=0, size=3): an int[N] repeats it */
         int64_t n = a->size > 0 ? a->size : 1;
         int64_t *buf;
@@ -181,7 +198,7 @@ to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out, reaso
     }
     PyObject **items = PySequence_Fast_ITEMS(o);
     for (Py_ssize_t i = 0; i < n; i++) {
-        int rc = to_int_checked(items[i], &buf[i]);
+        int rc = to_index_checked(items[i], &buf[i]);
         if (rc < 0) {
             char r[64];
             short_repr(items[i], r, sizeof r);
@@ -549,7 +566,7 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
          * positional parameter taking them */
         for (Py_ssize_t j = 0; j < nargs; j++) {
             int64_t dummy;
-            int rc = to_int_checked(args[j], &dummy);
+            int rc = to_index_checked(args[j], &dummy);
             if (rc < 0 && why) {
                 char r[64];
                 short_repr(args[j], r, sizeof r);
@@ -834,11 +851,102 @@ raise_signatures(const pyops_name *nm, PyObject *const *args, Py_ssize_t nargs, 
     return NULL;
 }
 
+/* Keyword flags that torch's Python layer, not its schema, turns into another op:
+ * nonzero(as_tuple=True) is nonzero_numpy (a tuple of 1-D index tensors, one per dim;
+ * torch.nonzero's binding), max_pool1d/2d(return_indices=True) the *_with_indices ops
+ * (torch.nn.functional's).  flag=False is the op itself. */
+static const struct flag_op {
+    const char *name, *flag, *target;
+} flag_ops[] = {
+    {"nonzero", "as_tuple", "nonzero_numpy"},
+    {"max_pool1d", "return_indices", "max_pool1d_with_indices"},
+    {"max_pool2d", "return_indices", "max_pool2d_with_indices"},
+};
+
+static PyObject *
+call_by_name(const char *name, bool method, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+             PyObject *kwnames)
+{
+    for (const PyMethodDef *d = method ? pyops_generated_methods : pyops_generated_functions; d->ml_name; d++)
+        if (strcmp(d->ml_name, name) == 0)
+            return ((PyObject * (*)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *))(void (*)(void))
+                        d->ml_meth)(self, args, nargs, kwnames);
+    return PyErr_Format(PyExc_RuntimeError, "libops: no generated %s named %s", method ? "method" : "function",
+                        name);
+}
+
+/* *handled false: nm has no such flag among the keywords, nothing was done. */
+static PyObject *
+call_flagged(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+             bool *handled)
+{
+    *handled = false;
+    const struct flag_op *e = NULL;
+    for (size_t i = 0; i < sizeof flag_ops / sizeof flag_ops[0] && e == NULL; i++)
+        if (strcmp(flag_ops[i].name, nm->name) == 0)
+            e = &flag_ops[i];
+    if (e == NULL)
+        return NULL;
+    const Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+    Py_ssize_t at = -1;
+    bool has_out = false;
+    for (Py_ssize_t j = 0; j < nk; j++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, j);
+        if (PyUnicode_CompareWithASCIIString(k, e->flag) == 0)
+            at = j;
+        else if (PyUnicode_CompareWithASCIIString(k, "out") == 0)
+            has_out = true;
+    }
+    if (at < 0)
+        return NULL;
+    *handled = true;
+    PyObject *v = args[nargs + at];
+    if (!PyBool_Check(v))
+        return PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be bool, not %s", nm->name, e->flag,
+                            type_name(v));
+    if (v == Py_True && has_out)
+        return PyErr_Format(PyExc_RuntimeError, "%s does not support the out kwarg when %s is True", nm->name,
+                            e->flag);
+    /* the same call without the flag */
+    PyObject **rest = PyMem_Malloc((size_t)(nargs + nk) * sizeof *rest);
+    PyObject *names = PyTuple_New(nk - 1);
+    PyObject *r = NULL;
+    if (rest == NULL || names == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t j = 0; j < nargs; j++)
+        rest[j] = args[j];
+    for (Py_ssize_t j = 0, o = 0; j < nk; j++) {
+        if (j == at)
+            continue;
+        rest[nargs + o] = args[nargs + j];
+        PyObject *k = PyTuple_GET_ITEM(kwnames, j);
+        Py_INCREF(k);
+        PyTuple_SET_ITEM(names, o, k);
+        o++;
+    }
+    if (v == Py_True)
+        r = call_by_name(e->target, nm->method, self, rest, nargs, nk > 1 ? names : NULL);
+    else
+        r = pyops_call(nm, self, rest, nargs, nk > 1 ? names : NULL);
+done:
+    PyMem_Free(rest);
+    Py_XDECREF(names);
+    return r;
+}
+
 PyObject *
 pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
     parsed p;
     nargs = PyVectorcall_NARGS(nargs);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        bool handled;
+        PyObject *r = call_flagged(nm, self, args, nargs, kwnames, &handled);
+        if (handled)
+            return r;
+    }
     for (int s = 0; s < nm->nsigs; s++) {
         const pyops_sig *sig = nm->sigs[s];
         if (bind(sig, nm->method, self, args, nargs, kwnames, &p, NULL)) {

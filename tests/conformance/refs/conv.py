@@ -229,3 +229,14 @@ def ref_adaptive_max_pool2d(self, output_size):
                              [list(range(*_adaptive_bounds(j, w, ow))) for j in range(ow)])
     return back(vals), back(idx)
 
+
+
+def ref_max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    """Values and indices along the last dim (the 2-d offsets h * W + w with h = 0)."""
+    return _max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, 1)
+
+
+def ref_adaptive_max_pool1d(self, output_size):
+    x = np.asarray(self)[..., None, :]
+    vals, idx = ref_adaptive_max_pool2d(x, [1, output_size[0]])
+    return vals[..., 0, :], idx[..., 0, :]

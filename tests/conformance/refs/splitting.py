@@ -55,3 +55,11 @@ def ref_tensor_split_indices(x, indices, dim):
         e = b + n if b < 0 else b
         prev = min(max(e, 0), n)
     return out
+
+
+def ref_tensor_split_tensor(x, t, dim):
+    """tensor_split with a tensor: 0-dim, that many sections; 1-D, the indices."""
+    t = np.asarray(t)
+    if t.ndim == 0:
+        return np.array_split(np.asarray(x), int(t), axis=dim)
+    return ref_tensor_split_indices(x, [int(i) for i in t], dim)
