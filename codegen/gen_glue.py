@@ -129,6 +129,9 @@ def _function(nf: NativeFunction) -> dict:
         else:
             b(f"const ops_device _dev = {chain() if fixed else fallback};")
 
+    if nf.out_no_overlap or nf.out_no_partial_overlap or nf.out_dtype_of:
+        _out_checks(nf, b, op, err_ret, st_declared)
+        st_declared = True
     if structured:
         _structured(nf, b, op, ptr, st_declared)
     else:
@@ -151,6 +154,32 @@ def _function(nf: NativeFunction) -> dict:
         "params": cnames.param_list(cnames.params(s)),
         "body": b.lines,
     }
+
+
+def _out_checks(nf: NativeFunction, b: _Body, op: str, err_ret: str, st_declared: bool) -> None:
+    """The entry's `out_checks:` (ops_check_out_args, runtime/iter.c), before dispatch."""
+    s = nf.func
+    out = s.out_arguments[0].name
+    args = {a.name: a for a in s.arguments}
+    single = [(n, False) for n in nf.out_no_overlap if args[n].type.is_tensor]
+    single += [(n, True) for n in nf.out_no_partial_overlap if args[n].type.is_tensor]
+    lists = [(n, False) for n in nf.out_no_overlap if args[n].type.is_tensor_list]
+    lists += [(n, True) for n in nf.out_no_partial_overlap if args[n].type.is_tensor_list]
+    decl = "" if st_declared else "ops_status "
+    mask = sum(1 << i for i, (_, ok) in enumerate(single) if ok)
+    dt = nf.out_dtype_of
+    if single:
+        b(f"const ops_tensor *const _oa[{len(single)}] = {{{', '.join(n for n, _ in single)}}};")
+        b(f"static const char *const _on[{len(single)}] = {{{', '.join(chr(34) + n + chr(34) for n, _ in single)}}};")
+    dt_args = f"{dt}, \"{dt}\"" if dt else "NULL, NULL"
+    arr = ("_oa", "_on") if single else ("NULL", "NULL")
+    b(f'{decl}_st = ops_check_out_args("{op}", {out}, {len(single)}, {arr[0]}, {arr[1]}, {mask}u, {dt_args});')
+    b("if (OPS_UNLIKELY(_st != OPS_OK))")
+    b(f"    return {err_ret};")
+    for n, ok in lists:
+        b(f'_st = ops_check_out_list("{op}", {out}, {n}, "{n}", {"true" if ok else "false"});')
+        b("if (OPS_UNLIKELY(_st != OPS_OK))")
+        b(f"    return {err_ret};")
 
 
 def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: bool) -> None:
