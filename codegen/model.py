@@ -270,8 +270,10 @@ class NativeFunction:
     tags: Tuple[str, ...] = ()
     conformance: Any = None       # validated by codegen/conformance.py
     # out= rules checked by the glue before dispatch (`out_checks:`): Tensor arguments the
-    # out= tensor may not share memory with at all, ones it may be only the same view
-    # of, and the argument whose dtype out= must have (None: any castable dtype).
+    # out= tensor (an in-place entry's self) may not share memory with at all, ones it
+    # may be only the same view of, and the argument whose dtype out= must have (None:
+    # any castable dtype).  An in-place entry without its own rules takes its group's
+    # out= entry's (codegen/gen_glue.py).
     out_no_overlap: Tuple[str, ...] = ()
     out_no_partial_overlap: Tuple[str, ...] = ()
     out_dtype_of: Optional[str] = None
@@ -902,19 +904,23 @@ def _str_list(path: str, node: Any, errors: Errors, what: str) -> List[str]:
 
 def _parse_out_checks(path: str, nf: NativeFunction, key: Tuple[Loc, Any], errors: Errors) -> None:
     """`out_checks: {no_overlap: [self], no_partial_overlap: [index], dtype: self}` on an
-    out= entry: the names must be the entry's Tensor arguments (not its outs)."""
+    out= entry (or, without dtype, on an in-place one: the rules of its self): the names
+    must be the entry's Tensor arguments (not its outs, not an in-place self)."""
     kl, v = key
     name = nf.func.full_name
-    if nf.func.kind != "out":
-        errors.add(kl, f"{name}: 'out_checks' belongs on an out= entry")
+    kind = nf.func.kind
+    if kind not in ("out", "inplace"):
+        errors.add(kl, f"{name}: 'out_checks' belongs on an out= or in-place entry")
         raise _Fail()
     items = mapping_items(path, v, errors, "'out_checks'")
     if items is None:
         raise _Fail()
-    if len(nf.func.out_arguments) != 1:
+    if kind == "out" and len(nf.func.out_arguments) != 1:
         errors.add(kl, f"{name}: 'out_checks' needs exactly one out= argument")
         raise _Fail()
-    tensors = {a.name for a in nf.func.non_out_arguments if a.type.is_tensor or a.type.is_tensor_list}
+    # (an in-place entry's written tensor is self: its rules name the other arguments)
+    tensors = {a.name for a in nf.func.non_out_arguments if (a.type.is_tensor or a.type.is_tensor_list)
+               and not (kind == "inplace" and a.is_write)}
     for k, ikl, iv in items:
         if k not in OUT_CHECK_KEYS:
             errors.add(ikl, f"{name}: unknown out_checks key '{k}' (known: {', '.join(OUT_CHECK_KEYS)})")
@@ -925,6 +931,9 @@ def _parse_out_checks(path: str, nf: NativeFunction, key: Tuple[Loc, Any], error
                 errors.add(ikl, f"{name}: out_checks {k} names '{n}', which is not a Tensor argument")
                 raise _Fail()
         if k == "dtype":
+            if kind == "inplace":
+                errors.add(ikl, f"{name}: out_checks dtype is for out= entries (in place, self is the result)")
+                raise _Fail()
             if len(names) != 1 or not any(a.name == names[0] and a.type.is_tensor for a in nf.func.arguments):
                 errors.add(ikl, f"{name}: out_checks dtype names one Tensor argument")
                 raise _Fail()

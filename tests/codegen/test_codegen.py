@@ -95,7 +95,7 @@ class Rejections(unittest.TestCase):
         "list_size_range", "conformance_int_range", "conformance_float_range", "conformance_arg_type",
         "too_many_arguments",
         # out= rules checked by the glue (issue 15)
-        "out_checks_not_out", "out_checks_not_tensor",
+        "out_checks_not_out", "out_checks_not_tensor", "out_checks_inplace_dtype",
     ]
     REQUIRED_DERIVATIVES = [
         "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",

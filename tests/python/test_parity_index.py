@@ -122,6 +122,76 @@ class TestOutOverlap(Base):
                            untouched=[x])
 
 
+class TestInputOverlap(Base):
+    """The scatter and index_* families may not write into memory their index or
+    source tensors are read from, as out= nor in place (torch's assert_no_overlap in
+    the in-place kernels that their out= forms run on out)."""
+
+    def test_out(self):
+        s = L.ones(1, 4)
+        self.assertRefused(lambda: L.scatter(L.zeros(1, 4), 0, L.tensor([[0, 0, 0, 0]]), s, out=s),
+                           "scatter: " + OVERLAP + "overlaps argument 'src'", untouched=[s])
+        i = L.tensor([[0, 1, 2, 3]])
+        self.assertRefused(lambda: L.scatter(L.zeros(1, 4, dtype=L.int64), 1, i, L.ones(1, 4, dtype=L.int64), out=i),
+                           "scatter: " + OVERLAP + "overlaps argument 'index'", untouched=[i])
+        s = L.ones(1, 4)
+        self.assertRefused(lambda: L.index_add(L.zeros(1, 4), 0, L.tensor([0]), s, out=s),
+                           "index_add: " + OVERLAP + "overlaps argument 'source'", untouched=[s])
+        i = L.tensor([0, 1])
+        self.assertRefused(lambda: L.index_fill(L.zeros(2, dtype=L.int64), 0, i, 3, out=i), "argument 'index'",
+                           untouched=[i])
+        i = L.tensor([0, 1])
+        self.assertRefused(lambda: L.index(L.arange(5), (i,), out=i), "index: " + OVERLAP,
+                           "argument 'indices'[0]", untouched=[i])
+
+    def test_inplace(self):
+        x = L.arange(4.0).view(1, 4)
+        self.assertRefused(lambda: x.scatter_(1, L.tensor([[1, 0, 3, 2]]), x),
+                           "scatter_: unsupported operation: self overlaps argument 'src'", untouched=[x])
+        x = L.tensor([0, 1, 2])
+        self.assertRefused(lambda: x.scatter_(0, x[:1], L.ones(1, dtype=L.int64)), "argument 'index'",
+                           untouched=[x])
+        for name, fn in [("index_add_", lambda x: x.index_add_(0, L.tensor([1, 0]), x)),
+                         ("index_copy_", lambda x: x.index_copy_(0, L.tensor([1, 0]), x)),
+                         ("put_", lambda x: x.put_(L.tensor([1, 0]), x)),
+                         ("index_put_", lambda x: x.index_put_((L.tensor([1, 0]),), x))]:
+            x = L.arange(2.0)
+            self.assertRefused(lambda: fn(x), name + ": unsupported operation: self overlaps argument", untouched=[x])
+        # disjoint parts of one storage are fine, and so is masked_scatter_ reading self
+        # (torch allows both)
+        x = L.arange(8.0).view(2, 4)
+        x[0:1].scatter_(1, L.tensor([[1, 0, 3, 2]]), x[1:2])
+        self.assertEqual(x[0].tolist(), [5.0, 4.0, 7.0, 6.0])
+        y = L.arange(2.0)
+        y.masked_scatter_(L.tensor([True, True]), y)
+        self.assertEqual(y.tolist(), [0.0, 1.0])
+
+    @needs_torch
+    def test_against_torch(self):
+        def run(T):
+            I = T.tensor
+            cases = [
+                lambda: (lambda x: x.scatter_(1, I([[1, 0, 3, 2]]), x))(T.arange(4.).view(1, 4)),
+                lambda: (lambda x: x[0:1].scatter_(1, I([[1, 0, 3, 2]]), x[1:2]))(T.arange(8.).view(2, 4)),
+                lambda: (lambda x: x.index_add_(0, I([1, 0]), x))(T.arange(2.)),
+                lambda: (lambda x: x.index_copy_(0, I([1, 0]), x))(T.arange(2.)),
+                lambda: (lambda x: x.index_fill_(0, x[:1], 5))(I([0, 1, 2])),
+                lambda: (lambda x: x.put_(I([1, 0]), x))(T.arange(2.)),
+                lambda: (lambda x: x.index_put_((I([1, 0]),), x))(T.arange(2.)),
+                lambda: (lambda x: x.masked_scatter_(I([True, True]), x))(T.arange(2.)),
+                lambda: (lambda s: T.scatter(T.zeros(1, 4), 0, I([[0, 0, 0, 0]]), s, out=s))(T.ones(1, 4)),
+                lambda: (lambda s: T.index_add(T.zeros(1, 4), 0, I([0]), s, out=s))(T.ones(1, 4)),
+            ]
+            res = []
+            for c in cases:
+                try:
+                    res.append(("ok", c().tolist()))
+                except RuntimeError:
+                    res.append(("error", None))
+            return res
+        self.assertEqual(run(L), run(torch))
+
+
 class TestOutDtype(Base):
     """out= must have self's dtype where torch says so (no cast)."""
 
