@@ -1087,9 +1087,14 @@ def plan(model: Model):
     counts: Dict[str, int] = {}
     gens, errors = [], []
     for d in model.derivatives:
-        if d.func.kind != "functional":
+        # an in-place entry with no functional form (normal_, uniform_, random_, ...) takes
+        # its own entry, as in PyTorch's derivatives.yaml
+        own_inplace = (d.func.kind == "inplace"
+                       and (d.func.group is None or d.func.group.functional is None))
+        if d.func.kind != "functional" and not own_inplace:
             errors.append(f"{d.loc}: {d.func.name}: derivatives are given for functional entries (the in-place "
-                          "form reuses them; out= forms are not differentiable)")
+                          "form reuses them, unless it has no functional form; out= forms are not "
+                          "differentiable)")
             continue
         if d.output_differentiability is not None and not any(d.output_differentiability):
             if d.formulas:
@@ -1124,7 +1129,7 @@ def wrapped_entries(model: Model, gens) -> Dict[int, Tuple[str, Optional[NodeGen
             out[id(nf)] = ("out", None)
         elif s.kind == "inplace":
             fn = nf.group.functional if nf.group is not None else None
-            out[id(nf)] = ("inplace", by_func.get(id(fn)) if fn is not None else None)
+            out[id(nf)] = ("inplace", by_func.get(id(fn)) if fn is not None else by_func.get(id(nf)))
         else:
             out[id(nf)] = ("functional", by_func.get(id(nf)))
     return out

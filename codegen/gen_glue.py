@@ -129,6 +129,9 @@ def _function(nf: NativeFunction) -> dict:
         else:
             b(f"const ops_device _dev = {chain() if fixed else fallback};")
 
+    if _out_rules(nf) is not None:
+        _out_checks(nf, b, op, err_ret, st_declared)
+        st_declared = True
     if structured:
         _structured(nf, b, op, ptr, st_declared)
     else:
@@ -151,6 +154,53 @@ def _function(nf: NativeFunction) -> dict:
         "params": cnames.param_list(cnames.params(s)),
         "body": b.lines,
     }
+
+
+def _out_rules(nf: NativeFunction):
+    """(written tensor, no_overlap, no_partial_overlap, dtype argument) of an entry with
+    `out_checks:`; an in-place entry without its own takes its group's out= entry's, self
+    being the written tensor (PyTorch's in-place forms are its out= forms with out=self),
+    less the rules about self and the dtype.  None when there are none."""
+    s = nf.func
+    own = nf.out_no_overlap or nf.out_no_partial_overlap or nf.out_dtype_of
+    if s.kind == "out" and own:
+        return s.out_arguments[0].name, nf.out_no_overlap, nf.out_no_partial_overlap, nf.out_dtype_of
+    if s.kind != "inplace":
+        return None
+    src = nf if own else (nf.group.out if nf.group is not None else None)
+    if src is None:
+        return None
+    names = {a.name for a in s.arguments}
+    no = tuple(n for n in src.out_no_overlap if n != "self" and n in names)
+    part = tuple(n for n in src.out_no_partial_overlap if n != "self" and n in names)
+    return ("self", no, part, None) if (no or part) else None
+
+
+def _out_checks(nf: NativeFunction, b: _Body, op: str, err_ret: str, st_declared: bool) -> None:
+    """The entry's `out_checks:` (ops_check_out_args, runtime/iter.c), before dispatch."""
+    s = nf.func
+    out, no_overlap, no_partial, dt = _out_rules(nf)
+    args = {a.name: a for a in s.arguments}
+    single = [(n, False) for n in no_overlap if args[n].type.is_tensor]
+    single += [(n, True) for n in no_partial if args[n].type.is_tensor]
+    lists = [(n, False) for n in no_overlap if args[n].type.is_tensor_list]
+    lists += [(n, True) for n in no_partial if args[n].type.is_tensor_list]
+    decl = "" if st_declared else "ops_status "
+    mask = sum(1 << i for i, (_, ok) in enumerate(single) if ok)
+    if single:
+        b(f"const ops_tensor *const _oa[{len(single)}] = {{{', '.join(n for n, _ in single)}}};")
+        b(f"static const char *const _on[{len(single)}] = {{{', '.join(chr(34) + n + chr(34) for n, _ in single)}}};")
+    dt_args = f"{dt}, \"{dt}\"" if dt else "NULL, NULL"
+    arr = ("_oa", "_on") if single else ("NULL", "NULL")
+    written = "out=" if s.kind == "out" else "self"
+    b(f'{decl}_st = ops_check_out_args("{op}", "{written}", {out}, {len(single)}, {arr[0]}, {arr[1]}, {mask}u, '
+      f'{dt_args});')
+    b("if (OPS_UNLIKELY(_st != OPS_OK))")
+    b(f"    return {err_ret};")
+    for n, ok in lists:
+        b(f'_st = ops_check_out_list("{op}", "{written}", {out}, {n}, "{n}", {"true" if ok else "false"});')
+        b("if (OPS_UNLIKELY(_st != OPS_OK))")
+        b(f"    return {err_ret};")
 
 
 def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: bool) -> None:

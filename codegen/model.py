@@ -272,6 +272,14 @@ class NativeFunction:
     device_check: bool = True     # False for `device_check: NoCheck`
     tags: Tuple[str, ...] = ()
     conformance: Any = None       # validated by codegen/conformance.py
+    # out= rules checked by the glue before dispatch (`out_checks:`): Tensor arguments the
+    # out= tensor (an in-place entry's self) may not share memory with at all, ones it
+    # may be only the same view of, and the argument whose dtype out= must have (None:
+    # any castable dtype).  An in-place entry without its own rules takes its group's
+    # out= entry's (codegen/gen_glue.py).
+    out_no_overlap: Tuple[str, ...] = ()
+    out_no_partial_overlap: Tuple[str, ...] = ()
+    out_dtype_of: Optional[str] = None
     has_conformance: bool = False
     key_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)
     dispatch_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)
@@ -672,7 +680,8 @@ _TAG_MAP = "tag:yaml.org,2002:map"
 _SCALAR_TAGS = frozenset((_TAG_STR, _TAG_BOOL, _TAG_INT, _TAG_FLOAT, _TAG_NULL))
 
 ENTRY_KEYS = ("func", "structured", "meta", "structured_delegate", "dispatch", "variants",
-              "device_check", "tags", "conformance")
+              "device_check", "tags", "conformance", "out_checks")
+OUT_CHECK_KEYS = ("no_overlap", "no_partial_overlap", "dtype")
 
 # Bounds on what the generator reads.  The schema is input a contributor (or a hostile
 # patch) writes, so it is refused with `file:line` before anything can grow without
@@ -896,6 +905,48 @@ def _str_list(path: str, node: Any, errors: Errors, what: str) -> List[str]:
     return [s.strip() for s in scalar_str(path, node, errors, what).split(",")]
 
 
+def _parse_out_checks(path: str, nf: NativeFunction, key: Tuple[Loc, Any], errors: Errors) -> None:
+    """`out_checks: {no_overlap: [self], no_partial_overlap: [index], dtype: self}` on an
+    out= entry (or, without dtype, on an in-place one: the rules of its self): the names
+    must be the entry's Tensor arguments (not its outs, not an in-place self)."""
+    kl, v = key
+    name = nf.func.full_name
+    kind = nf.func.kind
+    if kind not in ("out", "inplace"):
+        errors.add(kl, f"{name}: 'out_checks' belongs on an out= or in-place entry")
+        raise _Fail()
+    items = mapping_items(path, v, errors, "'out_checks'")
+    if items is None:
+        raise _Fail()
+    if kind == "out" and len(nf.func.out_arguments) != 1:
+        errors.add(kl, f"{name}: 'out_checks' needs exactly one out= argument")
+        raise _Fail()
+    # (an in-place entry's written tensor is self: its rules name the other arguments)
+    tensors = {a.name for a in nf.func.non_out_arguments if (a.type.is_tensor or a.type.is_tensor_list)
+               and not (kind == "inplace" and a.is_write)}
+    for k, ikl, iv in items:
+        if k not in OUT_CHECK_KEYS:
+            errors.add(ikl, f"{name}: unknown out_checks key '{k}' (known: {', '.join(OUT_CHECK_KEYS)})")
+            raise _Fail()
+        names = _str_list(path, iv, errors, f"'out_checks: {k}'")
+        for n in names:
+            if n not in tensors:
+                errors.add(ikl, f"{name}: out_checks {k} names '{n}', which is not a Tensor argument")
+                raise _Fail()
+        if k == "dtype":
+            if kind == "inplace":
+                errors.add(ikl, f"{name}: out_checks dtype is for out= entries (in place, self is the result)")
+                raise _Fail()
+            if len(names) != 1 or not any(a.name == names[0] and a.type.is_tensor for a in nf.func.arguments):
+                errors.add(ikl, f"{name}: out_checks dtype names one Tensor argument")
+                raise _Fail()
+            nf.out_dtype_of = names[0]
+        elif k == "no_overlap":
+            nf.out_no_overlap = tuple(names)
+        else:
+            nf.out_no_partial_overlap = tuple(names)
+
+
 def _parse_entry(path: str, loader: Any, node: Any, index: int, errors: Errors,
                  failed: set) -> Optional[NativeFunction]:
     items = mapping_items(path, node, errors, "an entry")
@@ -991,6 +1042,8 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
     if "conformance" in keys:
         nf.conformance = loader.construct_object(keys["conformance"][1], deep=True)
         nf.has_conformance = True
+    if "out_checks" in keys:
+        _parse_out_checks(path, nf, keys["out_checks"], errors)
 
     # Per-entry structure rules.
     if nf.structured:

@@ -7,6 +7,7 @@
  * takes a fast path with no heap allocation besides the functional result, no
  * sorting, and no string work; messages are formatted only on failure. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops_cuda_backend.h"
@@ -832,6 +833,52 @@ ops_copy_prepare(const char *op, ops_tensor *self, const ops_tensor *src, ops_te
         return st;
     }
     *snapshot = tmp;
+    return OPS_OK;
+}
+
+/* out against one input: no shared element, or the same view when that is allowed. */
+static ops_status
+check_out_overlap(const char *op, const char *written, const ops_tensor *out, const ops_tensor *in, const char *name,
+                  int64_t elem, bool same_view_ok)
+{
+    if (in == NULL || in->storage != out->storage || !ops_tensor_may_overlap(in, out))
+        return OPS_OK;
+    if (same_view_ok && same_view(in, out))
+        return OPS_OK;
+    char el[32] = "";
+    if (elem >= 0)
+        snprintf(el, sizeof el, "[%lld]", (long long)elem);
+    return ops_fail(OPS_ERR_VALUE,
+                    "%s: unsupported operation: %s %s argument '%s'%s (some elements of the input tensor and "
+                    "the written-to tensor refer to a single memory location). Please clone() the tensor "
+                    "before performing the operation.",
+                    op_name(op), written, same_view_ok ? "partially overlaps" : "overlaps", name, el);
+}
+
+ops_status
+ops_check_out_args(const char *op, const char *written, const ops_tensor *out, int n, const ops_tensor *const *args,
+                   const char *const *names, unsigned same_view_ok, const ops_tensor *dtype_of, const char *dtype_name)
+{
+    if (dtype_of != NULL && out->dtype != dtype_of->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected out= to have dtype %s (the dtype of argument '%s'), got %s",
+                        op_name(op), ops_dtype_name(dtype_of->dtype), dtype_name, ops_dtype_name(out->dtype));
+    for (int i = 0; i < n; i++) {
+        ops_status st = check_out_overlap(op, written, out, args[i], names[i], -1, (same_view_ok >> i) & 1u);
+        if (st != OPS_OK)
+            return st;
+    }
+    return OPS_OK;
+}
+
+ops_status
+ops_check_out_list(const char *op, const char *written, const ops_tensor *out, ops_tensor_list list, const char *name,
+                   bool same_view_ok)
+{
+    for (int64_t i = 0; i < list.len; i++) {
+        ops_status st = check_out_overlap(op, written, out, list.data[i], name, i, same_view_ok);
+        if (st != OPS_OK)
+            return st;
+    }
     return OPS_OK;
 }
 

@@ -72,6 +72,9 @@ ops_status ops_check_celu(const char *op, double alpha);
  * negative ones). */
 ops_status ops_check_hardtanh(const ops_iter *it, ops_scalar min_val, ops_scalar max_val, int64_t *lo,
                               int64_t *hi);
+/* softsign: integers are computed in float (unary_float), bool refused (PyTorch's
+ * x / (1 + x.abs()) fails in abs). */
+ops_status ops_check_softsign(ops_dtype dt);
 /* threshold: numeric dtypes; for integer dtypes threshold and value converted with
  * PyTorch's checked conversion. */
 ops_status ops_check_threshold(const ops_iter *it, ops_scalar threshold, ops_scalar value, int64_t *t,

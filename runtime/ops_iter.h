@@ -178,6 +178,18 @@ OPS_API ops_status ops_copy_prepare(const char *op, ops_tensor *self, const ops_
  * shape differs; an unsafe cast or an out that overlaps itself is an error with out
  * untouched.  Bumps out's version.  Releases r. */
 OPS_API ops_status ops_write_out(const char *op, ops_tensor *r, ops_tensor *out);
+/* The out= memory and dtype rules of an entry's `out_checks:` (run by the generated
+ * glue before dispatch, so every device refuses alike and nothing is written): out
+ * (named `written` in the message: "out=", or "self" for an in-place entry) may share
+ * no element with args[i], or, when bit i of same_view_ok is set, only be that very
+ * view (the element-for-element reads of gather's index); when dtype_of is not NULL,
+ * out must have its dtype (no cast).  NULL args are skipped. */
+OPS_API ops_status ops_check_out_args(const char *op, const char *written, const ops_tensor *out, int n,
+                                      const ops_tensor *const *args, const char *const *names, unsigned same_view_ok,
+                                      const ops_tensor *dtype_of, const char *dtype_name);
+/* ops_check_out_args's overlap rule for each tensor of a Tensor[] argument (cat's). */
+OPS_API ops_status ops_check_out_list(const char *op, const char *written, const ops_tensor *out,
+                                      ops_tensor_list list, const char *name, bool same_view_ok);
 /* Convert n elements between any two dtypes: dst[i*dst_stride] = src[i*src_stride]
  * (byte strides).  Same dtype copies the bytes; float->integral out of range or NaN
  * gives the type's minimum (x86's "integer indefinite", as PyTorch on x86) without

@@ -164,9 +164,18 @@ mish_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
+ops_check_softsign(ops_dtype dt)
+{
+    if (dt == OPS_BOOL)
+        return ops_fail_dtype("softsign", dt, OPS_MASK_NUMERIC);
+    return OPS_OK;
+}
+
+ops_status
 softsign_out_cpu(ops_iter *it, const ops_tensor *self)
 {
-    (void)self;
+    if (ops_check_softsign(self->dtype) != OPS_OK)
+        return ops_last_status();
     ACT_KERNEL_(it, (void)0, ops_math_softsign(x));
 }
 

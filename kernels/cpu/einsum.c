@@ -14,8 +14,9 @@
  *    reach the BLAS; a contraction dim that only one operand of the pair has, and no
  *    later operand, is summed out of it first.
  *
- * Every operand must have the same dtype (bmm's rule); bool is refused (PyTorch's
- * CPU bmm refuses it).  Sums follow PyTorch 1.13, which sums with sum's default
+ * Every operand must have the same dtype (bmm's rule); bool is taken for one operand
+ * only (a sum of bool is int64, as sum's; pairs would need a bool bmm, which
+ * PyTorch's CPU refuses too).  Sums follow PyTorch 1.13, which sums with sum's default
  * dtype: summing a uint8..int32 operand gives int64, so a single-operand einsum that
  * sums ('i->', 'ii') is int64, and a pair in which one side had a dim summed out is
  * multiplied in int64 (PyTorch's mul promotes there; where it uses bmm on the mixed
@@ -164,10 +165,13 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
                                  "operand %lld is %s",
                                  ops_dtype_name(dt), (long long)i, ops_dtype_name(t->dtype));
     }
-    if (!(OPS_MASK_NUMERIC & OPS_DTYPE_BIT(dt))) {
-        ops_fail_dtype("einsum", dt, OPS_MASK_NUMERIC);
-        return NULL;
-    }
+    /* one bool operand is a sum (int64, as sum of bool) or a copy; a bool pair would be
+     * a bool bmm, which PyTorch's CPU refuses too */
+    if (dt == OPS_BOOL && num_ops > 1)
+        return ops_fail_null(OPS_ERR_DTYPE,
+                             "einsum(): bool operands are supported for a single operand only (sums give int64); "
+                             "got %lld bool operands (convert them to an integer dtype first)",
+                             (long long)num_ops);
 
     /* ---- parse the operands' subscripts ---- */
     const char *arrow = strstr(equation, "->");
@@ -400,7 +404,7 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
         return ops_zeros((ops_int_list){osz, out_num_dim}, dt, ops_tensor_device(tensors.data[0]));
     }
     /* sum's dtype for an integer operand (the sums below) */
-    const ops_dtype sum_dt = ops_dtype_is_integral(dt, false) ? OPS_INT64 : dt;
+    const ops_dtype sum_dt = ops_dtype_is_integral(dt, true) ? OPS_INT64 : dt;
     for (int64_t i = 0; i < num_ops; i++) {
         cur[i] = ops_tensor_new_view(tensors.data[i], np, vsz[i], vst[i], tensors.data[i]->offset);
         if (cur[i] == NULL)

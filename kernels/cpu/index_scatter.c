@@ -43,10 +43,11 @@ idx_parse_reduce(const char *op, const ops_tensor *self, const char *reduce, boo
     for (int i = 0; i < 5; i++)
         if (strcmp(reduce, names[i]) == 0) {
             *r = ops[i];
-            /* PyTorch's scatter_reduce takes bool for sum/prod/amax/amin but fails on
-             * mean (floor division of bools); we refuse bool for all five */
-            if (self->dtype == OPS_BOOL)
-                return ops_fail_dtype(op, self->dtype, OPS_MASK_NUMERIC);
+            /* bool as PyTorch: sum and amax are a logical or, prod and amin a logical
+             * and (the bool stores of the shared loops); mean has no bool meaning */
+            if (self->dtype == OPS_BOOL && ops[i] == SC_MEAN)
+                return ops_fail(OPS_ERR_DTYPE, "%s: reduce='mean' is not supported for dtype bool (sum, prod, "
+                                "amax and amin are)", op);
             return OPS_OK;
         }
     return ops_fail(OPS_ERR_VALUE, "%s: reduce argument must be either sum, prod, mean, amax or amin, got %s", op,

@@ -166,7 +166,8 @@ mish_out_cuda(ops_iter *it, const ops_tensor *self)
 extern "C" ops_status
 softsign_out_cuda(ops_iter *it, const ops_tensor *self)
 {
-    (void)self;
+    if (ops_check_softsign(self->dtype) != OPS_OK)
+        return ops_last_status();
     ACT_(it, softsign_op());
     return OPS_OK;
 }

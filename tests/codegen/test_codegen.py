@@ -94,6 +94,8 @@ class Rejections(unittest.TestCase):
         "conformance_duplicate_key", "default_int_range", "default_list_range", "default_float_range",
         "list_size_range", "conformance_int_range", "conformance_float_range", "conformance_arg_type",
         "too_many_arguments",
+        # out= rules checked by the glue (issue 15)
+        "out_checks_not_out", "out_checks_not_tensor", "out_checks_inplace_dtype",
     ]
     REQUIRED_DERIVATIVES = [
         "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",
@@ -102,6 +104,8 @@ class Rejections(unittest.TestCase):
         # Tensor[] inputs and returns (codegen/gen_autograd.py)
         "list_formula_not_list", "list_helper_not_list", "list_sizes", "list_return_reads_result",
         "grads_out_of_range",
+        # an in-place entry takes its own formulas only when it has no functional form
+        "inplace_with_functional",
     ]
 
     def check_fixture(self, path, args):

@@ -945,6 +945,9 @@ class Gen:
                     spec = smp.get(oa.name)
                     rname = names[i] if i < len(names) else oa.name
                     od = spec if isinstance(spec, str) else c.returns.get(rname, {}).get("dtype", d)
+                    dof = nf.group.out.out_dtype_of  # out_checks: out= has that argument's dtype
+                    if dof is not None and not isinstance(spec, str):
+                        od = err.dtype.get(dof, c.fixed_dtypes.get(dof, d))
                     out.append((np.full(ERROR_SHAPE, 1), od))
         what = ", ".join([f"{k}={list(v)}" for k, v in err.shapes.items()] +
                          [f"{k}={v!r}" for k, v in err.args.items()] +

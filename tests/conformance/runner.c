@@ -2417,8 +2417,11 @@ main(int argc, char **argv)
         if (dtype_filter != OPS_DTYPE_NONE && c->dtype != dtype_filter)
             continue;
         selected[nselected++] = i;
+        /* (a bool or integer result, eq's or logical_and's, has no gradient to check:
+         * their formulas serve the in-place forms on a floating self) */
         if ((c->flags & F_VALUES) && !(c->flags & (F_ERROR | F_NO_GRADCHECK)) &&
-            c->op->kind == OPS_KIND_FUNCTIONAL) {
+            c->op->kind == OPS_KIND_FUNCTIONAL && (c->expected == NULL ||
+                                                   ops_dtype_is_floating(ops_tensor_dtype(c->expected)))) {
             const int e = formula_index(c->op);
             if (e >= 0)
                 grad_eligible[e] = true;

@@ -559,6 +559,45 @@ START_TEST(test_out_partial_overlap)
 }
 END_TEST
 
+/* The out= rules of an entry's `out_checks:` (ops_check_out_args, run by the glue
+ * before any kernel): gather may not write into self, may be index itself but not a
+ * shifted view of it, and must have self's dtype; every refusal leaves out untouched. */
+START_TEST(test_out_checks_index_family)
+{
+    ops_tensor *buf = T1(OPS_INT64, 0, 1, 1, 0, 0, 1);
+    ops_tensor *self = ops_tensor_new_view(buf, 1, (int64_t[]){4}, (int64_t[]){1}, 0);
+    ops_tensor *idx = ops_tensor_new_view(buf, 1, (int64_t[]){2}, (int64_t[]){1}, 0);
+    ops_tensor *tail = ops_tensor_new_view(buf, 1, (int64_t[]){2}, (int64_t[]){1}, 1);
+    ops_tensor *src = T1(OPS_INT64, 10, 11, 12, 13);
+    expect_error(ops_gather_out(src, 0, idx, false, tail), OPS_ERR_VALUE,
+                 "gather: unsupported operation: out= partially overlaps argument 'index'");
+    EXPECT(buf, OPS_INT64, 0, 1, 1, 0, 0, 1);
+    expect_error(ops_gather_out(self, 0, idx, false, self), OPS_ERR_VALUE,
+                 "gather: unsupported operation: out= overlaps argument 'self'");
+    EXPECT(buf, OPS_INT64, 0, 1, 1, 0, 0, 1);
+    expect_error(ops_take_out(src, idx, idx), OPS_ERR_VALUE,
+                 "take: unsupported operation: out= overlaps argument 'index'");
+    ops_tensor *zero = T1(OPS_INT64, 0);
+    expect_error(ops_index_select_out(self, 0, zero, tail), OPS_ERR_VALUE,
+                 "index_select: unsupported operation: out= overlaps argument 'self'");
+    EXPECT(buf, OPS_INT64, 0, 1, 1, 0, 0, 1);
+    ops_tensor_release(zero);
+    ops_tensor *f = T1(OPS_FLOAT32, 7, 7);
+    expect_error(ops_gather_out(src, 0, idx, false, f), OPS_ERR_DTYPE,
+                 "gather: expected out= to have dtype int64 (the dtype of argument 'self'), got float32");
+    EXPECT(f, OPS_FLOAT32, 7, 7);
+    /* out= index itself: each index is read before its element is written */
+    ck_assert_int_eq(ops_gather_out(src, 0, idx, false, idx), OPS_OK);
+    EXPECT(buf, OPS_INT64, 10, 11, 1, 0, 0, 1);
+    ops_tensor_release(f);
+    ops_tensor_release(src);
+    ops_tensor_release(tail);
+    ops_tensor_release(idx);
+    ops_tensor_release(self);
+    ops_tensor_release(buf);
+}
+END_TEST
+
 START_TEST(test_inplace_broadcast_error)
 {
     ops_tensor *self = T1(OPS_FLOAT32, 1, 2, 3);
@@ -1366,6 +1405,7 @@ iter_suite(void)
     tcase_add_test(tc, test_out_wrong_shape);
     tcase_add_test(tc, test_out_internal_overlap);
     tcase_add_test(tc, test_out_partial_overlap);
+    tcase_add_test(tc, test_out_checks_index_family);
     tcase_add_test(tc, test_inplace_broadcast_error);
     tcase_add_test(tc, test_dtype_promotion);
     tcase_add_test(tc, test_coalescing);
