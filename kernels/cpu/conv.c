@@ -9,7 +9,11 @@
  * one GEMM of the transposed weights by the input gives the columns, which col2im adds
  * into the output.  float16/bfloat16 are widened to float while gathering (weights,
  * inputs) and go through cblas_sgemm, so they accumulate in float and are rounded once
- * at the end, as PyTorch's CPU kernels do.
+ * at the end, as PyTorch's CPU kernels do.  Integer dtypes (PyTorch's CPU set: every
+ * integer type for conv, int64 alone for the transposed ops) are gathered as int64 and
+ * multiplied by conv_gemm_int below, in uint64_t: exact, and wrapping as the narrow
+ * type's own arithmetic would once the result is truncated to it (no float round trip,
+ * so int64 values past 2^53 stay exact).
  *
  * Threads: only the BLAS's.  im2col/col2im stay on one thread on purpose: an OpenMP
  * region between two cblas calls for every image made libgomp's and OpenBLAS's worker
@@ -51,8 +55,11 @@ conv_param(const char *op, const char *name, ops_int_list l, int nsp, int64_t *v
                     ops_shape_str(l.len <= OPS_MAX_DIMS ? (int)l.len : OPS_MAX_DIMS, l.data, buf, sizeof buf));
 }
 
+/* PyTorch's CPU dtypes: floating and every integer type for conv (slow_conv2d), floating
+ * and int64 for the transposed ops (slow_conv_transpose2d); never bool. */
 static ops_status
-conv_check_dtypes(const char *op, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
+conv_check_dtypes(const char *op, bool transposed, const ops_tensor *input, const ops_tensor *weight,
+                  const ops_tensor *bias)
 {
     if (bias != NULL && bias->dtype != input->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and bias type (%s) should be the same", op,
@@ -60,8 +67,9 @@ conv_check_dtypes(const char *op, const ops_tensor *input, const ops_tensor *wei
     if (weight->dtype != input->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and weight type (%s) should be the same", op,
                         ops_dtype_name(input->dtype), ops_dtype_name(weight->dtype));
-    if (!ops_dtype_is_floating(input->dtype))
-        return ops_fail_dtype(op, input->dtype, OPS_MASK_FLOATING);
+    const unsigned mask = transposed ? OPS_MASK_FLOATING | OPS_DTYPE_BIT(OPS_INT64) : OPS_MASK_NUMERIC;
+    if (!(mask & OPS_DTYPE_BIT(input->dtype)))
+        return ops_fail_dtype(op, input->dtype, mask);
     return OPS_OK;
 }
 
@@ -222,7 +230,9 @@ conv_setup(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, 
         op2[off + i] = opad != NULL ? opad[i] : 0;
     }
     g->dt = input->dtype;
-    g->ct = input->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
+    g->ct = !ops_dtype_is_floating(input->dtype) ? OPS_INT64
+            : input->dtype == OPS_FLOAT64        ? OPS_FLOAT64
+                                                 : OPS_FLOAT32;
     g->n = batched ? input->sizes[0] : 1;
     g->cin = in_c;
     g->ih = isp[0];
@@ -327,6 +337,11 @@ CONV_DEFINE_IM2COL_(im2col_f32, float, float)
 CONV_DEFINE_IM2COL_(im2col_f64, double, double)
 CONV_DEFINE_IM2COL_(im2col_f16, ops_half, float)
 CONV_DEFINE_IM2COL_(im2col_bf16, ops_bfloat16, float)
+CONV_DEFINE_IM2COL_(im2col_u8, uint8_t, int64_t)
+CONV_DEFINE_IM2COL_(im2col_i8, int8_t, int64_t)
+CONV_DEFINE_IM2COL_(im2col_i16, int16_t, int64_t)
+CONV_DEFINE_IM2COL_(im2col_i32, int32_t, int64_t)
+CONV_DEFINE_IM2COL_(im2col_i64, int64_t, int64_t)
 
 static void
 im2col(const ops_conv_geom *g, const char *x, void *col)
@@ -336,6 +351,11 @@ im2col(const ops_conv_geom *g, const char *x, void *col)
     case OPS_FLOAT64: im2col_f64(g, (const double *)x, col); break;
     case OPS_FLOAT16: im2col_f16(g, (const ops_half *)x, col); break;
     case OPS_BFLOAT16: im2col_bf16(g, (const ops_bfloat16 *)x, col); break;
+    case OPS_UINT8: im2col_u8(g, (const uint8_t *)x, col); break;
+    case OPS_INT8: im2col_i8(g, (const int8_t *)x, col); break;
+    case OPS_INT16: im2col_i16(g, (const int16_t *)x, col); break;
+    case OPS_INT32: im2col_i32(g, (const int32_t *)x, col); break;
+    case OPS_INT64: im2col_i64(g, (const int64_t *)x, col); break;
     default: break; /* refused by conv_check_dtypes */
     }
 }
@@ -357,6 +377,11 @@ CONV_DEFINE_PACK_(pack_f32, float, float)
 CONV_DEFINE_PACK_(pack_f64, double, double)
 CONV_DEFINE_PACK_(pack_f16, ops_half, float)
 CONV_DEFINE_PACK_(pack_bf16, ops_bfloat16, float)
+CONV_DEFINE_PACK_(pack_u8, uint8_t, int64_t)
+CONV_DEFINE_PACK_(pack_i8, int8_t, int64_t)
+CONV_DEFINE_PACK_(pack_i16, int16_t, int64_t)
+CONV_DEFINE_PACK_(pack_i32, int32_t, int64_t)
+CONV_DEFINE_PACK_(pack_i64, int64_t, int64_t)
 
 static void
 pack4(ops_dtype dt, void *dst, const char *src, const int64_t *sz, const int64_t *st)
@@ -366,6 +391,11 @@ pack4(ops_dtype dt, void *dst, const char *src, const int64_t *sz, const int64_t
     case OPS_FLOAT64: pack_f64(dst, (const double *)src, sz, st); break;
     case OPS_FLOAT16: pack_f16(dst, (const ops_half *)src, sz, st); break;
     case OPS_BFLOAT16: pack_bf16(dst, (const ops_bfloat16 *)src, sz, st); break;
+    case OPS_UINT8: pack_u8(dst, (const uint8_t *)src, sz, st); break;
+    case OPS_INT8: pack_i8(dst, (const int8_t *)src, sz, st); break;
+    case OPS_INT16: pack_i16(dst, (const int16_t *)src, sz, st); break;
+    case OPS_INT32: pack_i32(dst, (const int32_t *)src, sz, st); break;
+    case OPS_INT64: pack_i64(dst, (const int64_t *)src, sz, st); break;
     default: break;
     }
 }
@@ -393,18 +423,55 @@ ops_conv_as4(const ops_tensor *t, int nsp, int64_t *sz, int64_t *st)
     }
 }
 
-/* Store ct values of a contiguous buffer into dst of dtype dt (float16/bfloat16 rounding). */
+/* Store ct values of a contiguous buffer into dst of dtype dt: float16/bfloat16 rounded
+ * from float, the narrow integer types truncated from int64 (two's complement: the
+ * value the narrow type's wrapping arithmetic gives). */
 static void
-store_from_ct(ops_dtype dt, void *dst, const float *src, int64_t n)
+store_from_ct(ops_dtype dt, void *dst, const void *src, int64_t n)
 {
-    if (dt == OPS_FLOAT16) {
+    if (!ops_dtype_is_floating(dt)) {
+        const int64_t *s = src;
+        for (int64_t i = 0; i < n; i++) {
+            switch (dt) {
+            case OPS_UINT8: ((uint8_t *)dst)[i] = (uint8_t)s[i]; break;
+            case OPS_INT8: ((int8_t *)dst)[i] = (int8_t)(uint8_t)s[i]; break;
+            case OPS_INT16: ((int16_t *)dst)[i] = (int16_t)(uint16_t)s[i]; break;
+            case OPS_INT32: ((int32_t *)dst)[i] = (int32_t)(uint32_t)s[i]; break;
+            default: break; /* int64 is written directly */
+            }
+        }
+    } else if (dt == OPS_FLOAT16) {
+        const float *s = src;
         ops_half *d = dst;
         for (int64_t i = 0; i < n; i++)
-            d[i] = ops_float_to_half(src[i]);
+            d[i] = ops_float_to_half(s[i]);
     } else {
+        const float *s = src;
         ops_bfloat16 *d = dst;
         for (int64_t i = 0; i < n; i++)
-            d[i] = ops_float_to_bfloat16(src[i]);
+            d[i] = ops_float_to_bfloat16(s[i]);
+    }
+}
+
+/* The integer GEMM (row-major; A is m x k, or k x m read transposed when ta): C = A @ B
+ * (+ C when beta is 1), in uint64_t so products and sums wrap without signed overflow.
+ * The i-k-j order streams rows of B and C. */
+static void
+conv_gemm_int(bool ta, int m, int n, int k, const int64_t *a, int lda, const int64_t *b, int ldb, double beta,
+              int64_t *c, int ldc)
+{
+    for (int i = 0; i < m; i++) {
+        uint64_t *ci = (uint64_t *)(c + (size_t)i * ldc);
+        if (beta == 0.0)
+            memset(ci, 0, (size_t)n * sizeof *ci);
+        for (int p = 0; p < k; p++) {
+            const uint64_t aip = (uint64_t)(ta ? a[(size_t)p * lda + i] : a[(size_t)i * lda + p]);
+            const int64_t *bp = b + (size_t)p * ldb;
+            if (aip == 0)
+                continue;
+            for (int j = 0; j < n; j++)
+                ci[j] += aip * (uint64_t)bp[j];
+        }
     }
 }
 
@@ -413,7 +480,9 @@ gemm(ops_dtype ct, bool ta, int m, int n, int k, const void *a, int lda, const v
      void *c, int ldc)
 {
     const enum CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans;
-    if (ct == OPS_FLOAT32)
+    if (ct == OPS_INT64)
+        conv_gemm_int(ta, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    else if (ct == OPS_FLOAT32)
         cblas_sgemm(CblasRowMajor, TA, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, (float)beta, c, ldc);
     else
         cblas_dgemm(CblasRowMajor, TA, CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb, beta, c, ldc);
@@ -424,7 +493,12 @@ static void
 fill_rows(ops_dtype ct, void *out, const void *bias, int64_t nrows, int64_t len)
 {
     for (int64_t r = 0; r < nrows; r++) {
-        if (ct == OPS_FLOAT32) {
+        if (ct == OPS_INT64) {
+            int64_t *o = (int64_t *)out + r * len;
+            const int64_t v = bias ? ((const int64_t *)bias)[r] : 0;
+            for (int64_t i = 0; i < len; i++)
+                o[i] = v;
+        } else if (ct == OPS_FLOAT32) {
             float *o = (float *)out + r * len;
             const float v = bias ? ((const float *)bias)[r] : 0.0f;
             for (int64_t i = 0; i < len; i++)
@@ -466,6 +540,7 @@ fill_rows(ops_dtype ct, void *out, const void *bias, int64_t nrows, int64_t len)
 
 CONV_DEFINE_COL2IM_(col2im_f32, float)
 CONV_DEFINE_COL2IM_(col2im_f64, double)
+CONV_DEFINE_COL2IM_(col2im_int, uint64_t) /* int64 buffers, summed without signed overflow */
 
 /* ---- the driver -------------------------------------------------------------------- */
 
@@ -574,8 +649,10 @@ conv_run(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, co
                      col, (int)ihw);
                 if (g->ct == OPS_FLOAT32)
                     col2im_f32(g, col, (float *)og);
-                else
+                else if (g->ct == OPS_FLOAT64)
                     col2im_f64(g, col, (double *)og);
+                else
+                    col2im_int(g, col, (uint64_t *)og);
             }
     }
     if (!direct)
@@ -604,7 +681,7 @@ conv_forward(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *inp
 {
     ops_conv_geom g = {.op = op, .nsp = nsp, .transposed = false};
     ops_tensor *r = NULL;
-    if (conv_check_dtypes(op, input, weight, bias) != OPS_OK ||
+    if (conv_check_dtypes(op, false, input, weight, bias) != OPS_OK ||
         conv_setup(&g, input, weight, bias, stride, pad_lo, pad_hi, dil, NULL, groups) != OPS_OK)
         return NULL;
     run(&g, input, weight, bias, input->ndim == nsp + 2, &r);
@@ -660,7 +737,7 @@ ops_conv_transpose(ops_conv_run_fn run, const char *op, int nsp, const ops_tenso
         return NULL;
     ops_conv_geom g = {.op = op, .nsp = nsp, .transposed = true};
     ops_tensor *r = NULL;
-    if (conv_check_dtypes(op, input, weight, bias) != OPS_OK ||
+    if (conv_check_dtypes(op, true, input, weight, bias) != OPS_OK ||
         conv_setup(&g, input, weight, bias, s, p, p, d, o, groups) != OPS_OK)
         return NULL;
     run(&g, input, weight, bias, input->ndim == nsp + 2, &r);

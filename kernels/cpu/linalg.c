@@ -1,5 +1,5 @@
 /* Linear algebra (CPU): mm, bmm, mv, dot, vdot, outer, addmm, addmv, baddbmm, addbmm,
- * matmul, linear.
+ * matmul, linear; nuclear_norm and _linalg_polar (a Jacobi SVD, at the end).
  *
  * Every product is described once, as a batched GEMM (ops_gemm_desc): batch dims, M, N, K
  * and, per operand, batch strides plus row and column strides, all read in place
@@ -16,6 +16,7 @@
  * take the backend's executor, gemm_exec here. */
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "ops_dispatch.h"
@@ -1002,4 +1003,254 @@ ops_tensor *
 linear_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
 {
     return ops_la_linear(gemm_exec, input, weight, bias);
+}
+
+/* ---- singular values: nuclear_norm, _linalg_polar ---------------------------------- */
+
+/* One-sided Jacobi SVD (Hestenes) of w, p x q column-major (column j at w + j * p),
+ * p >= q, in place: column pairs are rotated until every pair is orthogonal to working
+ * precision.  Then the singular values are the column norms, the left singular vectors
+ * the normalised columns and, when v (q x q, column-major) is given, the right singular
+ * vectors are its columns.  No LAPACK is linked, and the matrices these ops see are
+ * small; each sweep costs O(p q^2), and a few sweeps converge (quadratically at the end). */
+static void
+jacobi_svd(double *w, int64_t p, int64_t q, double *v)
+{
+    if (v != NULL)
+        for (int64_t i = 0; i < q * q; i++)
+            v[i] = i % (q + 1) == 0 ? 1.0 : 0.0;
+    for (int sweep = 0; sweep < 80; sweep++) {
+        bool rotated = false;
+        for (int64_t i = 0; i + 1 < q; i++)
+            for (int64_t j = i + 1; j < q; j++) {
+                double *wi = w + i * p, *wj = w + j * p;
+                double a = 0, b = 0, c = 0;
+                for (int64_t r = 0; r < p; r++) {
+                    a += wi[r] * wi[r];
+                    b += wj[r] * wj[r];
+                    c += wi[r] * wj[r];
+                }
+                if (c == 0 || fabs(c) <= 1e-15 * sqrt(a * b))
+                    continue;
+                rotated = true;
+                /* tan of the angle that zeroes the pair's dot product, the smaller root */
+                const double zeta = (b - a) / (2 * c);
+                const double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+                const double cs = 1 / sqrt(1 + t * t), sn = cs * t;
+                for (int64_t r = 0; r < p; r++) {
+                    const double x = wi[r], y = wj[r];
+                    wi[r] = cs * x - sn * y;
+                    wj[r] = sn * x + cs * y;
+                }
+                if (v != NULL) {
+                    double *vi = v + i * q, *vj = v + j * q;
+                    for (int64_t r = 0; r < q; r++) {
+                        const double x = vi[r], y = vj[r];
+                        vi[r] = cs * x - sn * y;
+                        vj[r] = sn * x + cs * y;
+                    }
+                }
+            }
+        if (!rotated)
+            break;
+    }
+}
+
+/* The two matrix dims of self: dim wrapped, distinct. */
+static ops_status
+svd_dims(const char *op, const ops_tensor *self, ops_int_list dim, int64_t *d0, int64_t *d1)
+{
+    if (dim.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: dim must have 2 elements, got %lld", op, (long long)dim.len);
+    *d0 = dim.data[0];
+    *d1 = dim.data[1];
+    if (!ops_wrap_dim(op, "dim", d0, self->ndim) || !ops_wrap_dim(op, "dim", d1, self->ndim))
+        return ops_last_status();
+    if (*d0 == *d1)
+        return ops_fail(OPS_ERR_VALUE, "%s: duplicate or invalid dimensions [%lld, %lld]", op,
+                        (long long)dim.data[0], (long long)dim.data[1]);
+    return OPS_OK;
+}
+
+/* Runs the Jacobi SVD on every matrix of self over (d0, d1), in float64: *sum gets each
+ * matrix's sum of singular values (batch order: the other dims in order), or *polar
+ * (float64, contiguous, [other dims..., m, n]) its U Vᴴ with the singular values at
+ * most max(m, n) * eps * the largest dropped (PyTorch's rank cut-off for pinv). */
+static ops_status
+svd_run(const char *op, const ops_tensor *self, int64_t d0, int64_t d1, ops_tensor **sum, ops_tensor **polar)
+{
+    if (self->dtype != OPS_FLOAT32 && self->dtype != OPS_FLOAT64)
+        return ops_fail_dtype(op, self->dtype, OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64));
+    const int nd = self->ndim;
+    int64_t perm[OPS_MAX_DIMS], bsz[OPS_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < nd; i++)
+        if (i != d0 && i != d1) {
+            bsz[k] = self->sizes[i];
+            perm[k++] = i;
+        }
+    const int nb = k;
+    perm[k++] = d0;
+    perm[k++] = d1;
+    const int64_t m = self->sizes[d0], n = self->sizes[d1];
+    const int64_t p = m >= n ? m : n, q = m >= n ? n : m;
+    int64_t batch = 1;
+    for (int i = 0; i < nb; i++)
+        batch *= bsz[i];
+    ops_status st = OPS_OK;
+    ops_tensor *moved = NULL, *a = NULL, *r = NULL;
+    double *w = NULL, *v = NULL;
+    if ((moved = ops_permute(self, (ops_int_list){perm, nd})) == NULL ||
+        (a = ops_tensor_new(op, nd, moved->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU)) == NULL ||
+        ops_copy_values(op, a, moved) != OPS_OK)
+        goto fail;
+    if (sum != NULL)
+        r = ops_tensor_new(op, nb, bsz, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    else
+        r = ops_tensor_new(op, nd, moved->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    if (r == NULL)
+        goto fail;
+    if (batch > 0 && p * q > 0 &&
+        ((w = ops_host_malloc_array(p * q, sizeof(double))) == NULL ||
+         (polar != NULL && (v = ops_host_malloc_array(q * q, sizeof(double))) == NULL))) {
+        st = ops_fail(OPS_ERR_OOM, "%s: out of memory (the SVD's work buffers)", op);
+        goto done;
+    }
+    const double *ad = ops_tensor_data_ptr(a);
+    double *rd = ops_tensor_data_ptr(r);
+    for (int64_t b = 0; b < batch; b++) {
+        const double *ab = ad + b * m * n; /* row-major m x n */
+        if (p * q == 0) {
+            if (sum != NULL)
+                rd[b] = 0;
+            continue;
+        }
+        /* w's columns: A's columns when m >= n, else A's rows (the SVD of Aᵀ) */
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++)
+                w[m >= n ? j * p + i : i * p + j] = ab[i * n + j];
+        jacobi_svd(w, p, q, v);
+        double s_max = 0, total = 0;
+        for (int64_t c = 0; c < q; c++) {
+            double s2 = 0;
+            for (int64_t i = 0; i < p; i++)
+                s2 += w[c * p + i] * w[c * p + i];
+            const double s = sqrt(s2);
+            total += s;
+            s_max = s > s_max ? s : s_max;
+        }
+        if (sum != NULL) {
+            rd[b] = total;
+            continue;
+        }
+        /* U Vᴴ = sum over kept c of (w_c / s_c) v_cᵀ, a p x q matrix of the SVD'd one */
+        const double cut = (double)p * 2.220446049250313e-16 * s_max;
+        double *out = rd + b * m * n;
+        memset(out, 0, (size_t)(m * n) * sizeof(double));
+        for (int64_t c = 0; c < q; c++) {
+            double s2 = 0;
+            for (int64_t i = 0; i < p; i++)
+                s2 += w[c * p + i] * w[c * p + i];
+            const double s = sqrt(s2);
+            if (s <= cut || s == 0)
+                continue;
+            for (int64_t i = 0; i < p; i++)
+                for (int64_t j = 0; j < q; j++) {
+                    const double e = w[c * p + i] / s * v[c * q + j];
+                    /* (i, j) of the p x q factor is (i, j) of A's, or (j, i) when A was transposed */
+                    out[m >= n ? i * n + j : j * n + i] += e;
+                }
+        }
+    }
+    if (sum != NULL)
+        *sum = r;
+    else
+        *polar = r;
+    r = NULL;
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_host_free(w);
+    ops_host_free(v);
+    ops_tensor_release(moved);
+    ops_tensor_release(a);
+    ops_tensor_release(r);
+    return st;
+}
+
+/* The sums of singular values over (d0, d1) as self's dtype, the two dims kept as size
+ * 1 when keepdim. */
+static ops_tensor *
+nuclear_norm_impl(const char *op, const ops_tensor *self, int64_t d0, int64_t d1, bool keepdim)
+{
+    ops_tensor *s = NULL, *res = NULL;
+    if (svd_run(op, self, d0, d1, &s, NULL) != OPS_OK)
+        return NULL;
+    int64_t shape[OPS_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < self->ndim; i++) {
+        if (i != d0 && i != d1)
+            shape[k++] = self->sizes[i];
+        else if (keepdim)
+            shape[k++] = 1;
+    }
+    /* the batch order is the other dims' order, so the values are already in place */
+    ops_tensor *shaped = ops_view(s, (ops_int_list){shape, k});
+    if (shaped != NULL && (res = ops_tensor_new(op, k, shape, NULL, self->dtype, OPS_DEVICE_CPU)) != NULL &&
+        ops_copy_values(op, res, shaped) != OPS_OK) {
+        ops_tensor_release(res);
+        res = NULL;
+    }
+    ops_tensor_release(shaped);
+    ops_tensor_release(s);
+    return res;
+}
+
+ops_tensor *
+nuclear_norm_cpu(const ops_tensor *self, bool keepdim)
+{
+    const char *op = "nuclear_norm";
+    if (self->ndim != 2)
+        return ops_fail_null(OPS_ERR_SHAPE,
+                             "%s: Expected a tensor with 2 dimensions, but got a tensor with %d dimensions instead.",
+                             op, (int)self->ndim);
+    return nuclear_norm_impl(op, self, 0, 1, keepdim);
+}
+
+ops_tensor *
+nuclear_norm_dim_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim)
+{
+    const char *op = "nuclear_norm";
+    int64_t d0, d1;
+    if (svd_dims(op, self, dim, &d0, &d1) != OPS_OK)
+        return NULL;
+    return nuclear_norm_impl(op, self, d0, d1, keepdim);
+}
+
+ops_tensor *
+linalg_polar_cpu(const ops_tensor *self, ops_int_list dim)
+{
+    const char *op = "_linalg_polar";
+    int64_t d0, d1;
+    ops_tensor *pol = NULL, *res = NULL;
+    if (svd_dims(op, self, dim, &d0, &d1) != OPS_OK || svd_run(op, self, d0, d1, NULL, &pol) != OPS_OK)
+        return NULL;
+    /* pol is [other dims..., m, n]: put m and n back at d0 and d1 */
+    int64_t inv[OPS_MAX_DIMS];
+    int k = 0;
+    for (int i = 0; i < self->ndim; i++)
+        if (i != d0 && i != d1)
+            inv[i] = k++;
+    inv[d0] = k;
+    inv[d1] = k + 1;
+    ops_tensor *back = ops_permute(pol, (ops_int_list){inv, self->ndim});
+    if (back != NULL && (res = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, OPS_DEVICE_CPU)) != NULL &&
+        ops_copy_values(op, res, back) != OPS_OK) {
+        ops_tensor_release(res);
+        res = NULL;
+    }
+    ops_tensor_release(back);
+    ops_tensor_release(pol);
+    return res;
 }

@@ -1,5 +1,5 @@
 /* Normalization and embedding kernels (CPU): batch_norm, native_batch_norm,
- * layer_norm, native_layer_norm, group_norm, native_group_norm, embedding.
+ * layer_norm, native_layer_norm, group_norm, native_group_norm, embedding, embedding_renorm_.
  *
  * The normalizations compute in float (float16, bfloat16, float32 inputs) or double
  * (float64) over contiguous buffers: an input that is already a contiguous tensor of
@@ -800,4 +800,93 @@ embedding_cpu(const ops_tensor *weight, const ops_tensor *indices, int64_t paddi
     ops_tensor *r = NULL;
     nn_embedding(weight, indices, &r);
     return r;
+}
+
+/* embedding_renorm_ (F.embedding's max_norm): every distinct row of self named by
+ * indices whose norm_type-norm exceeds max_norm is scaled by max_norm / (norm + 1e-7),
+ * PyTorch's rule, once however often it is named.  Written with other ops, so it runs
+ * on any device: the distinct indices (sorted, so the first and last bound them; the
+ * two are read on the host for the range check), their rows, the rows' norms in float
+ * (double for float64), the scales (1 where the norm is within max_norm), and one
+ * index_copy_ of the scaled rows.  Everything is checked and computed before that
+ * write, so a failure leaves self as it was. */
+ops_status
+embedding_renorm_impl_(ops_tensor *self, const ops_tensor *indices, double max_norm, double norm_type)
+{
+    const char *op = "embedding_renorm_";
+    if (self->ndim != 2)
+        return ops_fail(OPS_ERR_SHAPE, "%s: 'self' must be 2-D, got %d dimensions", op, (int)self->ndim);
+    if (!ops_dtype_is_floating(self->dtype))
+        return ops_fail_dtype(op, self->dtype, OPS_MASK_FLOATING);
+    if (indices->dtype != OPS_INT64 && indices->dtype != OPS_INT32)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: Expected tensor for argument #2 'indices' to have one of the following scalar types: "
+                        "Long, Int; but got %s instead",
+                        op, ops_dtype_name(indices->dtype));
+    if (!ops_device_equal(ops_tensor_device(self), ops_tensor_device(indices)))
+        return ops_fail(OPS_ERR_DEVICE, "%s: indices are on another device than self", op);
+    if (ops_tensor_has_internal_overlap(self))
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: unsupported operation: more than one element of the written-to tensor refers to a "
+                        "single memory location. Please clone() the tensor before performing the operation.",
+                        op);
+    ops_status st = OPS_OK;
+    ops_tensor *idx64 = NULL, *uniq = NULL, *unused1 = NULL, *unused2 = NULL, *host = NULL, *rows = NULL;
+    ops_tensor *norms = NULL;
+    ops_tensor *den = NULL, *num = NULL, *scale = NULL, *within = NULL, *filled = NULL, *scaled = NULL;
+    ops_tensor *cast = NULL;
+    /* int64 indices (index_select/index_copy_ take Long), distinct and sorted */
+    if ((idx64 = ops_to_dtype(indices, OPS_INT64, false, false)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if ((st = ops__unique2(idx64, true, false, false, &uniq, &unused1, &unused2)) != OPS_OK)
+        goto done;
+    const int64_t k = ops_tensor_numel(uniq), V = self->sizes[0];
+    if (k > 0) {
+        if ((host = nrm_contig_on(op, uniq, OPS_INT64, OPS_DEVICE_CPU)) == NULL) {
+            st = ops_last_status();
+            goto done;
+        }
+        const int64_t *hk = nrm_data(host);
+        if (hk[0] < 0 || hk[k - 1] >= V) {
+            st = ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)",
+                          op, hk[0] < 0 ? hk[0] : hk[k - 1], V);
+            goto done;
+        }
+    }
+    if (k == 0 || self->sizes[1] == 0) {
+        ops_tensor_bump_version(self); /* an in-place op bumps it, written or not (as PyTorch) */
+        goto done;
+    }
+    const ops_dtype acc = self->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
+    const int64_t one = 1;
+    if ((rows = ops_index_select(self, 0, uniq)) == NULL ||
+        (norms = ops_linalg_vector_norm(rows, OPS_SCALAR_FLOAT(norm_type), &(ops_int_list){&one, 1}, true, acc)) ==
+            NULL ||
+        (den = ops_add_scalar(norms, OPS_SCALAR_FLOAT(1e-7), OPS_SCALAR_INT(1))) == NULL ||
+        (num = ops_full_like(norms, OPS_SCALAR_FLOAT(max_norm), OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)) == NULL ||
+        (scale = ops_div(num, den)) == NULL || (within = ops_le_scalar(norms, OPS_SCALAR_FLOAT(max_norm))) == NULL ||
+        (filled = ops_masked_fill_scalar(scale, within, OPS_SCALAR_INT(1))) == NULL ||
+        (scaled = ops_mul(rows, filled)) == NULL || (cast = ops_to_dtype(scaled, self->dtype, false, false)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    st = ops_index_copy_(self, 0, uniq, cast);
+done:
+    ops_tensor_release(idx64);
+    ops_tensor_release(uniq);
+    ops_tensor_release(unused1);
+    ops_tensor_release(unused2);
+    ops_tensor_release(host);
+    ops_tensor_release(rows);
+    ops_tensor_release(norms);
+    ops_tensor_release(den);
+    ops_tensor_release(num);
+    ops_tensor_release(scale);
+    ops_tensor_release(within);
+    ops_tensor_release(filled);
+    ops_tensor_release(scaled);
+    ops_tensor_release(cast);
+    return st;
 }

@@ -1997,6 +1997,36 @@ frobenius_norm_out_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim, o
     return frobenius_impl(self, dim, keepdim, out, NULL);
 }
 
+/* norm.str, torch.norm(self, 'fro' | 'nuc', dim, keepdim, dtype) (a libops extension of
+ * the schema; PyTorch does this in Python): 'fro' is the 2-norm over dim (None: every
+ * dim), 'nuc' the nuclear norm over dim (None: a 2-D self's two dims). */
+ops_tensor *
+norm_str_impl(const ops_tensor *self, const char *p, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
+{
+    const char *op = "norm";
+    if (strcmp(p, "fro") == 0) {
+        if (!ops_dtype_is_floating(self->dtype))
+            return ops_fail_null(OPS_ERR_DTYPE,
+                                 "%s: input dtype should be either floating point or complex. Got %s instead.", op,
+                                 ops_dtype_name(self->dtype));
+        return ops_linalg_vector_norm(self, OPS_SCALAR_FLOAT(2.0), dim, keepdim, dtype);
+    }
+    if (strcmp(p, "nuc") != 0)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: only valid string values of p are 'fro' and 'nuc', found '%s'", op,
+                             p);
+    if (dtype != OPS_DTYPE_NONE)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: dtype argument is not supported in nuclear norm", op);
+    if (dim == NULL)
+        return ops_nuclear_norm(self, keepdim);
+    if (dim->len != 2) {
+        char buf[OPS_SHAPE_STR_LEN];
+        return ops_fail_null(OPS_ERR_VALUE, "%s: nuclear norm requires a 'dim' argument of size 2, but got dim=%s", op,
+                             ops_shape_str(dim->len <= OPS_MAX_DIMS ? (int)dim->len : OPS_MAX_DIMS, dim->data, buf,
+                                           sizeof buf));
+    }
+    return ops_nuclear_norm_dim(self, *dim, keepdim);
+}
+
 ops_tensor *
 linalg_vector_norm_cpu(const ops_tensor *self, ops_scalar ord, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
 {

@@ -3,7 +3,8 @@
  *
  * The arguments, checks and geometry are the CPU's (kernels/linalg_common.h); the
  * work is the CPU's algorithm on the device: im2col + GEMM, in the compute type ct
- * (float for float16/bfloat16/float32, double for float64) so half-precision inputs
+ * (float for float16/bfloat16/float32, double for float64, int64 for the integer types,
+ * whose GEMMs take the runner's exact integer kernel) so half-precision inputs
  * accumulate in float and are rounded once at the end, as on the CPU.  cuDNN is not
  * used (the emulated device cannot run it).
  *  - forward: the windows of a chunk of images are gathered into columns
@@ -319,6 +320,13 @@ conv_run_cuda(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weigh
         case OPS_BFLOAT16: st = conv_run_as<ops_bfloat16, float>(g, dev, input, weight, bias, res); break;
         case OPS_FLOAT32: st = conv_run_as<float, float>(g, dev, input, weight, bias, res); break;
         case OPS_FLOAT64: st = conv_run_as<double, double>(g, dev, input, weight, bias, res); break;
+        /* integers (the CPU's dtypes, which PyTorch's CUDA refuses): int64 columns and the
+         * GEMM runner's integer kernel, exact as on the CPU */
+        case OPS_UINT8: st = conv_run_as<uint8_t, int64_t>(g, dev, input, weight, bias, res); break;
+        case OPS_INT8: st = conv_run_as<int8_t, int64_t>(g, dev, input, weight, bias, res); break;
+        case OPS_INT16: st = conv_run_as<int16_t, int64_t>(g, dev, input, weight, bias, res); break;
+        case OPS_INT32: st = conv_run_as<int32_t, int64_t>(g, dev, input, weight, bias, res); break;
+        case OPS_INT64: st = conv_run_as<int64_t, int64_t>(g, dev, input, weight, bias, res); break;
         default: /* refused by the checks */
             st = ops_fail(OPS_ERR_DTYPE, "%s: dtype %s is not supported", op, ops_dtype_name(g->dt));
             break;

@@ -305,10 +305,18 @@ la_merge_batch_dims(ops_gemm_desc *f)
 }
 
 /* C = alpha * A @ B + beta * C on every batch of f (C already holds self or
- * anything when beta is 0: cuBLAS does not read C then). */
+ * anything when beta is 0: cuBLAS does not read C then).  Integer dtypes, which
+ * cuBLAS has no GEMM for (the integer convolutions), take the tiled loop kernel with
+ * C as its S: each output element reads its own C before writing it. */
 ops_status
 ops_cuda_gemm_run(ops_gemm_desc *f, int dev)
 {
+    if (ops_dtype_is_integral(f->dt, false)) {
+        ops_gemm_desc g = *f;
+        if (g.has_s)
+            g.s = g.c;
+        return la_run_loop(&g, dev, g.sum_batch ? 1 : g.nbatch);
+    }
     cublasHandle_t h = NULL;
     ops_status st = la_cublas(f->op, dev, &h);
     if (st != OPS_OK)

@@ -151,6 +151,9 @@ class _Autograd:
 
 autograd = _Autograd()
 
+# libops.nn (torch.nn's layout: nn.functional for now); last, since it uses no_grad.
+from . import nn  # noqa: E402
+
 __all__ = [n for n in dir(_C) if not n.startswith("_")] + [
     "device", "no_grad", "enable_grad", "set_grad_enabled", "autograd",
     "float", "double", "half", "long", "int", "short", "bool"]

@@ -2240,7 +2240,11 @@ cuda_report(const char *exceptions_path, bool full)
         bool found = false;
         char b[128];
         for (int r = 0; r < nregistry; r++) {
-            if (strcmp(base_name(by_ptr[r]->name, b, sizeof b), name) == 0 || strcmp(by_ptr[r]->name, name) == 0) {
+            char full[256]; /* name.overload, as the table may name one overload */
+            snprintf(full, sizeof full, "%s%s%s", by_ptr[r]->name, by_ptr[r]->overload[0] ? "." : "",
+                     by_ptr[r]->overload);
+            if (strcmp(base_name(by_ptr[r]->name, b, sizeof b), name) == 0 || strcmp(by_ptr[r]->name, name) == 0 ||
+                strcmp(full, name) == 0) {
                 listed[r] = 1;
                 found = true;
             }

@@ -382,7 +382,8 @@ END_TEST
 
 /* ---- convolution --------------------------------------------------------------------- */
 
-static const ops_dtype conv_dtypes[] = {OPS_FLOAT32, OPS_FLOAT64, OPS_FLOAT16, OPS_BFLOAT16};
+/* int64: the exact integer path (int64 columns, the GEMM runner's integer kernel) */
+static const ops_dtype conv_dtypes[] = {OPS_FLOAT32, OPS_FLOAT64, OPS_FLOAT16, OPS_BFLOAT16, OPS_INT64};
 
 START_TEST(test_conv)
 {

@@ -206,3 +206,18 @@ def ref_native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     g = x.reshape(N, group, -1)
     return (ref_group_norm(input, group, weight, bias, eps), g.mean(axis=2),
             1.0 / np.sqrt(g.var(axis=2) + eps))
+
+
+def ref_embedding_renorm(self, indices, max_norm, norm_type):
+    """self after embedding_renorm_: each referenced row (once) scaled to
+    max_norm / (norm + 1e-7) when its norm_type-norm exceeds max_norm."""
+    w = np.array(self, dtype=np.float64)
+    for i in np.unique(np.asarray(indices, dtype=np.int64)):
+        row = np.abs(w[i])
+        if norm_type == np.inf:
+            n = row.max() if row.size else 0.0
+        else:
+            n = np.sum(row ** norm_type) ** (1.0 / norm_type)
+        if n > max_norm:
+            w[i] *= max_norm / (n + 1e-7)
+    return w

@@ -107,3 +107,40 @@ def ref_cummax(x, dim):
 def ref_cummin(x, dim):
     """cummin: (values, indices); ties give the last index so far, NaN propagates."""
     return _cum_extreme(x, dim, lambda a, b: a <= b)
+
+
+def _matrices_last(x, dim):
+    """x in float64 with the two dims of `dim` moved last (in that order)."""
+    a = np.asarray(x, dtype=np.float64)
+    d0, d1 = (d % a.ndim for d in dim)
+    return np.moveaxis(a, (d0, d1), (-2, -1)), (d0, d1)
+
+
+def ref_nuclear_norm(x, dim, keepdim):
+    """The sum of the singular values (NumPy's SVD) of the matrices over dim."""
+    a, (d0, d1) = _matrices_last(x, dim)
+    if a.shape[-1] == 0 or a.shape[-2] == 0:
+        r = np.zeros(a.shape[:-2])
+    else:
+        r = np.linalg.svd(a, compute_uv=False).sum(-1)
+    if keepdim:
+        r = np.expand_dims(r, tuple(sorted((d0, d1))))
+    return np.asarray(r)
+
+
+def ref_linalg_polar(x, dim):
+    """U Vᴴ of the reduced SVD of the matrices over dim, back in x's layout."""
+    a, (d0, d1) = _matrices_last(x, dim)
+    if a.size == 0:
+        r = a
+    else:
+        u, _, vh = np.linalg.svd(a, full_matrices=False)
+        r = u @ vh
+    return np.moveaxis(r, (-2, -1), (d0, d1))
+
+
+def ref_norm_str(x, p, dim, keepdim):
+    """torch.norm(x, 'fro' | 'nuc', dim, keepdim)."""
+    if p == "fro":
+        return ref_vector_norm(x, 2, dim, keepdim)
+    return ref_nuclear_norm(x, [-2, -1] if dim is None else dim, keepdim)
