@@ -4,7 +4,7 @@
     gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
            --out-dir DIR [--cuda] [--no-kernel-check] [--kernel-sources FILE...]
 
-Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, all; `check` only
+Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, all; `check` only
 validates.  Every run validates the whole schema (both YAML files, the `conformance:`
 metadata that is present (docs/conformance.md) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
@@ -21,7 +21,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
-                     gen_glue, gen_kernels_h, gen_python, gen_registry, model, render)
+                     gen_glue, gen_kernels_h, gen_python, gen_registry, gen_stubs, model, render)
 
 ARTIFACTS = {
     "functions_h": gen_functions_h,
@@ -31,6 +31,7 @@ ARTIFACTS = {
     "registry": gen_registry,
     "autograd": gen_autograd,
     "python": gen_python,
+    "stubs": gen_stubs,
 }
 
 
@@ -46,6 +47,8 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
     gen_python.check(m)  # the bindings' limits: `check` refuses what `python` would
     if kernel_check:
         model.check_kernels(m, kernel_sources, cuda)
+    # the dispatch stubs the kernel sources declare and register (runtime/ops_stub.h)
+    m.stubs = gen_stubs.scan(kernel_sources, cuda)
     return m
 
 
@@ -64,7 +67,8 @@ def main(argv=None) -> int:
     p.add_argument("--derivatives", default="", help="ops/derivatives.yaml")
     p.add_argument("--out-dir", default=".", help="where generated files go")
     p.add_argument("--kernel-sources", nargs="*", default=[],
-                   help="C/CUDA sources that must define every dispatch kernel")
+                   help="C/CUDA sources and kernel headers: they must define every dispatch kernel, and "
+                        "declare and register the dispatch stubs")
     p.add_argument("--no-kernel-check", action="store_true",
                    help="do not require dispatch kernels to be defined (generator tests)")
     p.add_argument("--cuda", action="store_true", help="the CUDA backend is built: check CUDA kernels too")

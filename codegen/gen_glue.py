@@ -145,7 +145,17 @@ def _function(nf: NativeFunction) -> dict:
             b("if (OPS_UNLIKELY(_fn == NULL))")
             b(f'    return ops_dispatch_no_kernel("{op}", _dev);')
         call_args = [a.name for a in s.arguments] + [n for _, n, _ in cnames.out_params(s)]
-        b(f"return _fn({', '.join(call_args)});")
+        if _shared_kernel(nf):
+            # one driver for several devices: the op's device is the current one while
+            # it runs (a CUDA-only kernel makes it so itself)
+            rtype = cnames.kernel_return_type(nf)
+            b("const int _guard = _dev.type == OPS_CPU ? -1 : ops_device_guard_enter(_dev);")
+            b(f"{rtype} _r = _fn({', '.join(call_args)});")
+            b("if (_guard >= 0)")
+            b("    ops_device_guard_exit(_dev, _guard);")
+            b("return _r;")
+        else:
+            b(f"return _fn({', '.join(call_args)});")
 
     return {
         "schema": cnames.c_comment(nf.schema_text),
@@ -201,6 +211,12 @@ def _out_checks(nf: NativeFunction, b: _Body, op: str, err_ret: str, st_declared
         b(f'_st = ops_check_out_list("{op}", "{written}", {out}, {n}, "{n}", {"true" if ok else "false"});')
         b("if (OPS_UNLIKELY(_st != OPS_OK))")
         b(f"    return {err_ret};")
+
+
+def _shared_kernel(nf: NativeFunction) -> bool:
+    """One kernel named for the CPU and CUDA (`CPU, CUDA: kernel`): a device-neutral driver."""
+    cpu = nf.dispatch.get("CPU")
+    return cpu is not None and nf.dispatch.get("CUDA") == cpu
 
 
 def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: bool) -> None:

@@ -83,6 +83,7 @@ DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64",
 META_FAMILIES = ("binary", "binary_float", "bool_out", "unary", "unary_float", "where", "div_mode", "clamp")
 
 DISPATCH_KEYS = ("CPU", "CUDA", "CompositeExplicitAutograd")
+COMPOSITE_KEY = "CompositeExplicitAutograd"
 
 # The longest int[N] / int list default: far above OPS_MAX_DIMS (runtime/ops_base.h),
 # and int[N] stride=1 expands to N values.
@@ -328,6 +329,7 @@ class Model:
     by_name: Dict[str, NativeFunction]
     derivatives: list = dataclasses.field(default_factory=list)
     autograd: list = dataclasses.field(default_factory=list)  # gen_autograd.plan
+    stubs: list = dataclasses.field(default_factory=list)  # gen_stubs.scan
 
     @property
     def op_names(self) -> frozenset:
@@ -1009,16 +1011,28 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         if not ditems:
             errors.add(kl, f"{name}: 'dispatch' is empty")
             raise _Fail()
-        for dk, dkl, dv in ditems:
-            if dk not in DISPATCH_KEYS:
-                errors.add(dkl, f"{name}: unknown dispatch key '{dk}' (known: {', '.join(DISPATCH_KEYS)})")
+        for dks, dkl, dv in ditems:
+            # `CPU, CUDA: sum_out`: one device-neutral kernel for several devices (its
+            # per-device loops are reached through dispatch stubs, docs/backends.md)
+            dkeys = [k.strip() for k in str(dks).split(",")]
+            for dk in dkeys:
+                if dk not in DISPATCH_KEYS:
+                    errors.add(dkl, f"{name}: unknown dispatch key '{dk}' (known: {', '.join(DISPATCH_KEYS)})")
+                    raise _Fail()
+                if dk in nf.dispatch or dkeys.count(dk) > 1:
+                    errors.add(dkl, f"{name}: dispatch key '{dk}' is given twice")
+                    raise _Fail()
+            if len(dkeys) > 1 and COMPOSITE_KEY in dkeys:
+                errors.add(dkl, f"{name}: '{COMPOSITE_KEY}' is every device already; it does not combine "
+                                "with other keys")
                 raise _Fail()
-            kname = scalar_str(path, dv, errors, f"kernel name for '{dk}'").strip()
+            kname = scalar_str(path, dv, errors, f"kernel name for '{dks}'").strip()
             if not re.match(rf"^{_IDENT}$", kname):
                 errors.add(dkl, f"{name}: kernel name '{kname}' is not a C identifier")
                 raise _Fail()
-            nf.dispatch[dk] = kname
-            nf.dispatch_locs[dk] = dkl
+            for dk in dkeys:
+                nf.dispatch[dk] = kname
+                nf.dispatch_locs[dk] = dkl
     if "variants" in keys:
         kl, v = keys["variants"]
         vs = _str_list(path, v, errors, "'variants'")

@@ -6,7 +6,34 @@
 
 #ifdef OPS_WITH_CUDA
 int ops_cuda_backend_device_count(void); /* kernels/cuda/cuda_device.cu */
+int ops_cuda_backend_device_enter(int index);
+void ops_cuda_backend_device_exit(int prev);
 #endif
+
+/* The generated glue of a kernel shared by several devices (`CPU, CUDA: kernel`)
+ * makes the op's device the current one around the call, as the CUDA-only kernels do
+ * for themselves: a CUDA call then allocates, launches and synchronises on the
+ * device of its tensors.  Nothing to do for the CPU (-1: nothing to restore). */
+int
+ops_device_guard_enter(ops_device device)
+{
+#ifdef OPS_WITH_CUDA
+    if (device.type == OPS_CUDA)
+        return ops_cuda_backend_device_enter(device.index);
+#endif
+    (void)device;
+    return -1;
+}
+
+void
+ops_device_guard_exit(ops_device device, int prev)
+{
+#ifdef OPS_WITH_CUDA
+    if (device.type == OPS_CUDA && prev >= 0)
+        ops_cuda_backend_device_exit(prev);
+#endif
+    (void)device, (void)prev;
+}
 
 int
 ops_cuda_device_count(void)

@@ -249,6 +249,12 @@ OPS_API ops_dtype ops_result_type(int ntensors, const ops_tensor *const *tensors
 OPS_API ops_status ops_check_same_device(const char *op, int n, const ops_tensor *const *ts,
                                          const char *const *names, ops_device *device);
 
+/* The device guard of the generated glue around a kernel shared by several devices:
+ * enter makes device the current one (CUDA) and returns what exit restores (-1, and
+ * no call at all, for the CPU).  runtime/device.c. */
+OPS_INTERNAL int ops_device_guard_enter(ops_device device);
+OPS_INTERNAL void ops_device_guard_exit(ops_device device, int prev);
+
 /* ---- threads --------------------------------------------------------- */
 
 /* Elements below which a loop runs on one thread. */

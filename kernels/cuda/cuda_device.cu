@@ -39,6 +39,26 @@ ops_cuda_backend_device_count(void)
     return n;
 }
 
+/* runtime/device.c's device guard: index becomes the current device; returns the
+ * device to restore, or -1 when it already was current (or cannot be changed: the
+ * call that follows reports the device's error itself). */
+extern "C" int
+ops_cuda_backend_device_enter(int index)
+{
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess || prev == index || cudaSetDevice(index) != cudaSuccess)
+        prev = -1;
+    (void)cudaGetLastError();
+    return prev;
+}
+
+extern "C" void
+ops_cuda_backend_device_exit(int prev)
+{
+    (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+}
+
 ops_status
 ops_cuda_check_device(const char *op, int index)
 {

@@ -1,17 +1,15 @@
-/* Shape ops on CUDA devices: the *_cuda dispatch kernels of cat, stack, hstack,
- * vstack, flip, roll, tril, triu and repeat, and the two kernels of
- * kernels/shape_backend.h.
+/* The CUDA loops of the shape ops (the driver, shared with the CPU, is
+ * kernels/shape.c; the stubs are declared in kernels/shape.h).
  *
- * The ops are shape.c's shape_* functions, shared with the CPU: the shape checks and
- * messages, the result's dtype and layout, and every move of elements as views
- * copied by ops_copy_values, which on CUDA is the runtime's strided copy kernel
- * (one thread per output element through the offset calculator, dtype conversion
- * included).  Two things do not fit that: cat and stack of many small inputs would
- * cost a launch each, so ops_cuda_cat_pieces copies every input of the result's dtype
- * in one launch (blockIdx.y picks the input); and tril/triu zero a triangle in place. */
+ * The driver does the shape checks and messages, the result's dtype and layout, and
+ * every move of elements as views copied by ops_copy_values, which on CUDA is the
+ * runtime's strided copy kernel (one thread per output element through the offset
+ * calculator, dtype conversion included).  Two things do not fit that: cat and stack
+ * of many small inputs would cost a launch each, so shape_cat_pieces_cuda copies every
+ * input of the result's dtype in one launch (blockIdx.y picks the input); and
+ * tril/triu zero a triangle in place. */
 #include "cuda_common.h"
-#include "kernels/shape_backend.h"
-#include "ops_kernels.h"
+#include "kernels/shape.h"
 #include "strided_index.h"
 
 namespace {
@@ -75,8 +73,11 @@ launch_cat(const char *op, const cat_piece *dev_pieces, int64_t np, int64_t max_
 
 } // namespace
 
-extern "C" ops_status
-ops_cuda_cat_pieces(const char *op, ops_tensor *out, int64_t n, const ops_tensor *const *pieces, int64_t dim)
+OPS_REGISTER_STUB(shape_cat_pieces, CUDA, shape_cat_pieces_cuda);
+OPS_REGISTER_STUB(shape_zero_triangle, CUDA, shape_zero_triangle_cuda);
+
+ops_status
+shape_cat_pieces_cuda(const char *op, ops_tensor *out, int64_t n, const ops_tensor *const *pieces, int64_t dim)
 {
     const int dev = device_of(out);
     ops_cuda_device_guard g(dev);
@@ -143,11 +144,12 @@ ops_cuda_cat_pieces(const char *op, ops_tensor *out, int64_t n, const ops_tensor
     }
     ops_tensor_release(table); /* stream-ordered: the kernel still reads it first */
     ops_host_free(host);
-    return st;
+    /* the pieces of another dtype: one converting copy each */
+    return st == OPS_OK ? shape_copy_pieces(op, out, n, pieces, dim, true) : st;
 }
 
-extern "C" ops_status
-ops_cuda_zero_triangle(const char *op, ops_tensor *t, int64_t diagonal, bool lower)
+ops_status
+shape_zero_triangle_cuda(const char *op, ops_tensor *t, int64_t diagonal, bool lower)
 {
     const int dev = device_of(t);
     ops_cuda_device_guard g(dev);
@@ -158,132 +160,4 @@ ops_cuda_zero_triangle(const char *op, ops_tensor *t, int64_t diagonal, bool low
                t->sizes[t->ndim - 2], t->sizes[t->ndim - 1], diagonal, lower);
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
-}
-
-/* ---- the CUDA dispatch kernels ------------------------------------------------------------ */
-
-/* The device of a list's first tensor (the generated glue checked they agree). */
-static int
-list_device(ops_tensor_list l)
-{
-    return l.len > 0 ? device_of(l.data[0]) : 0;
-}
-
-ops_tensor *
-cat_cuda(ops_tensor_list tensors, int64_t dim)
-{
-    ops_cuda_device_guard g(list_device(tensors));
-    return shape_cat(tensors, dim);
-}
-
-ops_status
-cat_out_cuda(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
-{
-    ops_cuda_device_guard g(device_of(out));
-    return ops_write_out("cat", shape_cat(tensors, dim), out);
-}
-
-ops_tensor *
-stack_cuda(ops_tensor_list tensors, int64_t dim)
-{
-    ops_cuda_device_guard g(list_device(tensors));
-    return shape_stack(tensors, dim);
-}
-
-ops_status
-stack_out_cuda(ops_tensor_list tensors, int64_t dim, ops_tensor *out)
-{
-    ops_cuda_device_guard g(device_of(out));
-    return ops_write_out("stack", shape_stack(tensors, dim), out);
-}
-
-ops_tensor *
-hstack_cuda(ops_tensor_list tensors)
-{
-    ops_cuda_device_guard g(list_device(tensors));
-    return shape_hstack(tensors);
-}
-
-ops_status
-hstack_out_cuda(ops_tensor_list tensors, ops_tensor *out)
-{
-    ops_cuda_device_guard g(device_of(out));
-    return ops_write_out("hstack", shape_hstack(tensors), out);
-}
-
-ops_tensor *
-vstack_cuda(ops_tensor_list tensors)
-{
-    ops_cuda_device_guard g(list_device(tensors));
-    return shape_vstack(tensors);
-}
-
-ops_status
-vstack_out_cuda(ops_tensor_list tensors, ops_tensor *out)
-{
-    ops_cuda_device_guard g(device_of(out));
-    return ops_write_out("vstack", shape_vstack(tensors), out);
-}
-
-ops_tensor *
-flip_cuda(const ops_tensor *self, ops_int_list dims)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_flip(self, dims);
-}
-
-ops_tensor *
-roll_cuda(const ops_tensor *self, ops_int_list shifts, ops_int_list dims)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_roll(self, shifts, dims);
-}
-
-ops_tensor *
-tril_cuda(const ops_tensor *self, int64_t diagonal)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_tril(self, diagonal);
-}
-
-ops_status
-tril_out_cuda(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return ops_write_out("tril", shape_tril(self, diagonal), out);
-}
-
-ops_status
-tril_cuda_(ops_tensor *self, int64_t diagonal)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_tril_(self, diagonal);
-}
-
-ops_tensor *
-triu_cuda(const ops_tensor *self, int64_t diagonal)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_triu(self, diagonal);
-}
-
-ops_status
-triu_out_cuda(const ops_tensor *self, int64_t diagonal, ops_tensor *out)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return ops_write_out("triu", shape_triu(self, diagonal), out);
-}
-
-ops_status
-triu_cuda_(ops_tensor *self, int64_t diagonal)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_triu_(self, diagonal);
-}
-
-ops_tensor *
-repeat_cuda(const ops_tensor *self, ops_int_list repeats)
-{
-    ops_cuda_device_guard g(device_of(self));
-    return shape_repeat(self, repeats);
 }

@@ -22,6 +22,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("OPS_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE))
+# The include dirs of the runtime (meson.build: libops_inc).
+RUNTIME_INC = [os.path.join(ROOT, "runtime")]
 FIXTURES = os.path.join(HERE, "fixtures")
 GEN = os.path.join(ROOT, "codegen", "gen.py")
 PYTHON = sys.executable
@@ -460,7 +462,7 @@ class Generated(unittest.TestCase):
     def test_outputs(self):
         self.assertEqual(sorted(os.listdir(self.out)), sorted(
             ["ops_functions.h", "ops_kernels.h", "ops_op_ids.h", "ops_dispatch.c", "ops_registry.c",
-             "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c"]
+             "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c"]
             + [f"ops_glue_{i}.c" for i in range(gen_glue.N_SHARDS)]))
 
     def test_first_line_says_generated(self):
@@ -715,6 +717,128 @@ class Incremental(unittest.TestCase):
             for n in after:
                 if n not in changed:
                     self.assertEqual(after[n][0], before[n][0], n)
+
+
+class Stubs(unittest.TestCase):
+    """Dispatch stubs (runtime/ops_stub.h, codegen/gen_stubs.py) and kernels shared by
+    several devices (`CPU, CUDA: kernel`)."""
+
+    HEADER = "OPS_DECLARE_STUB(fill_loop, ops_status, (const char *op, ops_tensor *t));\n"
+    CPU = "OPS_REGISTER_STUB(fill_loop, CPU, fill_loop_cpu);\n"
+    CUDA = "OPS_REGISTER_STUB(fill_loop, CUDA, fill_loop_cuda);\n"
+
+    def gen(self, files, cuda=False, native=None):
+        """Runs the generator over files {name: text}; returns (process, out dir)."""
+        d = tempfile.mkdtemp(prefix="codegen-stubs-")
+        self.addCleanup(shutil.rmtree, d, True)
+        paths = []
+        for name, text in files.items():
+            path = os.path.join(d, name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            paths.append(path)
+        out = os.path.join(d, "out")
+        args = ["all", "--native", native or FIX_NATIVE, "--out-dir", out, "--kernel-sources", FIX_KERNELS] + paths
+        if cuda:
+            args.insert(1, "--cuda")
+        return run_gen(*args), d, out
+
+    def table(self, out):
+        with open(os.path.join(out, "ops_stubs.c"), encoding="utf-8") as f:
+            return f.read()
+
+    def test_table(self):
+        p, d, out = self.gen({"k.h": self.HEADER, "cpu.c": self.CPU, "cuda.cu": self.CUDA}, cuda=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        t = self.table(out)
+        self.assertIn("fill_loop_fn *const fill_loop_stub[OPS_NUM_DEVICE_TYPES] = {", t)
+        self.assertRegex(t, r"\[OPS_CPU\] = fill_loop_cpu,\n#ifdef OPS_WITH_CUDA\n    \[OPS_CUDA\] = fill_loop_cuda,\n#endif")
+        self.assertIn("fill_loop_fn fill_loop_cpu;", t)  # declared with the stub's type
+
+    def test_cuda_loops_only_in_cuda_builds(self):
+        p, d, out = self.gen({"k.h": self.HEADER, "cpu.c": self.CPU, "cuda.cu": self.CUDA})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("fill_loop_cuda", self.table(out))
+
+    def test_the_macros_compile_and_type_check(self):
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        d = tempfile.mkdtemp(prefix="codegen-stubs-cc-")
+        self.addCleanup(shutil.rmtree, d, True)
+        good = os.path.join(d, "good.c")
+        bad = os.path.join(d, "bad.c")
+        pre = '#include "ops_stub.h"\n' + self.HEADER + self.CPU
+        with open(good, "w") as f:
+            f.write(pre + "ops_status fill_loop_cpu(const char *op, ops_tensor *t) { (void)op, (void)t; return OPS_OK; }\n"
+                    "ops_status call(ops_tensor *t, ops_device d);\n"
+                    "ops_status call(ops_tensor *t, ops_device d) { return OPS_STUB_CALL(fill_loop, d, \"fill\", t); }\n")
+        with open(bad, "w") as f:  # a loop whose parameters are not the stub's
+            f.write(pre + "ops_status fill_loop_cpu(const char *op, int64_t n) { (void)op, (void)n; return OPS_OK; }\n")
+        self.assertEqual(compile_c([good], RUNTIME_INC), {})
+        failures = compile_c([bad], RUNTIME_INC)
+        self.assertIn(bad, failures)
+        self.assertIn("fill_loop_cpu", failures[bad])
+
+    def check_error(self, files, fragment, cuda=False):
+        p, d, out = self.gen(files, cuda=cuda)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn(fragment, p.stderr)
+        return p, d
+
+    def test_no_cpu_loop(self):
+        p, d = self.check_error({"k.h": self.HEADER}, "stub 'fill_loop' has no CPU loop")
+        self.assertIn(os.path.join(d, "k.h") + ":1:", p.stderr)
+
+    def test_undeclared(self):
+        p, d = self.check_error({"cpu.c": "\n" + self.CPU}, "no stub 'fill_loop' is declared")
+        self.assertIn(os.path.join(d, "cpu.c") + ":2:", p.stderr)
+
+    def test_registered_twice(self):
+        self.check_error({"k.h": self.HEADER, "cpu.c": self.CPU, "cpu2.c": self.CPU},
+                         "stub 'fill_loop' already has a CPU loop")
+
+    def test_unknown_device(self):
+        self.check_error({"k.h": self.HEADER, "cpu.c": self.CPU + "OPS_REGISTER_STUB(fill_loop, TPU, f);\n"},
+                         "unknown device 'TPU'")
+
+    def test_declared_twice_or_in_a_source(self):
+        self.check_error({"k.h": self.HEADER, "k2.h": self.HEADER, "cpu.c": self.CPU},
+                         "stub 'fill_loop' is already declared at")
+        self.check_error({"k.c": self.HEADER, "cpu.c": self.CPU}, "is declared in a source file")
+
+    def test_comments_do_not_count(self):
+        p, d, out = self.gen({"k.h": "/* " + self.HEADER + " */\n// " + self.HEADER})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("fill_loop", self.table(out))
+
+    def test_one_kernel_for_two_devices(self):
+        with tempfile.TemporaryDirectory() as d:
+            y = os.path.join(d, "n.yaml")
+            with open(y, "w") as f:
+                f.write("- func: zeros(int[] size) -> Tensor\n"
+                        "  dispatch:\n"
+                        "    CPU, CUDA: zeros_cpu\n")
+            out = os.path.join(d, "out")
+            p = run_gen("all", "--native", y, "--out-dir", out, "--cuda", "--kernel-sources", FIX_KERNELS)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "ops_dispatch.c"), encoding="utf-8") as f:
+                table = f.read()
+            self.assertIn("[OPS_CPU] = (ops_kernel_fn)zeros_cpu,", table)
+            self.assertIn("[OPS_CUDA] = (ops_kernel_fn)zeros_cpu,", table)
+            glue = ""
+            for g in glob.glob(os.path.join(out, "ops_glue_*.c")):
+                with open(g, encoding="utf-8") as f:
+                    glue += f.read()
+            self.assertIn("ops_device_guard_enter(_dev)", glue)  # the op's device is current around the call
+            for bad, frag in (("CPU, CUDA, CPU", "dispatch key 'CPU' is given twice"),
+                              ("CPU, TPU", "unknown dispatch key 'TPU'"),
+                              ("CPU, CompositeExplicitAutograd", "does not combine with other keys")):
+                with open(y, "w") as f:
+                    f.write(f"- func: zeros(int[] size) -> Tensor\n  dispatch:\n    {bad}: zeros_cpu\n")
+                p = run_gen("check", "--native", y, "--kernel-sources", FIX_KERNELS)
+                self.assertEqual(p.returncode, 1, bad)
+                self.assertIn(f"{y}:3: zeros: ", p.stderr)
+                self.assertIn(frag, p.stderr)
 
 
 class RealSchema(unittest.TestCase):
