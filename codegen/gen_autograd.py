@@ -59,7 +59,7 @@ RUNTIME_HELPERS = {
                             ("Tensor", "Tensor", "intlist", "Tensor?", "float", "int")),
     "nll_loss_backward": ("ops_autograd_nll_loss_backward", ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
     "cross_entropy_backward": ("ops_autograd_cross_entropy_backward",
-                               ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float")),
+                               ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float", "int")),
     # (section: lists)
     "cat_tensors_backward": ("ops_autograd_cat_tensors_backward", ("Tensor", "listshape", "int", "int"),
                              "tensorlist"),

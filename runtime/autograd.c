@@ -2155,14 +2155,12 @@ done:
  * R[i] = ((1 - eps) w[t] + eps / C * W) / d and M[i, c] = -((1 - eps) w[t] [c == t]
  * + eps / C * w[c]) / d; ignored rows are 0. */
 static ops_tensor *
-class_loss_backward(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
-                    const ops_tensor *weight, int64_t reduction, int64_t ignore_index, double eps, bool softmax)
+class_loss_backward_2d(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                       const ops_tensor *weight, int64_t reduction, int64_t ignore_index, double eps, bool softmax)
 {
-    if (self->ndim != 1 && self->ndim != 2)
-        return ops_fail_null(OPS_ERR_NOT_IMPLEMENTED, "%s: the backward supports [N, C] and [C] inputs", op);
-    if (target->ndim != self->ndim - 1 || !ops_dtype_is_integral(target->dtype, false))
-        return ops_fail_null(OPS_ERR_NOT_IMPLEMENTED,
-                             "%s: the backward supports class-index targets (probabilities: not yet)", op);
+    if ((self->ndim != 1 && self->ndim != 2) || target->ndim != self->ndim - 1 ||
+        !ops_dtype_is_integral(target->dtype, false))
+        return ops_fail_null(OPS_ERR_SHAPE, "%s: backward: wanted an [N, C] or [C] input and class indices", op);
     const int64_t n = self->ndim == 2 ? self->sizes[0] : 1, C = self->sizes[self->ndim - 1];
     int64_t *cls = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *cls);
     double *wcls = ops_host_malloc((size_t)(C > 0 ? C : 1) * sizeof *wcls);
@@ -2234,6 +2232,114 @@ done:
     return res;
 }
 
+/* The same over [N, C, d1, ...] (cross_entropy, nll_loss2d, nll_loss_nd): the classes
+ * moved last and every position made a row, so the [M, C] gradient applies (softmax
+ * over the last dim is softmax over the classes); back to the input's layout
+ * afterwards.  The mean's divisor (the total weight of the counted targets) is the same
+ * either way. */
+static ops_tensor *
+class_loss_backward(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                    const ops_tensor *weight, int64_t reduction, int64_t ignore_index, double eps, bool softmax)
+{
+    if (self->ndim <= 2)
+        return class_loss_backward_2d(op, g, self, target, weight, reduction, ignore_index, eps, softmax);
+    const int64_t C = self->sizes[1];
+    const int64_t M = C > 0 ? ops_tensor_numel(self) / C : ops_tensor_numel(target);
+    int64_t moved[OPS_MAX_DIMS];
+    for (int i = 0, j = 0; i < self->ndim; i++)
+        if (i != 1)
+            moved[j++] = self->sizes[i];
+    moved[self->ndim - 1] = C;
+    ops_tensor *xm = NULL, *x2 = NULL, *t2 = NULL, *g2 = NULL, *r2 = NULL, *r3 = NULL, *r = NULL;
+    AG_STEP(xm, ops_movedim_int(self, 1, -1));
+    AG_STEP(x2, ops_reshape(xm, OPS_INTS(M, C)));
+    AG_STEP(t2, ops_reshape(target, OPS_INTS(M)));
+    AG_STEP(g2, reduction == 0 ? ops_reshape(g, OPS_INTS(M)) : ops_tensor_retain(g));
+    AG_STEP(r2, class_loss_backward_2d(op, g2, x2, t2, weight, reduction, ignore_index, eps, softmax));
+    AG_STEP(r3, ops_reshape(r2, (ops_int_list){moved, self->ndim}));
+    r = ops_movedim_int(r3, -1, 1);
+done:
+    ops_tensor_release(xm);
+    ops_tensor_release(x2);
+    ops_tensor_release(t2);
+    ops_tensor_release(g2);
+    ops_tensor_release(r2);
+    ops_tensor_release(r3);
+    return r;
+}
+
+/* cross_entropy with class probabilities t (self's shape), classes along dim k (0 for
+ * a [C] input, else 1), smoothed t' = (1 - eps) t + eps / C, class weights w (1
+ * without) and q = w t': the loss at a position is -sum_c q[c] log_softmax(x)[c], so
+ * self (which 0): g (softmax(x) sum_c q[c] - q);
+ * target (1): -g (1 - eps) w log_softmax(x);
+ * g brought back over the class dim, divided by the number of positions
+ * (numel / C) for the mean, as the forward's mean. */
+static ops_tensor *
+ce_prob_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
+                 int64_t reduction, double eps, int64_t which)
+{
+    const int k = self->ndim == 1 ? 0 : 1;
+    const int64_t C = self->sizes[k];
+    int64_t wshape[OPS_MAX_DIMS];
+    for (int i = 0; i < self->ndim; i++)
+        wshape[i] = i == k ? C : 1;
+    ops_tensor *wv = NULL, *gg = NULL, *ts = NULL, *q = NULL, *sq = NULL, *p = NULL, *ps = NULL, *d = NULL;
+    ops_tensor *lp = NULL, *res = NULL;
+    if (weight != NULL)
+        AG_STEP(wv, ops_reshape(weight, (ops_int_list){wshape, self->ndim}));
+    if (reduction == 0) {
+        AG_STEP(gg, ops_unsqueeze(g, k));
+    } else if (reduction == 1) {
+        const int64_t positions = C > 0 ? ops_tensor_numel(self) / C : 0;
+        AG_STEP(gg, ops_div_scalar(g, OPS_SCALAR_INT(positions > 0 ? positions : 1)));
+    } else {
+        gg = ops_tensor_retain(g);
+    }
+    if (which == 0) {
+        if (eps > 0) {
+            ops_tensor *a = NULL;
+            AG_STEP(a, ops_mul_scalar(target, OPS_SCALAR_FLOAT(1 - eps)));
+            ts = ops_add_scalar(a, OPS_SCALAR_FLOAT(eps / (double)C), OPS_SCALAR_INT(1));
+            ops_tensor_release(a);
+            if (ts == NULL)
+                goto done;
+        } else {
+            ts = ops_tensor_retain(target);
+        }
+        AG_STEP(q, wv != NULL ? ops_mul(ts, wv) : ops_tensor_retain(ts));
+        AG_STEP(sq, ops_sum_dim(q, &OPS_INTS(k), true, OPS_DTYPE_NONE));
+        AG_STEP(p, ops_softmax(self, k, OPS_DTYPE_NONE));
+        AG_STEP(ps, ops_mul(p, sq));
+        AG_STEP(d, ops_sub(ps, q, OPS_SCALAR_INT(1)));
+        res = ops_mul(d, gg);
+    } else {
+        AG_STEP(lp, ops_log_softmax(self, k, OPS_DTYPE_NONE));
+        AG_STEP(ps, ops_mul_scalar(lp, OPS_SCALAR_FLOAT(eps - 1)));
+        AG_STEP(d, wv != NULL ? ops_mul(ps, wv) : ops_tensor_retain(ps));
+        res = ops_mul(d, gg);
+    }
+    /* a weight or a target of a wider dtype promoted the product: the gradient keeps
+     * the dtype of the input it is for */
+    const ops_dtype want = which == 0 ? self->dtype : target->dtype;
+    if (res != NULL && res->dtype != want) {
+        ops_tensor *c = ops_to_dtype(res, want, false, false);
+        ops_tensor_release(res);
+        res = c;
+    }
+done:
+    ops_tensor_release(wv);
+    ops_tensor_release(gg);
+    ops_tensor_release(ts);
+    ops_tensor_release(q);
+    ops_tensor_release(sq);
+    ops_tensor_release(p);
+    ops_tensor_release(ps);
+    ops_tensor_release(d);
+    ops_tensor_release(lp);
+    return res;
+}
+
 ops_tensor *
 ops_autograd_nll_loss_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
                                const ops_tensor *weight, int64_t reduction, int64_t ignore_index)
@@ -2242,10 +2348,25 @@ ops_autograd_nll_loss_backward(const ops_tensor *g, const ops_tensor *self, cons
 }
 
 ops_tensor *
+ops_autograd_nll_loss_nd_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                                  const ops_tensor *weight, int64_t reduction, int64_t ignore_index)
+{
+    return class_loss_backward("nll_loss_nd", g, self, target, weight, reduction, ignore_index, 0.0, false);
+}
+
+/* The forward's rule: a target of self's shape holds probabilities (a floating one:
+ * the forward refused any other), else class indices (only self has a gradient then). */
+ops_tensor *
 ops_autograd_cross_entropy_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
                                     const ops_tensor *weight, int64_t reduction, int64_t ignore_index,
-                                    double label_smoothing)
+                                    double label_smoothing, int64_t which)
 {
+    const bool prob = self->ndim == target->ndim &&
+                      memcmp(self->sizes, target->sizes, (size_t)self->ndim * sizeof(int64_t)) == 0;
+    if (prob)
+        return ce_prob_backward(g, self, target, weight, reduction, label_smoothing, which);
+    if (which != 0)
+        return ops_fail_null(OPS_ERR_VALUE, "cross_entropy_loss: class-index targets have no gradient");
     return class_loss_backward("cross_entropy_loss", g, self, target, weight, reduction, ignore_index,
                                label_smoothing, true);
 }

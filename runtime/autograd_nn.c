@@ -604,36 +604,6 @@ done:
     return r;
 }
 
-/* nll_loss over [N, C, d1, ...] (nll_loss2d, nll_loss_nd): the classes moved last and
- * every position made a row, so nll_loss's [M, C] gradient applies; back to the input's
- * layout afterwards.  The mean's divisor (the total weight of the counted targets) is
- * the same either way. */
-ops_tensor *
-ops_autograd_nll_loss_nd_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
-                                  const ops_tensor *weight, int64_t reduction, int64_t ignore_index)
-{
-    if (self->ndim <= 2)
-        return ops_autograd_nll_loss_backward(g, self, target, weight, reduction, ignore_index);
-    const int64_t C = self->sizes[1];
-    const int64_t M = C > 0 ? ops_tensor_numel(self) / C : 0;
-    int64_t moved[OPS_MAX_DIMS];
-    for (int i = 0, j = 0; i < self->ndim; i++)
-        if (i != 1)
-            moved[j++] = self->sizes[i];
-    moved[self->ndim - 1] = C;
-    ops_tensor *xm = NULL, *x2 = NULL, *t2 = NULL, *g2 = NULL, *r2 = NULL, *r3 = NULL, *r = NULL;
-    NN_STEP(xm, ops_movedim_int(self, 1, -1));
-    NN_STEP(x2, ops_reshape(xm, OPS_INTS(M, C)));
-    NN_STEP(t2, ops_reshape(target, OPS_INTS(M)));
-    NN_STEP(g2, reduction == 0 ? ops_reshape(g, OPS_INTS(M)) : ops_tensor_retain(g));
-    NN_STEP(r2, ops_autograd_nll_loss_backward(g2, x2, t2, weight, reduction, ignore_index));
-    NN_STEP(r3, ops_reshape(r2, (ops_int_list){moved, self->ndim}));
-    r = ops_movedim_int(r3, -1, 1);
-done:
-    RELEASE_ALL(xm, x2, t2, g2, r2, r3);
-    return r;
-}
-
 /* ---- glu, prelu ---------------------------------------------------------------------------- */
 
 /* glu(x) = a * sigmoid(b) with x = [a, b] halved along dim: the halves' gradients
