@@ -565,17 +565,41 @@ done:
 /* binary_cross_entropy_with_logits, given g already brought to the elementwise shape:
  * with p = pos_weight (1 without) and w = weight (1 without),
  * self (which 0): g * w * ((p t + 1 - t) sigmoid(x) - p t);
- * target (1): -g * w * (p log_sigmoid(x) - log_sigmoid(-x)). */
+ * target (1): -g * w * (p log_sigmoid(x) - log_sigmoid(-x));
+ * weight (2): -g * (p t log_sigmoid(x) + (1 - t) log_sigmoid(-x)), the unweighted loss;
+ * pos_weight (3): -g * w * t log_sigmoid(x).
+ * (The formulas sum them back to each input's shape.) */
 ops_tensor *
 ops_autograd_bce_logits_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
                                  const ops_tensor *weight, const ops_tensor *pos_weight, int64_t which)
 {
     ops_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL, *f = NULL, *gw = NULL, *r = NULL;
-    if (weight != NULL)
+    if (weight != NULL && which != 2)
         NN_STEP(gw, ops_mul(g, weight));
     else
         gw = ops_tensor_retain(g);
-    if (which == 0) {
+    if (which == 2) {
+        ops_tensor *ce = NULL, *cet = NULL;
+        NN_STEP(a, ops_log_sigmoid(self));
+        NN_STEP(b, pos_weight != NULL ? ops_mul(pos_weight, target) : ops_tensor_retain(target)); /* p t */
+        NN_STEP(c, ops_mul(b, a));
+        NN_STEP(d, ops_neg(self));
+        NN_STEP(e, ops_log_sigmoid(d));
+        NN_STEP(f, ops_mul(target, e));
+        /* -(p t ls(x) + ls(-x) - t ls(-x)) */
+        ce = ops_add(c, e, OPS_SCALAR_INT(1));
+        cet = ce != NULL ? ops_sub(ce, f, OPS_SCALAR_INT(1)) : NULL;
+        ops_tensor_release(ce);
+        ops_tensor_release(f);
+        f = cet != NULL ? ops_neg(cet) : NULL;
+        ops_tensor_release(cet);
+        if (f == NULL)
+            goto done;
+    } else if (which == 3) {
+        NN_STEP(a, ops_log_sigmoid(self));
+        NN_STEP(b, ops_mul(target, a));
+        NN_STEP(f, ops_neg(b));
+    } else if (which == 0) {
         NN_STEP(a, ops_sigmoid(self));
         if (pos_weight != NULL) {
             NN_STEP(b, ops_mul(pos_weight, target));                    /* p t */

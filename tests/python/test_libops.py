@@ -776,6 +776,80 @@ class TestAutograd(Base):
                                 for a, b in zip(grads, tg):
                                     self.assertTensorEqual(a, b.numpy(), rtol=1e-12, atol=1e-12)
 
+    def test_loss_weight_gradients(self):
+        # Class weights, weight and pos_weight requiring grad got no gradient (None,
+        # silently); PyTorch 1.13 computes the one of cross_entropy with probabilities
+        # and refuses the others: libops differentiates them all (the losses are
+        # linear in their weights).  Against central differences, and torch where it
+        # has the gradient.
+        r = np.random.default_rng(7)
+
+        def check(f, arrays, k):
+            ins = [L.tensor(a) if a.dtype.kind == "f" else L.from_numpy(a) for a in arrays]
+            ins[k].requires_grad_(True)
+            y = f(*ins)
+            gout = r.standard_normal(y.shape)
+            (g,) = L.autograd.grad([y], [ins[k]], [L.tensor(gout)])
+            want = np.zeros_like(arrays[k])
+            for i in np.ndindex(arrays[k].shape):
+                vals = []
+                for h in (1e-6, -1e-6):
+                    a2 = [a.copy() for a in arrays]
+                    a2[k][i] += h
+                    i2 = [L.tensor(a) if a.dtype.kind == "f" else L.from_numpy(a) for a in a2]
+                    vals.append((f(*i2).numpy() * gout).sum())
+                want[i] = (vals[0] - vals[1]) / 2e-6
+            self.assertTensorEqual(g, want, rtol=1e-6, atol=1e-7)
+            return g
+
+        w4 = r.uniform(0.5, 2, 4)
+        x = r.standard_normal((2, 4, 3))
+        t = r.integers(0, 4, (2, 3))
+        for red in (0, 1, 2):
+            with self.subTest(red=red):
+                check(lambda x, t, w: L.cross_entropy_loss(x, t, w, red, 1, 0.2), [x, t, w4], 2)
+                check(lambda x, t, w: L.nll_loss_nd(x, t, w, red, 2), [x, t, w4], 2)
+                check(lambda x, t, w: L.nll_loss(x, t, w, red, -100), [x[:, :, 0], t[:, 0], w4], 2)
+                p = r.uniform(0, 1, (2, 4, 3))
+                g = check(lambda x, t, w: L.cross_entropy_loss(x, t, w, red, -100, 0.1), [x, p, w4], 2)
+                if torch is not None:
+                    tw = torch.tensor(w4, requires_grad=True)
+                    ty = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(p), tw,
+                                                           reduction=["none", "mean", "sum"][red],
+                                                           label_smoothing=0.1)
+                    (tg,) = torch.autograd.grad([ty.sum()], [tw])
+                    lw = L.tensor(w4, requires_grad=True)
+                    (lg,) = L.autograd.grad([L.cross_entropy_loss(L.tensor(x), L.tensor(p), lw, red, -100,
+                                                                  0.1).sum()], [lw])
+                    self.assertTensorEqual(lg, tg.numpy(), rtol=1e-12, atol=1e-12)
+                xs = r.uniform(0.1, 0.9, (3, 4))
+                ts = r.uniform(0, 1, (3, 4))
+                check(lambda x, t, w: L.binary_cross_entropy(x, t, w, red), [xs, ts, r.uniform(0, 2, 4)], 2)
+                xl = r.standard_normal((3, 4)) * 3
+                wl, pl = r.uniform(0, 2, (3, 1)), r.uniform(0.5, 3, 4)
+                f = lambda x, t, w, p: L.binary_cross_entropy_with_logits(x, t, w, p, red)  # noqa: E731
+                check(f, [xl, ts, wl, pl], 2)
+                check(f, [xl, ts, wl, pl], 3)
+
+    def test_bce_with_logits_shapes(self):
+        # As torch.nn.functional: the target has the input's size (libops broadcast it,
+        # and the mean's gradient then failed in backward), and weight / pos_weight
+        # broadcast to it without growing it.
+        x, t = L.zeros(3, 4, requires_grad=True), L.full((3, 4), 0.5)
+        with self.assertRaisesRegex(RuntimeError, r"binary_cross_entropy_with_logits: Target size \(\[2, 3, 4\]\) "
+                                                  r"must be the same as input size \(\[3, 4\]\)"):
+            L.binary_cross_entropy_with_logits(x, L.full((2, 3, 4), 0.5))
+        with self.assertRaisesRegex(RuntimeError, r"doesn't match the broadcast shape \[2, 3, 4\]"):
+            L.binary_cross_entropy_with_logits(x, t, L.ones(2, 3, 4))
+        with self.assertRaisesRegex(RuntimeError, r"doesn't match the broadcast shape \[2, 3, 4\]"):
+            L.binary_cross_entropy_with_logits(x, t, None, L.ones(2, 1, 1))
+        # by hand: at x = 0 the loss is log 2 per element whatever t, and its gradient
+        # sigmoid(0) - t = 0 for t = 0.5
+        y = L.binary_cross_entropy_with_logits(x, t, L.ones(4), L.ones(3, 1))
+        self.assertAlmostEqual(y.item(), math.log(2), places=6)
+        y.backward()
+        self.assertTensorEqual(x.grad, np.zeros((3, 4)))
+
     def test_errors(self):
         with self.assertRaisesRegex(RuntimeError, "one-element|scalar|implicit"):
             L.ones(2, 2).requires_grad_().mul(2).backward()

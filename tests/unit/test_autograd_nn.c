@@ -5,8 +5,8 @@
  * gradient; binary_cross_entropy's gradient at the ends of [0, 1], where PyTorch
  * clamps the denominator; transposed convolutions whose output_padding reaches the
  * stride; and cross_entropy beyond [N, C] class indices (N-D inputs, [C] inputs,
- * probability targets) under every combination of its arguments, more than its
- * conformance samples.  Expected values come from PyTorch 1.13 (torch.autograd.grad
+ * probability targets) and the class losses' weights under every combination of
+ * their arguments, more than their conformance samples.  Expected values come from PyTorch 1.13 (torch.autograd.grad
  * on the same data), written out below, or by hand. */
 #include <check.h>
 #include <math.h>
@@ -188,13 +188,16 @@ typedef struct {
     double smoothing;
 } ce_ctx;
 
-/* in[0]: self; in[1] (when n == 2): a probability target replacing c->target */
+/* in[0]: self; then a probability target when c->target is NULL; then the class
+ * weights when c->weight is NULL and inputs are left */
 static ops_status
 ce_fn(ops_tensor *const *in, int n, ops_tensor **out, void *p)
 {
     const ce_ctx *c = p;
-    *out = ops_cross_entropy_loss(in[0], n == 2 ? in[1] : c->target, c->weight, c->reduction, c->ignore_index,
-                                  c->smoothing);
+    int k = 1;
+    const ops_tensor *t = c->target != NULL ? c->target : in[k++];
+    const ops_tensor *w = c->weight != NULL || k >= n ? c->weight : in[k];
+    *out = ops_cross_entropy_loss(in[0], t, w, c->reduction, c->ignore_index, c->smoothing);
     return *out != NULL ? OPS_OK : ops_last_status();
 }
 
@@ -207,6 +210,7 @@ START_TEST(test_cross_entropy_nd_and_probability_gradients)
     ops_tensor *idx = ops_tensor_from_data((int64_t[]){0, 1, 2, 1, 2, 0, 1, 1}, (ops_int_list){ts, 3}, OPS_INT64);
     ops_tensor *idx0 = ops_tensor_from_data((int64_t[]){2}, (ops_int_list){NULL, 0}, OPS_INT64);
     ops_tensor *w = vec((double[]){0.5, 2.0, 1.25}, 3, 0);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
     ck_assert_ptr_nonnull(idx);
     ck_assert_ptr_nonnull(idx0);
     for (int64_t red = 0; red < 3; red++) {
@@ -234,6 +238,26 @@ START_TEST(test_cross_entropy_nd_and_probability_gradients)
                 ck_assert_msg(ops_gradcheck(ce_fn, &cp, 2, in1, NULL) == OPS_OK, "[C] probabilities red %lld: %s",
                               (long long)red, ops_last_error());
             }
+        }
+        /* the class weights as an input too (PyTorch 1.13 refuses them requiring grad
+         * for class indices; the loss is linear in them) */
+        for (int k = 0; k < 2; k++) {
+            const double eps = k == 0 ? 0.0 : 0.2;
+            ce_ctx c = {idx, NULL, red, k == 0 ? -100 : 1, eps};
+            ops_tensor *in[2] = {x, w}, *in1[2] = {x1, w};
+            ck_assert_msg(ops_gradcheck(ce_fn, &c, 2, in, NULL) == OPS_OK, "weights red %lld: %s", (long long)red,
+                          ops_last_error());
+            ck_assert_msg(ops_gradgradcheck(ce_fn, &c, 2, in, NULL) == OPS_OK, "weights red %lld: %s",
+                          (long long)red, ops_last_error());
+            ce_ctx c0 = {idx0, NULL, red, -100, eps};
+            ck_assert_msg(ops_gradcheck(ce_fn, &c0, 2, in1, NULL) == OPS_OK, "[C] weights red %lld: %s",
+                          (long long)red, ops_last_error());
+            ce_ctx cp = {NULL, NULL, red, -100, eps};
+            ops_tensor *inp[3] = {x, probs, w};
+            ck_assert_msg(ops_gradcheck(ce_fn, &cp, 3, inp, NULL) == OPS_OK, "probabilities, weights red %lld: %s",
+                          (long long)red, ops_last_error());
+            ck_assert_msg(ops_gradgradcheck(ce_fn, &cp, 3, inp, NULL) == OPS_OK,
+                          "probabilities, weights red %lld: %s", (long long)red, ops_last_error());
         }
     }
     /* by hand: x = [0, 0] and t = [0.25, 0.75], sum: softmax(x) = [0.5, 0.5], so
@@ -356,6 +380,20 @@ h_ce_prob(ops_tensor *const *in)
 }
 
 static ops_tensor *
+h_nll_weight(ops_tensor *const *in)
+{
+    /* every target class 2 but class 1 at position 0 (ignored); a mean over N-D input */
+    ops_tensor *t = ops_full(OPS_INTS(2, 4), OPS_SCALAR_INT(2), OPS_INT64, OPS_DEVICE_CPU);
+    if (t != NULL)
+        ((int64_t *)ops_tensor_data_ptr(t))[0] = 1;
+    ops_tensor *r = t != NULL ? ops_autograd_nll_loss_weight_backward(in[2], in[0], t, in[1], 1, 1) : NULL;
+    ops_tensor *r2 = r != NULL ? ops_autograd_nll_loss_nd_backward(in[2], in[0], t, in[1], 1, 1) : NULL;
+    ops_tensor_release(t);
+    ops_tensor_release(r);
+    return r2;
+}
+
+static ops_tensor *
 h_nll_nd(ops_tensor *const *in)
 {
     /* every target class 0: none ignored (ignore_index 1) */
@@ -386,6 +424,7 @@ START_TEST(test_backward_helper_allocation_failures)
         {"bce_logits", h_bce_logits, {3, 4}, {4}, {3, 4}, 2, 1, 2},
         {"cross_entropy (probabilities)", h_ce_prob, {2, 4, 3}, {4}, {1}, 3, 1, 0},
         {"nll_loss_nd", h_nll_nd, {2, 3, 4}, {1}, {2, 4}, 3, 1, 2},
+        {"nll_loss (weights)", h_nll_weight, {2, 3, 4}, {3}, {1}, 3, 1, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ops_tensor *in[3] = {ramp(cases[c].nd0, cases[c].s0, 0.1), ramp(cases[c].nd1, cases[c].s1, 0.2),
