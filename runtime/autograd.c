@@ -2344,7 +2344,7 @@ ce_prob_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *
     for (int i = 0; i < self->ndim; i++)
         wshape[i] = i == k ? C : 1;
     ops_tensor *wv = NULL, *gg = NULL, *ts = NULL, *q = NULL, *sq = NULL, *p = NULL, *ps = NULL, *d = NULL;
-    ops_tensor *lp = NULL, *res = NULL;
+    ops_tensor *lp = NULL, *a = NULL, *res = NULL;
     if (weight != NULL)
         AG_STEP(wv, ops_reshape(weight, (ops_int_list){wshape, self->ndim}));
     if (reduction == 0) {
@@ -2355,17 +2355,15 @@ ce_prob_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *
     } else {
         gg = ops_tensor_retain(g);
     }
-    if (which == 0) {
+    if (which != 1) { /* t' */
         if (eps > 0) {
-            ops_tensor *a = NULL;
             AG_STEP(a, ops_mul_scalar(target, OPS_SCALAR_FLOAT(1 - eps)));
-            ts = ops_add_scalar(a, OPS_SCALAR_FLOAT(eps / (double)C), OPS_SCALAR_INT(1));
-            ops_tensor_release(a);
-            if (ts == NULL)
-                goto done;
+            AG_STEP(ts, ops_add_scalar(a, OPS_SCALAR_FLOAT(eps / (double)C), OPS_SCALAR_INT(1)));
         } else {
             ts = ops_tensor_retain(target);
         }
+    }
+    if (which == 0) {
         AG_STEP(q, wv != NULL ? ops_mul(ts, wv) : ops_tensor_retain(ts));
         AG_STEP(sq, ops_sum_dim(q, &OPS_INTS(k), true, OPS_DTYPE_NONE));
         AG_STEP(p, ops_softmax(self, k, OPS_DTYPE_NONE));
@@ -2379,16 +2377,6 @@ ce_prob_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *
         res = ops_mul(d, gg);
     } else {
         /* weight: -g t' log_softmax(x) summed over every dim but the classes' */
-        if (eps > 0) {
-            ops_tensor *a = NULL;
-            AG_STEP(a, ops_mul_scalar(target, OPS_SCALAR_FLOAT(1 - eps)));
-            ts = ops_add_scalar(a, OPS_SCALAR_FLOAT(eps / (double)C), OPS_SCALAR_INT(1));
-            ops_tensor_release(a);
-            if (ts == NULL)
-                goto done;
-        } else {
-            ts = ops_tensor_retain(target);
-        }
         AG_STEP(lp, ops_log_softmax(self, k, OPS_DTYPE_NONE));
         AG_STEP(ps, ops_mul(lp, ts));
         AG_STEP(d, ops_mul(ps, gg));
@@ -2418,6 +2406,7 @@ done:
     ops_tensor_release(ps);
     ops_tensor_release(d);
     ops_tensor_release(lp);
+    ops_tensor_release(a);
     return res;
 }
 
