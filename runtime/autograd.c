@@ -2479,7 +2479,8 @@ done:
         ops_tensor_release(res);
         res = c;
     }
-    ops_tensor *const tmp[] = {t1, xm, x2, oh, keep, lp, ol, nlpt, b1, b2, b3, b, g2, gb, a, n, aw, s, nw, w, sw, sn, an, gw};
+    ops_tensor *const tmp[] = {t1, xm, x2, oh, keep, lp, ol, nlpt, b1, b2, b3, b,
+                               g2, gb, a, n, aw, s, nw, w, sw, sn, an, gw};
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++)
         ops_tensor_release(tmp[i]);
     return res;
