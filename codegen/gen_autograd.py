@@ -59,8 +59,10 @@ RUNTIME_HELPERS = {
     "layer_norm_backward": ("ops_autograd_layer_norm_backward",
                             ("Tensor", "Tensor", "intlist", "Tensor?", "float", "int")),
     "nll_loss_backward": ("ops_autograd_nll_loss_backward", ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
+    "nll_loss_weight_backward": ("ops_autograd_nll_loss_weight_backward",
+                                 ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
     "cross_entropy_backward": ("ops_autograd_cross_entropy_backward",
-                               ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float")),
+                               ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float", "int")),
     # (section: lists)
     "cat_tensors_backward": ("ops_autograd_cat_tensors_backward", ("Tensor", "listshape", "int", "int"),
                              "tensorlist"),

@@ -565,17 +565,41 @@ done:
 /* binary_cross_entropy_with_logits, given g already brought to the elementwise shape:
  * with p = pos_weight (1 without) and w = weight (1 without),
  * self (which 0): g * w * ((p t + 1 - t) sigmoid(x) - p t);
- * target (1): -g * w * (p log_sigmoid(x) - log_sigmoid(-x)). */
+ * target (1): -g * w * (p log_sigmoid(x) - log_sigmoid(-x));
+ * weight (2): -g * (p t log_sigmoid(x) + (1 - t) log_sigmoid(-x)), the unweighted loss;
+ * pos_weight (3): -g * w * t log_sigmoid(x).
+ * (The formulas sum them back to each input's shape.) */
 ops_tensor *
 ops_autograd_bce_logits_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
                                  const ops_tensor *weight, const ops_tensor *pos_weight, int64_t which)
 {
     ops_tensor *a = NULL, *b = NULL, *c = NULL, *d = NULL, *e = NULL, *f = NULL, *gw = NULL, *r = NULL;
-    if (weight != NULL)
+    if (weight != NULL && which != 2)
         NN_STEP(gw, ops_mul(g, weight));
     else
         gw = ops_tensor_retain(g);
-    if (which == 0) {
+    if (which == 2) {
+        ops_tensor *ce = NULL, *cet = NULL;
+        NN_STEP(a, ops_log_sigmoid(self));
+        NN_STEP(b, pos_weight != NULL ? ops_mul(pos_weight, target) : ops_tensor_retain(target)); /* p t */
+        NN_STEP(c, ops_mul(b, a));
+        NN_STEP(d, ops_neg(self));
+        NN_STEP(e, ops_log_sigmoid(d));
+        NN_STEP(f, ops_mul(target, e));
+        /* -(p t ls(x) + ls(-x) - t ls(-x)) */
+        ce = ops_add(c, e, OPS_SCALAR_INT(1));
+        cet = ce != NULL ? ops_sub(ce, f, OPS_SCALAR_INT(1)) : NULL;
+        ops_tensor_release(ce);
+        ops_tensor_release(f);
+        f = cet != NULL ? ops_neg(cet) : NULL;
+        ops_tensor_release(cet);
+        if (f == NULL)
+            goto done;
+    } else if (which == 3) {
+        NN_STEP(a, ops_log_sigmoid(self));
+        NN_STEP(b, ops_mul(target, a));
+        NN_STEP(f, ops_neg(b));
+    } else if (which == 0) {
         NN_STEP(a, ops_sigmoid(self));
         if (pos_weight != NULL) {
             NN_STEP(b, ops_mul(pos_weight, target));                    /* p t */
@@ -601,36 +625,6 @@ ops_autograd_bce_logits_backward(const ops_tensor *g, const ops_tensor *self, co
     r = ops_mul(gw, f);
 done:
     RELEASE_ALL(a, b, c, d, e, f, gw);
-    return r;
-}
-
-/* nll_loss over [N, C, d1, ...] (nll_loss2d, nll_loss_nd): the classes moved last and
- * every position made a row, so nll_loss's [M, C] gradient applies; back to the input's
- * layout afterwards.  The mean's divisor (the total weight of the counted targets) is
- * the same either way. */
-ops_tensor *
-ops_autograd_nll_loss_nd_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
-                                  const ops_tensor *weight, int64_t reduction, int64_t ignore_index)
-{
-    if (self->ndim <= 2)
-        return ops_autograd_nll_loss_backward(g, self, target, weight, reduction, ignore_index);
-    const int64_t C = self->sizes[1];
-    const int64_t M = C > 0 ? ops_tensor_numel(self) / C : 0;
-    int64_t moved[OPS_MAX_DIMS];
-    for (int i = 0, j = 0; i < self->ndim; i++)
-        if (i != 1)
-            moved[j++] = self->sizes[i];
-    moved[self->ndim - 1] = C;
-    ops_tensor *xm = NULL, *x2 = NULL, *t2 = NULL, *g2 = NULL, *r2 = NULL, *r3 = NULL, *r = NULL;
-    NN_STEP(xm, ops_movedim_int(self, 1, -1));
-    NN_STEP(x2, ops_reshape(xm, OPS_INTS(M, C)));
-    NN_STEP(t2, ops_reshape(target, OPS_INTS(M)));
-    NN_STEP(g2, reduction == 0 ? ops_reshape(g, OPS_INTS(M)) : ops_tensor_retain(g));
-    NN_STEP(r2, ops_autograd_nll_loss_backward(g2, x2, t2, weight, reduction, ignore_index));
-    NN_STEP(r3, ops_reshape(r2, (ops_int_list){moved, self->ndim}));
-    r = ops_movedim_int(r3, -1, 1);
-done:
-    RELEASE_ALL(xm, x2, t2, g2, r2, r3);
     return r;
 }
 

@@ -113,14 +113,20 @@ OPS_API ops_tensor *ops_autograd_matmul_backward(const ops_tensor *g, const ops_
                                                  int64_t which);
 /* A reduced loss's gradient brought back to like's shape (reduction 0 none, 1 mean, 2 sum). */
 OPS_API ops_tensor *ops_autograd_reduction_backward(const ops_tensor *g, const ops_tensor *like, int64_t reduction);
-/* nll_loss / cross_entropy_loss over class indices ([N, C] or [C] input). */
+/* nll_loss / cross_entropy_loss over class indices ([C], [N, C] or [N, C, d1, ...]
+ * input); cross_entropy_loss also over class probabilities (a target of self's shape),
+ * for self (which 0), with probabilities for target (1), and for the class weights
+ * (2; nll_loss's: nll_loss_weight_backward). */
 OPS_API ops_tensor *ops_autograd_nll_loss_backward(const ops_tensor *g, const ops_tensor *self,
                                                    const ops_tensor *target, const ops_tensor *weight,
                                                    int64_t reduction, int64_t ignore_index);
+OPS_API ops_tensor *ops_autograd_nll_loss_weight_backward(const ops_tensor *g, const ops_tensor *self,
+                                                          const ops_tensor *target, const ops_tensor *weight,
+                                                          int64_t reduction, int64_t ignore_index);
 OPS_API ops_tensor *ops_autograd_cross_entropy_backward(const ops_tensor *g, const ops_tensor *self,
                                                         const ops_tensor *target, const ops_tensor *weight,
                                                         int64_t reduction, int64_t ignore_index,
-                                                        double label_smoothing);
+                                                        double label_smoothing, int64_t which);
 /* max pooling over the last two dims: from the indices of the maxima (offsets h * W + w
  * per plane), or recomputing them (max_pool2d). */
 OPS_API ops_tensor *ops_autograd_pool_indices_backward(const ops_tensor *g, int ndim, const int64_t *sizes,

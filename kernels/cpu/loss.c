@@ -340,7 +340,9 @@ binary_cross_entropy_out_cpu(const ops_tensor *self, const ops_tensor *target, c
 }
 
 /* PyTorch's composite: (1 - t) * x - (1 + (pos_weight - 1) * t) * log_sigmoid(x),
- * times weight; every operand broadcast together. */
+ * times weight.  As torch.nn.functional's: the target has the input's size, and
+ * weight and pos_weight broadcast to it without growing it (PyTorch's in-place
+ * composite refuses that; the gradients are summed back to the input's shape). */
 ops_tensor *
 binary_cross_entropy_with_logits_cpu(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
                                      const ops_tensor *pos_weight, int64_t reduction)
@@ -350,14 +352,16 @@ binary_cross_entropy_with_logits_cpu(const ops_tensor *self, const ops_tensor *t
     const ops_tensor *ts[4] = {self, target, weight, pos_weight};
     if (loss_dtype(op, 4, ts, &rd) != OPS_OK || loss_check_reduction(op, reduction) != OPS_OK)
         return NULL;
-    int nd = self->ndim;
-    int64_t shape[OPS_MAX_DIMS];
-    memcpy(shape, self->sizes, (size_t)nd * sizeof(int64_t));
-    for (int k = 1; k < 4; k++) {
-        if (ts[k] != NULL &&
-            ops_broadcast_shapes(op, "tensor a", nd, shape, "tensor b", ts[k]->ndim, ts[k]->sizes, &nd, shape) != OPS_OK)
-            return NULL;
+    if (self->ndim != target->ndim ||
+        memcmp(self->sizes, target->sizes, (size_t)self->ndim * sizeof(int64_t)) != 0) {
+        char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
+        return ops_fail_null(OPS_ERR_SHAPE, "%s: Target size (%s) must be the same as input size (%s)", op,
+                             ops_shape_str(target->ndim, target->sizes, a, sizeof a),
+                             ops_shape_str(self->ndim, self->sizes, b, sizeof b));
     }
+    /* loss_copy refuses a weight or pos_weight that would grow the shape */
+    const int nd = self->ndim;
+    const int64_t *shape = self->sizes;
     ops_tensor *c[4] = {NULL, NULL, NULL, NULL}, *r = NULL;
     for (int k = 0; k < 4; k++) {
         if (ts[k] != NULL && (c[k] = loss_copy(op, ts[k], nd, shape, OPS_FLOAT64)) == NULL)

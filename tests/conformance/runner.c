@@ -71,7 +71,7 @@ static struct {
     long cuda_grads; /* gradient comparisons cuda:0 vs cpu */
     long grads;    /* gradcheck runs (each with its gradgradcheck unless skipped) */
     long gradgrad_skipped; /* double backward not implemented for the op's backward */
-    long grad_not_implemented; /* the formula refuses the case (cross_entropy on N-D input) */
+    long grad_not_implemented; /* the formula refuses the case (a not_implemented branch) */
 } counts;
 static bool *grad_checked;  /* by formula entry: some gradcheck ran */
 static bool *grad_eligible; /* by formula entry: the selection has a value case of its op */

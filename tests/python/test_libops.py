@@ -693,6 +693,163 @@ class TestAutograd(Base):
         (x[0, 1] * 3 + x[:, 0].sum()).backward()
         self.assertTensorEqual(x.grad, [[1.0, 3.0], [1.0, 0.0]])
 
+    def test_cross_entropy_gradients_beyond_2d_and_probabilities(self):
+        # cross_entropy over [N, C, d1, ...] class indices, over [C] with a 0-dim target
+        # and with probability targets (which get a gradient too) once raised "not
+        # implemented" in backward: gradients against central differences of the
+        # forward, and the forward against NumPy, for every reduction.
+        r = np.random.default_rng(15)
+
+        def np_ce(x, t, w, red, ign, eps, k):
+            lp = x - x.max(axis=k, keepdims=True)
+            lp = lp - np.log(np.exp(lp).sum(axis=k, keepdims=True))
+            C = x.shape[k]
+            wv = np.ones(C) if w is None else w
+            wshape = [1] * x.ndim
+            wshape[k] = C
+            wb = wv.reshape(wshape)
+            if t.dtype.kind == "f":
+                ts = t * (1 - eps) + eps / C
+                l = -(wb * ts * lp).sum(axis=k)
+                return l if red == 0 else (l.sum() / (x.size // C) if red == 1 else l.sum())
+            keep = t != ign
+            tc = np.where(keep, t, 0)
+            pick = np.take_along_axis(lp, np.expand_dims(tc, k), axis=k).squeeze(k)
+            wt = wv[tc] * keep
+            nll = -wt * pick
+            smooth = -(wb * lp).sum(axis=k) * keep
+            if red == 0:
+                return (1 - eps) * nll + eps / C * smooth
+            if red == 2:
+                return (1 - eps) * nll.sum() + eps / C * smooth.sum()
+            return ((1 - eps) * nll.sum() + eps / C * smooth.sum()) / wt.sum()
+
+        def numgrad(f, a, h=1e-6):
+            g = np.zeros_like(a)
+            for i in np.ndindex(a.shape):
+                d = np.zeros_like(a)
+                d[i] = h
+                g[i] = (f(a + d) - f(a - d)) / (2 * h)
+            return g
+
+        cases = [((2, 3, 2, 2), "idx"), ((3,), "idx"), ((2, 3, 4), "prob"), ((3,), "prob"), ((4, 3), "prob")]
+        for shape, kind in cases:
+            k = 0 if len(shape) == 1 else 1
+            C = shape[k]
+            tshape = shape[:k] + shape[k + 1:]
+            x = r.standard_normal(shape)
+            t = r.integers(0, C, tshape) if kind == "idx" else r.uniform(0, 1, shape)
+            w = r.uniform(0.5, 2, C)
+            for red in (0, 1, 2):
+                for weight in (None, w):
+                    for ign, eps in ((-100, 0.0), (1, 0.25)):
+                        if kind == "prob" and ign >= 0:
+                            ign = -100
+                        with self.subTest(shape=shape, kind=kind, red=red, w=weight is not None, ign=ign, eps=eps):
+                            lw = None if weight is None else L.from_numpy(weight)
+                            gout = r.standard_normal(tshape if red == 0 else ())
+
+                            def fwd(xa, ta):
+                                out = L.cross_entropy_loss(L.from_numpy(xa), L.from_numpy(np.array(ta)), lw, red,
+                                                           ign, eps).numpy()
+                                return (out * gout).sum()
+
+                            lx = L.tensor(x, requires_grad=True)
+                            lt = L.tensor(t, requires_grad=kind == "prob")
+                            y = L.cross_entropy_loss(lx, lt, lw, red, ign, eps)
+                            self.assertTensorEqual(y, np_ce(x, t, weight, red, ign, eps, k), rtol=1e-12, atol=1e-12)
+                            ins = [lx, lt] if kind == "prob" else [lx]
+                            grads = L.autograd.grad([y], ins, [L.tensor(gout)])
+                            self.assertTensorEqual(grads[0], numgrad(lambda a: fwd(a, t), x), rtol=1e-6, atol=1e-7)
+                            if kind == "prob":
+                                self.assertTensorEqual(grads[1], numgrad(lambda a: fwd(x, a), t), rtol=1e-6,
+                                                       atol=1e-7)
+                            if torch is not None:
+                                tx = torch.tensor(x, requires_grad=True)
+                                tt = torch.tensor(t, requires_grad=kind == "prob")
+                                ty = torch.nn.functional.cross_entropy(
+                                    tx, tt, None if weight is None else torch.tensor(weight),
+                                    reduction=["none", "mean", "sum"][red], ignore_index=ign, label_smoothing=eps)
+                                tg = torch.autograd.grad([ty], [tx, tt] if kind == "prob" else [tx],
+                                                         [torch.tensor(gout)])
+                                self.assertTensorEqual(y, ty.detach().numpy(), rtol=1e-12, atol=1e-12)
+                                for a, b in zip(grads, tg):
+                                    self.assertTensorEqual(a, b.numpy(), rtol=1e-12, atol=1e-12)
+
+    def test_loss_weight_gradients(self):
+        # Class weights, weight and pos_weight requiring grad got no gradient (None,
+        # silently); PyTorch 1.13 computes the one of cross_entropy with probabilities
+        # and refuses the others: libops differentiates them all (the losses are
+        # linear in their weights).  Against central differences, and torch where it
+        # has the gradient.
+        r = np.random.default_rng(7)
+
+        def check(f, arrays, k):
+            ins = [L.tensor(a) if a.dtype.kind == "f" else L.from_numpy(a) for a in arrays]
+            ins[k].requires_grad_(True)
+            y = f(*ins)
+            gout = r.standard_normal(y.shape)
+            (g,) = L.autograd.grad([y], [ins[k]], [L.tensor(gout)])
+            want = np.zeros_like(arrays[k])
+            for i in np.ndindex(arrays[k].shape):
+                vals = []
+                for h in (1e-6, -1e-6):
+                    a2 = [a.copy() for a in arrays]
+                    a2[k][i] += h
+                    i2 = [L.tensor(a) if a.dtype.kind == "f" else L.from_numpy(a) for a in a2]
+                    vals.append((f(*i2).numpy() * gout).sum())
+                want[i] = (vals[0] - vals[1]) / 2e-6
+            self.assertTensorEqual(g, want, rtol=1e-6, atol=1e-7)
+            return g
+
+        w4 = r.uniform(0.5, 2, 4)
+        x = r.standard_normal((2, 4, 3))
+        t = r.integers(0, 4, (2, 3))
+        for red in (0, 1, 2):
+            with self.subTest(red=red):
+                check(lambda x, t, w: L.cross_entropy_loss(x, t, w, red, 1, 0.2), [x, t, w4], 2)
+                check(lambda x, t, w: L.nll_loss_nd(x, t, w, red, 2), [x, t, w4], 2)
+                check(lambda x, t, w: L.nll_loss(x, t, w, red, -100), [x[:, :, 0], t[:, 0], w4], 2)
+                p = r.uniform(0, 1, (2, 4, 3))
+                g = check(lambda x, t, w: L.cross_entropy_loss(x, t, w, red, -100, 0.1), [x, p, w4], 2)
+                if torch is not None:
+                    tw = torch.tensor(w4, requires_grad=True)
+                    ty = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(p), tw,
+                                                           reduction=["none", "mean", "sum"][red],
+                                                           label_smoothing=0.1)
+                    (tg,) = torch.autograd.grad([ty.sum()], [tw])
+                    lw = L.tensor(w4, requires_grad=True)
+                    (lg,) = L.autograd.grad([L.cross_entropy_loss(L.tensor(x), L.tensor(p), lw, red, -100,
+                                                                  0.1).sum()], [lw])
+                    self.assertTensorEqual(lg, tg.numpy(), rtol=1e-12, atol=1e-12)
+                xs = r.uniform(0.1, 0.9, (3, 4))
+                ts = r.uniform(0, 1, (3, 4))
+                check(lambda x, t, w: L.binary_cross_entropy(x, t, w, red), [xs, ts, r.uniform(0, 2, 4)], 2)
+                xl = r.standard_normal((3, 4)) * 3
+                wl, pl = r.uniform(0, 2, (3, 1)), r.uniform(0.5, 3, 4)
+                f = lambda x, t, w, p: L.binary_cross_entropy_with_logits(x, t, w, p, red)  # noqa: E731
+                check(f, [xl, ts, wl, pl], 2)
+                check(f, [xl, ts, wl, pl], 3)
+
+    def test_bce_with_logits_shapes(self):
+        # As torch.nn.functional: the target has the input's size (libops broadcast it,
+        # and the mean's gradient then failed in backward), and weight / pos_weight
+        # broadcast to it without growing it.
+        x, t = L.zeros(3, 4, requires_grad=True), L.full((3, 4), 0.5)
+        with self.assertRaisesRegex(RuntimeError, r"binary_cross_entropy_with_logits: Target size \(\[2, 3, 4\]\) "
+                                                  r"must be the same as input size \(\[3, 4\]\)"):
+            L.binary_cross_entropy_with_logits(x, L.full((2, 3, 4), 0.5))
+        with self.assertRaisesRegex(RuntimeError, r"doesn't match the broadcast shape \[2, 3, 4\]"):
+            L.binary_cross_entropy_with_logits(x, t, L.ones(2, 3, 4))
+        with self.assertRaisesRegex(RuntimeError, r"doesn't match the broadcast shape \[2, 3, 4\]"):
+            L.binary_cross_entropy_with_logits(x, t, None, L.ones(2, 1, 1))
+        # by hand: at x = 0 the loss is log 2 per element whatever t, and its gradient
+        # sigmoid(0) - t = 0 for t = 0.5
+        y = L.binary_cross_entropy_with_logits(x, t, L.ones(4), L.ones(3, 1))
+        self.assertAlmostEqual(y.item(), math.log(2), places=6)
+        y.backward()
+        self.assertTensorEqual(x.grad, np.zeros((3, 4)))
+
     def test_errors(self):
         with self.assertRaisesRegex(RuntimeError, "one-element|scalar|implicit"):
             L.ones(2, 2).requires_grad_().mul(2).backward()

@@ -3,9 +3,11 @@
  * batch_norm in training mode with running statistics (its cases have none, since
  * the runner refuses inputs that change), whose running stats are updated but get no
  * gradient; binary_cross_entropy's gradient at the ends of [0, 1], where PyTorch
- * clamps the denominator; and transposed convolutions whose output_padding reaches the
- * stride.  Expected values come from PyTorch 1.13 (torch.autograd.grad
- * on the same data), written out below. */
+ * clamps the denominator; transposed convolutions whose output_padding reaches the
+ * stride; and cross_entropy beyond [N, C] class indices (N-D inputs, [C] inputs,
+ * probability targets) and the class losses' weights under every combination of
+ * their arguments, more than their conformance samples.  Expected values come from PyTorch 1.13 (torch.autograd.grad
+ * on the same data), written out below, or by hand. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -175,6 +177,110 @@ START_TEST(test_conv_transpose_output_padding_past_stride)
 }
 END_TEST
 
+/* cross_entropy beyond [N, C] with class indices: over [N, C, d1, ...] (classes along
+ * dim 1, one target per position), over [C] with a 0-dim target, and with class
+ * probabilities (a floating target of self's shape, which gets a gradient too), for
+ * every reduction, with class weights, ignore_index and label smoothing.  These
+ * backwards once refused with "not implemented". */
+typedef struct {
+    const ops_tensor *target, *weight;
+    int64_t reduction, ignore_index;
+    double smoothing;
+} ce_ctx;
+
+/* in[0]: self; then a probability target when c->target is NULL; then the class
+ * weights when c->weight is NULL and inputs are left */
+static ops_status
+ce_fn(ops_tensor *const *in, int n, ops_tensor **out, void *p)
+{
+    const ce_ctx *c = p;
+    int k = 1;
+    const ops_tensor *t = c->target != NULL ? c->target : in[k++];
+    const ops_tensor *w = c->weight != NULL || k >= n ? c->weight : in[k];
+    *out = ops_cross_entropy_loss(in[0], t, w, c->reduction, c->ignore_index, c->smoothing);
+    return *out != NULL ? OPS_OK : ops_last_status();
+}
+
+START_TEST(test_cross_entropy_nd_and_probability_gradients)
+{
+    static const int64_t xs[4] = {2, 3, 2, 2}, ts[3] = {2, 2, 2}, x1s[1] = {3};
+    ops_tensor *x = ramp(4, xs, 0.3), *x1 = ramp(1, x1s, 0.4);
+    ops_tensor *probs = ramp(4, xs, 0.05); /* soft targets (need not sum to 1) */
+    ops_tensor *probs1 = ramp(1, x1s, 0.1);
+    ops_tensor *idx = ops_tensor_from_data((int64_t[]){0, 1, 2, 1, 2, 0, 1, 1}, (ops_int_list){ts, 3}, OPS_INT64);
+    ops_tensor *idx0 = ops_tensor_from_data((int64_t[]){2}, (ops_int_list){NULL, 0}, OPS_INT64);
+    ops_tensor *w = vec((double[]){0.5, 2.0, 1.25}, 3, 0);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(w, true), OPS_OK);
+    ck_assert_ptr_nonnull(idx);
+    ck_assert_ptr_nonnull(idx0);
+    for (int64_t red = 0; red < 3; red++) {
+        for (int weighted = 0; weighted < 2; weighted++) {
+            for (int k = 0; k < 2; k++) {
+                const double eps = k == 0 ? 0.0 : 0.2;
+                const ops_tensor *wt = weighted ? w : NULL;
+                /* class indices over [N, C, d1, d2], ignoring class 1 at 3 positions */
+                ce_ctx c = {idx, wt, red, k == 0 ? -100 : 1, eps};
+                ck_assert_msg(ops_gradcheck(ce_fn, &c, 1, &x, NULL) == OPS_OK, "indices red %lld: %s",
+                              (long long)red, ops_last_error());
+                ck_assert_msg(ops_gradgradcheck(ce_fn, &c, 1, &x, NULL) == OPS_OK, "indices red %lld: %s",
+                              (long long)red, ops_last_error());
+                /* one sample of C classes */
+                ce_ctx c0 = {idx0, wt, red, -100, eps};
+                ck_assert_msg(ops_gradcheck(ce_fn, &c0, 1, &x1, NULL) == OPS_OK, "[C] red %lld: %s",
+                              (long long)red, ops_last_error());
+                /* probabilities: self and target */
+                ce_ctx cp = {NULL, wt, red, -100, eps};
+                ops_tensor *in[2] = {x, probs}, *in1[2] = {x1, probs1};
+                ck_assert_msg(ops_gradcheck(ce_fn, &cp, 2, in, NULL) == OPS_OK, "probabilities red %lld: %s",
+                              (long long)red, ops_last_error());
+                ck_assert_msg(ops_gradgradcheck(ce_fn, &cp, 2, in, NULL) == OPS_OK, "probabilities red %lld: %s",
+                              (long long)red, ops_last_error());
+                ck_assert_msg(ops_gradcheck(ce_fn, &cp, 2, in1, NULL) == OPS_OK, "[C] probabilities red %lld: %s",
+                              (long long)red, ops_last_error());
+            }
+        }
+        /* the class weights as an input too (PyTorch 1.13 refuses them requiring grad
+         * for class indices; the loss is linear in them) */
+        for (int k = 0; k < 2; k++) {
+            const double eps = k == 0 ? 0.0 : 0.2;
+            ce_ctx c = {idx, NULL, red, k == 0 ? -100 : 1, eps};
+            ops_tensor *in[2] = {x, w}, *in1[2] = {x1, w};
+            ck_assert_msg(ops_gradcheck(ce_fn, &c, 2, in, NULL) == OPS_OK, "weights red %lld: %s", (long long)red,
+                          ops_last_error());
+            ck_assert_msg(ops_gradgradcheck(ce_fn, &c, 2, in, NULL) == OPS_OK, "weights red %lld: %s",
+                          (long long)red, ops_last_error());
+            ce_ctx c0 = {idx0, NULL, red, -100, eps};
+            ck_assert_msg(ops_gradcheck(ce_fn, &c0, 2, in1, NULL) == OPS_OK, "[C] weights red %lld: %s",
+                          (long long)red, ops_last_error());
+            ce_ctx cp = {NULL, NULL, red, -100, eps};
+            ops_tensor *inp[3] = {x, probs, w};
+            ck_assert_msg(ops_gradcheck(ce_fn, &cp, 3, inp, NULL) == OPS_OK, "probabilities, weights red %lld: %s",
+                          (long long)red, ops_last_error());
+            ck_assert_msg(ops_gradgradcheck(ce_fn, &cp, 3, inp, NULL) == OPS_OK,
+                          "probabilities, weights red %lld: %s", (long long)red, ops_last_error());
+        }
+    }
+    /* by hand: x = [0, 0] and t = [0.25, 0.75], sum: softmax(x) = [0.5, 0.5], so
+     * d/dx = softmax(x) sum(t) - t = [0.25, -0.25] and d/dt = -log_softmax(x) = log 2 */
+    ops_tensor *hx = vec((double[]){0.0, 0.0}, 2, 0), *ht = vec((double[]){0.25, 0.75}, 2, 0);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(hx, true), OPS_OK);
+    ck_assert_int_eq(ops_tensor_set_requires_grad(ht, true), OPS_OK);
+    ops_tensor *l = ops_cross_entropy_loss(hx, ht, NULL, 2, -100, 0.0);
+    ck_assert_ptr_nonnull(l);
+    const ops_tensor *ins[2] = {hx, ht}, *outs[1] = {l};
+    ops_tensor_vec g = {0};
+    ck_assert_int_eq(ops_autograd_grad((ops_tensor_list){outs, 1}, (ops_tensor_list){ins, 2},
+                                       (ops_tensor_list){NULL, 0}, false, false, false, &g),
+                     OPS_OK);
+    expect_values(g.data[0], (double[]){0.25, -0.25}, 2, 1e-15);
+    expect_values(g.data[1], (double[]){log(2.0), log(2.0)}, 2, 1e-15);
+    ops_tensor_vec_release(&g);
+    ops_tensor *const all[] = {x, x1, probs, probs1, idx, idx0, w, hx, ht, l};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ops_tensor_release(all[i]);
+}
+END_TEST
+
 /* Every allocation in a backward helper may fail: each helper of runtime/autograd_nn.c
  * (called directly, as a node's apply calls it) with the nth allocation failing for
  * n = 1, 2, ... until it succeeds three times in a row.  A failed call must return
@@ -263,6 +369,40 @@ h_bce_logits(ops_tensor *const *in)
     return b;
 }
 
+static ops_tensor *
+h_ce_prob(ops_tensor *const *in)
+{
+    /* in[0] doubles as the probability target; a mean of smoothed, weighted terms */
+    ops_tensor *a = ops_autograd_cross_entropy_backward(in[2], in[0], in[0], in[1], 1, -100, 0.1, 0);
+    ops_tensor *b = a != NULL ? ops_autograd_cross_entropy_backward(in[2], in[0], in[0], in[1], 1, -100, 0.1, 1) : NULL;
+    ops_tensor_release(a);
+    return b;
+}
+
+static ops_tensor *
+h_nll_weight(ops_tensor *const *in)
+{
+    /* every target class 2 but class 1 at position 0 (ignored); a mean over N-D input */
+    ops_tensor *t = ops_full(OPS_INTS(2, 4), OPS_SCALAR_INT(2), OPS_INT64, OPS_DEVICE_CPU);
+    if (t != NULL)
+        ((int64_t *)ops_tensor_data_ptr(t))[0] = 1;
+    ops_tensor *r = t != NULL ? ops_autograd_nll_loss_weight_backward(in[2], in[0], t, in[1], 1, 1) : NULL;
+    ops_tensor *r2 = r != NULL ? ops_autograd_nll_loss_nd_backward(in[2], in[0], t, in[1], 1, 1) : NULL;
+    ops_tensor_release(t);
+    ops_tensor_release(r);
+    return r2;
+}
+
+static ops_tensor *
+h_nll_nd(ops_tensor *const *in)
+{
+    /* every target class 0: none ignored (ignore_index 1) */
+    ops_tensor *t = ops_zeros(OPS_INTS(2, 4), OPS_INT64, OPS_DEVICE_CPU);
+    ops_tensor *r = t != NULL ? ops_autograd_nll_loss_nd_backward(in[2], in[0], t, NULL, 0, 1) : NULL;
+    ops_tensor_release(t);
+    return r;
+}
+
 START_TEST(test_backward_helper_allocation_failures)
 {
     /* inputs: x (s0), a second operand (s1; weight), grad (sg) */
@@ -282,6 +422,9 @@ START_TEST(test_backward_helper_allocation_failures)
         {"group_norm", h_group_norm, {2, 4, 3}, {4}, {2, 4, 3}, 3, 1, 3},
         {"prelu", h_prelu, {2, 3, 2}, {3}, {2, 3, 2}, 3, 1, 3},
         {"bce_logits", h_bce_logits, {3, 4}, {4}, {3, 4}, 2, 1, 2},
+        {"cross_entropy (probabilities)", h_ce_prob, {2, 4, 3}, {4}, {1}, 3, 1, 0},
+        {"nll_loss_nd", h_nll_nd, {2, 3, 4}, {1}, {2, 4}, 3, 1, 2},
+        {"nll_loss (weights)", h_nll_weight, {2, 3, 4}, {3}, {1}, 3, 1, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ops_tensor *in[3] = {ramp(cases[c].nd0, cases[c].s0, 0.1), ramp(cases[c].nd1, cases[c].s1, 0.2),
@@ -319,6 +462,7 @@ autograd_nn_suite(void)
     tcase_set_timeout(tc, 280); /* the allocation-failure sweep, under the sanitizers */
     tcase_add_test(tc, test_batch_norm_training_with_running_stats);
     tcase_add_test(tc, test_binary_cross_entropy_at_the_ends);
+    tcase_add_test(tc, test_cross_entropy_nd_and_probability_gradients);
     tcase_add_test(tc, test_conv_transpose_output_padding_past_stride);
     tcase_add_test(tc, test_backward_helper_allocation_failures);
     suite_add_tcase(s, tc);
