@@ -409,7 +409,7 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
         /* PyTorch's batch_norm returns a copy of an empty input before it looks for a
          * channel dim (a (0,) input is one of its own samples); the running statistics
          * stay as they are.  native_batch_norm has no such path and refuses it below. */
-        *result = ops_clone(input);
+        *result = ops_clone(input, OPS_MEMORY_FORMAT_NONE);
         return *result != NULL ? OPS_OK : ops_last_status();
     }
     if (input->ndim < 2)

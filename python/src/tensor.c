@@ -414,11 +414,22 @@ m_storage_offset(PyObject *self, PyObject *unused)
     return PyLong_FromLongLong(ops_tensor_storage_offset(PYOPS_T(self)));
 }
 
+/* is_contiguous(memory_format=contiguous_format): torch takes only a memory_format
+ * object (keyword or positional), answering channels_last's question for channels_last. */
 static PyObject *
-m_is_contiguous(PyObject *self, PyObject *unused)
+m_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)unused;
-    return PyBool_FromLong(ops_tensor_is_contiguous(PYOPS_T(self)));
+    static char *kw[] = {"memory_format", NULL};
+    PyObject *fmt = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:is_contiguous", kw, &fmt))
+        return NULL;
+    ops_memory_format f = OPS_CONTIGUOUS_FORMAT;
+    if (fmt != NULL && (f = pyops_memory_format_from_object(fmt)) == OPS_MEMORY_FORMAT_NONE) {
+        PyErr_Format(PyExc_TypeError, "is_contiguous(): argument 'memory_format' must be libops.memory_format, not %s",
+                     Py_TYPE(fmt)->tp_name);
+        return NULL;
+    }
+    return PyBool_FromLong(ops_tensor_is_contiguous_as(PYOPS_T(self), f));
 }
 
 static PyObject *
@@ -483,7 +494,7 @@ m_tolist(PyObject *self, PyObject *unused)
     (void)unused;
     /* a contiguous host copy (a device tensor is copied to the cpu first) */
     ops_tensor *h = ops_cpu(PYOPS_T(self));
-    ops_tensor *c = h != NULL ? ops_contiguous(h) : NULL;
+    ops_tensor *c = h != NULL ? ops_contiguous(h, OPS_CONTIGUOUS_FORMAT) : NULL;
     ops_tensor_release(h);
     if (c == NULL)
         return pyops_raise();
@@ -589,10 +600,10 @@ to_bool_arg(PyObject *v, const char *name, Py_ssize_t pos, int *out)
     return 0;
 }
 
-/* x.to(...) as torch's three overloads:
- *   to(dtype, non_blocking=False, copy=False)
- *   to(device=None, dtype=None, non_blocking=False, copy=False)
- *   to(other, non_blocking=False, copy=False)
+/* x.to(...) as torch's three overloads, each with a keyword-only memory_format=None:
+ *   to(dtype, non_blocking=False, copy=False, *, memory_format=None)
+ *   to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None)
+ *   to(other, non_blocking=False, copy=False, *, memory_format=None)
  * The first positional (a dtype, a Tensor, anything else), or without one the keyword
  * 'other', picks the overload; positionals then take that overload's names in order and
  * keywords fill the rest, so x.to(float64, False, True) means copy=True as in torch. All
@@ -624,6 +635,7 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PyObject *val[4] = {NULL, NULL, NULL, NULL};
+    PyObject *fmt = NULL; /* memory_format=, keyword only */
     Py_ssize_t posof[4] = {0, 0, 0, 0}; /* 1-based position, 0 for a keyword */
     for (Py_ssize_t i = 0; i < npos; i++) {
         val[i] = PyTuple_GET_ITEM(args, i);
@@ -638,6 +650,10 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
                 if (!PyErr_Occurred())
                     PyErr_SetString(PyExc_TypeError, "to(): keywords must be strings");
                 return NULL;
+            }
+            if (strcmp(k, "memory_format") == 0) {
+                fmt = v;
+                continue;
             }
             int slot = -1;
             for (int j = 0; j < nnames; j++)
@@ -708,49 +724,55 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
             return NULL;
         }
     }
-    return wrap_maybe_self(self, ops_to_device(t, dev, target, non_blocking, copy));
+    ops_memory_format mf = OPS_MEMORY_FORMAT_NONE;
+    if (fmt != NULL && fmt != Py_None && (mf = pyops_memory_format_from_object(fmt)) == OPS_MEMORY_FORMAT_NONE) {
+        PyErr_Format(PyExc_TypeError, "to(): argument 'memory_format' must be libops.memory_format, not %s",
+                     Py_TYPE(fmt)->tp_name);
+        return NULL;
+    }
+    return wrap_maybe_self(self, ops_to_device(t, dev, target, non_blocking, copy, mf));
 }
 
 static PyObject *
 m_float(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT32, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT32, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
 m_double(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT64, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
 m_half(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT16, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
 m_long(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT64, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
 m_int(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT32, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
 m_bool(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_BOOL, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_BOOL, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
@@ -806,7 +828,8 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
                      ops_device_str(dev, buf, sizeof buf));
         return NULL;
     }
-    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false));
+    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false,
+                                               OPS_MEMORY_FORMAT_NONE));
 }
 
 /* x.type(dtype=None, non_blocking=False) as torch's: non_blocking is the second
@@ -830,7 +853,7 @@ m_type(PyObject *self, PyObject *args, PyObject *kwargs)
                      Py_TYPE(dt)->tp_name);
         return NULL;
     }
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
@@ -860,7 +883,8 @@ static PyMethodDef tensor_methods[] = {
     {"numel", m_numel, METH_NOARGS, "number of elements"},
     {"nelement", m_numel, METH_NOARGS, "number of elements"},
     {"storage_offset", m_storage_offset, METH_NOARGS, "offset in the storage, in elements"},
-    {"is_contiguous", m_is_contiguous, METH_NOARGS, "row-major contiguous"},
+    {"is_contiguous", (PyCFunction)(void (*)(void))m_is_contiguous, METH_VARARGS | METH_KEYWORDS,
+     "is_contiguous(memory_format=contiguous_format): strides are memory_format's (row-major by default)"},
     {"is_floating_point", m_is_floating_point, METH_NOARGS, "float16 .. float64"},
     {"element_size", m_element_size, METH_NOARGS, "bytes per element"},
     {"data_ptr", m_data_ptr, METH_NOARGS, "address of the first element"},
@@ -884,8 +908,10 @@ static PyMethodDef tensor_methods[] = {
     {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS,
      "requires_grad_(requires_grad=True)"},
     {"retain_grad", m_retain_grad, METH_NOARGS, "keep .grad on a non-leaf"},
-    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype, non_blocking=False, copy=False) | to(device=None, dtype=None, non_blocking=False, copy=False) | "
-     "to(other, non_blocking=False, copy=False)"},
+    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS,
+     "to(dtype, non_blocking=False, copy=False, *, memory_format=None) | to(device=None, dtype=None, "
+     "non_blocking=False, copy=False, *, memory_format=None) | to(other, non_blocking=False, copy=False, *, "
+     "memory_format=None)"},
     {"float", m_float, METH_NOARGS, "to float32"},
     {"double", m_double, METH_NOARGS, "to float64"},
     {"half", m_half, METH_NOARGS, "to float16"},
