@@ -733,53 +733,60 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
     return wrap_maybe_self(self, ops_to_device(t, dev, target, non_blocking, copy, mf));
 }
 
-static PyObject *
-m_float(PyObject *self, PyObject *unused)
+/* The keyword-only memory_format= of the conversion shorthands (float(), cpu(),
+ * cuda(), ...): None when absent; -1 with a TypeError naming the method otherwise. */
+static int
+memory_format_kw(PyObject *fmt, const char *fname, ops_memory_format *out)
 {
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT32, false, false, OPS_MEMORY_FORMAT_NONE));
+    *out = OPS_MEMORY_FORMAT_NONE;
+    if (fmt == NULL || fmt == Py_None)
+        return 0;
+    if ((*out = pyops_memory_format_from_object(fmt)) == OPS_MEMORY_FORMAT_NONE) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'memory_format' must be libops.memory_format, not %s", fname,
+                     Py_TYPE(fmt)->tp_name);
+        return -1;
+    }
+    return 0;
 }
 
+/* x.float(memory_format=preserve_format) and its siblings: to(dtype, memory_format=). */
 static PyObject *
-m_double(PyObject *self, PyObject *unused)
+to_dtype_method(PyObject *self, PyObject *args, PyObject *kwargs, const char *fname, ops_dtype dt)
 {
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE));
+    static char *kw[] = {"memory_format", NULL};
+    char format[32];
+    snprintf(format, sizeof format, "|$O:%s", fname);
+    PyObject *fmt = NULL;
+    ops_memory_format mf;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kw, &fmt) || memory_format_kw(fmt, fname, &mf) < 0)
+        return NULL;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), dt, false, false, mf));
 }
 
-static PyObject *
-m_half(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE));
-}
+#define PYOPS_TO_DTYPE_METHOD(fn, name, dt)                                                    \
+    static PyObject *fn(PyObject *self, PyObject *args, PyObject *kwargs)                      \
+    {                                                                                          \
+        return to_dtype_method(self, args, kwargs, name, dt);                                  \
+    }
+PYOPS_TO_DTYPE_METHOD(m_float, "float", OPS_FLOAT32)
+PYOPS_TO_DTYPE_METHOD(m_double, "double", OPS_FLOAT64)
+PYOPS_TO_DTYPE_METHOD(m_half, "half", OPS_FLOAT16)
+PYOPS_TO_DTYPE_METHOD(m_long, "long", OPS_INT64)
+PYOPS_TO_DTYPE_METHOD(m_int, "int", OPS_INT32)
+PYOPS_TO_DTYPE_METHOD(m_bool, "bool", OPS_BOOL)
+#undef PYOPS_TO_DTYPE_METHOD
 
 static PyObject *
-m_long(PyObject *self, PyObject *unused)
+m_cpu(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE));
-}
-
-static PyObject *
-m_int(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE));
-}
-
-static PyObject *
-m_bool(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_BOOL, false, false, OPS_MEMORY_FORMAT_NONE));
-}
-
-static PyObject *
-m_cpu(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return wrap_maybe_self(self, ops_cpu(PYOPS_T(self)));
+    static char *kw[] = {"memory_format", NULL};
+    PyObject *fmt = NULL;
+    ops_memory_format mf;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:cpu", kw, &fmt) || memory_format_kw(fmt, "cpu", &mf) < 0)
+        return NULL;
+    if (mf == OPS_MEMORY_FORMAT_NONE)
+        return wrap_maybe_self(self, ops_cpu(PYOPS_T(self)));
+    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), OPS_DEVICE_CPU, OPS_DTYPE_NONE, false, false, mf));
 }
 
 static PyObject *
@@ -801,10 +808,12 @@ m_is_pinned(PyObject *self, PyObject *unused)
 static PyObject *
 m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"device", "non_blocking", NULL};
-    PyObject *devarg = Py_None;
+    static char *kw[] = {"device", "non_blocking", "memory_format", NULL};
+    PyObject *devarg = Py_None, *fmt = NULL;
     int non_blocking = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:cuda", kw, &devarg, &non_blocking))
+    ops_memory_format mf;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op$O:cuda", kw, &devarg, &non_blocking, &fmt) ||
+        memory_format_kw(fmt, "cuda", &mf) < 0)
         return NULL;
     ops_device dev = OPS_DEVICE_CUDA(0);
     if (PyLong_Check(devarg)) {
@@ -828,8 +837,7 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
                      ops_device_str(dev, buf, sizeof buf));
         return NULL;
     }
-    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false,
-                                               OPS_MEMORY_FORMAT_NONE));
+    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false, mf));
 }
 
 /* x.type(dtype=None, non_blocking=False) as torch's: non_blocking is the second
@@ -912,17 +920,17 @@ static PyMethodDef tensor_methods[] = {
      "to(dtype, non_blocking=False, copy=False, *, memory_format=None) | to(device=None, dtype=None, "
      "non_blocking=False, copy=False, *, memory_format=None) | to(other, non_blocking=False, copy=False, *, "
      "memory_format=None)"},
-    {"float", m_float, METH_NOARGS, "to float32"},
-    {"double", m_double, METH_NOARGS, "to float64"},
-    {"half", m_half, METH_NOARGS, "to float16"},
-    {"long", m_long, METH_NOARGS, "to int64"},
-    {"int", m_int, METH_NOARGS, "to int32"},
-    {"bool", m_bool, METH_NOARGS, "to bool"},
-    {"cpu", m_cpu, METH_NOARGS, "the tensor on the CPU"},
+    {"float", (PyCFunction)(void (*)(void))m_float, METH_VARARGS | METH_KEYWORDS, "to float32 (memory_format=None)"},
+    {"double", (PyCFunction)(void (*)(void))m_double, METH_VARARGS | METH_KEYWORDS, "to float64 (memory_format=None)"},
+    {"half", (PyCFunction)(void (*)(void))m_half, METH_VARARGS | METH_KEYWORDS, "to float16 (memory_format=None)"},
+    {"long", (PyCFunction)(void (*)(void))m_long, METH_VARARGS | METH_KEYWORDS, "to int64 (memory_format=None)"},
+    {"int", (PyCFunction)(void (*)(void))m_int, METH_VARARGS | METH_KEYWORDS, "to int32 (memory_format=None)"},
+    {"bool", (PyCFunction)(void (*)(void))m_bool, METH_VARARGS | METH_KEYWORDS, "to bool (memory_format=None)"},
+    {"cpu", (PyCFunction)(void (*)(void))m_cpu, METH_VARARGS | METH_KEYWORDS, "the tensor on the CPU (memory_format=None)"},
     {"pin_memory", m_pin_memory, METH_NOARGS, "a copy in pinned host memory (itself when pinned already)"},
     {"is_pinned", m_is_pinned, METH_NOARGS, "whether the data is in pinned host memory"},
     {"cuda", (PyCFunction)(void (*)(void))m_cuda, METH_VARARGS | METH_KEYWORDS,
-     "cuda(device=None, non_blocking=False): the tensor on a CUDA device"},
+     "cuda(device=None, non_blocking=False, *, memory_format=None): the tensor on a CUDA device"},
     {"type", (PyCFunction)(void (*)(void))m_type, METH_VARARGS | METH_KEYWORDS,
      "type(dtype=None, non_blocking=False)"},
     {"new_tensor", m_new_tensor, METH_VARARGS, "libops.tensor(data) with this tensor's dtype"},

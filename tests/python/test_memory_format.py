@@ -111,6 +111,25 @@ class TestStrides(unittest.TestCase):
         t = arange(3, 4).t()
         self.assertIs(t.to(memory_format=L.contiguous_format), t)     # torch's rule (suggested format)
 
+    def test_conversion_shorthands(self):
+        """float(), double(), half(), long(), int(), bool(), cpu(), cuda() take a keyword-only
+        memory_format as in torch (to(dtype, memory_format=) underneath)."""
+        x = arange(2, 3, 4, 5)
+        for name in ("float", "double", "half", "long", "int", "bool", "cpu"):
+            y = getattr(x, name)(memory_format=L.channels_last)
+            self.assertEqual(y.stride(), CL, name)
+            self.assertEqual(y.tolist(), getattr(x, name)().tolist(), name)
+            self.assertEqual(getattr(x, name)().stride(), CONTIG, name)
+            with self.assertRaisesRegex(TypeError, name + r"\(\): argument 'memory_format'"):
+                getattr(x, name)(memory_format="channels_last")
+            with self.assertRaises(TypeError):
+                getattr(x, name)(L.channels_last)              # keyword-only, as in torch
+        c = x.cpu(memory_format=L.channels_last)
+        self.assertIs(c.cpu(memory_format=L.channels_last), c)
+        self.assertIs(x.cpu(), x)
+        with self.assertRaisesRegex(TypeError, r"cuda\(\): argument 'memory_format'"):
+            x.cuda(memory_format=1)
+
     def test_autograd_through_a_layout_change(self):
         x = arange(2, 3, 4, 5).requires_grad_()
         (x.clone(memory_format=L.channels_last) * 2).sum().backward()
@@ -223,6 +242,8 @@ class TestAgainstTorch(unittest.TestCase):
                     self.same(r, w, "to(memory_format) " + what)
                     if not isinstance(w, Exception):
                         self.assertEqual(r is x, w is t, "to() returns self " + what)
+                    self.same(self.attempt(lambda: x.float(memory_format=lf)),
+                              self.attempt(lambda: t.float(memory_format=tf)), "float " + what)
                     self.same(self.attempt(lambda: L.empty(*x.shape, memory_format=lf).zero_()),
                               self.attempt(lambda: torch.empty(t.shape, memory_format=tf).zero_()), "empty " + what)
 
