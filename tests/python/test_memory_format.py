@@ -32,6 +32,9 @@ class TestObjects(unittest.TestCase):
             self.assertIsInstance(f, L.memory_format)
         self.assertEqual(repr(L.channels_last), "libops.channels_last")
         self.assertEqual(repr(L.contiguous_format), "libops.contiguous_format")
+        import pickle
+        for f in fmts:
+            self.assertIs(pickle.loads(pickle.dumps(f)), f)
 
 
 class TestStrides(unittest.TestCase):
