@@ -40,7 +40,7 @@ main(int argc, char **argv)
     /* ---- 1-element call overhead ------------------------------------------- */
     ops_tensor *x = ops_ones(OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU);
     ops_tensor *y = ops_ones(OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *z = ops_empty(OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *z = ops_empty(OPS_INTS(1), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     if (!x || !y || !z)
         bench_die("bench_add", "setup");
     const int calls = 200000;

@@ -52,7 +52,7 @@ chain(ops_tensor *x, ops_tensor *w, bool grad)
 static ops_tensor *
 param(ops_int_list shape, ops_generator *gen, double bound)
 {
-    ops_tensor *p = ok(ops_empty(shape, OPS_FLOAT32, OPS_DEVICE_CPU), "empty");
+    ops_tensor *p = ok(ops_empty(shape, OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE), "empty");
     if (ops_uniform_(p, -bound, bound, gen) != OPS_OK || ops_tensor_set_requires_grad(p, true) != OPS_OK)
         bench_die(PROG, "init");
     return p;

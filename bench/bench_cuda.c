@@ -34,7 +34,7 @@ device_tensor(int ndim, const int64_t *sizes, ops_dtype dt)
 {
     const ops_int_list l = {sizes, ndim};
     ops_tensor *h = ops_rand(l, NULL, OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *hd = h != NULL ? ops_to_dtype(h, dt, false, true) : NULL;
+    ops_tensor *hd = h != NULL ? ops_to_dtype(h, dt, false, true, OPS_MEMORY_FORMAT_NONE) : NULL;
     ops_tensor *d = ops_tensor_new(PROG, ndim, sizes, NULL, dt, OPS_DEVICE_CUDA(0));
     if (hd == NULL || d == NULL || ops_copy_(d, hd, false) != OPS_OK)
         bench_die(PROG, "making a device tensor");

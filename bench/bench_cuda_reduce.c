@@ -107,7 +107,7 @@ main(int argc, char **argv)
         const int64_t n = (int64_t)1 << lg;
         bench_ctx c;
         c.bytes = (size_t)n * sizeof(float);
-        if ((c.x = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CUDA(0))) == NULL)
+        if ((c.x = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CUDA(0), OPS_MEMORY_FORMAT_NONE)) == NULL)
             bench_die(PROG, "empty");
         check_cuda(cudaMemset(ops_tensor_data_ptr(c.x), 0x3f, c.bytes), "cudaMemset");
         check_cuda(cudaMalloc(&c.dst, c.bytes), "cudaMalloc");

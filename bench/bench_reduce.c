@@ -92,7 +92,7 @@ main(int argc, char **argv)
     const int64_t n = 4096;
     ops_tensor *a = ops_linspace(OPS_SCALAR_FLOAT(-1.0), OPS_SCALAR_FLOAT(1.0), n * n, OPS_FLOAT32, OPS_DEVICE_CPU);
     ops_tensor *m = a ? ops_view(a, OPS_INTS(n, n)) : NULL;
-    ops_tensor *out = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *out = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     float *plain = malloc((size_t)n * sizeof(float));
     if (!m || !out || !plain)
         bench_die("bench_reduce", "setup");
@@ -125,7 +125,7 @@ main(int argc, char **argv)
     const int64_t rows = 4096, cols = 1024;
     ops_tensor *x = ops_view(m, OPS_INTS(4 * rows, cols));
     ops_tensor *xs = x ? ops_narrow(x, 0, 0, rows) : NULL;
-    ops_tensor *y = ops_empty(OPS_INTS(rows, cols), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *y = ops_empty(OPS_INTS(rows, cols), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     float *plain_y = malloc((size_t)(rows * cols) * sizeof(float));
     if (!xs || !y || !plain_y)
         bench_die("bench_reduce", "softmax setup");
@@ -155,8 +155,8 @@ main(int argc, char **argv)
         rnd[i] = (float)(st >> 8) / 16777216.0f - 0.5f;
     }
     ops_tensor *rm = ops_tensor_from_data(rnd, OPS_INTS(n, n), OPS_FLOAT32);
-    ops_tensor *vals = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *idx = ops_empty(OPS_INTS(n), OPS_INT64, OPS_DEVICE_CPU);
+    ops_tensor *vals = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *idx = ops_empty(OPS_INTS(n), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     if (!rm || !vals || !idx)
         bench_die("bench_reduce", "max.dim setup");
     const float *pr = ops_tensor_data_ptr(rm);

@@ -86,17 +86,17 @@ main(int argc, char **argv)
         data[i] = (float)((double)(xorshift(&seed) >> 11) * (1.0 / 9007199254740992.0) * 2000.0 - 1000.0);
 
     ops_tensor *x = ops_tensor_from_data(data, OPS_INTS(n), OPS_FLOAT32);
-    ops_tensor *vals = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *idx = ops_empty(OPS_INTS(n), OPS_INT64, OPS_DEVICE_CPU);
-    ops_tensor *tv10 = ops_empty(OPS_INTS(10), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *ti10 = ops_empty(OPS_INTS(10), OPS_INT64, OPS_DEVICE_CPU);
-    ops_tensor *tv1k = ops_empty(OPS_INTS(1000), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *ti1k = ops_empty(OPS_INTS(1000), OPS_INT64, OPS_DEVICE_CPU);
+    ops_tensor *vals = ops_empty(OPS_INTS(n), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *idx = ops_empty(OPS_INTS(n), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *tv10 = ops_empty(OPS_INTS(10), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *ti10 = ops_empty(OPS_INTS(10), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *tv1k = ops_empty(OPS_INTS(1000), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *ti1k = ops_empty(OPS_INTS(1000), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     ops_tensor *m = x ? ops_view(x, OPS_INTS(1024, 1024)) : NULL;
-    ops_tensor *mv = ops_empty(OPS_INTS(1024, 1024), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *mi = ops_empty(OPS_INTS(1024, 1024), OPS_INT64, OPS_DEVICE_CPU);
-    ops_tensor *mtv = ops_empty(OPS_INTS(1024, 10), OPS_FLOAT32, OPS_DEVICE_CPU);
-    ops_tensor *mti = ops_empty(OPS_INTS(1024, 10), OPS_INT64, OPS_DEVICE_CPU);
+    ops_tensor *mv = ops_empty(OPS_INTS(1024, 1024), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *mi = ops_empty(OPS_INTS(1024, 1024), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *mtv = ops_empty(OPS_INTS(1024, 10), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *mti = ops_empty(OPS_INTS(1024, 10), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     if (!x || !vals || !idx || !tv10 || !ti10 || !tv1k || !ti1k || !m || !mv || !mi || !mtv || !mti)
         bench_die(prog, "setup");
 

@@ -22,6 +22,8 @@ def c_type(a: Argument) -> str:
         return "ops_dtype"
     if t.base == "Device":
         return "ops_device"
+    if t.base == "MemoryFormat":
+        return "ops_memory_format"
     if t.base == "Generator":
         return "ops_generator *"
     if t.is_int:
@@ -35,6 +37,11 @@ def c_type(a: Argument) -> str:
     if t.base == "str":
         return "const char *"
     raise AssertionError(f"no C type for {t}")
+
+
+def c_memory_format(name: str) -> str:
+    """`channels_last` -> OPS_CHANNELS_LAST (runtime/ops_base.h's ops_memory_format)."""
+    return f"OPS_{name.upper()}"
 
 
 def decl(ctype: str, name: str) -> str:

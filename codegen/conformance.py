@@ -341,7 +341,7 @@ def _check_arg_value(nf: NativeFunction, name: str, v: Any, where: str) -> None:
         ok = num or isinstance(v, bool)
     elif t.base == "bool":
         ok = isinstance(v, bool)
-    elif t.base in ("str", "ScalarType", "Device"):
+    elif t.base in ("str", "ScalarType", "Device", "MemoryFormat"):
         ok = isinstance(v, str)
     else:
         ok = True  # Generator: the suite decides

@@ -198,6 +198,8 @@ def convert(e: Expr, a: Argument) -> Optional[str]:
             return "OPS_DTYPE_NONE"
         if t.base == "Device":
             return "OPS_DEVICE_UNSPECIFIED"
+        if t.base == "MemoryFormat":
+            return "OPS_MEMORY_FORMAT_NONE"
         return "NULL"
     if t.base == "Tensor" and not t.is_list:
         return e.code if e.kind == "Tensor" else None
@@ -264,6 +266,8 @@ def default_code(a: Argument) -> Optional[str]:
         return convert(Expr("true" if v else "false", "bool"), a)
     if t.base == "ScalarType":
         return f"OPS_{str(v).upper()}"
+    if t.base == "MemoryFormat":
+        return cnames.c_memory_format(str(v))
     if t.base == "str":
         return cnames.c_string(str(v))
     return None
@@ -371,7 +375,7 @@ class NodeGen:
         self.saved_outputs = sorted(set(self.saved_outputs))
         for n in self.saved_values:
             t = self.args[n].type
-            if t.base in ("Device", "Generator") or (t.is_list and not t.is_int):
+            if t.base in ("Device", "Generator", "MemoryFormat") or (t.is_list and not t.is_int):
                 raise GenError(self.d.loc, f"{self.nf.name}: formulas cannot use argument '{n}' of type {t}")
 
     def _out_name(self, n: str) -> str:
@@ -738,7 +742,7 @@ class NodeGen:
         if name in ("zeros_like", "ones_like"):
             x = self._expr(node.args[0], body)
             t = self._temp()
-            body += [f"{t} = ops_{name}({x.code}, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);",
+            body += [f"{t} = ops_{name}({x.code}, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);",
                      f"if ({t} == NULL)", "    goto fail;"]
             return Expr(t, "Tensor")
         if name == "not_implemented":
@@ -962,7 +966,7 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
     if saves_self:
         # The formula reads self as it was before the op wrote it.
         body += ["bool _prev0 = ops_set_grad_enabled(false);",
-                 "ops_tensor *_orig_self = ops_clone(self);",
+                 "ops_tensor *_orig_self = ops_clone(self, OPS_MEMORY_FORMAT_NONE);",
                  "ops_set_grad_enabled(_prev0);",
                  "if (_orig_self == NULL)",
                  "    return ops_last_status();"]

@@ -23,11 +23,12 @@ OUTPUTS = ("python_bindings.c",)
 _TYPES = {
     "Tensor": "PYOPS_T_TENSOR", "Scalar": "PYOPS_T_SCALAR", "int": "PYOPS_T_INT", "SymInt": "PYOPS_T_INT",
     "float": "PYOPS_T_FLOAT", "bool": "PYOPS_T_BOOL", "str": "PYOPS_T_STR", "ScalarType": "PYOPS_T_DTYPE",
-    "Device": "PYOPS_T_DEVICE", "Generator": "PYOPS_T_GENERATOR",
+    "Device": "PYOPS_T_DEVICE", "Generator": "PYOPS_T_GENERATOR", "MemoryFormat": "PYOPS_T_MEMORY_FORMAT",
 }
 
 # How a signature spells a type for users, as torch's TypeError does.
-_PY_TYPE = {"Scalar": "Number", "SymInt": "int", "ScalarType": "dtype", "Device": "device"}
+_PY_TYPE = {"Scalar": "Number", "SymInt": "int", "ScalarType": "dtype", "Device": "device",
+            "MemoryFormat": "memory_format"}
 
 
 def _type_code(a: Argument) -> str:
@@ -85,6 +86,8 @@ def _default(a: Argument, ident: str, i: int, pre: list) -> str:
         return f"{{.dtype = OPS_{v.upper()}}}"
     if b == "Device":
         return f"{{.str = {cnames.c_string(v)}}}"
+    if b == "MemoryFormat":
+        return f"{{.memory_format = {cnames.c_memory_format(v)}}}"
     raise AssertionError(f"no default for {t}")
 
 

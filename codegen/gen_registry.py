@@ -42,6 +42,9 @@ def _unbox(a: Argument, i: int, op: str):
         return [f"{ctype} {n} = {zero};"], f"unbox_{h}({ref}, &{n})"
     if t.base == "ScalarType":
         return [f"ops_dtype {n} = OPS_DTYPE_NONE;"], f"unbox_{'opt_' if t.optional else ''}dtype({ref}, &{n})"
+    if t.base == "MemoryFormat":
+        return ([f"ops_memory_format {n} = OPS_MEMORY_FORMAT_NONE;"],
+                f"unbox_{'opt_' if t.optional else ''}memory_format({ref}, &{n})")
     if t.base == "Device":
         return [f"ops_device {n} = OPS_DEVICE_UNSPECIFIED;"], f"unbox_{'opt_' if t.optional else ''}device({ref}, &{n})"
     if t.base == "str":

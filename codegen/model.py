@@ -57,8 +57,8 @@ class _Fail(Exception):
 
 # ---- types ----------------------------------------------------------------
 
-BASE_TYPES = ("Tensor", "Scalar", "ScalarType", "Device", "Generator", "int", "SymInt", "float", "bool",
-              "str")
+BASE_TYPES = ("Tensor", "Scalar", "ScalarType", "Device", "MemoryFormat", "Generator", "int", "SymInt", "float",
+              "bool", "str")
 
 # (base, is_list, optional) combinations with a C mapping in docs/codegen.md.
 _ALLOWED_TYPES = {
@@ -66,6 +66,7 @@ _ALLOWED_TYPES = {
     ("Scalar", False, False), ("Scalar", False, True),
     ("ScalarType", False, False), ("ScalarType", False, True),
     ("Device", False, False), ("Device", False, True),
+    ("MemoryFormat", False, False), ("MemoryFormat", False, True),
     ("Generator", False, True),
     ("int", False, False), ("int", False, True), ("int", True, False), ("int", True, True),
     ("SymInt", False, False), ("SymInt", False, True), ("SymInt", True, False), ("SymInt", True, True),
@@ -75,6 +76,9 @@ _ALLOWED_TYPES = {
 }
 
 RETURN_BASES = ("Tensor", "bool", "int", "float", "Scalar")
+
+# torch.memory_format names, in ops_memory_format's order (runtime/ops_base.h).
+MEMORY_FORMAT_NAMES = ("preserve_format", "contiguous_format", "channels_last", "channels_last_3d")
 
 DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64",
                "float16", "bfloat16", "float32", "float64")
@@ -486,6 +490,10 @@ def _parse_default(t: Type, text: str, name: str) -> Any:
     if b == "ScalarType":
         if text not in DTYPE_NAMES:
             raise bad(f"a dtype ({', '.join(DTYPE_NAMES)})")
+        return text
+    if b == "MemoryFormat":
+        if text not in MEMORY_FORMAT_NAMES:
+            raise bad(f"a memory format ({', '.join(MEMORY_FORMAT_NAMES)})")
         return text
     if b == "Device":
         if not _STR_RE.match(text) or not _DEVICE_RE.match(text[1:-1]):

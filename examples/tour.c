@@ -64,7 +64,7 @@ main(void)
     show("ones(3, int8) + tensor(100, int64)  (a 0-dim tensor does not widen int8)", kept);
 
     /* --- out= and in-place --------------------------------------------------- */
-    ops_tensor *out = ops_empty(OPS_INTS(0), OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *out = ops_empty(OPS_INTS(0), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     check(ops_mul_out(m, m, out), "mul_out");
     show("mul(m, m, out=empty float64)  (out is resized, result cast into it)", out);
     check(ops_exp_(out), "exp_");

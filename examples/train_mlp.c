@@ -97,7 +97,8 @@ on_device(ops_tensor *t)
 {
     if (train_device.type == OPS_CPU)
         return t;
-    ops_tensor *d = ok(ops_to_device(t, train_device, OPS_DTYPE_NONE, false, false), "to device");
+    ops_tensor *d = ok(ops_to_device(t, train_device, OPS_DTYPE_NONE, false, false, OPS_MEMORY_FORMAT_NONE),
+                       "to device");
     ops_tensor_release(t);
     return d;
 }
@@ -107,7 +108,7 @@ on_device(ops_tensor *t)
 static ops_tensor *
 param(ops_int_list shape, int64_t fan_in, ops_generator *gen)
 {
-    ops_tensor *p = ok(ops_empty(shape, OPS_FLOAT32, OPS_DEVICE_CPU), "empty");
+    ops_tensor *p = ok(ops_empty(shape, OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE), "empty");
     const double bound = 1.0 / sqrt((double)fan_in);
     ok_st(ops_uniform_(p, -bound, bound, gen), "uniform_");
     p = on_device(p); /* a leaf on train_device: moved before it requires grad */

@@ -25,7 +25,8 @@ ops_status ops_cuda_sequence(const char *op, ops_tensor *t, const ops_seq *q);
 
 /* ---- the ops, for every device (kernels/cpu/creation.c) -------------------------------- */
 
-ops_tensor *creation_empty(ops_int_list size, ops_dtype dtype, ops_device device);
+/* memory_format: None or contiguous_format row-major, channels_last(_3d) for 4-d (5-d) sizes */
+ops_tensor *creation_empty(ops_int_list size, ops_dtype dtype, ops_device device, ops_memory_format memory_format);
 ops_tensor *creation_empty_strided(ops_int_list size, ops_int_list stride, ops_dtype dtype, ops_device device);
 ops_tensor *creation_zeros(ops_int_list size, ops_dtype dtype, ops_device device);
 ops_tensor *creation_ones(ops_int_list size, ops_dtype dtype, ops_device device);

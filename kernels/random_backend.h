@@ -54,15 +54,17 @@ ops_status ops_cuda_dropout(const char *op, const ops_tensor *in, ops_tensor *ou
 
 ops_tensor *random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
 ops_tensor *random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
-ops_tensor *random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device);
-ops_tensor *random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device);
+ops_tensor *random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+                             ops_memory_format memory_format);
+ops_tensor *random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+                              ops_memory_format memory_format);
 ops_status random_uniform_(ops_tensor *self, double from, double to, ops_generator *generator);
 ops_status random_normal_(ops_tensor *self, double mean, double std, ops_generator *generator);
 ops_status random_exponential_(ops_tensor *self, double lambd, ops_generator *generator);
 ops_tensor *random_randint_low(int64_t low, int64_t high, ops_int_list size, ops_generator *generator,
                                ops_dtype dtype, ops_device device);
 ops_tensor *random_randint_like_low(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator,
-                                    ops_dtype dtype, ops_device device);
+                                    ops_dtype dtype, ops_device device, ops_memory_format memory_format);
 ops_status random_random_from_(ops_tensor *self, int64_t from, const int64_t *to, ops_generator *generator);
 ops_status random_random_(ops_tensor *self, ops_generator *generator);
 ops_tensor *random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device);

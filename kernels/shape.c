@@ -583,7 +583,7 @@ rot90_impl(const ops_tensor *self, int64_t k, ops_int_list dims)
         return NULL;
     k = ((k % 4) + 4) % 4;
     if (k == 0)
-        return ops_clone(self);
+        return ops_clone(self, OPS_MEMORY_FORMAT_NONE);
     if (k == 2)
         return ops_flip(self, (ops_int_list){(int64_t[]){d0, d1}, 2});
     /* k == 1: flip along d1 then swap; k == 3: flip along d0 then swap */

@@ -859,7 +859,8 @@ accumulate_apply(ops_node *n, ops_tensor *const *grads, ops_tensor **out)
                                g->storage->allocator != NULL && ops_tensor_is_contiguous(g) &&
                                (size_t)ops_tensor_numel(g) * ops_dtype_itemsize(g->dtype) == g->storage->nbytes;
             ops_tensor *keep = accumulating_with_graph || alone ? ops_tensor_retain(g)
-                               : (ops_tensor_is_contiguous(g) ? ops_clone(g) : ops_contiguous(g));
+                               : (ops_tensor_is_contiguous(g) ? ops_clone(g, OPS_MEMORY_FORMAT_NONE)
+                                                              : ops_contiguous(g, OPS_CONTIGUOUS_FORMAT));
             if (keep == NULL) {
                 st = ops_last_status();
             } else {
@@ -1366,7 +1367,7 @@ run_backward(const char *op, int n, const ops_tensor *const *outs, ops_tensor *c
                  * back to the input's device, as PyTorch's validate_outputs does. */
                 ops_tensor *cast = ops_to_device(outv[e], want->device,
                                                  ops_dtype_is_floating(outv[e]->dtype) ? want->dtype : outv[e]->dtype,
-                                                 false, false);
+                                                 false, false, OPS_MEMORY_FORMAT_NONE);
                 if (cast == NULL) {
                     st = ops_last_status();
                     break;
@@ -1421,7 +1422,7 @@ make_seed(const char *op, int i, const ops_tensor *out, const ops_tensor *given,
         if (ops_tensor_numel(out) != 1)
             return ops_fail(OPS_ERR_VALUE, "%s: grad can be implicitly created only for scalar outputs (output %d "
                             "has shape %s)", op, i, ops_shape_str(out->ndim, out->sizes, b1, sizeof b1));
-        *seed = ops_ones_like(out, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+        *seed = ops_ones_like(out, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
         return *seed != NULL ? OPS_OK : ops_last_status();
     }
     if (!same_shape(out, given))
@@ -1663,7 +1664,8 @@ copy_slices_apply(ops_node *node, ops_tensor *const *grads, ops_tensor **out)
     if ((buf = base_like(n, g->dtype, ops_tensor_device(g))) == NULL || (st = ops_copy_(buf, g, false)) != OPS_OK ||
         (r = region_of(n, buf)) == NULL)
         goto fail;
-    if (node->next[1].node != NULL && (part = ops_clone(r)) == NULL) /* the region, for the in-place op */
+    if (node->next[1].node != NULL && (part = ops_clone(r,
+                                                        OPS_MEMORY_FORMAT_NONE)) == NULL) /* the region, for the in-place op */
         goto fail;
     if (node->next[0].node != NULL && (st = ops_zero_(r)) != OPS_OK) /* the rest, for the base's old history */
         goto fail;
@@ -1802,7 +1804,7 @@ copy_apply(ops_node *node, ops_tensor *const *grads, ops_tensor **out)
     if (node->next[0].node == NULL)
         return OPS_OK;
     c = grads[0]->dtype == n->src_dtype ? ops_tensor_retain(grads[0])
-                                        : ops_to_dtype(grads[0], n->src_dtype, false, false);
+                                        : ops_to_dtype(grads[0], n->src_dtype, false, false, OPS_MEMORY_FORMAT_NONE);
     if (c == NULL)
         return ops_last_status();
     out[0] = ops_autograd_reduce_to(c, n->src_ndim, n->src_sizes);
@@ -2117,10 +2119,11 @@ class_rows(const char *op, const ops_tensor *target, const ops_tensor *weight, i
            double *wcls, int64_t n, int64_t C)
 {
     /* read on the host: copies to the cpu when they live on a device */
-    ops_tensor *t64 = ops_to_device(target, OPS_DEVICE_CPU, OPS_INT64, false, false);
-    ops_tensor *tc = t64 != NULL ? ops_contiguous(t64) : NULL;
-    ops_tensor *w64 = weight != NULL ? ops_to_device(weight, OPS_DEVICE_CPU, OPS_FLOAT64, false, false) : NULL;
-    ops_tensor *wc = w64 != NULL ? ops_contiguous(w64) : NULL;
+    ops_tensor *t64 = ops_to_device(target, OPS_DEVICE_CPU, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *tc = t64 != NULL ? ops_contiguous(t64, OPS_CONTIGUOUS_FORMAT) : NULL;
+    ops_tensor *w64 = weight != NULL ? ops_to_device(weight, OPS_DEVICE_CPU, OPS_FLOAT64, false, false,
+                                                     OPS_MEMORY_FORMAT_NONE) : NULL;
+    ops_tensor *wc = w64 != NULL ? ops_contiguous(w64, OPS_CONTIGUOUS_FORMAT) : NULL;
     ops_status st = OPS_OK;
     if (tc == NULL || (weight != NULL && wc == NULL)) {
         st = ops_last_status();
@@ -2182,8 +2185,8 @@ class_constants(const char *op, const ops_tensor *self, const ops_tensor *target
     }
     *tw = w;
     if (self->dtype != OPS_FLOAT64 || ops_tensor_device(self).type != OPS_CPU) {
-        ops_tensor *oc = ops_to_device(o, ops_tensor_device(self), self->dtype, false, false);
-        ops_tensor *kc = oc != NULL ? ops_to_device(k, ops_tensor_device(self), self->dtype, false, false) : NULL;
+        ops_tensor *oc = ops_to_device(o, ops_tensor_device(self), self->dtype, false, false, OPS_MEMORY_FORMAT_NONE);
+        ops_tensor *kc = oc != NULL ? ops_to_device(k, ops_tensor_device(self), self->dtype, false, false, OPS_MEMORY_FORMAT_NONE) : NULL;
         ops_tensor_release(o);
         ops_tensor_release(k);
         o = oc;
@@ -2227,7 +2230,7 @@ class_loss_backward_2d(const char *op, const ops_tensor *g, const ops_tensor *se
     if (class_constants(op, self, target, weight, ignore_index, n, C, &oh, &keep, &tw) != OPS_OK)
         goto done;
     if (reduction == 1 && tw == 0) { /* nothing counted: PyTorch's gradient is 0 too */
-        res = ops_zeros_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+        res = ops_zeros_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
         goto done;
     }
     AG_STEP(x2, ops_reshape(self, OPS_INTS(n, C)));
@@ -2279,7 +2282,7 @@ class_loss_backward_2d(const char *op, const ops_tensor *g, const ops_tensor *se
     res = ops_reshape(tmp, (ops_int_list){self->sizes, self->ndim});
     /* a weight of a wider dtype promoted the product: self's gradient keeps its dtype */
     if (res != NULL && res->dtype != self->dtype) {
-        ops_tensor *c = ops_to_dtype(res, self->dtype, false, false);
+        ops_tensor *c = ops_to_dtype(res, self->dtype, false, false, OPS_MEMORY_FORMAT_NONE);
         ops_tensor_release(res);
         res = c;
     }
@@ -2392,7 +2395,7 @@ ce_prob_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *
      * the dtype of the input it is for */
     const ops_dtype want = which == 0 ? self->dtype : which == 1 ? target->dtype : weight->dtype;
     if (res != NULL && res->dtype != want) {
-        ops_tensor *c = ops_to_dtype(res, want, false, false);
+        ops_tensor *c = ops_to_dtype(res, want, false, false, OPS_MEMORY_FORMAT_NONE);
         ops_tensor_release(res);
         res = c;
     }
@@ -2475,7 +2478,7 @@ class_loss_weight_backward(const char *op, const ops_tensor *g, const ops_tensor
     res = ops_mul(an, gw);
 done:
     if (res != NULL && res->dtype != weight->dtype) {
-        ops_tensor *c = ops_to_dtype(res, weight->dtype, false, false);
+        ops_tensor *c = ops_to_dtype(res, weight->dtype, false, false, OPS_MEMORY_FORMAT_NONE);
         ops_tensor_release(res);
         res = c;
     }

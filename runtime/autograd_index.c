@@ -273,7 +273,7 @@ ops_autograd_as_strided_backward(const ops_tensor *g, const ops_tensor *self, op
         goto done;
     STEP(v, ops_as_strided(map, size, stride, storage_offset != NULL ? storage_offset : &self_off));
     STEP(idx, ops_reshape(v, (ops_int_list){&minus1, 1}));
-    STEP(cidx, ops_contiguous(idx));
+    STEP(cidx, ops_contiguous(idx, OPS_CONTIGUOUS_FORMAT));
     STEP(hidx, ops_cpu(cidx)); /* read on the host; cidx itself may live on a device */
     const int64_t *p = ops_tensor_data_ptr(hidx);
     const int64_t n = ops_tensor_numel(cidx);
@@ -560,9 +560,9 @@ ops_autograd_scatter_reduce_backward(const ops_tensor *g, const ops_tensor *self
         gs = g;
         break;
     case 2: { /* mean: g / (number of values averaged into each place) */
-        STEP(t1, include_self ? ops_ones_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)
-                              : ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED));
-        STEP(t2, ops_ones_like(src, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED));
+        STEP(t1, include_self ? ops_ones_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE)
+                              : ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE));
+        STEP(t2, ops_ones_like(src, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE));
         STEP(t3, ops_scatter_add(t1, dim, index, t2));
         STEP(t4, ops_eq_scalar(t3, OPS_SCALAR_INT(0)));
         STEP(t5, ops_masked_fill_scalar(t3, t4, OPS_SCALAR_INT(1)));
@@ -578,11 +578,11 @@ ops_autograd_scatter_reduce_backward(const ops_tensor *g, const ops_tensor *self
         ops_tensor *value, *self_is, *src_is, *n, *gd;
         STEP(value, ops_gather(result, dim, index, false));
         STEP(t1, ops_eq(self, result));
-        STEP(self_is, ops_to_dtype(t1, dt, false, false));
+        STEP(self_is, ops_to_dtype(t1, dt, false, false, OPS_MEMORY_FORMAT_NONE));
         if (!include_self)
             STEP(self_is, ops_scatter_value(self_is, dim, index, OPS_SCALAR_INT(0)));
         STEP(t2, ops_eq(src, value));
-        STEP(src_is, ops_to_dtype(t2, dt, false, false));
+        STEP(src_is, ops_to_dtype(t2, dt, false, false, OPS_MEMORY_FORMAT_NONE));
         STEP(n, ops_scatter_add(self_is, dim, index, src_is));
         STEP(gd, ops_div(g, n));
         if (which == 1) {
@@ -606,8 +606,8 @@ ops_autograd_scatter_reduce_backward(const ops_tensor *g, const ops_tensor *self
         }
         ops_tensor *zero, *zf, *cnt0, *cnt, *single, *many, *anym, *msrc, *msr, *gm, *ga, *gr, *grg, *den, *gb;
         STEP(zero, ops_eq_scalar(src, OPS_SCALAR_INT(0)));
-        STEP(zf, ops_to_dtype(zero, dt, false, false));
-        STEP(t1, ops_zeros_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED));
+        STEP(zf, ops_to_dtype(zero, dt, false, false, OPS_MEMORY_FORMAT_NONE));
+        STEP(t1, ops_zeros_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE));
         STEP(cnt0, ops_scatter_add(t1, dim, index, zf));
         STEP(cnt, ops_gather(cnt0, dim, index, false));
         STEP(t2, ops_eq_scalar(cnt, OPS_SCALAR_INT(1)));

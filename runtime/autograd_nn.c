@@ -664,10 +664,10 @@ ops_autograd_glu_backward(const ops_tensor *g, const ops_tensor *self, int64_t d
     }
     if (ops_tensor_device(g).type != OPS_CPU) { /* filled on the host, used on g's device */
         ops_tensor *d1 = NULL, *d2 = NULL;
-        NN_STEP(d1, ops_to_device(s1, ops_tensor_device(g), OPS_DTYPE_NONE, false, false));
+        NN_STEP(d1, ops_to_device(s1, ops_tensor_device(g), OPS_DTYPE_NONE, false, false, OPS_MEMORY_FORMAT_NONE));
         ops_tensor_release(s1);
         s1 = d1;
-        NN_STEP(d2, ops_to_device(s2, ops_tensor_device(g), OPS_DTYPE_NONE, false, false));
+        NN_STEP(d2, ops_to_device(s2, ops_tensor_device(g), OPS_DTYPE_NONE, false, false, OPS_MEMORY_FORMAT_NONE));
         ops_tensor_release(s2);
         s2 = d2;
     }
@@ -676,7 +676,7 @@ ops_autograd_glu_backward(const ops_tensor *g, const ops_tensor *self, int64_t d
     NN_STEP(sum, ops_add(pa, pb, OPS_SCALAR_INT(1)));
     r = ops_reshape(sum, (ops_int_list){self->sizes, self->ndim});
     if (r != NULL && r->dtype != g->dtype) { /* the float64 selectors promoted a narrower g */
-        ops_tensor *c = ops_to_dtype(r, g->dtype, false, false);
+        ops_tensor *c = ops_to_dtype(r, g->dtype, false, false, OPS_MEMORY_FORMAT_NONE);
         ops_tensor_release(r);
         r = c;
     }

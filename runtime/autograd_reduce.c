@@ -354,7 +354,7 @@ ops_autograd_norm_backward(const ops_tensor *g, const ops_tensor *self, const op
     if (p == 0.0) {
         ops_tensor *e = keep(&k, ops_expand(gk, (ops_int_list){sizes, nd}, false));
         if (e != NULL)
-            out = ops_zeros_like(e, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+            out = ops_zeros_like(e, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
         goto done;
     }
     if ((sg = keep(&k, ops_sign(self))) == NULL)

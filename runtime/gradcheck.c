@@ -61,7 +61,7 @@ probe(ops_gradcheck_fn f, void *ctx, int n, ops_tensor *const *inputs, const ops
     ops_status st = f(inputs, n, &y, ctx);
     if (st != OPS_OK)
         return st;
-    y64 = ops_to_dtype(y, OPS_FLOAT64, false, false);
+    y64 = ops_to_dtype(y, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE);
     if (y64 == NULL) {
         ops_tensor_release(y);
         return ops_last_status();
@@ -120,7 +120,7 @@ ops_gradcheck(ops_gradcheck_fn f, void *ctx, int n, ops_tensor *const *inputs, c
     }
     {
         ops_tensor *vy = v;
-        if (y->dtype != OPS_FLOAT64 && (vy = ops_to_dtype(v, y->dtype, false, false)) == NULL) {
+        if (y->dtype != OPS_FLOAT64 && (vy = ops_to_dtype(v, y->dtype, false, false, OPS_MEMORY_FORMAT_NONE)) == NULL) {
             st = ops_last_status();
             goto done;
         }
@@ -135,7 +135,8 @@ ops_gradcheck(ops_gradcheck_fn f, void *ctx, int n, ops_tensor *const *inputs, c
     const bool prev = ops_set_grad_enabled(false);
     for (int k = 0; k < nd && st == OPS_OK; k++) {
         const ops_tensor *x = diff[k];
-        ops_tensor *a = an.data[k] != NULL ? ops_to_dtype(an.data[k], OPS_FLOAT64, false, false) : NULL;
+        ops_tensor *a = an.data[k] != NULL ? ops_to_dtype(an.data[k], OPS_FLOAT64, false, false,
+                                                          OPS_MEMORY_FORMAT_NONE) : NULL;
         if (an.data[k] != NULL && a == NULL) {
             st = ops_last_status();
             break;

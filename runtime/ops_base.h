@@ -123,6 +123,25 @@ OPS_API bool ops_device_equal(ops_device a, ops_device b);
 /* Number of CUDA devices usable now: 0 in a CPU-only build or without a device. */
 OPS_API int ops_cuda_device_count(void);
 
+/* ---- memory formats ----------------------------------------------------- */
+
+/* PyTorch's torch.memory_format: the order in which a new tensor's dims are laid out in
+ * memory.  libops is strided, so channels_last is a real layout (NHWC strides over NCHW
+ * sizes), not a flag: ops that take memory_format= allocate those strides and copy. */
+typedef enum ops_memory_format {
+    OPS_MEMORY_FORMAT_NONE = -1, /* "not given" for MemoryFormat? arguments: the op's default */
+    OPS_PRESERVE_FORMAT = 0,     /* the input's layout when it is dense, else its dim order */
+    OPS_CONTIGUOUS_FORMAT,       /* row-major */
+    OPS_CHANNELS_LAST,           /* 4-d only: N, H, W, C from outermost to innermost */
+    OPS_CHANNELS_LAST_3D,        /* 5-d only: N, D, H, W, C */
+    OPS_NUM_MEMORY_FORMATS
+} ops_memory_format;
+
+/* "preserve_format", "contiguous_format", "channels_last", "channels_last_3d"; "?" if invalid. */
+OPS_API const char *ops_memory_format_name(ops_memory_format f);
+/* The format named so (the names above), or OPS_MEMORY_FORMAT_NONE. */
+OPS_API ops_memory_format ops_memory_format_from_name(const char *name);
+
 /* ---- scalars --------------------------------------------------------- */
 
 typedef enum ops_scalar_kind { OPS_SCALAR_BOOL, OPS_SCALAR_INT, OPS_SCALAR_FLOAT } ops_scalar_kind;

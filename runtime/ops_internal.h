@@ -166,6 +166,20 @@ OPS_API const ops_allocator *ops_device_allocator(const char *op, ops_device dev
  * index, no device).  Defined by kernels/cuda; ops_device_allocator calls it. */
 OPS_API const ops_allocator *ops_cuda_device_allocator(const char *op, int index);
 #endif
+/* Dense strides for sizes in format f (contiguous_format, channels_last for ndim 4,
+ * channels_last_3d for ndim 5).  A format the rank does not allow, or preserve_format
+ * (which needs a tensor to copy the layout of), fails with "op: ..." naming both. */
+OPS_API ops_status ops_memory_format_strides(const char *op, int ndim, const int64_t *sizes, ops_memory_format f,
+                                             int64_t *strides);
+/* Strides for a new dense tensor of like's sizes laid out as f says: preserve_format (or
+ * NONE) keeps like's strides when like is dense and non-overlapping, else its dims'
+ * memory order (PyTorch's empty_like); other formats as ops_memory_format_strides. */
+OPS_API ops_status ops_memory_format_strides_like(const char *op, const ops_tensor *like, ops_memory_format f,
+                                                  int64_t *strides);
+/* New uninitialised tensor with like's sizes on device, strides as
+ * ops_memory_format_strides_like gives them. */
+OPS_API ops_tensor *ops_tensor_new_like_format(const char *op, const ops_tensor *like, ops_dtype dtype,
+                                               ops_device device, ops_memory_format f);
 /* New tensor with fresh, uninitialised storage.  strides NULL means contiguous;
  * explicit strides get storage large enough for every addressed element. */
 OPS_API ops_tensor *ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *strides,

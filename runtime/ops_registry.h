@@ -43,6 +43,7 @@ typedef enum ops_ivalue_tag {
     OPS_IVALUE_DTYPE,       /* ScalarType (v.dtype) */
     OPS_IVALUE_DEVICE,      /* Device (v.device) */
     OPS_IVALUE_GENERATOR,   /* Generator (v.generator); None is the default generator */
+    OPS_IVALUE_MEMORY_FORMAT, /* MemoryFormat (v.memory_format) */
     OPS_NUM_IVALUE_TAGS
 } ops_ivalue_tag;
 
@@ -61,6 +62,7 @@ typedef struct ops_ivalue {
         ops_dtype dtype;
         ops_device device;
         ops_generator *generator;
+        ops_memory_format memory_format;
     } v;
 } ops_ivalue;
 
@@ -152,6 +154,14 @@ ops_ivalue_device(ops_device d)
 {
     ops_ivalue v = {OPS_IVALUE_DEVICE, {0}};
     v.v.device = d;
+    return v;
+}
+
+static inline ops_ivalue
+ops_ivalue_memory_format(ops_memory_format f)
+{
+    ops_ivalue v = {OPS_IVALUE_MEMORY_FORMAT, {0}};
+    v.v.memory_format = f;
     return v;
 }
 

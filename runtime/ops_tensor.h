@@ -76,6 +76,13 @@ OPS_API void *ops_tensor_data_ptr(const ops_tensor *t);
 OPS_API uint64_t ops_tensor_version(const ops_tensor *t);
 /* True when the strides are the row-major ones for the sizes (size-1 dims ignored). */
 OPS_API bool ops_tensor_is_contiguous(const ops_tensor *t);
+/* PyTorch's is_contiguous(memory_format=): for contiguous_format (and preserve_format)
+ * as ops_tensor_is_contiguous; for channels_last (4-d) / channels_last_3d (5-d) whether
+ * the strides are the NHWC / NDHWC ones (size-1 dims ignored); false at any other rank. */
+OPS_API bool ops_tensor_is_contiguous_as(const ops_tensor *t, ops_memory_format f);
+/* PyTorch's suggest_memory_format(): channels_last (channels_last_3d) when t's strides
+ * order a 4-d (5-d) tensor's dims as NHWC (NDHWC), else contiguous_format. */
+OPS_API ops_memory_format ops_tensor_suggest_memory_format(const ops_tensor *t);
 /* True when a and b are views of the same storage. */
 OPS_API bool ops_tensor_shares_storage(const ops_tensor *a, const ops_tensor *b);
 OPS_API size_t ops_tensor_storage_nbytes(const ops_tensor *t);

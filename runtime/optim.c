@@ -206,7 +206,7 @@ sgd_update(const ops_sgd_options *o, param_state *s, const ops_tensor *g0)
     }
     if (o->momentum != 0) {
         if (s->buf == NULL) {
-            if ((s->buf = ops_clone(d)) == NULL)
+            if ((s->buf = ops_clone(d, OPS_MEMORY_FORMAT_NONE)) == NULL)
                 goto fail;
         } else if (ops_mul_scalar_(s->buf, OPS_SCALAR_FLOAT(o->momentum)) != OPS_OK ||
                    ops_add_(s->buf, d, OPS_SCALAR_FLOAT(1.0 - o->dampening)) != OPS_OK) {
@@ -214,7 +214,7 @@ sgd_update(const ops_sgd_options *o, param_state *s, const ops_tensor *g0)
         }
         if (o->nesterov) {
             if (ops_tensor_data_ptr(d) == ops_tensor_data_ptr(g0)) { /* d still is the grad: copy */
-                ops_tensor *c = ops_clone(d);
+                ops_tensor *c = ops_clone(d, OPS_MEMORY_FORMAT_NONE);
                 ops_tensor_release(d);
                 if ((d = c) == NULL)
                     goto fail;
@@ -248,8 +248,8 @@ adam_update(opt_kind kind, const ops_adam_options *o, param_state *s, const ops_
     if (kind == OPT_ADAM && o->weight_decay != 0 && ops_add_(g, s->p, OPS_SCALAR_FLOAT(o->weight_decay)) != OPS_OK)
         goto fail;
     if (s->buf == NULL) {
-        if ((s->buf = ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)) == NULL ||
-            (s->v = ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)) == NULL)
+        if ((s->buf = ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE)) == NULL ||
+            (s->v = ops_zeros_like(g, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE)) == NULL)
             goto fail;
     }
     /* m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2 */
@@ -260,7 +260,7 @@ adam_update(opt_kind kind, const ops_adam_options *o, param_state *s, const ops_
         goto fail;
     const ops_tensor *v = s->v;
     if (o->amsgrad) {
-        ops_tensor *mx = s->vmax == NULL ? ops_clone(s->v) : ops_maximum(s->vmax, s->v);
+        ops_tensor *mx = s->vmax == NULL ? ops_clone(s->v, OPS_MEMORY_FORMAT_NONE) : ops_maximum(s->vmax, s->v);
         if (mx == NULL)
             goto fail;
         ops_tensor_release(s->vmax);

@@ -300,23 +300,29 @@ tensor_split_indices_impl(const ops_tensor *self, ops_int_list indices, int64_t 
     return st;
 }
 
-/* tensor_split with an int64 CPU tensor: 0-dim, a number of sections; 1-D, the
- * indices (PyTorch's tensor_split.tensor_indices_or_sections, with its checks). */
+/* tensor_split with an int64 tensor: 0-dim, a number of sections; 1-D, the indices
+ * (PyTorch's tensor_split.tensor_indices_or_sections, with its checks).  PyTorch 1.13
+ * wants that tensor on the CPU; libops reads it from any device (a CUDA one is copied
+ * to the host first, as .tolist() would), so a model moved to the GPU whole keeps
+ * working. */
 ops_status
 tensor_split_tensor_impl(const ops_tensor *self, const ops_tensor *tios, int64_t dim, ops_tensor_vec *result)
 {
     const char *op = "tensor_split";
-    if (tios->storage->device.type != OPS_CPU) {
-        char dev[32];
-        return ops_fail(OPS_ERR_DEVICE, "%s: tensor_split expected tensor_indices_or_sections to be on cpu, but it's "
-                        "on %s", op, ops_device_str(tios->storage->device, dev, sizeof dev));
-    }
     if (tios->dtype != OPS_INT64)
         return ops_fail(OPS_ERR_DTYPE, "%s: tensor_split expected tensor_indices_or_sections to have dtype of long "
                         "(int64), but got %s", op, ops_dtype_name(tios->dtype));
     if (tios->ndim > 1)
         return ops_fail(OPS_ERR_VALUE, "%s: tensor_split expected tensor_indices_or_sections to be a "
                         "zero-dimensional or one-dimensional tensor, but got a tensor with %d dims", op, tios->ndim);
+    if (tios->storage->device.type != OPS_CPU) {
+        ops_tensor *host = ops_to_device(tios, OPS_DEVICE_CPU, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE);
+        if (host == NULL)
+            return ops_last_status();
+        const ops_status st = tensor_split_tensor_impl(self, host, dim, result);
+        ops_tensor_release(host);
+        return st;
+    }
     const int64_t *data = ops_tensor_data_ptr(tios);
     if (tios->ndim == 0)
         return tensor_split_sections_impl(self, data[0], dim, result);

@@ -221,7 +221,7 @@ reshape_common(const char *op, const ops_tensor *self, ops_int_list shape_arg)
          * ops_clone: it keeps a dense input's memory order (PyTorch's preserve_format),
          * and a transposed copy would be no more viewable than the input. */
 #ifdef OPS_HAVE_GENERATED_OPS
-    ops_tensor *copy = ops_contiguous(self);
+    ops_tensor *copy = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT);
 #else
     ops_tensor *copy = contiguous_copy(op, self);
 #endif

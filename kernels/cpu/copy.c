@@ -11,14 +11,29 @@
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
-/* A new tensor on device with t's sizes, in t's memory order when t is dense
- * (PyTorch's preserve_format), else contiguous. */
+/* A new tensor on device with t's sizes laid out as memory_format says (None is
+ * preserve_format: t's strides when t is dense, else t's dim order), holding t's values
+ * converted to dtype.  Layouts never change values: only where each one is stored. */
 static ops_tensor *
-new_like(const char *op, const ops_tensor *t, ops_dtype dtype, ops_device device)
+copy_as(const char *op, const ops_tensor *t, ops_dtype dtype, ops_device device, ops_memory_format memory_format,
+        bool non_blocking)
 {
-    int64_t st[OPS_MAX_DIMS];
-    const bool dense = ops_dense_strides_like(t, st);
-    return ops_tensor_new(op, t->ndim, t->sizes, dense ? st : NULL, dtype, device);
+    ops_tensor *out = ops_tensor_new_like_format(op, t, dtype, device, memory_format);
+    if (out == NULL)
+        return NULL;
+    ops_status s = OPS_OK;
+#ifdef OPS_WITH_CUDA
+    if (!ops_device_equal(t->storage->device, device))
+        s = ops_cuda_copy_across(op, out, t, non_blocking);
+    else
+#endif
+        s = ops_copy_values(op, out, t);
+    (void)non_blocking; /* a host-to-host copy is synchronous */
+    if (s != OPS_OK) {
+        ops_tensor_release(out);
+        return NULL;
+    }
+    return out;
 }
 
 ops_status
@@ -48,84 +63,74 @@ copy_cpu_(ops_tensor *self, const ops_tensor *src, bool non_blocking)
     return st;
 }
 
-/* to(device, dtype) for every device pair: self when nothing changes (unless copy),
- * else a new tensor on device laid out like self (preserve_format) holding self's
- * values converted to dtype. */
+/* to(device, dtype, memory_format) for every device pair: self when nothing changes
+ * (unless copy), else a new tensor on device laid out as memory_format says (None:
+ * like self) holding self's values converted to dtype.  As PyTorch, a memory_format
+ * "changes nothing" when it is preserve_format or the one self's strides suggest
+ * (ops_tensor_suggest_memory_format): x.to(memory_format=contiguous_format) of a
+ * transposed matrix is x itself, as torch's is. */
 static ops_tensor *
-to_impl(const char *op, const ops_tensor *self, ops_device device, ops_dtype dtype, bool non_blocking, bool copy)
+to_impl(const char *op, const ops_tensor *self, ops_device device, ops_dtype dtype, bool non_blocking, bool copy,
+        ops_memory_format memory_format)
 {
     if ((int)dtype < 0 || dtype >= OPS_NUM_DTYPES)
         return ops_fail_null(OPS_ERR_DTYPE, "%s: invalid dtype (%d)", op, (int)dtype);
+    if ((int)memory_format < OPS_MEMORY_FORMAT_NONE || memory_format >= OPS_NUM_MEMORY_FORMATS)
+        return ops_fail_null(OPS_ERR_VALUE, "%s: invalid memory_format (%d)", op, (int)memory_format);
     if (device.type == OPS_DEVICE_TYPE_NONE)
         device = self->storage->device;
-    if (self->dtype == dtype && ops_device_equal(self->storage->device, device) && !copy)
+    const bool same_format = memory_format == OPS_MEMORY_FORMAT_NONE || memory_format == OPS_PRESERVE_FORMAT ||
+                             ops_tensor_suggest_memory_format(self) == memory_format;
+    if (self->dtype == dtype && ops_device_equal(self->storage->device, device) && !copy && same_format)
         return ops_tensor_retain(self);
-    ops_tensor *out = new_like(op, self, dtype, device);
-    if (out == NULL)
-        return NULL;
-    ops_status s = OPS_OK;
-#ifdef OPS_WITH_CUDA
-    if (!ops_device_equal(self->storage->device, device))
-        s = ops_cuda_copy_across(op, out, self, non_blocking);
-    else
-#endif
-        s = ops_copy_values(op, out, self);
-    (void)non_blocking;
-    if (s != OPS_OK) {
-        ops_tensor_release(out);
-        return NULL;
-    }
-    return out;
+    return copy_as(op, self, dtype, device, memory_format, non_blocking);
 }
 
 ops_tensor *
-to_device_impl(const ops_tensor *self, ops_device device, ops_dtype dtype, bool non_blocking, bool copy)
+to_device_impl(const ops_tensor *self, ops_device device, ops_dtype dtype, bool non_blocking, bool copy,
+               ops_memory_format memory_format)
 {
-    return to_impl("to", self, device, dtype == OPS_DTYPE_NONE ? self->dtype : dtype, non_blocking, copy);
+    return to_impl("to", self, device, dtype == OPS_DTYPE_NONE ? self->dtype : dtype, non_blocking, copy,
+                   memory_format);
 }
 
 ops_tensor *
-to_other_impl(const ops_tensor *self, const ops_tensor *other, bool non_blocking, bool copy)
+to_other_impl(const ops_tensor *self, const ops_tensor *other, bool non_blocking, bool copy,
+              ops_memory_format memory_format)
 {
-    return to_impl("to", self, other->storage->device, other->dtype, non_blocking, copy);
+    return to_impl("to", self, other->storage->device, other->dtype, non_blocking, copy, memory_format);
 }
 
 ops_tensor *
 cpu_impl(const ops_tensor *self)
 {
-    return to_impl("cpu", self, OPS_DEVICE_CPU, self->dtype, false, false);
+    return to_impl("cpu", self, OPS_DEVICE_CPU, self->dtype, false, false, OPS_MEMORY_FORMAT_NONE);
 }
 
 ops_tensor *
-to_dtype_impl(const ops_tensor *self, ops_dtype dtype, bool non_blocking, bool copy)
+to_dtype_impl(const ops_tensor *self, ops_dtype dtype, bool non_blocking, bool copy, ops_memory_format memory_format)
 {
-    return to_impl("to", self, self->storage->device, dtype, non_blocking, copy);
+    return to_impl("to", self, self->storage->device, dtype, non_blocking, copy, memory_format);
 }
 
+/* memory_format None is preserve_format: self's strides when self is dense, else dense
+ * strides in self's dim order (PyTorch 1.13's clone). */
 ops_tensor *
-clone_impl(const ops_tensor *self)
+clone_impl(const ops_tensor *self, ops_memory_format memory_format)
 {
-    ops_tensor *out = new_like("clone", self, self->dtype, self->storage->device);
-    if (out == NULL)
-        return NULL;
-    if (ops_copy_values("clone", out, self) != OPS_OK) {
-        ops_tensor_release(out);
-        return NULL;
-    }
-    return out;
+    return copy_as("clone", self, self->dtype, self->storage->device, memory_format, false);
 }
 
+/* self itself when it already has memory_format's strides, else a copy that has them. */
 ops_tensor *
-contiguous_impl(const ops_tensor *self)
+contiguous_impl(const ops_tensor *self, ops_memory_format memory_format)
 {
-    if (ops_tensor_is_contiguous(self))
+    if ((int)memory_format < OPS_MEMORY_FORMAT_NONE || memory_format >= OPS_NUM_MEMORY_FORMATS)
+        return ops_fail_null(OPS_ERR_VALUE, "contiguous: invalid memory_format (%d)", (int)memory_format);
+    if (ops_tensor_is_contiguous_as(self, memory_format))
         return ops_tensor_retain(self);
-    ops_tensor *out = ops_tensor_new("contiguous", self->ndim, self->sizes, NULL, self->dtype, self->storage->device);
-    if (out == NULL)
-        return NULL;
-    if (ops_copy_values("contiguous", out, self) != OPS_OK) {
-        ops_tensor_release(out);
-        return NULL;
-    }
-    return out;
+    if (memory_format == OPS_PRESERVE_FORMAT || memory_format == OPS_MEMORY_FORMAT_NONE)
+        return ops_fail_null(OPS_ERR_VALUE, "contiguous: preserve memory format is unsupported by the contiguous "
+                                            "operator (memory_format=preserve_format)");
+    return copy_as("contiguous", self, self->dtype, self->storage->device, memory_format, false);
 }

@@ -230,9 +230,18 @@ fill_cpu_(ops_tensor *self, ops_scalar value)
 /* ---- empty, zeros, ones, full ----------------------------------------------------- */
 
 ops_tensor *
-creation_empty(ops_int_list size, ops_dtype dtype, ops_device device)
+creation_empty(ops_int_list size, ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
-    return new_tensor("empty", size, NULL, dtype, device);
+    if (memory_format == OPS_MEMORY_FORMAT_NONE || memory_format == OPS_CONTIGUOUS_FORMAT)
+        return new_tensor("empty", size, NULL, dtype, device);
+    if ((int)memory_format < 0 || memory_format >= OPS_NUM_MEMORY_FORMATS)
+        return ops_fail_null(OPS_ERR_VALUE, "empty: invalid memory_format (%d)", (int)memory_format);
+    if (!check_ndim("empty", size.len))
+        return NULL;
+    int64_t strides[OPS_MAX_DIMS];
+    if (ops_memory_format_strides("empty", (int)size.len, size.data, memory_format, strides) != OPS_OK)
+        return NULL;
+    return new_tensor("empty", size, strides, dtype, device);
 }
 
 ops_tensor *
@@ -308,63 +317,25 @@ creation_full(ops_int_list size, ops_scalar fill_value, ops_dtype dtype, ops_dev
 
 /* ---- the *_like composites --------------------------------------------------------- */
 
-/* Strides for a new dense tensor of self's sizes laid out in self's memory order
- * (PyTorch's preserve_format): self's own strides when self is dense and does not
- * overlap itself, else dense strides with the dims ordered by self's strides
- * (insertion sort from the innermost; stride-0 dims keep their place). */
-static void
-like_strides(const ops_tensor *self, int64_t *strides)
-{
-    const int nd = self->ndim;
-    int perm[OPS_MAX_DIMS]; /* perm[0] is the innermost dim */
-    for (int i = 0; i < nd; i++)
-        perm[i] = nd - 1 - i;
-    for (int i = 1; i < nd; i++) {
-        for (int j = i; j > 0; j--) {
-            const int a = perm[j - 1], b = perm[j]; /* a is inner to b */
-            const int64_t sa = llabs(self->strides[a]), sb = llabs(self->strides[b]);
-            if (sa == 0 || sb == 0)
-                break;
-            /* Swap when a is the outer one in memory; equal strides: smaller size inside. */
-            if (sa > sb || (sa == sb && self->sizes[a] > self->sizes[b])) {
-                perm[j - 1] = b;
-                perm[j] = a;
-            } else {
-                break;
-            }
-        }
-    }
-    bool same = true;
-    int64_t expect = 1;
-    for (int i = 0; i < nd; i++) {
-        const int d = perm[i];
-        strides[d] = expect;
-        if (self->sizes[d] != 1 && self->strides[d] != expect)
-            same = false;
-        expect *= self->sizes[d] > 1 ? self->sizes[d] : 1;
-    }
-    if (same) /* dense and non-overlapping: keep even the strides of size-1 dims */
-        for (int i = 0; i < nd; i++)
-            strides[i] = self->strides[i];
-}
-
+/* memory_format None is preserve_format (self's layout: ops_tensor_new_like_format). */
 ops_tensor *
-empty_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device)
+empty_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
-    int64_t strides[OPS_MAX_DIMS];
-    like_strides(self, strides);
     if (dtype == OPS_DTYPE_NONE)
         dtype = self->dtype;
     if (device.type == OPS_DEVICE_TYPE_NONE)
         device = self->storage->device;
+    int64_t strides[OPS_MAX_DIMS];
+    if (ops_memory_format_strides_like("empty_like", self, memory_format, strides) != OPS_OK)
+        return NULL;
     return ops_empty_strided((ops_int_list){self->sizes, self->ndim}, (ops_int_list){strides, self->ndim}, dtype,
                              device);
 }
 
 ops_tensor *
-zeros_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device)
+zeros_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
-    ops_tensor *t = empty_like_impl(self, dtype, device);
+    ops_tensor *t = empty_like_impl(self, dtype, device, memory_format);
     if (t != NULL && ops_zero_(t) != OPS_OK) {
         ops_tensor_release(t);
         return NULL;
@@ -373,11 +344,12 @@ zeros_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device)
 }
 
 ops_tensor *
-full_like_impl(const ops_tensor *self, ops_scalar fill_value, ops_dtype dtype, ops_device device)
+full_like_impl(const ops_tensor *self, ops_scalar fill_value, ops_dtype dtype, ops_device device,
+               ops_memory_format memory_format)
 {
     if (check_fits("full_like", "fill_value", fill_value, dtype == OPS_DTYPE_NONE ? self->dtype : dtype) != OPS_OK)
         return NULL;
-    ops_tensor *t = empty_like_impl(self, dtype, device);
+    ops_tensor *t = empty_like_impl(self, dtype, device, memory_format);
     if (t != NULL && ops_fill_(t, fill_value) != OPS_OK) {
         ops_tensor_release(t);
         return NULL;
@@ -386,9 +358,9 @@ full_like_impl(const ops_tensor *self, ops_scalar fill_value, ops_dtype dtype, o
 }
 
 ops_tensor *
-ones_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device)
+ones_like_impl(const ops_tensor *self, ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
-    return full_like_impl(self, OPS_SCALAR_INT(1), dtype, device);
+    return full_like_impl(self, OPS_SCALAR_INT(1), dtype, device, memory_format);
 }
 
 ops_tensor *
@@ -396,7 +368,7 @@ fill_impl(const ops_tensor *self, ops_scalar value)
 {
     if (check_fits("fill", "value", value, self->dtype) != OPS_OK)
         return NULL;
-    return full_like_impl(self, value, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+    return full_like_impl(self, value, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
 }
 
 ops_tensor *
@@ -762,9 +734,9 @@ creation_eye_out(int64_t n, int64_t m, ops_tensor *out)
 /* ---- the CPU dispatch kernels --------------------------------------------------------- */
 
 ops_tensor *
-empty_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+empty_cpu(ops_int_list size, ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
-    return creation_empty(size, dtype, device);
+    return creation_empty(size, dtype, device, memory_format);
 }
 
 ops_tensor *

@@ -424,7 +424,7 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
             /* a fresh copy, never a view of the input */
             out_view = ops_tensor_new_view(v, (int)out_num_dim, v->sizes, v->strides, v->offset);
             if (out_view != NULL)
-                result = ops_clone(out_view);
+                result = ops_clone(out_view, OPS_MEMORY_FORMAT_NONE);
             ops_tensor_release(out_view);
         }
         goto done;
@@ -466,13 +466,13 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
         if (any_a)
             sa = ein_sum_keep(a, sum_a, pdt);
         else if (a->dtype != pdt)
-            sa = ops_to_dtype(a, pdt, false, false);
+            sa = ops_to_dtype(a, pdt, false, false, OPS_MEMORY_FORMAT_NONE);
         if ((any_a || a->dtype != pdt) && sa == NULL)
             goto pair_done;
         if (any_b)
             sb = ein_sum_keep(b, sum_b, pdt);
         else if (b->dtype != pdt)
-            sb = ops_to_dtype(b, pdt, false, false);
+            sb = ops_to_dtype(b, pdt, false, false, OPS_MEMORY_FORMAT_NONE);
         if ((any_b || b->dtype != pdt) && sb == NULL)
             goto pair_done;
         r = ein_pair(sa ? sa : a, sb ? sb : b, np, sum_ab);
@@ -497,7 +497,7 @@ ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_in
         const ops_tensor *v = cur[0];
         ops_tensor *out_view = ops_tensor_new_view(v, (int)out_num_dim, v->sizes, v->strides, v->offset);
         if (out_view != NULL)
-            result = ops_contiguous(out_view);
+            result = ops_contiguous(out_view, OPS_CONTIGUOUS_FORMAT);
         ops_tensor_release(out_view);
     }
 done:

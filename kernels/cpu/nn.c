@@ -165,7 +165,7 @@ one_hot_cpu(const ops_tensor *self, int64_t num_classes)
     int64_t lo = INT64_MAX, hi = INT64_MIN;
 #ifdef OPS_WITH_CUDA
     if (dev.type == OPS_CUDA) { /* the range from a kernel, read back */
-        if ((c = ops_contiguous(self)) == NULL ||
+        if ((c = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT)) == NULL ||
             ops_nn_cuda_minmax_i64(op, dev.index, (const int64_t *)ops_tensor_data_ptr(c), n, &lo, &hi) != OPS_OK)
             goto done;
     } else

@@ -92,8 +92,9 @@ pool_indices_scatter(const char *op, const ops_tensor *grad_output, const ops_te
     for (int i = 0; i < self->ndim - 2; i++)
         planes *= self->sizes[i];
     ops_tensor *gc = NULL, *ic = NULL, *res = NULL, *r = NULL;
-    ops_tensor *g0 = ops_to_dtype(grad_output, acc, false, false);
-    if (g0 == NULL || (gc = ops_contiguous(g0)) == NULL || (ic = ops_contiguous(indices)) == NULL)
+    ops_tensor *g0 = ops_to_dtype(grad_output, acc, false, false, OPS_MEMORY_FORMAT_NONE);
+    if (g0 == NULL || (gc = ops_contiguous(g0, OPS_CONTIGUOUS_FORMAT)) == NULL ||
+        (ic = ops_contiguous(indices, OPS_CONTIGUOUS_FORMAT)) == NULL)
         goto done;
     const int64_t *ix = ops_tensor_data_ptr(ic);
     const int64_t nidx = planes * ohw;
@@ -131,7 +132,8 @@ pool_indices_scatter(const char *op, const ops_tensor *grad_output, const ops_te
         scatter_f64(ops_tensor_data_ptr(gc), ix, ops_tensor_data_ptr(res), planes, ohw, ihw);
     else
         scatter_f32(ops_tensor_data_ptr(gc), ix, ops_tensor_data_ptr(res), planes, ohw, ihw);
-    r = acc == self->dtype ? ops_tensor_retain(res) : ops_to_dtype(res, self->dtype, false, false);
+    r = acc == self->dtype ? ops_tensor_retain(res) : ops_to_dtype(res, self->dtype, false, false,
+                                                                   OPS_MEMORY_FORMAT_NONE);
 done:
     ops_tensor_release(g0);
     ops_tensor_release(gc);

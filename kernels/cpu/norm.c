@@ -409,7 +409,7 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
         /* PyTorch's batch_norm returns a copy of an empty input before it looks for a
          * channel dim (a (0,) input is one of its own samples); the running statistics
          * stay as they are.  native_batch_norm has no such path and refuses it below. */
-        *result = ops_clone(input);
+        *result = ops_clone(input, OPS_MEMORY_FORMAT_NONE);
         return *result != NULL ? OPS_OK : ops_last_status();
     }
     if (input->ndim < 2)
@@ -836,7 +836,7 @@ embedding_renorm_impl_(ops_tensor *self, const ops_tensor *indices, double max_n
     ops_tensor *den = NULL, *num = NULL, *scale = NULL, *within = NULL, *filled = NULL, *scaled = NULL;
     ops_tensor *cast = NULL;
     /* int64 indices (index_select/index_copy_ take Long), distinct and sorted */
-    if ((idx64 = ops_to_dtype(indices, OPS_INT64, false, false)) == NULL) {
+    if ((idx64 = ops_to_dtype(indices, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE)) == NULL) {
         st = ops_last_status();
         goto done;
     }
@@ -865,10 +865,10 @@ embedding_renorm_impl_(ops_tensor *self, const ops_tensor *indices, double max_n
         (norms = ops_linalg_vector_norm(rows, OPS_SCALAR_FLOAT(norm_type), &(ops_int_list){&one, 1}, true, acc)) ==
             NULL ||
         (den = ops_add_scalar(norms, OPS_SCALAR_FLOAT(1e-7), OPS_SCALAR_INT(1))) == NULL ||
-        (num = ops_full_like(norms, OPS_SCALAR_FLOAT(max_norm), OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED)) == NULL ||
+        (num = ops_full_like(norms, OPS_SCALAR_FLOAT(max_norm), OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE)) == NULL ||
         (scale = ops_div(num, den)) == NULL || (within = ops_le_scalar(norms, OPS_SCALAR_FLOAT(max_norm))) == NULL ||
         (filled = ops_masked_fill_scalar(scale, within, OPS_SCALAR_INT(1))) == NULL ||
-        (scaled = ops_mul(rows, filled)) == NULL || (cast = ops_to_dtype(scaled, self->dtype, false, false)) == NULL) {
+        (scaled = ops_mul(rows, filled)) == NULL || (cast = ops_to_dtype(scaled, self->dtype, false, false, OPS_MEMORY_FORMAT_NONE)) == NULL) {
         st = ops_last_status();
         goto done;
     }

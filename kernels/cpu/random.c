@@ -299,21 +299,23 @@ random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_d
 }
 
 ops_tensor *
-random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device)
+random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+                 ops_memory_format memory_format)
 {
     if (!check_floating("rand_like", dtype == OPS_DTYPE_NONE ? self->dtype : dtype))
         return NULL;
-    return filled_or_null("rand_like", ops_empty_like(self, dtype, device), OPS_RAND_UNIFORM, 0.0, 1.0, 0, 0,
-                          generator);
+    return filled_or_null("rand_like", ops_empty_like(self, dtype, device, memory_format), OPS_RAND_UNIFORM, 0.0,
+                          1.0, 0, 0, generator);
 }
 
 ops_tensor *
-random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device)
+random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+                  ops_memory_format memory_format)
 {
     if (!check_floating("randn_like", dtype == OPS_DTYPE_NONE ? self->dtype : dtype))
         return NULL;
-    return filled_or_null("randn_like", ops_empty_like(self, dtype, device), OPS_RAND_NORMAL, 0.0, 1.0, 0, 0,
-                          generator);
+    return filled_or_null("randn_like", ops_empty_like(self, dtype, device, memory_format), OPS_RAND_NORMAL, 0.0,
+                          1.0, 0, 0, generator);
 }
 
 /* Largest finite value of a floating dtype. */
@@ -438,12 +440,12 @@ random_randint_low(int64_t low, int64_t high, ops_int_list size, ops_generator *
 
 ops_tensor *
 random_randint_like_low(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator, ops_dtype dtype,
-                        ops_device device)
+                        ops_device device, ops_memory_format memory_format)
 {
     if (check_from_to("randint_like", low, high, dtype == OPS_DTYPE_NONE ? self->dtype : dtype) != OPS_OK)
         return NULL;
-    return filled_or_null("randint_like", ops_empty_like(self, dtype, device), OPS_RAND_INTEGER, 0.0, 0.0, low,
-                          int_range(low, high), generator);
+    return filled_or_null("randint_like", ops_empty_like(self, dtype, device, memory_format), OPS_RAND_INTEGER, 0.0,
+                          0.0, low, int_range(low, high), generator);
 }
 
 ops_status
@@ -635,7 +637,7 @@ random_bernoulli(const ops_tensor *self, ops_generator *generator)
             return NULL;
         }
         /* element i of r (row-major) takes self's element i, read in place */
-        r = ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+        r = ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
         if (r != NULL && fill_dist_p(op, r, OPS_RAND_BERNOULLI, 0.0, 0.0, 0, 0, generator, self) != OPS_OK) {
             ops_tensor_release(r);
             r = NULL;
@@ -646,7 +648,7 @@ random_bernoulli(const ops_tensor *self, ops_generator *generator)
         return NULL;
 #endif
     }
-    p = ops_contiguous(self);
+    p = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT);
     if (p == NULL)
         return NULL;
     const char *pd = ops_tensor_data_ptr(p);
@@ -659,7 +661,7 @@ random_bernoulli(const ops_tensor *self, ops_generator *generator)
             goto done;
         }
     }
-    r = ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+    r = ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     /* element i of r (row-major) takes p's element i: r follows self's memory order,
      * so fill_dist_p writes a contiguous temporary when r is not contiguous */
     if (r != NULL && fill_dist_p(op, r, OPS_RAND_BERNOULLI, 0.0, 0.0, 0, 0, generator, p) != OPS_OK) {
@@ -684,7 +686,8 @@ random_bernoulli_p(const ops_tensor *self, double p, ops_generator *generator)
 {
     if (check_p("bernoulli", p) != OPS_OK)
         return NULL;
-    return filled_or_null("bernoulli", ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED),
+    return filled_or_null("bernoulli", ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED,
+                                                      OPS_MEMORY_FORMAT_NONE),
                           OPS_RAND_BERNOULLI, p, 0.0, 0, 0, generator);
 }
 
@@ -760,7 +763,7 @@ multinomial_check(const ops_tensor *self, int64_t num_samples, bool replacement,
     if (!replacement && num_samples > ncat)
         return ops_fail(OPS_ERR_VALUE, "%s: cannot sample n_sample > prob_dist.size(-1) samples without replacement",
                         op);
-    ops_tensor *p = ops_contiguous(self);
+    ops_tensor *p = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT);
     if (p == NULL)
         return ops_last_status();
     int64_t bad_row = -1;
@@ -976,7 +979,7 @@ dropout_run(const char *op, const ops_tensor *input, ops_tensor *out, ops_tensor
 #endif
     }
     /* the contiguous input before the generator is touched */
-    ops_tensor *in = ops_contiguous(input);
+    ops_tensor *in = ops_contiguous(input, OPS_CONTIGUOUS_FORMAT);
     if (in == NULL)
         return ops_last_status();
     if (draw) {
@@ -1001,7 +1004,7 @@ random_dropout(const ops_tensor *input, double p, bool train)
     if (dropout_check(op, input, p) != OPS_OK)
         return NULL;
     if (!train || p == 0.0 || ops_tensor_numel(input) == 0)
-        return ops_clone(input); /* PyTorch returns input itself; a copy keeps "new tensor" */
+        return ops_clone(input, OPS_MEMORY_FORMAT_NONE); /* PyTorch returns input itself; a copy keeps "new tensor" */
     ops_tensor *r = ops_tensor_new(op, input->ndim, input->sizes, NULL, input->dtype, input->storage->device);
     if (r != NULL && dropout_run(op, input, r, NULL, p, true) != OPS_OK) {
         ops_tensor_release(r);
@@ -1048,15 +1051,17 @@ randn_cpu(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_devi
 }
 
 ops_tensor *
-rand_like_cpu(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device)
+rand_like_cpu(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+              ops_memory_format memory_format)
 {
-    return random_rand_like(self, generator, dtype, device);
+    return random_rand_like(self, generator, dtype, device, memory_format);
 }
 
 ops_tensor *
-randn_like_cpu(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device)
+randn_like_cpu(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+               ops_memory_format memory_format)
 {
-    return random_randn_like(self, generator, dtype, device);
+    return random_randn_like(self, generator, dtype, device, memory_format);
 }
 
 ops_status
@@ -1092,15 +1097,16 @@ randint_cpu(int64_t high, ops_int_list size, ops_generator *generator, ops_dtype
 
 ops_tensor *
 randint_like_low_dtype_cpu(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator,
-                           ops_dtype dtype, ops_device device)
+                           ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
-    return random_randint_like_low(self, low, high, generator, dtype, device);
+    return random_randint_like_low(self, low, high, generator, dtype, device, memory_format);
 }
 
 ops_tensor *
-randint_like_cpu(const ops_tensor *self, int64_t high, ops_generator *generator, ops_dtype dtype, ops_device device)
+randint_like_cpu(const ops_tensor *self, int64_t high, ops_generator *generator, ops_dtype dtype, ops_device device,
+                 ops_memory_format memory_format)
 {
-    return random_randint_like_low(self, 0, high, generator, dtype, device);
+    return random_randint_like_low(self, 0, high, generator, dtype, device, memory_format);
 }
 
 ops_status

@@ -832,7 +832,7 @@ unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_
     const bool fl = ops_dtype_is_floating(dt);
     const uint64_t nan = ops_ix_nan_key(dt);
 
-    if ((src = ops_contiguous(self)) == NULL)
+    if ((src = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT)) == NULL)
         goto fail;
     if (n > 0) {
         if ((a = (sort_p64 *)ops_host_malloc_array(n, sizeof *a)) == NULL ||
@@ -918,7 +918,7 @@ unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool
         else if (d > dim)
             inner *= self->sizes[d];
     }
-    if ((src = ops_contiguous(self)) == NULL)
+    if ((src = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT)) == NULL)
         goto fail;
     if ((first = (int64_t *)ops_host_malloc_array(len > 0 ? len : 1, sizeof *first)) == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
@@ -1033,7 +1033,7 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
             inner *= self->sizes[d];
     }
     const int64_t width = outer * inner;
-    if ((src = ops_contiguous(self)) == NULL)
+    if ((src = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT)) == NULL)
         goto fail;
     if ((keys = (uint64_t *)ops_host_malloc_array(numel, sizeof *keys)) == NULL ||
         (ord = (int64_t *)ops_host_malloc_array(len, sizeof *ord)) == NULL ||

@@ -100,10 +100,10 @@ ops_cuda_sequence(const char *op, ops_tensor *t, const ops_seq *q)
 /* ---- the CUDA dispatch kernels ------------------------------------------------------------ */
 
 ops_tensor *
-empty_cuda(ops_int_list size, ops_dtype dtype, ops_device device)
+empty_cuda(ops_int_list size, ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
     ops_cuda_device_guard g(device.index);
-    return creation_empty(size, dtype, device);
+    return creation_empty(size, dtype, device, memory_format);
 }
 
 ops_tensor *

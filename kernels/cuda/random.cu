@@ -449,17 +449,19 @@ randn_cuda(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_dev
 }
 
 ops_tensor *
-rand_like_cuda(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device)
+rand_like_cuda(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+               ops_memory_format memory_format)
 {
     ops_cuda_device_guard g(device_of(self));
-    return random_rand_like(self, generator, dtype, device);
+    return random_rand_like(self, generator, dtype, device, memory_format);
 }
 
 ops_tensor *
-randn_like_cuda(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device)
+randn_like_cuda(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
+                ops_memory_format memory_format)
 {
     ops_cuda_device_guard g(device_of(self));
-    return random_randn_like(self, generator, dtype, device);
+    return random_randn_like(self, generator, dtype, device, memory_format);
 }
 
 ops_status
@@ -500,17 +502,18 @@ randint_cuda(int64_t high, ops_int_list size, ops_generator *generator, ops_dtyp
 
 ops_tensor *
 randint_like_low_dtype_cuda(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator,
-                            ops_dtype dtype, ops_device device)
+                            ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
     ops_cuda_device_guard g(device_of(self));
-    return random_randint_like_low(self, low, high, generator, dtype, device);
+    return random_randint_like_low(self, low, high, generator, dtype, device, memory_format);
 }
 
 ops_tensor *
-randint_like_cuda(const ops_tensor *self, int64_t high, ops_generator *generator, ops_dtype dtype, ops_device device)
+randint_like_cuda(const ops_tensor *self, int64_t high, ops_generator *generator, ops_dtype dtype, ops_device device,
+                  ops_memory_format memory_format)
 {
     ops_cuda_device_guard g(device_of(self));
-    return random_randint_like_low(self, 0, high, generator, dtype, device);
+    return random_randint_like_low(self, 0, high, generator, dtype, device, memory_format);
 }
 
 ops_status

@@ -396,6 +396,14 @@ convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv, reason *why)
         *iv = ops_ivalue_device(d);
         return 1;
     }
+    case PYOPS_T_MEMORY_FORMAT: {
+        /* only the libops.memory_format objects: torch refuses ints and strings too */
+        ops_memory_format f = pyops_memory_format_from_object(o);
+        if (f == OPS_MEMORY_FORMAT_NONE)
+            return 0;
+        *iv = ops_ivalue_memory_format(f);
+        return 1;
+    }
     case PYOPS_T_GENERATOR:
         /* the Python object outlives the call (the caller holds it), and so does its
          * generator */
@@ -451,6 +459,8 @@ default_value(const pyops_arg *a)
         return ops_ivalue_str(a->def.str);
     case PYOPS_T_DTYPE:
         return ops_ivalue_dtype(a->def.dtype);
+    case PYOPS_T_MEMORY_FORMAT:
+        return ops_ivalue_memory_format(a->def.memory_format);
     case PYOPS_T_DEVICE: {
         ops_device d = OPS_DEVICE_CPU;
         if (a->def.str != NULL && ops_device_parse(a->def.str, &d) != OPS_OK)
@@ -488,7 +498,7 @@ expected_name(const pyops_arg *a)
         [PYOPS_T_INT_LIST] = "tuple of ints", [PYOPS_T_FLOAT] = "float",
         [PYOPS_T_BOOL] = "bool",           [PYOPS_T_STR] = "str",
         [PYOPS_T_DTYPE] = "dtype",         [PYOPS_T_DEVICE] = "device or str",
-        [PYOPS_T_GENERATOR] = "Generator",
+        [PYOPS_T_GENERATOR] = "Generator",  [PYOPS_T_MEMORY_FORMAT] = "memory_format",
     };
     static const char *const optional[] = {
         [PYOPS_T_TENSOR] = "Tensor or None",   [PYOPS_T_TENSOR_LIST] = "a sequence of Tensors or None",
@@ -496,11 +506,11 @@ expected_name(const pyops_arg *a)
         [PYOPS_T_INT_LIST] = "tuple of ints or None", [PYOPS_T_FLOAT] = "float or None",
         [PYOPS_T_BOOL] = "bool or None",       [PYOPS_T_STR] = "str or None",
         [PYOPS_T_DTYPE] = "dtype or None",     [PYOPS_T_DEVICE] = "device, str or None",
-        [PYOPS_T_GENERATOR] = "Generator",
+        [PYOPS_T_GENERATOR] = "Generator",     [PYOPS_T_MEMORY_FORMAT] = "memory_format or None",
     };
-    _Static_assert(sizeof names / sizeof names[0] == PYOPS_T_GENERATOR + 1, "a name per pyops_type");
-    _Static_assert(sizeof optional / sizeof optional[0] == PYOPS_T_GENERATOR + 1, "a name per pyops_type");
-    if ((unsigned)a->type > PYOPS_T_GENERATOR)
+    _Static_assert(sizeof names / sizeof names[0] == PYOPS_T_MEMORY_FORMAT + 1, "a name per pyops_type");
+    _Static_assert(sizeof optional / sizeof optional[0] == PYOPS_T_MEMORY_FORMAT + 1, "a name per pyops_type");
+    if ((unsigned)a->type > PYOPS_T_MEMORY_FORMAT)
         return "?";
     return (a->flags & PYOPS_F_OPTIONAL) ? optional[a->type] : names[a->type];
 }

@@ -114,7 +114,7 @@ set_state_of(ops_generator *g, PyObject *state)
                      (long long)ops_tensor_numel(t));
         return NULL;
     }
-    ops_tensor *c = ops_contiguous(t);
+    ops_tensor *c = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     if (c == NULL)
         return pyops_raise();
     const uint8_t *bytes = ops_tensor_data_ptr(c);

@@ -150,7 +150,7 @@ pyops_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ops_tensor *src = t;
     if (do_copy) {
-        src = ops_clone(t);
+        src = ops_clone(t, OPS_MEMORY_FORMAT_NONE);
         if (src == NULL)
             return pyops_raise();
     }

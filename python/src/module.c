@@ -127,6 +127,46 @@ pyops_dtype_from_object(PyObject *o)
     return OPS_DTYPE_NONE;
 }
 
+/* ---- memory formats: libops.contiguous_format, channels_last, ... ---- */
+
+static pyops_memory_format memory_format_objects[OPS_NUM_MEMORY_FORMATS];
+
+static PyObject *
+memory_format_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("libops.%s", ops_memory_format_name(((pyops_memory_format *)self)->format));
+}
+
+static PyObject *
+memory_format_reduce(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(ops_memory_format_name(((pyops_memory_format *)self)->format));
+}
+
+static PyMethodDef memory_format_methods[] = {
+    {"__reduce__", memory_format_reduce, METH_NOARGS, "pickled as the module attribute"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject pyops_memory_format_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "libops.memory_format",
+    .tp_basicsize = sizeof(pyops_memory_format),
+    .tp_repr = memory_format_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A memory layout for new tensors: libops.contiguous_format, channels_last, channels_last_3d, "
+              "preserve_format",
+    .tp_methods = memory_format_methods,
+};
+
+ops_memory_format
+pyops_memory_format_from_object(PyObject *o)
+{
+    if (Py_TYPE(o) == &pyops_memory_format_type)
+        return ((pyops_memory_format *)o)->format;
+    return OPS_MEMORY_FORMAT_NONE;
+}
+
 /* ---- devices: libops.device is a small Python class (python/libops/__init__.py) ---- */
 
 static PyObject *device_class;
@@ -331,8 +371,8 @@ fill(PyObject *o, char *dst, ops_dtype dt, size_t isz, int64_t *pos, int64_t cap
                 return -1;
             o = holder;
         }
-        ops_tensor *c = ops_to_dtype(PYOPS_T(o), dt, false, false);
-        ops_tensor *cc = c ? ops_contiguous(c) : NULL;
+        ops_tensor *c = ops_to_dtype(PYOPS_T(o), dt, false, false, OPS_MEMORY_FORMAT_NONE);
+        ops_tensor *cc = c ? ops_contiguous(c, OPS_CONTIGUOUS_FORMAT) : NULL;
         ops_tensor_release(c);
         Py_XDECREF(holder);
         if (cc == NULL) {
@@ -392,7 +432,7 @@ pyops_tensor_new_from_data(PyObject *data, ops_dtype dtype, bool requires_grad)
     }
     if (inf.ndim < 0)
         inf.ndim = 0;
-    ops_tensor *t = ops_empty((ops_int_list){inf.sizes, inf.ndim}, dtype, OPS_DEVICE_CPU);
+    ops_tensor *t = ops_empty((ops_int_list){inf.sizes, inf.ndim}, dtype, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     if (t == NULL)
         return pyops_raise();
     int64_t pos = 0;
@@ -435,7 +475,8 @@ py_tensor(PyObject *mod, PyObject *args, PyObject *kwargs)
             PyObject *h = pyops_tensor_new_from_data(data, dt, false);
             if (h == NULL)
                 return NULL;
-            PyObject *r = pyops_wrap(ops_to_device(PYOPS_T(h), dev, OPS_DTYPE_NONE, false, false));
+            PyObject *r = pyops_wrap(ops_to_device(PYOPS_T(h), dev, OPS_DTYPE_NONE, false, false,
+                                                   OPS_MEMORY_FORMAT_NONE));
             Py_DECREF(h);
             if (r != NULL && rg) {
                 const ops_status st = ops_tensor_set_requires_grad(PYOPS_T(r), true);
@@ -677,7 +718,7 @@ PyMODINIT_FUNC
 PyInit__C(void)
 {
     if (pyops_tensor_type_prepare() < 0 || PyType_Ready(&pyops_tensor_type) < 0 ||
-        PyType_Ready(&pyops_dtype_type) < 0)
+        PyType_Ready(&pyops_dtype_type) < 0 || PyType_Ready(&pyops_memory_format_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)
@@ -703,6 +744,22 @@ PyInit__C(void)
         dtype_objects[d].dtype = (ops_dtype)d;
         Py_INCREF(o);
         if (PyModule_AddObject(m, ops_dtype_name((ops_dtype)d), o) < 0) {
+            Py_DECREF(o);
+            goto fail;
+        }
+    }
+    Py_INCREF(&pyops_memory_format_type);
+    if (PyModule_AddObject(m, "memory_format", (PyObject *)&pyops_memory_format_type) < 0) {
+        Py_DECREF(&pyops_memory_format_type);
+        goto fail;
+    }
+    for (int f = 0; f < OPS_NUM_MEMORY_FORMATS; f++) {
+        PyObject *o = (PyObject *)&memory_format_objects[f];
+        if (Py_REFCNT(o) == 0)
+            (void)PyObject_Init(o, &pyops_memory_format_type);
+        memory_format_objects[f].format = (ops_memory_format)f;
+        Py_INCREF(o);
+        if (PyModule_AddObject(m, ops_memory_format_name((ops_memory_format)f), o) < 0) {
             Py_DECREF(o);
             goto fail;
         }

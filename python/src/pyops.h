@@ -33,6 +33,13 @@ typedef struct pyops_dtype {
     ops_dtype dtype;
 } pyops_dtype;
 
+/* libops.memory_format: one immortal instance per ops_memory_format
+ * (libops.contiguous_format, channels_last, channels_last_3d, preserve_format). */
+typedef struct pyops_memory_format {
+    PyObject_HEAD
+    ops_memory_format format;
+} pyops_memory_format;
+
 /* libops.Generator (generator.c): owns its ops_generator, except the one object of
  * libops.default_generator, which wraps the process-wide generator. */
 typedef struct pyops_generator {
@@ -43,6 +50,7 @@ typedef struct pyops_generator {
 
 extern PyTypeObject pyops_tensor_type;
 extern PyTypeObject pyops_dtype_type;
+extern PyTypeObject pyops_memory_format_type;
 extern PyTypeObject pyops_generator_type;
 
 /* Whether o is a libops.Generator. */
@@ -70,6 +78,9 @@ bool pyops_scalar_from_object(PyObject *o, ops_scalar *out);
 PyObject *pyops_scalar_to_object(ops_scalar s);
 /* dtype object (or Python's bool/int/float types) -> dtype; OPS_DTYPE_NONE otherwise. */
 ops_dtype pyops_dtype_from_object(PyObject *o);
+/* The format of a libops.memory_format object; OPS_MEMORY_FORMAT_NONE for anything else
+ * (no exception set). */
+ops_memory_format pyops_memory_format_from_object(PyObject *o);
 /* str or libops.device -> device; false (no exception) when o is neither or unparsable. */
 bool pyops_device_from_object(PyObject *o, ops_device *out);
 /* The same, saying why: 1 converted, 0 o is not a str or device, -1 a string that names
@@ -99,6 +110,7 @@ typedef enum pyops_type {
     PYOPS_T_DTYPE,
     PYOPS_T_DEVICE,
     PYOPS_T_GENERATOR,
+    PYOPS_T_MEMORY_FORMAT,
 } pyops_type;
 
 #define PYOPS_F_OPTIONAL 1u      /* the type ends in '?': None is accepted */
@@ -114,6 +126,7 @@ typedef union pyops_default {
     bool b;
     const char *str; /* str and Device defaults */
     ops_dtype dtype;
+    ops_memory_format memory_format;
     ops_scalar scalar;
     ops_int_list ints;
 } pyops_default;

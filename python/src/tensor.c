@@ -414,11 +414,22 @@ m_storage_offset(PyObject *self, PyObject *unused)
     return PyLong_FromLongLong(ops_tensor_storage_offset(PYOPS_T(self)));
 }
 
+/* is_contiguous(memory_format=contiguous_format): torch takes only a memory_format
+ * object (keyword or positional), answering channels_last's question for channels_last. */
 static PyObject *
-m_is_contiguous(PyObject *self, PyObject *unused)
+m_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)unused;
-    return PyBool_FromLong(ops_tensor_is_contiguous(PYOPS_T(self)));
+    static char *kw[] = {"memory_format", NULL};
+    PyObject *fmt = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:is_contiguous", kw, &fmt))
+        return NULL;
+    ops_memory_format f = OPS_CONTIGUOUS_FORMAT;
+    if (fmt != NULL && (f = pyops_memory_format_from_object(fmt)) == OPS_MEMORY_FORMAT_NONE) {
+        PyErr_Format(PyExc_TypeError, "is_contiguous(): argument 'memory_format' must be libops.memory_format, not %s",
+                     Py_TYPE(fmt)->tp_name);
+        return NULL;
+    }
+    return PyBool_FromLong(ops_tensor_is_contiguous_as(PYOPS_T(self), f));
 }
 
 static PyObject *
@@ -483,7 +494,7 @@ m_tolist(PyObject *self, PyObject *unused)
     (void)unused;
     /* a contiguous host copy (a device tensor is copied to the cpu first) */
     ops_tensor *h = ops_cpu(PYOPS_T(self));
-    ops_tensor *c = h != NULL ? ops_contiguous(h) : NULL;
+    ops_tensor *c = h != NULL ? ops_contiguous(h, OPS_CONTIGUOUS_FORMAT) : NULL;
     ops_tensor_release(h);
     if (c == NULL)
         return pyops_raise();
@@ -589,10 +600,10 @@ to_bool_arg(PyObject *v, const char *name, Py_ssize_t pos, int *out)
     return 0;
 }
 
-/* x.to(...) as torch's three overloads:
- *   to(dtype, non_blocking=False, copy=False)
- *   to(device=None, dtype=None, non_blocking=False, copy=False)
- *   to(other, non_blocking=False, copy=False)
+/* x.to(...) as torch's three overloads, each with a keyword-only memory_format=None:
+ *   to(dtype, non_blocking=False, copy=False, *, memory_format=None)
+ *   to(device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None)
+ *   to(other, non_blocking=False, copy=False, *, memory_format=None)
  * The first positional (a dtype, a Tensor, anything else), or without one the keyword
  * 'other', picks the overload; positionals then take that overload's names in order and
  * keywords fill the rest, so x.to(float64, False, True) means copy=True as in torch. All
@@ -624,6 +635,7 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PyObject *val[4] = {NULL, NULL, NULL, NULL};
+    PyObject *fmt = NULL; /* memory_format=, keyword only */
     Py_ssize_t posof[4] = {0, 0, 0, 0}; /* 1-based position, 0 for a keyword */
     for (Py_ssize_t i = 0; i < npos; i++) {
         val[i] = PyTuple_GET_ITEM(args, i);
@@ -638,6 +650,10 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
                 if (!PyErr_Occurred())
                     PyErr_SetString(PyExc_TypeError, "to(): keywords must be strings");
                 return NULL;
+            }
+            if (strcmp(k, "memory_format") == 0) {
+                fmt = v;
+                continue;
             }
             int slot = -1;
             for (int j = 0; j < nnames; j++)
@@ -708,56 +724,69 @@ m_to(PyObject *self, PyObject *args, PyObject *kwargs)
             return NULL;
         }
     }
-    return wrap_maybe_self(self, ops_to_device(t, dev, target, non_blocking, copy));
+    ops_memory_format mf = OPS_MEMORY_FORMAT_NONE;
+    if (fmt != NULL && fmt != Py_None && (mf = pyops_memory_format_from_object(fmt)) == OPS_MEMORY_FORMAT_NONE) {
+        PyErr_Format(PyExc_TypeError, "to(): argument 'memory_format' must be libops.memory_format, not %s",
+                     Py_TYPE(fmt)->tp_name);
+        return NULL;
+    }
+    return wrap_maybe_self(self, ops_to_device(t, dev, target, non_blocking, copy, mf));
 }
 
-static PyObject *
-m_float(PyObject *self, PyObject *unused)
+/* The keyword-only memory_format= of the conversion shorthands (float(), cpu(),
+ * cuda(), ...): None when absent; -1 with a TypeError naming the method otherwise. */
+static int
+memory_format_kw(PyObject *fmt, const char *fname, ops_memory_format *out)
 {
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT32, false, false));
+    *out = OPS_MEMORY_FORMAT_NONE;
+    if (fmt == NULL || fmt == Py_None)
+        return 0;
+    if ((*out = pyops_memory_format_from_object(fmt)) == OPS_MEMORY_FORMAT_NONE) {
+        PyErr_Format(PyExc_TypeError, "%s(): argument 'memory_format' must be libops.memory_format, not %s", fname,
+                     Py_TYPE(fmt)->tp_name);
+        return -1;
+    }
+    return 0;
 }
 
+/* x.float(memory_format=preserve_format) and its siblings: to(dtype, memory_format=). */
 static PyObject *
-m_double(PyObject *self, PyObject *unused)
+to_dtype_method(PyObject *self, PyObject *args, PyObject *kwargs, const char *fname, ops_dtype dt)
 {
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT64, false, false));
+    static char *kw[] = {"memory_format", NULL};
+    char format[32];
+    snprintf(format, sizeof format, "|$O:%s", fname);
+    PyObject *fmt = NULL;
+    ops_memory_format mf;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, kw, &fmt) || memory_format_kw(fmt, fname, &mf) < 0)
+        return NULL;
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), dt, false, false, mf));
 }
 
-static PyObject *
-m_half(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_FLOAT16, false, false));
-}
+#define PYOPS_TO_DTYPE_METHOD(fn, name, dt)                                                    \
+    static PyObject *fn(PyObject *self, PyObject *args, PyObject *kwargs)                      \
+    {                                                                                          \
+        return to_dtype_method(self, args, kwargs, name, dt);                                  \
+    }
+PYOPS_TO_DTYPE_METHOD(m_float, "float", OPS_FLOAT32)
+PYOPS_TO_DTYPE_METHOD(m_double, "double", OPS_FLOAT64)
+PYOPS_TO_DTYPE_METHOD(m_half, "half", OPS_FLOAT16)
+PYOPS_TO_DTYPE_METHOD(m_long, "long", OPS_INT64)
+PYOPS_TO_DTYPE_METHOD(m_int, "int", OPS_INT32)
+PYOPS_TO_DTYPE_METHOD(m_bool, "bool", OPS_BOOL)
+#undef PYOPS_TO_DTYPE_METHOD
 
 static PyObject *
-m_long(PyObject *self, PyObject *unused)
+m_cpu(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT64, false, false));
-}
-
-static PyObject *
-m_int(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_INT32, false, false));
-}
-
-static PyObject *
-m_bool(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), OPS_BOOL, false, false));
-}
-
-static PyObject *
-m_cpu(PyObject *self, PyObject *unused)
-{
-    (void)unused;
-    return wrap_maybe_self(self, ops_cpu(PYOPS_T(self)));
+    static char *kw[] = {"memory_format", NULL};
+    PyObject *fmt = NULL;
+    ops_memory_format mf;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$O:cpu", kw, &fmt) || memory_format_kw(fmt, "cpu", &mf) < 0)
+        return NULL;
+    if (mf == OPS_MEMORY_FORMAT_NONE)
+        return wrap_maybe_self(self, ops_cpu(PYOPS_T(self)));
+    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), OPS_DEVICE_CPU, OPS_DTYPE_NONE, false, false, mf));
 }
 
 static PyObject *
@@ -779,10 +808,12 @@ m_is_pinned(PyObject *self, PyObject *unused)
 static PyObject *
 m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *kw[] = {"device", "non_blocking", NULL};
-    PyObject *devarg = Py_None;
+    static char *kw[] = {"device", "non_blocking", "memory_format", NULL};
+    PyObject *devarg = Py_None, *fmt = NULL;
     int non_blocking = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:cuda", kw, &devarg, &non_blocking))
+    ops_memory_format mf;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op$O:cuda", kw, &devarg, &non_blocking, &fmt) ||
+        memory_format_kw(fmt, "cuda", &mf) < 0)
         return NULL;
     ops_device dev = OPS_DEVICE_CUDA(0);
     if (PyLong_Check(devarg)) {
@@ -806,7 +837,7 @@ m_cuda(PyObject *self, PyObject *args, PyObject *kwargs)
                      ops_device_str(dev, buf, sizeof buf));
         return NULL;
     }
-    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false));
+    return wrap_maybe_self(self, ops_to_device(PYOPS_T(self), dev, OPS_DTYPE_NONE, non_blocking, false, mf));
 }
 
 /* x.type(dtype=None, non_blocking=False) as torch's: non_blocking is the second
@@ -830,7 +861,7 @@ m_type(PyObject *self, PyObject *args, PyObject *kwargs)
                      Py_TYPE(dt)->tp_name);
         return NULL;
     }
-    return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false));
+    return pyops_wrap(ops_to_dtype(PYOPS_T(self), d, false, false, OPS_MEMORY_FORMAT_NONE));
 }
 
 static PyObject *
@@ -860,7 +891,8 @@ static PyMethodDef tensor_methods[] = {
     {"numel", m_numel, METH_NOARGS, "number of elements"},
     {"nelement", m_numel, METH_NOARGS, "number of elements"},
     {"storage_offset", m_storage_offset, METH_NOARGS, "offset in the storage, in elements"},
-    {"is_contiguous", m_is_contiguous, METH_NOARGS, "row-major contiguous"},
+    {"is_contiguous", (PyCFunction)(void (*)(void))m_is_contiguous, METH_VARARGS | METH_KEYWORDS,
+     "is_contiguous(memory_format=contiguous_format): strides are memory_format's (row-major by default)"},
     {"is_floating_point", m_is_floating_point, METH_NOARGS, "float16 .. float64"},
     {"element_size", m_element_size, METH_NOARGS, "bytes per element"},
     {"data_ptr", m_data_ptr, METH_NOARGS, "address of the first element"},
@@ -884,19 +916,21 @@ static PyMethodDef tensor_methods[] = {
     {"requires_grad_", (PyCFunction)(void (*)(void))m_requires_grad_, METH_VARARGS | METH_KEYWORDS,
      "requires_grad_(requires_grad=True)"},
     {"retain_grad", m_retain_grad, METH_NOARGS, "keep .grad on a non-leaf"},
-    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS, "to(dtype, non_blocking=False, copy=False) | to(device=None, dtype=None, non_blocking=False, copy=False) | "
-     "to(other, non_blocking=False, copy=False)"},
-    {"float", m_float, METH_NOARGS, "to float32"},
-    {"double", m_double, METH_NOARGS, "to float64"},
-    {"half", m_half, METH_NOARGS, "to float16"},
-    {"long", m_long, METH_NOARGS, "to int64"},
-    {"int", m_int, METH_NOARGS, "to int32"},
-    {"bool", m_bool, METH_NOARGS, "to bool"},
-    {"cpu", m_cpu, METH_NOARGS, "the tensor on the CPU"},
+    {"to", (PyCFunction)(void (*)(void))m_to, METH_VARARGS | METH_KEYWORDS,
+     "to(dtype, non_blocking=False, copy=False, *, memory_format=None) | to(device=None, dtype=None, "
+     "non_blocking=False, copy=False, *, memory_format=None) | to(other, non_blocking=False, copy=False, *, "
+     "memory_format=None)"},
+    {"float", (PyCFunction)(void (*)(void))m_float, METH_VARARGS | METH_KEYWORDS, "to float32 (memory_format=None)"},
+    {"double", (PyCFunction)(void (*)(void))m_double, METH_VARARGS | METH_KEYWORDS, "to float64 (memory_format=None)"},
+    {"half", (PyCFunction)(void (*)(void))m_half, METH_VARARGS | METH_KEYWORDS, "to float16 (memory_format=None)"},
+    {"long", (PyCFunction)(void (*)(void))m_long, METH_VARARGS | METH_KEYWORDS, "to int64 (memory_format=None)"},
+    {"int", (PyCFunction)(void (*)(void))m_int, METH_VARARGS | METH_KEYWORDS, "to int32 (memory_format=None)"},
+    {"bool", (PyCFunction)(void (*)(void))m_bool, METH_VARARGS | METH_KEYWORDS, "to bool (memory_format=None)"},
+    {"cpu", (PyCFunction)(void (*)(void))m_cpu, METH_VARARGS | METH_KEYWORDS, "the tensor on the CPU (memory_format=None)"},
     {"pin_memory", m_pin_memory, METH_NOARGS, "a copy in pinned host memory (itself when pinned already)"},
     {"is_pinned", m_is_pinned, METH_NOARGS, "whether the data is in pinned host memory"},
     {"cuda", (PyCFunction)(void (*)(void))m_cuda, METH_VARARGS | METH_KEYWORDS,
-     "cuda(device=None, non_blocking=False): the tensor on a CUDA device"},
+     "cuda(device=None, non_blocking=False, *, memory_format=None): the tensor on a CUDA device"},
     {"type", (PyCFunction)(void (*)(void))m_type, METH_VARARGS | METH_KEYWORDS,
      "type(dtype=None, non_blocking=False)"},
     {"new_tensor", m_new_tensor, METH_VARARGS, "libops.tensor(data) with this tensor's dtype"},

@@ -186,6 +186,9 @@ rd_arg(reader *r, ops_ivalue *v)
         rd_u32(r);
         *v = ops_ivalue_device(OPS_DEVICE_CPU);
         break;
+    case OPS_IVALUE_MEMORY_FORMAT:
+        *v = ops_ivalue_memory_format((ops_memory_format)(int32_t)rd_u32(r));
+        break;
     default:
         r->bad = true;
     }

@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from codegen import conformance as conf_mod  # noqa: E402
-from codegen.model import SchemaError, load_model  # noqa: E402
+from codegen.model import MEMORY_FORMAT_NAMES, SchemaError, load_model  # noqa: E402
 
 DTYPES = conf_mod.DTYPES
 CODE = {d: i for i, d in enumerate(DTYPES)}
@@ -44,9 +44,9 @@ TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-
 
 # ivalue tags (runtime/ops_registry.h)
 T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
-    T_DTYPE, T_DEVICE = range(11)
-# (OPS_IVALUE_GENERATOR follows T_DEVICE in the registry; a `Generator?` argument is always
-# written as None, so the case file never holds one.)
+    T_DTYPE, T_DEVICE, T_GENERATOR, T_MEMORY_FORMAT = range(13)
+# (a `Generator?` argument is always written as None, so the case file never holds
+# T_GENERATOR.)
 
 # per-return flags of a value case (tests/conformance/cases.h RET_*)
 R_COMPARE, R_LIST = 1, 2
@@ -399,6 +399,8 @@ class Writer:
             out += struct.pack("<i", CODE[value])
         elif tag == T_DEVICE:
             out += struct.pack("<ii", 0, 0)
+        elif tag == T_MEMORY_FORMAT:  # ops_memory_format's value: its index in the model's names
+            out += struct.pack("<i", MEMORY_FORMAT_NAMES.index(value))
         return out
 
     def add(self, label, entry, flags, dtype, tol, args, expected=None, exp_dtype=None, error="",
@@ -973,6 +975,8 @@ class Gen:
             return self.w.arg(T_DTYPE, v)
         if t.base == "Device":
             return self.w.arg(T_DEVICE, v)
+        if t.base == "MemoryFormat":
+            return self.w.arg(T_MEMORY_FORMAT, v)
         raise SystemExit(f"gen_cases: cannot encode {a}")
 
     # -- everything else: explicit samples ---------------------------------------

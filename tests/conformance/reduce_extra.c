@@ -129,7 +129,7 @@ START_TEST(test_max_dim_threaded_and_strided)
             v[r * cols + k] = k == (37 * r) % cols ? 1e6 : (double)(k - r);
     ops_tensor *t = ops_tensor_from_data(v, I(rows, cols), OPS_FLOAT64);
     ops_tensor *tt = ops_transpose(t, 0, 1);
-    ops_tensor *tc = tt ? ops_contiguous(tt) : NULL; /* [cols, rows]: the outer-dim path */
+    ops_tensor *tc = tt ? ops_contiguous(tt, OPS_CONTIGUOUS_FORMAT) : NULL; /* [cols, rows]: the outer-dim path */
     ck_assert_ptr_nonnull(tc);
     for (int pass = 0; pass < 3; pass++) {
         const ops_tensor *src = pass == 0 ? t : pass == 1 ? tt : tc;
@@ -291,8 +291,9 @@ START_TEST(test_two_outs_untouched_on_failure)
     for (int which = 0; which < 3; which++) {
         bool done = false;
         for (int64_t nth = 1; nth < 64 && !done; nth++) {
-            ops_tensor *o0 = ops_empty(I(0), OPS_FLOAT64, OPS_DEVICE_CPU);
-            ops_tensor *o1 = ops_empty(I(0), which == 2 ? OPS_FLOAT64 : OPS_INT64, OPS_DEVICE_CPU);
+            ops_tensor *o0 = ops_empty(I(0), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+            ops_tensor *o1 = ops_empty(I(0), which == 2 ? OPS_FLOAT64 : OPS_INT64, OPS_DEVICE_CPU,
+                                       OPS_MEMORY_FORMAT_NONE);
             ck_assert(o0 != NULL && o1 != NULL);
             ops_alloc_fail_nth(nth);
             const ops_status st = which == 0   ? ops_max_dim_max(t, 1, false, o0, o1)
@@ -312,8 +313,8 @@ START_TEST(test_two_outs_untouched_on_failure)
         ck_assert(done);
     }
     /* values and indices in one tensor's memory */
-    ops_tensor *o = ops_empty(I(2), OPS_INT64, OPS_DEVICE_CPU);
-    ops_tensor *f = ops_empty(I(2), OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *o = ops_empty(I(2), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *f = ops_empty(I(2), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     ck_assert(ops_max_dim_max(t, 1, false, f, f) != OPS_OK); /* indices must be int64 */
     ops_tensor *ti = ops_tensor_from_data((const int64_t[]){5, 1, 4}, I(3), OPS_INT64);
     ck_assert(ops_max_dim_max(ti, 0, false, o, o) != OPS_OK);

@@ -1139,7 +1139,7 @@ cuda_written_check(const test_case *c)
     ops_status st;
     memcpy(args, c->args, sizeof(ops_ivalue) * (size_t)c->nargs);
     ops_tensor *self = op->kind == OPS_KIND_OUT ? new_tensor(1, (int64_t[]){0}, ops_tensor_dtype(given))
-                                                : ops_clone(given);
+                                                : ops_clone(given, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(self);
     if (op->kind != OPS_KIND_OUT)
         owned_add(self, owned_release_tensor);
@@ -1861,13 +1861,13 @@ all_finite(const ops_tensor *t)
 static ops_tensor *
 grad_input(const ops_tensor *t, int pass, bool *transposed, bool *finite)
 {
-    ops_tensor *x = ops_to_dtype(t, OPS_FLOAT64, false, true);
+    ops_tensor *x = ops_to_dtype(t, OPS_FLOAT64, false, true, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(x);
     if (pass == 1 && ops_tensor_ndim(x) >= 2) {
         /* the same values through a transposed layout */
         const int nd = (int)ops_tensor_ndim(x);
         ops_tensor *xt = ops_transpose(x, nd - 2, nd - 1);
-        ops_tensor *c2 = ops_contiguous(xt);
+        ops_tensor *c2 = ops_contiguous(xt, OPS_CONTIGUOUS_FORMAT);
         ops_tensor *back = ops_transpose(c2, nd - 2, nd - 1);
         ops_tensor_release(xt);
         ops_tensor_release(c2);
@@ -1875,7 +1875,7 @@ grad_input(const ops_tensor *t, int pass, bool *transposed, bool *finite)
         x = back;
         *transposed = true;
     }
-    ops_tensor *cx = ops_contiguous(x);
+    ops_tensor *cx = ops_contiguous(x, OPS_CONTIGUOUS_FORMAT);
     *finite = *finite && all_finite(cx);
     ops_tensor_release(cx);
     return x;
@@ -1999,7 +1999,7 @@ cuda_grad_check(const test_case *c, const grad_call *g, ops_tensor *const *input
             snprintf(msg, sizeof msg, "input %d: the gradient's shape or dtype differs (or its copy failed)", k);
             break;
         }
-        ops_tensor *ca = ops_contiguous(a), *cb = ops_contiguous(hb);
+        ops_tensor *ca = ops_contiguous(a, OPS_CONTIGUOUS_FORMAT), *cb = ops_contiguous(hb, OPS_CONTIGUOUS_FORMAT);
         for (int64_t i = 0; i < ops_tensor_numel(ca); i++) {
             const double x = read_double(ops_tensor_dtype(ca), element_ptr(ca, i));
             const double z = read_double(ops_tensor_dtype(cb), element_ptr(cb, i));
@@ -2088,7 +2088,7 @@ run_gradients(const test_case *c)
                     const ops_tensor *y = list ? r[i].v.tensor_list.data[k] : r[i].v.tensor;
                     if (ops_tensor_dtype(y) != OPS_FLOAT64 || ops_autograd_formula_outputs[e][i] != '1')
                         continue;
-                    ops_tensor *cy = ops_contiguous(y);
+                    ops_tensor *cy = ops_contiguous(y, OPS_CONTIGUOUS_FORMAT);
                     const bool finite = all_finite(cy);
                     ops_tensor_release(cy);
                     if (!finite) { /* the case is outside the op's domain: no output checked */
@@ -2138,7 +2138,7 @@ run_formula_probe(const test_case *c)
         const ops_ivalue *v = &c->args[a];
         if (v->tag != OPS_IVALUE_TENSOR || v->v.tensor == NULL || !ops_dtype_is_floating(ops_tensor_dtype(v->v.tensor)))
             continue;
-        inputs[a] = ops_clone(v->v.tensor);
+        inputs[a] = ops_clone(v->v.tensor, OPS_MEMORY_FORMAT_NONE);
         ck_assert_ptr_nonnull(inputs[a]);
         ck_assert_int_eq(ops_tensor_set_requires_grad(inputs[a], true), OPS_OK);
         args[a] = ops_ivalue_tensor(inputs[a]);

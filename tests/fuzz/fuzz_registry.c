@@ -276,6 +276,9 @@ describe_value(char *buf, size_t n, size_t used, const ops_ivalue *v)
     case OPS_IVALUE_DTYPE: return appendf(buf, n, used, "dtype %d (%s)", (int)v->v.dtype, ops_dtype_name(v->v.dtype));
     case OPS_IVALUE_DEVICE: return appendf(buf, n, used, "device(type %d, index %d)", (int)v->v.device.type, v->v.device.index);
     case OPS_IVALUE_GENERATOR: return appendf(buf, n, used, "Generator");
+    case OPS_IVALUE_MEMORY_FORMAT:
+        return appendf(buf, n, used, "memory_format %d (%s)", (int)v->v.memory_format,
+                       ops_memory_format_name(v->v.memory_format));
     case OPS_NUM_IVALUE_TAGS: break;
     }
     return appendf(buf, n, used, "tag %d", (int)v->tag);
@@ -517,7 +520,7 @@ make_layout(call *c, rng *r, int nd, const int64_t *sizes, ops_dtype dt)
             extent = 0;
     const int64_t offset = (kind == 4) ? (int64_t)below(r, 5) : 0;
     const int64_t base_n = extent + offset + (kind == 4 ? (int64_t)below(r, 3) : 0);
-    ops_tensor *base = own(c, ops_empty(OPS_INTS(base_n), dt, OPS_DEVICE_CPU));
+    ops_tensor *base = own(c, ops_empty(OPS_INTS(base_n), dt, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE));
     if (base == NULL)
         return NULL;
     fill(r, ops_tensor_data_ptr(base), dt, base_n);
@@ -566,7 +569,7 @@ make_huge(call *c, rng *r, ops_dtype dt)
         if (!fits)
             sizes[hd] = (int64_t)1 << 40;
     } /* else: numel overflows; as_strided must refuse it */
-    ops_tensor *base = own(c, ops_empty(OPS_INTS(inner), dt, OPS_DEVICE_CPU));
+    ops_tensor *base = own(c, ops_empty(OPS_INTS(inner), dt, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE));
     if (base == NULL)
         return NULL;
     fill(r, ops_tensor_data_ptr(base), dt, inner);
@@ -767,6 +770,13 @@ draw_arg(call *c, rng *r, int i)
         static const ops_device devs[] = {{OPS_CPU, 0}, {OPS_CPU, 0}, {OPS_CPU, 0}, {OPS_CUDA, 0},
                                           {OPS_CUDA, 7}, {OPS_CPU, 3}, {(ops_device_type)9, 0}, {OPS_CUDA, -1}};
         *v = ops_ivalue_device(devs[below(r, sizeof devs / sizeof devs[0])]);
+        return;
+    }
+    if (!strcmp(type, "MemoryFormat")) {
+        /* every format against every rank (channels_last of a 3-d tensor must fail cleanly),
+         * and rarely a value outside the enum */
+        *v = ops_ivalue_memory_format(chance(r, 2) ? (ops_memory_format)(OPS_NUM_MEMORY_FORMATS + (int)below(r, 100))
+                                                   : (ops_memory_format)below(r, OPS_NUM_MEMORY_FORMATS));
         return;
     }
     if (!strcmp(type, "Generator")) {
@@ -1171,7 +1181,7 @@ replay_begin(const char *name, const char *overload)
 static ops_tensor *
 replay_tensor_of(call *c, ops_int_list sizes, ops_dtype dt)
 {
-    ops_tensor *t = own(c, ops_empty(sizes, dt, OPS_DEVICE_CPU));
+    ops_tensor *t = own(c, ops_empty(sizes, dt, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE));
     if (t == NULL) {
         fprintf(stderr, "fuzz_registry: replay: %s\n", ops_last_error());
         exit(1);

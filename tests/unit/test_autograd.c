@@ -126,7 +126,7 @@ sum_apply(ops_node *n, ops_tensor *const *grads, ops_tensor **out)
     ops_tensor *e = ops_expand(grads[0], (ops_int_list){s->sizes, s->ndim}, false);
     if (e == NULL)
         return ops_last_status();
-    out[0] = ops_clone(e);
+    out[0] = ops_clone(e, OPS_MEMORY_FORMAT_NONE);
     ops_tensor_release(e);
     return out[0] != NULL ? OPS_OK : ops_last_status();
 }
@@ -174,7 +174,7 @@ expect_values(const ops_tensor *t, const double *want, int64_t n)
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(ops_tensor_numel(t), n);
     ck_assert_int_eq(ops_tensor_dtype(t), OPS_FLOAT64);
-    ops_tensor *c = ops_contiguous(t);
+    ops_tensor *c = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     const double *p = ops_tensor_data_ptr(c);
     for (int64_t i = 0; i < n; i++)
         ck_assert_msg(fabs(p[i] - want[i]) <= 1e-12 * (1 + fabs(want[i])), "element %lld: %.17g != %.17g",

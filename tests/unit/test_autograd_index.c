@@ -27,7 +27,7 @@ f64(const double *d, ops_int_list sizes)
 static void
 expect_values(const ops_tensor *t, const double *want, int64_t n)
 {
-    ops_tensor *c = ops_contiguous(t);
+    ops_tensor *c = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(ops_tensor_numel(c), n);
     const double *p = ops_tensor_data_ptr(c);

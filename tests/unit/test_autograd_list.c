@@ -27,7 +27,7 @@ static void
 assert_values(const ops_tensor *t, const double *want, int64_t n)
 {
     ck_assert_int_eq(ops_tensor_numel(t), n);
-    ops_tensor *c = ops_contiguous(t);
+    ops_tensor *c = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     const double *p = ops_tensor_data_ptr(c);
     for (int64_t i = 0; i < n; i++)
         ck_assert_msg(p[i] == want[i], "element %lld: %g, expected %g", (long long)i, p[i], want[i]);

@@ -25,7 +25,7 @@ static void
 expect_values(const ops_tensor *t, const double *want, int64_t n)
 {
     ck_assert_int_eq(ops_tensor_numel(t), n);
-    ops_tensor *c = ops_contiguous(t);
+    ops_tensor *c = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     ck_assert_ptr_nonnull(c);
     const double *p = ops_tensor_data_ptr(c);
     for (int64_t i = 0; i < n; i++) {

@@ -215,7 +215,7 @@ host_values(int ndim, const int64_t *sizes, ops_dtype dt, unsigned seed)
     ops_tensor *f = ops_tensor_from_data(v, (ops_int_list){sizes, ndim}, OPS_FLOAT64);
     free(v);
     ck_assert_ptr_nonnull(f);
-    ops_tensor *t = ops_to_dtype(f, dt, false, false);
+    ops_tensor *t = ops_to_dtype(f, dt, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(t);
     ops_tensor_release(f);
     return t;
@@ -228,7 +228,7 @@ static ops_tensor *
 read_back(const ops_tensor *t)
 {
     ck_assert(ops_tensor_is_contiguous(t));
-    ops_tensor *h = ops_to_device(t, OPS_DEVICE_CPU, OPS_DTYPE_NONE, false, true);
+    ops_tensor *h = ops_to_device(t, OPS_DEVICE_CPU, OPS_DTYPE_NONE, false, true, OPS_MEMORY_FORMAT_NONE);
     ck_assert_msg(h != NULL, "%s", ops_last_error());
     return h;
 }
@@ -244,7 +244,7 @@ assert_same(const ops_tensor *got, const ops_tensor *want, const char *what)
     for (int i = 0; i < got->ndim; i++)
         ck_assert_int_eq(got->sizes[i], want->sizes[i]);
     ops_tensor *g = read_back(got);
-    ops_tensor *w = ops_contiguous(want);
+    ops_tensor *w = ops_contiguous(want, OPS_CONTIGUOUS_FORMAT);
     const size_t n = (size_t)ops_tensor_numel(w) * ops_tensor_itemsize(w);
     ck_assert_msg(memcmp(ops_tensor_data_ptr(g), ops_tensor_data_ptr(w), n) == 0, "%s: values differ", what);
     ops_tensor_release(g);
@@ -254,7 +254,7 @@ assert_same(const ops_tensor *got, const ops_tensor *want, const char *what)
 static ops_tensor *
 on(const ops_tensor *t, ops_device d)
 {
-    ops_tensor *r = ops_to_device(t, d, OPS_DTYPE_NONE, false, true);
+    ops_tensor *r = ops_to_device(t, d, OPS_DTYPE_NONE, false, true, OPS_MEMORY_FORMAT_NONE);
     ck_assert_msg(r != NULL, "to(%d:%d): %s", d.type, d.index, ops_last_error());
     return r;
 }
@@ -266,14 +266,14 @@ START_TEST(test_copy_every_dtype_pair)
         for (int dd = 0; dd < OPS_NUM_DTYPES; dd++) {
             char what[96];
             ops_tensor *h = host_values(2, sz, (ops_dtype)sd, (unsigned)(sd * 16 + dd));
-            ops_tensor *want = ops_to_dtype(h, (ops_dtype)dd, false, true);
+            ops_tensor *want = ops_to_dtype(h, (ops_dtype)dd, false, true, OPS_MEMORY_FORMAT_NONE);
             /* host -> device, converting on the way */
-            ops_tensor *d = ops_to_device(h, OPS_DEVICE_CUDA(0), (ops_dtype)dd, false, false);
+            ops_tensor *d = ops_to_device(h, OPS_DEVICE_CUDA(0), (ops_dtype)dd, false, false, OPS_MEMORY_FORMAT_NONE);
             snprintf(what, sizeof what, "%s -> cuda %s", ops_dtype_name(sd), ops_dtype_name(dd));
             assert_same(d, want, what);
             /* device -> host, converting */
             ops_tensor *ds = on(h, OPS_DEVICE_CUDA(0));
-            ops_tensor *back = ops_to_device(ds, OPS_DEVICE_CPU, (ops_dtype)dd, false, false);
+            ops_tensor *back = ops_to_device(ds, OPS_DEVICE_CPU, (ops_dtype)dd, false, false, OPS_MEMORY_FORMAT_NONE);
             snprintf(what, sizeof what, "cuda %s -> cpu %s", ops_dtype_name(sd), ops_dtype_name(dd));
             assert_same(back, want, what);
             /* device -> device on one device (copy_ into an existing tensor) */
@@ -369,7 +369,7 @@ END_TEST
 START_TEST(test_copy_empty_and_scalar)
 {
     ops_tensor *e = host_values(2, (int64_t[]){0, 3}, OPS_FLOAT32, 0);
-    ops_tensor *de = ops_to_device(e, OPS_DEVICE_CUDA(0), OPS_INT32, false, false);
+    ops_tensor *de = ops_to_device(e, OPS_DEVICE_CUDA(0), OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(de);
     ck_assert_int_eq(de->sizes[0], 0);
     ck_assert_int_eq(de->sizes[1], 3);
@@ -379,7 +379,7 @@ START_TEST(test_copy_empty_and_scalar)
     ck_assert_int_eq(ops_tensor_device(he).type, OPS_CPU);
 
     ops_tensor *s = ops_scalar_tensor(OPS_SCALAR_FLOAT(2.5), OPS_FLOAT64);
-    ops_tensor *ds = ops_to_device(s, OPS_DEVICE_CUDA(0), OPS_FLOAT16, false, false);
+    ops_tensor *ds = ops_to_device(s, OPS_DEVICE_CUDA(0), OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(ds);
     ck_assert_int_eq(ds->ndim, 0);
     ops_scalar v;
@@ -436,13 +436,13 @@ START_TEST(test_to_identity_and_item_and_print)
     ops_tensor *d = on(h, OPS_DEVICE_CUDA(0));
     ck_assert_int_eq(ops_tensor_device(d).type, OPS_CUDA);
     /* nothing changes: self itself; copy=True or a dtype change: a new tensor */
-    ops_tensor *same = ops_to_device(d, OPS_DEVICE_CUDA(0), OPS_FLOAT32, false, false);
+    ops_tensor *same = ops_to_device(d, OPS_DEVICE_CUDA(0), OPS_FLOAT32, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_eq(same, d);
-    ops_tensor *copied = ops_to_device(d, OPS_DEVICE_CUDA(0), OPS_DTYPE_NONE, false, true);
+    ops_tensor *copied = ops_to_device(d, OPS_DEVICE_CUDA(0), OPS_DTYPE_NONE, false, true, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_ne(copied, d);
     ck_assert(!ops_tensor_shares_storage(copied, d));
     assert_same(copied, h, "to(copy=True)");
-    ops_tensor *other = ops_to_other(h, d, false, false);
+    ops_tensor *other = ops_to_other(h, d, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(ops_tensor_device(other).type, OPS_CUDA);
     assert_same(other, h, "to(other)");
     ops_tensor *cpu_same = ops_cpu(h);
@@ -497,8 +497,8 @@ START_TEST(test_mixed_devices_and_cpu_scalars)
     assert_same(r1, w1, "cuda + cpu 0-dim");
     assert_same(r2, w2, "cpu 0-dim + cuda");
     /* a cuda one-element input of another dtype is converted on the device */
-    ops_tensor *one = ops_to_device(s, OPS_DEVICE_CUDA(0), OPS_INT32, false, false);
-    ops_tensor *hone = ops_to_dtype(s, OPS_INT32, false, false);
+    ops_tensor *one = ops_to_device(s, OPS_DEVICE_CUDA(0), OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *hone = ops_to_dtype(s, OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE);
     ops_tensor *r3 = ops_mul(d, one), *w3 = ops_mul(h, hone);
     assert_same(r3, w3, "cuda * cuda one-element int32");
     if (ops_cuda_device_count() >= 2) {
@@ -508,10 +508,10 @@ START_TEST(test_mixed_devices_and_cpu_scalars)
                       ops_last_error());
         /* cuda:0 -> cuda:1 with a conversion and a transposed source */
         ops_tensor *t0 = ops_t(d), *th = ops_t(h);
-        ops_tensor *x1 = ops_to_device(t0, OPS_DEVICE_CUDA(1), OPS_FLOAT64, false, false);
-        ops_tensor *xw = ops_to_dtype(th, OPS_FLOAT64, false, false);
+        ops_tensor *x1 = ops_to_device(t0, OPS_DEVICE_CUDA(1), OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE);
+        ops_tensor *xw = ops_to_dtype(th, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE);
         ck_assert_int_eq(ops_tensor_device(x1).index, 1);
-        ops_tensor *x1c = ops_contiguous(x1);
+        ops_tensor *x1c = ops_contiguous(x1, OPS_CONTIGUOUS_FORMAT);
         assert_same(x1c, xw, "cuda:0 transposed -> cuda:1 float64");
         ops_tensor *objs[] = {d1, t0, th, x1, xw, x1c};
         for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
@@ -542,8 +542,8 @@ small_graph_grads(ops_device dev, ops_tensor **gx, ops_tensor **gw)
     ck_assert_ptr_nonnull(b);
     ck_assert(ops_device_equal(ops_tensor_device(a), dev));
     ck_assert(ops_device_equal(ops_tensor_device(b), dev));
-    *gx = ops_contiguous(a);
-    *gw = ops_contiguous(b);
+    *gx = ops_contiguous(a, OPS_CONTIGUOUS_FORMAT);
+    *gw = ops_contiguous(b, OPS_CONTIGUOUS_FORMAT);
     ops_tensor *objs[] = {xh, wh, gh, x, w, g, xw, y, a, b};
     for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
         ops_tensor_release(objs[i]);
@@ -559,13 +559,13 @@ START_TEST(test_autograd_on_cuda)
     /* through to(device): the gradient comes back to the cpu leaf in its dtype */
     ops_tensor *xh = host_values(1, (int64_t[]){5}, OPS_FLOAT64, 11);
     ops_tensor_set_requires_grad(xh, true);
-    ops_tensor *xd = ops_to_device(xh, OPS_DEVICE_CUDA(0), OPS_FLOAT32, false, false);
+    ops_tensor *xd = ops_to_device(xh, OPS_DEVICE_CUDA(0), OPS_FLOAT32, false, false, OPS_MEMORY_FORMAT_NONE);
     ops_tensor *back = ops_cpu(xd);
     ops_tensor *seed = host_values(1, (int64_t[]){5}, OPS_FLOAT32, 12);
     ck_assert_msg(ops_backward(back, seed, false, false) == OPS_OK, "%s", ops_last_error());
     ops_tensor *gx = ops_tensor_grad(xh);
     ck_assert_ptr_nonnull(gx);
-    ops_tensor *want = ops_to_dtype(seed, OPS_FLOAT64, false, false);
+    ops_tensor *want = ops_to_dtype(seed, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE);
     assert_same(gx, want, "grad through to(cuda) and cpu()");
     ops_tensor *objs[] = {cx, cw, dx, dw, xh, xd, back, seed, gx, want};
     for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
@@ -588,7 +588,7 @@ START_TEST(test_dlpack_cuda_round_trip)
     ck_assert_msg(back != NULL, "%s", ops_last_error());
     ck_assert(ops_device_equal(ops_tensor_device(back), OPS_DEVICE_CUDA(0)));
     ck_assert_ptr_eq(ops_tensor_data_ptr(back), ops_tensor_data_ptr(dt));
-    ops_tensor *bc = ops_contiguous(back), *ht = ops_t(h);
+    ops_tensor *bc = ops_contiguous(back, OPS_CONTIGUOUS_FORMAT), *ht = ops_t(h);
     assert_same(bc, ht, "dlpack round trip");
     ops_tensor *objs[] = {h, d, dt, back, bc, ht};
     for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)

@@ -24,7 +24,7 @@
 static ops_tensor *
 to_dev(const ops_tensor *t)
 {
-    ops_tensor *d = ops_empty((ops_int_list){t->sizes, t->ndim}, t->dtype, OPS_DEVICE_CUDA(0));
+    ops_tensor *d = ops_empty((ops_int_list){t->sizes, t->ndim}, t->dtype, OPS_DEVICE_CUDA(0), OPS_MEMORY_FORMAT_NONE);
     ck_assert_msg(d != NULL, "cuda alloc: %s", ops_last_error());
     ck_assert_msg(ops_copy_(d, t, false) == OPS_OK, "to cuda: %s", ops_last_error());
     return d;
@@ -33,7 +33,7 @@ to_dev(const ops_tensor *t)
 static ops_tensor *
 to_host(const ops_tensor *t)
 {
-    ops_tensor *h = ops_empty((ops_int_list){t->sizes, t->ndim}, t->dtype, OPS_DEVICE_CPU);
+    ops_tensor *h = ops_empty((ops_int_list){t->sizes, t->ndim}, t->dtype, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     ck_assert_msg(h != NULL, "cpu alloc: %s", ops_last_error());
     ck_assert_msg(ops_copy_(h, t, false) == OPS_OK, "to cpu: %s", ops_last_error());
     return h;
@@ -47,7 +47,8 @@ expect_same(const char *what, ops_tensor *cpu, ops_tensor *dev)
     ck_assert_msg(cpu != NULL, "%s on cpu: %s", what, ops_last_error());
     ck_assert_msg(dev != NULL, "%s on cuda: %s", what, ops_last_error());
     ck_assert_msg(ops_tensor_device(dev).type == OPS_CUDA, "%s: result not on cuda", what);
-    ops_tensor *h = to_host(dev), *c = ops_contiguous(cpu), *hc = ops_contiguous(h);
+    ops_tensor *h = to_host(dev), *c = ops_contiguous(cpu, OPS_CONTIGUOUS_FORMAT);
+    ops_tensor *hc = ops_contiguous(h, OPS_CONTIGUOUS_FORMAT);
     ck_assert_int_eq(c->dtype, hc->dtype);
     ck_assert_int_eq(c->ndim, hc->ndim);
     for (int d = 0; d < c->ndim; d++)
@@ -77,7 +78,7 @@ rng(void)
 static ops_tensor *
 ints(int ndim, const int64_t *sizes, int64_t lo, int64_t hi)
 {
-    ops_tensor *t = ops_empty((ops_int_list){sizes, ndim}, OPS_INT64, OPS_DEVICE_CPU);
+    ops_tensor *t = ops_empty((ops_int_list){sizes, ndim}, OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     int64_t *p = ops_tensor_data_ptr(t);
     for (int64_t i = 0; i < ops_tensor_numel(t); i++)
         p[i] = lo + (int64_t)(rng() % (uint64_t)(hi - lo));
@@ -89,7 +90,7 @@ ints(int ndim, const int64_t *sizes, int64_t lo, int64_t hi)
 static ops_tensor *
 floats(int ndim, const int64_t *sizes, int k, int nan_every)
 {
-    ops_tensor *t = ops_empty((ops_int_list){sizes, ndim}, OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *t = ops_empty((ops_int_list){sizes, ndim}, OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     float *p = ops_tensor_data_ptr(t);
     for (int64_t i = 0; i < ops_tensor_numel(t); i++) {
         p[i] = (float)((int64_t)(rng() % (uint64_t)k) - k / 2) * 0.25f;

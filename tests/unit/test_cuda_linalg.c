@@ -70,7 +70,7 @@ rnd(int ndim, const int64_t *sizes, ops_dtype dt)
     const ops_int_list l = {sizes, ndim};
     if (ops_dtype_is_floating(dt)) {
         ops_tensor *f = keep(ops_randn(l, NULL, OPS_FLOAT64, OPS_DEVICE_CPU));
-        return keep(ops_to_dtype(f, dt, false, true));
+        return keep(ops_to_dtype(f, dt, false, true, OPS_MEMORY_FORMAT_NONE));
     }
     return keep(ops_randint(7, l, NULL, dt, OPS_DEVICE_CPU));
 }
@@ -87,10 +87,10 @@ assert_close_tol(const ops_tensor *got, const ops_tensor *want, double atol, dou
     ck_assert_msg(got->dtype == want->dtype, "%s: dtype %s, want %s", what, ops_dtype_name(got->dtype),
                   ops_dtype_name(want->dtype));
     ops_tensor *h = to_device(got, OPS_DEVICE_CPU);
-    ops_tensor *a = keep(ops_to_dtype(h, OPS_FLOAT64, false, true));
-    ops_tensor *b = keep(ops_to_dtype(want, OPS_FLOAT64, false, true));
-    a = keep(ops_contiguous(a));
-    b = keep(ops_contiguous(b));
+    ops_tensor *a = keep(ops_to_dtype(h, OPS_FLOAT64, false, true, OPS_MEMORY_FORMAT_NONE));
+    ops_tensor *b = keep(ops_to_dtype(want, OPS_FLOAT64, false, true, OPS_MEMORY_FORMAT_NONE));
+    a = keep(ops_contiguous(a, OPS_CONTIGUOUS_FORMAT));
+    b = keep(ops_contiguous(b, OPS_CONTIGUOUS_FORMAT));
     const double *pa = ops_tensor_data_ptr(a), *pb = ops_tensor_data_ptr(b);
     const int64_t n = ops_shape_numel(want->ndim, want->sizes);
     for (int64_t i = 0; i < n; i++) {
@@ -324,7 +324,7 @@ START_TEST(test_alpha_beta_and_empty)
                      keep(ops_addbmm(self, e1, e2, beta, alpha)), "addbmm of no batches");
         ops_tensor *mat = rnd(2, (int64_t[]){9, 33}, dt), *vec = rnd(1, (int64_t[]){33}, dt),
                    *y = rnd(1, (int64_t[]){9}, dt);
-        ops_tensor *gmat_t = keep(ops_t(to_cuda(keep(ops_contiguous(keep(ops_t(mat)))))));
+        ops_tensor *gmat_t = keep(ops_t(to_cuda(keep(ops_contiguous(keep(ops_t(mat)), OPS_CONTIGUOUS_FORMAT)))));
         assert_close(keep(ops_addmv(to_cuda(y), gmat_t, to_cuda(vec), beta, alpha)),
                      keep(ops_addmv(y, mat, vec, beta, alpha)), "addmv, column-major mat");
         assert_close(keep(ops_mv(to_cuda(mat), to_cuda(vec))), keep(ops_mv(mat, vec)), "mv");

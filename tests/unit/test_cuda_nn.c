@@ -285,7 +285,7 @@ START_TEST(test_max_pool_borders_and_nan)
             ops_tensor_release(values[i]);
     }
     /* int32 max pooling, and max_pool1d */
-    ops_tensor *xi = ops_to_dtype(x, OPS_INT32, false, false), *dxi = to_cuda(xi);
+    ops_tensor *xi = ops_to_dtype(x, OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE), *dxi = to_cuda(xi);
     ops_tensor *r = ops_max_pool2d(xi, OPS_INTS(2), OPS_INTS(), OPS_INTS(1), OPS_INTS(1), true);
     ops_tensor *g = ops_max_pool2d(dxi, OPS_INTS(2), OPS_INTS(), OPS_INTS(1), OPS_INTS(1), true);
     expect_close("max_pool2d int32", r, g, 0, 0);
@@ -325,11 +325,12 @@ START_TEST(test_avg_and_adaptive_pool)
     expect_close("adaptive_max_pool2d", rv, gv, 0, 0);
     expect_close("adaptive_max_pool2d indices", ri, gi, 0, 0);
     /* a corrupted index fails before anything is written, with the CPU's message */
-    ops_tensor *bad = ops_clone(ri), *dbad = ops_clone(gi);
+    ops_tensor *bad = ops_clone(ri, OPS_MEMORY_FORMAT_NONE), *dbad = ops_clone(gi, OPS_MEMORY_FORMAT_NONE);
     ops_tensor *col = ops_narrow(bad, 3, 1, 1), *dcol = ops_narrow(dbad, 3, 1, 1);
     ck_assert_int_eq(ops_fill_(col, OPS_SCALAR_INT(170)), OPS_OK);
     ck_assert_int_eq(ops_fill_(dcol, OPS_SCALAR_INT(170)), OPS_OK);
-    ops_tensor *go = ops_ones_like(rv, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED), *dgo = to_cuda(go);
+    ops_tensor *go = ops_ones_like(rv, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED,
+                                   OPS_MEMORY_FORMAT_NONE), *dgo = to_cuda(go);
     ck_assert_ptr_null(ops_adaptive_max_pool2d_backward(go, x, bad));
     char msg[512];
     snprintf(msg, sizeof msg, "%s", ops_last_error());

@@ -37,7 +37,8 @@
 static ops_tensor *
 to_device(const ops_tensor *t, ops_device dev)
 {
-    ops_tensor *r = ops_empty((ops_int_list){ops_tensor_sizes(t), ops_tensor_ndim(t)}, ops_tensor_dtype(t), dev);
+    ops_tensor *r = ops_empty((ops_int_list){ops_tensor_sizes(t), ops_tensor_ndim(t)}, ops_tensor_dtype(t), dev,
+                              OPS_MEMORY_FORMAT_NONE);
     ck_assert_msg(r != NULL, "empty: %s", ops_last_error());
     ck_assert_msg(ops_copy_(r, t, false) == OPS_OK, "copy_: %s", ops_last_error());
     return r;
@@ -54,7 +55,7 @@ assert_close(const ops_tensor *want_cpu, const ops_tensor *got_cuda, double tol,
     for (int64_t d = 0; d < ops_tensor_ndim(want_cpu); d++)
         ck_assert_int_eq(ops_tensor_size(want_cpu, d), ops_tensor_size(got_cuda, d));
     ops_tensor *got = to_device(got_cuda, CPU);
-    ops_tensor *want = ops_contiguous(want_cpu);
+    ops_tensor *want = ops_contiguous(want_cpu, OPS_CONTIGUOUS_FORMAT);
     const ops_dtype dt = ops_tensor_dtype(want);
     const size_t is = ops_dtype_size(dt);
     const char *a = ops_tensor_data_ptr(want), *b = ops_tensor_data_ptr(got);
@@ -122,7 +123,7 @@ run_sampler(sampler k, ops_dtype dt, int64_t n, ops_device dev, ops_generator *g
     default:
         break;
     }
-    t = ops_empty(size, dt, dev);
+    t = ops_empty(size, dt, dev, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(t);
     ops_status st = OPS_OK;
     switch (k) {
@@ -487,7 +488,7 @@ START_TEST(test_shape_matches_cpu)
         ops_tensor_release(a), ops_tensor_release(b);
     }
     /* in-place triangles on a transposed view */
-    ops_tensor *c = ops_clone(x), *cg = to_device(x, CUDA0);
+    ops_tensor *c = ops_clone(x, OPS_MEMORY_FORMAT_NONE), *cg = to_device(x, CUDA0);
     ops_tensor *ct = ops_transpose(c, 1, 2), *cgt = ops_transpose(cg, 1, 2);
     ck_assert_int_eq(ops_tril_(ct, -1), OPS_OK);
     ck_assert_int_eq(ops_tril_(cgt, -1), OPS_OK);
@@ -508,7 +509,7 @@ START_TEST(test_shape_matches_cpu)
             own[nown++] = w;
             t = ops_t(w);
         }
-        ops_tensor *tg = ops_empty_like(t, OPS_DTYPE_NONE, CUDA0);
+        ops_tensor *tg = ops_empty_like(t, OPS_DTYPE_NONE, CUDA0, OPS_MEMORY_FORMAT_NONE);
         ck_assert_int_eq(ops_copy_(tg, t, false), OPS_OK);
         own[nown++] = t;
         own[nown++] = tg;

@@ -41,7 +41,7 @@ cpu_rand(ops_int_list sizes, ops_dtype dt, double lo, double hi)
     ops_tensor *d = ops_tensor_from_data(buf, sizes, OPS_FLOAT64);
     free(buf);
     ck_assert_ptr_nonnull(d);
-    ops_tensor *t = ops_to_dtype(d, dt, false, false);
+    ops_tensor *t = ops_to_dtype(d, dt, false, false, OPS_MEMORY_FORMAT_NONE);
     ops_tensor_release(d);
     ck_assert_ptr_nonnull(t);
     return t;
@@ -71,7 +71,7 @@ static double *
 host_values(const ops_tensor *t, int64_t *n)
 {
     ops_tensor *c = copy_to(t, OPS_DEVICE_CPU);
-    ops_tensor *d = ops_to_dtype(c, OPS_FLOAT64, false, true);
+    ops_tensor *d = ops_to_dtype(c, OPS_FLOAT64, false, true, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_nonnull(d);
     *n = ops_tensor_numel(d);
     double *v = malloc((size_t)(*n > 0 ? *n : 1) * sizeof(double));
@@ -367,8 +367,8 @@ START_TEST(test_max_dim_ties)
     const ops_dtype dts[] = {OPS_INT64, OPS_FLOAT16, OPS_UINT8};
     for (size_t k = 0; k < 3; k++) {
         ops_tensor *f = cpu_rand(OPS_INTS(300, 700), OPS_FLOAT64, 0.0, 4.0);
-        ops_tensor *fi = ops_to_dtype(f, OPS_INT64, false, false); /* 0..3: ties everywhere */
-        ops_tensor *c = ops_to_dtype(fi, dts[k], false, false);
+        ops_tensor *fi = ops_to_dtype(f, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE); /* 0..3: ties everywhere */
+        ops_tensor *c = ops_to_dtype(fi, dts[k], false, false, OPS_MEMORY_FORMAT_NONE);
         ops_tensor_release(fi);
         ops_tensor *g = copy_to(c, GPU);
         for (int64_t dim = 0; dim < 2; dim++) {
@@ -669,7 +669,7 @@ START_TEST(test_scans_vs_cpu)
     ops_tensor_release(c);
     /* int32 values -2..2 along the long lines: long runs of ties */
     ops_tensor *f3 = cpu_rand(OPS_INTS(3, 50000), OPS_FLOAT64, -2.99, 2.99);
-    ops_tensor *c32 = ops_to_dtype(f3, OPS_INT32, false, false);
+    ops_tensor *c32 = ops_to_dtype(f3, OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE);
     ops_tensor_release(f3);
     ops_tensor *g32 = copy_to(c32, GPU);
     ck_assert_int_eq(ops_cummax(c32, 1, &wv, &wi), OPS_OK);
@@ -689,7 +689,7 @@ START_TEST(test_scans_vs_cpu)
     ops_tensor_release(c32);
     ops_tensor_release(g);
     ops_tensor *f = cpu_rand(OPS_INTS(40, 30, 25), OPS_FLOAT64, 0.0, 5.0);
-    c = ops_to_dtype(f, OPS_INT16, false, false); /* many ties */
+    c = ops_to_dtype(f, OPS_INT16, false, false, OPS_MEMORY_FORMAT_NONE); /* many ties */
     g = copy_to(c, GPU);
     for (int64_t dim = 0; dim < 3; dim++) {
         ops_tensor *cv, *ci, *gv, *gi;

@@ -111,7 +111,7 @@ START_TEST(test_layer_errors)
     ck_assert_ptr_nonnull(gt);
     ck_assert(!ops_tensor_requires_grad(gt));
     /* factories from a tensor: no gradient */
-    ops_tensor *z = ops_zeros_like(x, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *z = ops_zeros_like(x, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     ck_assert(!ops_tensor_requires_grad(z));
     /* under no_grad nothing is recorded and out= works */
     bool prev = ops_set_grad_enabled(false);
@@ -246,7 +246,7 @@ START_TEST(test_dropout_backward)
     s = ops_sum(out, OPS_DTYPE_NONE);
     ck_assert_int_eq(ops_backward(s, NULL, false, false), OPS_OK);
     g = ops_tensor_grad(x);
-    ops_tensor *m64 = ops_to_dtype(mask, OPS_FLOAT64, false, false);
+    ops_tensor *m64 = ops_to_dtype(mask, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE);
     const double *mp = ops_tensor_data_ptr(m64);
     gp = ops_tensor_data_ptr(g);
     for (int i = 0; i < 64; i++)

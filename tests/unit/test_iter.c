@@ -348,7 +348,7 @@ START_TEST(test_threads)
         for (int64_t k = 0; k < n; k++)
             ck_assert(elem(r, k) == pa[oa + k * sweep_strides[si]] * pb[ob + k * sweep_strides[(si + 1) % NSTRIDES]]);
         /* a copy across threads, converting */
-        ops_tensor *d = ops_to_dtype(a, OPS_FLOAT64, false, false);
+        ops_tensor *d = ops_to_dtype(a, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE);
         ck_assert_ptr_nonnull(d);
         for (int64_t k = 0; k < n; k++)
             ck_assert(elem(d, k) == (double)pa[oa + k * sweep_strides[si]]);
@@ -1051,8 +1051,8 @@ END_TEST
 
 START_TEST(test_compare_logical_bitwise)
 {
-    ops_tensor *h = ops_to_dtype(TMP(OPS_FLOAT32, 1, 2.5, NAN), OPS_FLOAT16, false, false);
-    ops_tensor *h2 = ops_to_dtype(TMP(OPS_FLOAT32, 1, 3, NAN), OPS_FLOAT16, false, false);
+    ops_tensor *h = ops_to_dtype(TMP(OPS_FLOAT32, 1, 2.5, NAN), OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *h2 = ops_to_dtype(TMP(OPS_FLOAT32, 1, 3, NAN), OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE);
     ops_tensor *r = ops_eq(h, h2);
     EXPECT(r, OPS_BOOL, 1, 0, 0);
     ops_tensor_release(r);
@@ -1271,27 +1271,28 @@ END_TEST
 START_TEST(test_copy_conversions)
 {
     ops_tensor *f = T1(OPS_FLOAT32, 3.7f, -3.7f, -1.0f, 300.0f, NAN, 2.5f, 0.0f);
-    ops_tensor *i = ops_to_dtype(f, OPS_INT32, false, false);
+    ops_tensor *i = ops_to_dtype(f, OPS_INT32, false, false, OPS_MEMORY_FORMAT_NONE);
     EXPECT(i, OPS_INT32, 3, -3, -1, 300, -2147483648.0, 2, 0);
-    ops_tensor *u = ops_to_dtype(f, OPS_UINT8, false, false);
+    ops_tensor *u = ops_to_dtype(f, OPS_UINT8, false, false, OPS_MEMORY_FORMAT_NONE);
     EXPECT(u, OPS_UINT8, 3, 253, 255, 44, 0, 2, 0);
-    ops_tensor *b = ops_to_dtype(f, OPS_BOOL, false, false);
+    ops_tensor *b = ops_to_dtype(f, OPS_BOOL, false, false, OPS_MEMORY_FORMAT_NONE);
     EXPECT(b, OPS_BOOL, 1, 1, 1, 1, 1, 1, 0);
-    ops_tensor *l = ops_to_dtype(TMP(OPS_FLOAT64, 1e300, -1e300, 9.3e18), OPS_INT64, false, false);
+    ops_tensor *l = ops_to_dtype(TMP(OPS_FLOAT64, 1e300, -1e300, 9.3e18), OPS_INT64, false, false,
+                                 OPS_MEMORY_FORMAT_NONE);
     EXPECT(l, OPS_INT64, -9223372036854775808.0, -9223372036854775808.0, -9223372036854775808.0);
     /* float16 and bfloat16: round to nearest, ties to even */
     const double ulp16 = 1.0 / 1024, ulpb = 1.0 / 128;
     ops_tensor *src = T1(OPS_FLOAT64, 1 + ulp16 / 2, 1 + 1.5 * ulp16, 1 + 0.75 * ulp16, 65520, -70000);
-    ops_tensor *h = ops_to_dtype(src, OPS_FLOAT16, false, false);
+    ops_tensor *h = ops_to_dtype(src, OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE);
     EXPECT(h, OPS_FLOAT16, 1, 1 + 2 * ulp16, 1 + ulp16, INFINITY, -INFINITY);
     ops_tensor *srcb = T1(OPS_FLOAT32, 1 + ulpb / 2, 1 + 1.5 * ulpb, 1 + 0.75 * ulpb);
-    ops_tensor *bf = ops_to_dtype(srcb, OPS_BFLOAT16, false, false);
+    ops_tensor *bf = ops_to_dtype(srcb, OPS_BFLOAT16, false, false, OPS_MEMORY_FORMAT_NONE);
     EXPECT(bf, OPS_BFLOAT16, 1, 1 + 2 * ulpb, 1 + ulpb);
     /* and from an integer: 2049 is halfway between 2048 and 2050 in float16 */
-    ops_tensor *hi = ops_to_dtype(TMP(OPS_INT64, 2049, 2051, -3), OPS_FLOAT16, false, false);
+    ops_tensor *hi = ops_to_dtype(TMP(OPS_INT64, 2049, 2051, -3), OPS_FLOAT16, false, false, OPS_MEMORY_FORMAT_NONE);
     EXPECT(hi, OPS_FLOAT16, 2048, 2052, -3);
     /* NaN payload and -0 survive a same-dtype copy */
-    ops_tensor *h2 = ops_clone(h);
+    ops_tensor *h2 = ops_clone(h, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(memcmp(ops_tensor_data_ptr(h2), ops_tensor_data_ptr(h), 10), 0);
     ops_tensor_release(h2);
 
@@ -1350,10 +1351,10 @@ END_TEST
 START_TEST(test_to_clone_contiguous)
 {
     ops_tensor *m = T1(OPS_FLOAT32, 0, 1, 2, 3, 4, 5);
-    ops_tensor *same = ops_to_dtype(m, OPS_FLOAT32, false, false);
+    ops_tensor *same = ops_to_dtype(m, OPS_FLOAT32, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_eq(same, m);
     ops_tensor_release(same);
-    ops_tensor *copied = ops_to_dtype(m, OPS_FLOAT32, false, true);
+    ops_tensor *copied = ops_to_dtype(m, OPS_FLOAT32, false, true, OPS_MEMORY_FORMAT_NONE);
     ck_assert_ptr_ne(copied, m);
     ck_assert_ptr_ne(ops_tensor_data_ptr(copied), ops_tensor_data_ptr(m));
     EXPECT(copied, OPS_FLOAT32, 0, 1, 2, 3, 4, 5);
@@ -1361,21 +1362,21 @@ START_TEST(test_to_clone_contiguous)
 
     /* a transposed [3, 2] view of [2, 3]: clone keeps its layout, contiguous does not */
     ops_tensor *t = ops_tensor_new_view(m, 2, (int64_t[]){3, 2}, (int64_t[]){1, 3}, 0);
-    ops_tensor *c = ops_clone(t);
+    ops_tensor *c = ops_clone(t, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(c->strides[0], 1);
     ck_assert_int_eq(c->strides[1], 3);
     EXPECT(c, OPS_FLOAT32, 0, 3, 1, 4, 2, 5);
-    ops_tensor *k = ops_contiguous(t);
+    ops_tensor *k = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     ck_assert(ops_tensor_is_contiguous(k));
     EXPECT(k, OPS_FLOAT32, 0, 3, 1, 4, 2, 5);
-    ops_tensor *k2 = ops_contiguous(k);
+    ops_tensor *k2 = ops_contiguous(k, OPS_CONTIGUOUS_FORMAT);
     ck_assert_ptr_eq(k2, k);
     /* a non-dense view clones to contiguous */
     ops_tensor *every = ops_tensor_new_view(m, 1, (int64_t[]){3}, (int64_t[]){2}, 0);
-    ops_tensor *ce = ops_clone(every);
+    ops_tensor *ce = ops_clone(every, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(ce->strides[0], 1);
     EXPECT(ce, OPS_FLOAT32, 0, 2, 4);
-    ops_tensor *d = ops_to_dtype(t, OPS_INT64, false, false);
+    ops_tensor *d = ops_to_dtype(t, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(elem_i64(d, 1), 3);
     ops_tensor_release(d);
     ops_tensor_release(ce);

@@ -111,7 +111,7 @@ START_TEST(test_sgd_fused_and_opwise_agree)
             ref[i] -= o.lr * buf[i];
         }
         for (int k = 0; k < 2; k++) {
-            ops_tensor *c = ops_contiguous(ps[k]);
+            ops_tensor *c = ops_contiguous(ps[k], OPS_CONTIGUOUS_FORMAT);
             const float *v = ops_tensor_data_ptr(c);
             for (int i = 0; i < 6; i++)
                 ck_assert_msg(fabs(v[i] - ref[i]) <= 1e-5 * (1 + fabs(ref[i])), "param %d step %d element %d: %.9g "

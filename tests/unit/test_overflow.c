@@ -281,6 +281,8 @@ make_arg(const ops_arg_info *ai, int a, const ops_tensor *huge, flavour fl, arg_
     }
     if (starts(ty, "Device"))
         return ops_ivalue_device(OPS_DEVICE_CPU);
+    if (starts(ty, "MemoryFormat")) /* contiguous(memory_format=contiguous_format) */
+        return ops_ivalue_memory_format(dv ? ops_memory_format_from_name(dv) : OPS_CONTIGUOUS_FORMAT);
     ck_abort_msg("argument '%s' of unknown type '%s'", ai->name, ty);
     return ops_ivalue_none();
 }
@@ -383,7 +385,7 @@ START_TEST(test_split_family)
 
     /* 2^61 pieces cannot be listed: the list's bytes overflow size_t. */
     expect_vec_error("tensor_split(2^61)", ops_tensor_split_sections(t, P2(61), 0, &v), &v, "tensor_split");
-    ops_tensor *e = ops_empty(OPS_INTS(0), OPS_FLOAT32, OPS_DEVICE_CPU);
+    ops_tensor *e = ops_empty(OPS_INTS(0), OPS_FLOAT32, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
     expect_vec_error("chunk(empty, 2^61)", ops_chunk(e, P2(61), 0, &v), &v, "chunk");
 
     /* ceil(3 / (2^63 - 1)) is 1: three pieces of one element, not a shape (-1,). */

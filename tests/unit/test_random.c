@@ -216,7 +216,7 @@ START_TEST(test_out_forms)
     ops_generator *g = ops_generator_create(8);
     ops_tensor *a = ops_randn(OPS_INTS(3, 4), g, OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED);
     ops_generator_set_offset(g, 0);
-    ops_tensor *o = ops_empty(OPS_INTS(0), OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *o = ops_empty(OPS_INTS(0), OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(ops_randn_generator_out(OPS_INTS(3, 4), g, o), OPS_OK);
     ck_assert_int_eq(ops_tensor_ndim(o), 2);
     ck_assert(same_bytes(a, o));
@@ -392,7 +392,7 @@ START_TEST(test_uniform_stats)
     }
     /* uniform_(from, to) on a strided float16 view stays in [from, to] */
     ops_generator *g = ops_generator_create(3);
-    ops_tensor *h = ops_empty(OPS_INTS(200, 2), OPS_FLOAT16, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *h = ops_empty(OPS_INTS(200, 2), OPS_FLOAT16, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     ops_tensor *v = ops_select(h, 1, 0);
     ck_assert_int_eq(ops_uniform_(v, -2.0, 3.0, g), OPS_OK);
     for (int64_t i = 0; i < 200; i++) {
@@ -444,7 +444,7 @@ START_TEST(test_normal_stats)
     }
     /* normal_(mean, std) in place: moments move accordingly (SE(mean) = 3e-3 * ...) */
     ops_generator *g = ops_generator_create(5);
-    ops_tensor *t = ops_empty(OPS_INTS(1000, 1000), OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *t = ops_empty(OPS_INTS(1000, 1000), OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(ops_normal_(t, 10.0, 3.0, g), OPS_OK);
     double mean, var;
     moments(t, &mean, &var);
@@ -460,7 +460,7 @@ START_TEST(test_exponential_stats)
     /* Exp(lambda = 2): mean 1/2, SE = 0.5 / sqrt(n) = 5e-4; chi-square over 51 bins of
      * width 0.05 up to 2.5 and a tail */
     ops_generator *g = ops_generator_create(31);
-    ops_tensor *t = ops_empty(OPS_INTS(N_STAT), OPS_FLOAT32, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *t = ops_empty(OPS_INTS(N_STAT), OPS_FLOAT32, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     ck_assert_int_eq(ops_exponential_(t, 2.0, g), OPS_OK);
     double mean, var;
     moments(t, &mean, &var);
@@ -588,7 +588,7 @@ START_TEST(test_bernoulli)
     ops_tensor_release(b);
 
     /* bernoulli(probabilities): p = 0 never, p = 1 always, p = 0.5 about half */
-    ops_tensor *p = ops_empty(OPS_INTS(3, 100000), OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *p = ops_empty(OPS_INTS(3, 100000), OPS_FLOAT64, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     double *pp = ops_tensor_data_ptr(p);
     for (int i = 0; i < 300000; i++)
         pp[i] = i < 100000 ? 0.0 : i < 200000 ? 1.0 : 0.5;

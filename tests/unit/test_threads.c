@@ -57,7 +57,7 @@ ones(int64_t n)
 static double
 value_at(const ops_tensor *t, int64_t i)
 {
-    ops_tensor *c = ops_contiguous(t);
+    ops_tensor *c = ops_contiguous(t, OPS_CONTIGUOUS_FORMAT);
     double v = ((const double *)ops_tensor_data_ptr(c))[i];
     ops_tensor_release(c);
     return v;
