@@ -40,7 +40,7 @@ def c_type(a: Argument) -> str:
 
 
 def c_memory_format(name: str) -> str:
-    """`channels_last` -> OPS_CHANNELS_LAST (runtime/ops_base.h's ops_memory_format)."""
+    """`channels_last` -> OPS_CHANNELS_LAST (include/libops/ops_base.h's ops_memory_format)."""
     return f"OPS_{name.upper()}"
 
 

@@ -19,7 +19,7 @@ from .model import (INT64_MAX, Errors, GrammarError, Loc, Model, NativeFunction,
 
 # Calls that are not ops: backward helpers (prefix match, as PyTorch's helpers are
 # families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...), and the
-# helpers of runtime/autograd*.c listed in gen_autograd.RUNTIME_HELPERS.
+# helpers of runtime/autograd/ (engine and backward/) listed in gen_autograd.RUNTIME_HELPERS.
 HELPER_PREFIXES = ("reduce_to", "sum_to", "not_implemented", "zeros_like", "ones_like",
                    "full_like", "empty_like", "maybe_multiply", "handle_r_to_c", "grad_for",
                    "scalar_to_tensor", "wrap_scalar")

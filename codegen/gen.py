@@ -47,7 +47,7 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
     gen_python.check(m)  # the bindings' limits: `check` refuses what `python` would
     if kernel_check:
         model.check_kernels(m, kernel_sources, cuda)
-    # the dispatch stubs the kernel sources declare and register (runtime/ops_stub.h)
+    # the dispatch stubs the kernel sources declare and register (runtime/dispatch/ops_stub.h)
     m.stubs = gen_stubs.scan(kernel_sources, cuda)
     return m
 

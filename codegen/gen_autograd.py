@@ -14,7 +14,7 @@ would be), `grad` / `grads[i]`, argument names, `result` or named returns, numbe
 `True`/`False`/`None`, lists of ints, the accessors `t.sizes()`, `t.dim()`,
 `t.numel()`, `t.scalar_type()`, operators and `x if c else y`, and the helpers
 `reduce_to(x, t)` (sum a broadcast gradient back to t's shape), `zeros_like(x)`,
-`ones_like(x)`, `not_implemented("why")` and the backward helpers of runtime/autograd.c
+`ones_like(x)`, `not_implemented("why")` and the backward helpers of runtime/autograd/autograd.c
 listed in RUNTIME_HELPERS.  Anything else is a generation error with file:line.
 
 Tensor[] arguments and returns (docs/autograd.md "Tensor[] inputs and returns"): a
@@ -36,7 +36,7 @@ from .model import Argument, Model, NativeFunction, SchemaError
 
 OUTPUTS = ("ops_autograd_gen.h", "ops_autograd_gen.c")
 
-# Helpers of runtime/autograd.c a formula may call: C function and parameter kinds
+# Helpers of runtime/autograd/autograd.c a formula may call: C function and parameter kinds
 # ("shape": an argument name, passed as its kept ndim and sizes; "listshape": a Tensor[]
 # argument's name, passed as its length and its elements' kept shapes; "tensorlist": a
 # Tensor[] value), and optionally the kind returned: "Tensor" (the default,
@@ -63,15 +63,12 @@ RUNTIME_HELPERS = {
                                  ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
     "cross_entropy_backward": ("ops_autograd_cross_entropy_backward",
                                ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int", "float", "int")),
-    # (section: lists)
     "cat_tensors_backward": ("ops_autograd_cat_tensors_backward", ("Tensor", "listshape", "int", "int"),
                              "tensorlist"),
     "index_backward": ("ops_autograd_index_backward", ("Tensor", "shape", "tensorlist")),
     "tensor_split_backward": ("ops_autograd_tensor_split_backward", ("tensorlist", "shape", "intlist", "int")),
     "tensor_split_tensor_backward": ("ops_autograd_tensor_split_tensor_backward", ("tensorlist", "shape", "Tensor", "int")),
     "einsum_backward": ("ops_autograd_einsum_backward", ("Tensor", "str", "tensorlist"), "tensorlist"),
-    # (section: lists end)
-    # (section: reductions2)
     "evenly_distribute_backward": ("ops_autograd_evenly_distribute_backward",
                                    ("Tensor", "Tensor", "Tensor", "intlist?", "bool")),
     "value_selecting_reduction_backward": ("ops_autograd_value_selecting_reduction_backward",
@@ -82,8 +79,6 @@ RUNTIME_HELPERS = {
     "var_backward": ("ops_autograd_var_backward", ("Tensor", "Tensor", "intlist?", "Scalar?", "bool")),
     "norm_backward": ("ops_autograd_norm_backward", ("Tensor", "Tensor", "Tensor", "Scalar?", "intlist?", "bool")),
     "clamp_backward": ("ops_autograd_clamp_backward", ("Tensor", "Tensor", "Tensor?", "Tensor?", "int")),
-    # (section: reductions2 end)
-    # (section: index2)
     "diagonal_backward": ("ops_autograd_diagonal_backward", ("Tensor", "shape", "int", "int", "int")),
     "unfold_backward": ("ops_autograd_unfold_backward", ("Tensor", "shape", "int", "int", "int")),
     "as_strided_backward": ("ops_autograd_as_strided_backward", ("Tensor", "Tensor", "intlist", "intlist", "int?")),
@@ -101,8 +96,6 @@ RUNTIME_HELPERS = {
     "scatter_src_backward": ("ops_autograd_scatter_src_backward", ("Tensor", "int", "Tensor", "shape")),
     "scatter_reduce_backward": ("ops_autograd_scatter_reduce_backward",
                                 ("Tensor", "Tensor", "int", "Tensor", "Tensor", "Tensor", "int", "bool", "int")),
-    # (section: index2 end)
-    # (section: nn2)
     "conv1d_backward": ("ops_autograd_conv1d_backward",
                         ("Tensor", "Tensor", "Tensor", "intlist", "intlist", "intlist", "int", "int")),
     "conv_same_backward": ("ops_autograd_conv_same_backward", ("Tensor", "Tensor", "Tensor", "intlist", "int", "int")),
@@ -126,10 +119,7 @@ RUNTIME_HELPERS = {
                              ("Tensor", "Tensor", "Tensor", "Tensor?", "int", "int")),
     "glu_backward": ("ops_autograd_glu_backward", ("Tensor", "Tensor", "int")),
     "prelu_backward": ("ops_autograd_prelu_backward", ("Tensor", "Tensor", "Tensor", "int")),
-    # (section: nn2 end)
-    # (section: engine)
     "linear_backward": ("ops_autograd_linear_backward", ("Tensor", "Tensor", "Tensor", "int")),
-    # (section: engine end)
 }
 
 MAX_LIST = 16  # int[] arguments kept by a node
@@ -1046,7 +1036,7 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
             continue
         if inplace:
             # self's new history: the node, or for a view the rebase of its base
-            # (runtime/autograd.c); the node's edge for self reads self before the write
+            # (runtime/autograd/autograd.c); the node's edge for self reads self before the write
             edge = g.diff.index("self") if "self" in g.diff else -1
             body += [f"if ((_st = ops_autograd_rebase_history(self, &_n->base, {edge})) != OPS_OK)", "    goto fail;"]
             continue

@@ -112,7 +112,7 @@ def _function(nf: NativeFunction) -> dict:
             b(f"const ops_device _dev = _gd.have ? _gd.device : {fallback};")
     elif nf.device_check and len(fixed) >= 2 and not structured:
         # (structured entries: ops_iter_build checks devices as TensorIterator does,
-        # letting CPU 0-dim inputs join an op on another device; runtime/iter.c)
+        # letting CPU 0-dim inputs join an op on another device; runtime/dispatch/iter.c)
         n = len(fixed)
         b(f"const ops_tensor *const _ts[{n}] = {{{', '.join(a.name for a in fixed)}}};")
         b(f"static const char *const _names[{n}] = {{{', '.join(chr(34) + a.name + chr(34) for a in fixed)}}};")
@@ -187,7 +187,7 @@ def _out_rules(nf: NativeFunction):
 
 
 def _out_checks(nf: NativeFunction, b: _Body, op: str, err_ret: str, st_declared: bool) -> None:
-    """The entry's `out_checks:` (ops_check_out_args, runtime/iter.c), before dispatch."""
+    """The entry's `out_checks:` (ops_check_out_args, runtime/dispatch/iter.c), before dispatch."""
     s = nf.func
     out, no_overlap, no_partial, dt = _out_rules(nf)
     args = {a.name: a for a in s.arguments}
@@ -308,7 +308,7 @@ def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: b
 
 
 # In-place entries without a functional form whose autograd is hand-written in
-# runtime/autograd.c (called with the entry's arguments).
+# runtime/autograd/autograd.c (called with the entry's arguments).
 HAND_WRITTEN_INPLACE = {"copy_": "ops_autograd_copy_"}
 
 
@@ -329,7 +329,7 @@ def _view_source(nf: NativeFunction):
 def _wrapper(nf: NativeFunction, kind: str, g) -> List[str]:
     """The public function of an entry with an autograd layer (codegen/gen_autograd.py):
     the plain call unless an input requires grad under grad mode.  A view op's results
-    are marked as views of their base (runtime/autograd.c) for in-place autograd."""
+    are marked as views of their base (runtime/autograd/autograd.c) for in-place autograd."""
     lines = _wrapper_body(nf, kind, g)
     src = _view_source(nf)
     s = nf.func

@@ -7,7 +7,7 @@ Every `function` variant of native_functions.yaml becomes `libops.<name>(...)` a
 registry entry to call) and emits one tiny METH_FASTCALL wrapper per name.  The parsing
 itself is one generic function, pyops_call() in python/src/arg_parser.c, which binds
 positional and keyword arguments, applies defaults, tries the overloads in order and
-calls the entry's boxed function (runtime/ops_registry.h).
+calls the entry's boxed function (include/libops/ops_registry.h).
 """
 
 from . import cnames, render

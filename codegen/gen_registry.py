@@ -1,4 +1,4 @@
-"""ops_registry.c: one ops_op_info per entry and its boxed call (runtime/ops_registry.h)."""
+"""ops_registry.c: one ops_op_info per entry and its boxed call (include/libops/ops_registry.h)."""
 
 import json
 import re

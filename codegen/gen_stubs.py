@@ -1,4 +1,4 @@
-"""ops_stubs.c: the tables of the dispatch stubs (runtime/ops_stub.h).
+"""ops_stubs.c: the tables of the dispatch stubs (runtime/dispatch/ops_stub.h).
 
 A driver's header declares a stub with OPS_DECLARE_STUB(name, ret, (params)); each
 backend registers its loop with OPS_REGISTER_STUB(name, CPU|CUDA, fn) in its source.

@@ -77,24 +77,24 @@ _ALLOWED_TYPES = {
 
 RETURN_BASES = ("Tensor", "bool", "int", "float", "Scalar")
 
-# torch.memory_format names, in ops_memory_format's order (runtime/ops_base.h).
+# torch.memory_format names, in ops_memory_format's order (include/libops/ops_base.h).
 MEMORY_FORMAT_NAMES = ("preserve_format", "contiguous_format", "channels_last", "channels_last_3d")
 
 DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64",
                "float16", "bfloat16", "float32", "float64")
 
-# ops_meta_<family> in runtime/ops_iter.h (tests/codegen checks the two agree).
+# ops_meta_<family> in runtime/dispatch/ops_iter.h (tests/codegen checks the two agree).
 META_FAMILIES = ("binary", "binary_float", "bool_out", "unary", "unary_float", "where", "div_mode", "clamp")
 
 DISPATCH_KEYS = ("CPU", "CUDA", "CompositeExplicitAutograd")
 COMPOSITE_KEY = "CompositeExplicitAutograd"
 
-# The longest int[N] / int list default: far above OPS_MAX_DIMS (runtime/ops_base.h),
+# The longest int[N] / int list default: far above OPS_MAX_DIMS (include/libops/ops_base.h),
 # and int[N] stride=1 expands to N values.
 MAX_LIST_SIZE = 64
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
-# runtime/ops_iter.h: OPS_ITER_MAX_INPUTS, and the length of ops_meta_args.strs
+# runtime/dispatch/ops_iter.h: OPS_ITER_MAX_INPUTS, and the length of ops_meta_args.strs
 ITER_MAX_INPUTS = 4
 ITER_MAX_STRS = 2
 

@@ -5,7 +5,7 @@
  * accumulate type's constants, computed once as PyTorch does); element i's value is
  * then a function of i alone, whichever thread computes it.
  *
- * The products and sums go through ops_fmul_rn_ / ops_dadd_rn_ (runtime/ops_philox.h)
+ * The products and sums go through ops_fmul_rn_ / ops_dadd_rn_ (include/libops/ops_philox.h)
  * so nvcc cannot contract them into FMAs the host does not do. */
 #ifndef OPS_CREATION_MATH_H
 #define OPS_CREATION_MATH_H

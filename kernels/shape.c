@@ -3,7 +3,7 @@
  * movedim and rot90.
  *
  * These ops move elements without computing on them, so they are dtype-independent:
- * every copy goes through ops_copy_values() (runtime/iter.c), which walks any
+ * every copy goes through ops_copy_values() (runtime/dispatch/iter.c), which walks any
  * strides and converts dtypes (cat and stack promote their inputs, as PyTorch's) on
  * either device.  Two steps are the device's own, reached through the stubs of
  * kernels/shape.h: copying the pieces of a cat or stack (CUDA copies every input of

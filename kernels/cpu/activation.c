@@ -9,15 +9,15 @@
  * for float64) before the loop, as PyTorch converts them to its opmath type.  The
  * formulas and their evaluation order follow PyTorch's scalar kernels
  * (aten/src/ATen/native/cpu/Activation.cpp), so NaN, infinities and signed zeros
- * come out the same way.  The formulas live in runtime/ops_elementwise_math.h and the
- * checks are this file's ops_check_* (runtime/ops_elementwise_check.h), both shared
+ * come out the same way.  The formulas live in kernels/ops_elementwise_math.h and the
+ * checks are this file's ops_check_* (runtime/dispatch/ops_elementwise_check.h), both shared
  * with kernels/cuda/activation.cu. */
 #include <math.h>
 #include <stdint.h>
 
 #include "ops_dispatch.h"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* A kernel over the floating dtypes with output = input dtype.  PRE declares the

@@ -5,8 +5,8 @@
  * chosen the output's dtype, so each kernel dispatches once on the common dtype.
  * The per-element arithmetic (integer division and remainder with PyTorch's rules,
  * floor division of floats, powi, NaN-propagating maximum) is
- * runtime/ops_elementwise_math.h's, and the checks are this file's exported
- * ops_check_* (runtime/ops_elementwise_check.h): kernels/cuda/binary.cu uses both.
+ * kernels/ops_elementwise_math.h's, and the checks are this file's exported
+ * ops_check_* (runtime/dispatch/ops_elementwise_check.h): kernels/cuda/binary.cu uses both.
  * A zero integer divisor is reported before anything is written.  float16/bfloat16
  * compute in float. */
 #include <math.h>
@@ -14,7 +14,7 @@
 
 #include "ops_dispatch.h"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* ---- shared checks ------------------------------------------------------------- */

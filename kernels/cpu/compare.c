@@ -6,7 +6,7 @@
  * iterator's write-back); float16/bfloat16 compare in float.  Bitwise ops (meta
  * binary) take integral and bool inputs. */
 #include "ops_dispatch.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* ---- comparisons ----------------------------------------------------------------- */
@@ -132,7 +132,7 @@ bitwise_xor_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *othe
 }
 
 /* Shifts: PyTorch's rules for counts C leaves undefined are ops_math_lshift/rshift's
- * (runtime/ops_elementwise_math.h, shared with kernels/cuda/compare.cu). */
+ * (kernels/ops_elementwise_math.h, shared with kernels/cuda/compare.cu). */
 
 ops_status
 bitwise_left_shift_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)

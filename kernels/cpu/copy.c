@@ -1,6 +1,6 @@
 /* Copies and dtype conversions (CPU): copy_, to(dtype), clone, contiguous.
  *
- * Every value goes through ops_convert_run() (runtime/convert.c), the one routine
+ * Every value goes through ops_convert_run() (runtime/core/convert.c), the one routine
  * that changes dtypes, driven by the copy iterator (src broadcast to self's shape,
  * any strides, threads above the grain size).  A CUDA src is handed to the CUDA
  * backend's transfer (kernels/cuda/transfer.cu); to/clone/contiguous work on every

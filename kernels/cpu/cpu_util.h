@@ -8,7 +8,7 @@
 
 #include "ops_dispatch.h"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 
 /* The float or double libm function, picked by the type of the first argument
  * (a floating kernel's opmath_t is one of the two). */
@@ -17,7 +17,7 @@
 
 /* maximum/minimum of floats that propagate NaN from either side (on ties the first
  * argument wins, as NumPy's), and the checked Scalar conversion: one definition for
- * both backends, in runtime/ops_elementwise_math.h and ops_elementwise_check.h. */
+ * both backends, in kernels/ops_elementwise_math.h and ops_elementwise_check.h. */
 #define CPU_MAX_NAN(a, b) ops_math_max(a, b)
 #define CPU_MIN_NAN(a, b) ops_math_min(a, b)
 #define cpu_opmath_dtype(dt) ops_opmath_dtype(dt)

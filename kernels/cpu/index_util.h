@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "ops_index_math.h"
+#include "kernels/ops_index_math.h"
 #include "ops_internal.h"
 #include <stdbool.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
  * the kernels of kernels/cuda/random.cu.  The *_cpu dispatch kernels are the
  * random_* functions; random.cu's *_cuda ones call them too.
  *
- * Every op draws from a Philox4x32-10 generator (runtime/ops_random.h has the stream
- * layout, runtime/ops_philox.h the mapping from words to values that both devices
+ * Every op draws from a Philox4x32-10 generator (include/libops/ops_random.h has the stream
+ * layout, include/libops/ops_philox.h the mapping from words to values that both devices
  * compile): element i of a result, in row-major order, uses the words i*k .. i*k+k-1
  * of the range the op reserved, k fixed per op and dtype (ops_rand_dist_make).  So
  * the values depend on the generator's seed and offset only, never on the thread
@@ -73,7 +73,7 @@
 #define GEN_CAST_F64_(v) ((double)(v))
 
 /* n contiguous elements of dtype dt at dst from the reserved stream s, element e
- * from ops_rand_block (runtime/ops_philox.h, the CUDA kernels' function too).
+ * from ops_rand_block (include/libops/ops_philox.h, the CUDA kernels' function too).
  * Bernoulli with per-element probabilities p (contiguous, floating dtype pdt) when
  * p != NULL. */
 static void
@@ -702,7 +702,7 @@ random_bernoulli_float_(ops_tensor *self, double p, ops_generator *generator)
 
 /* ---- multinomial ------------------------------------------------------------------------------ */
 
-/* Draws (PyTorch's algorithms, runtime/ops_philox.h has the per-draw functions): with
+/* Draws (PyTorch's algorithms, include/libops/ops_philox.h has the per-draw functions): with
  * replacement, sample j of row r is the first category whose cumulative sum (in
  * double, in category order) exceeds u * total, u the 53-bit uniform of stream
  * element r * num_samples + j; without, category c of row r gets the key

@@ -37,7 +37,7 @@
 
 #include "cpu_util.h"
 #include "index_check.h"
-#include "ops_index_math.h"
+#include "kernels/ops_index_math.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
 

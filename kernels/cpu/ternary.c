@@ -4,13 +4,13 @@
  * Operand 0 is the output; the inputs follow in schema order (clamp.Tensor: self,
  * then whichever bounds are present).  Floating clamps and bounds propagate NaN
  * from any side, as PyTorch's clamp does.  The per-element arithmetic is
- * runtime/ops_elementwise_math.h's and the checks are this file's ops_check_*
- * (runtime/ops_elementwise_check.h), both shared with kernels/cuda/ternary.cu. */
+ * kernels/ops_elementwise_math.h's and the checks are this file's ops_check_*
+ * (runtime/dispatch/ops_elementwise_check.h), both shared with kernels/cuda/ternary.cu. */
 #include <math.h>
 
 #include "ops_dispatch.h"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* ---- where ---------------------------------------------------------------------- */

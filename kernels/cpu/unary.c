@@ -1,6 +1,6 @@
 /* Unary elementwise kernels (CPU): neg, abs, exp, sin, floor, gelu, isnan, ...
  *
- * Each kernel is the impl half of a structured op: the meta (runtime/meta.c) has
+ * Each kernel is the impl half of a structured op: the meta (runtime/dispatch/meta.c) has
  * already chosen the dtypes, so a kernel dispatches on it->common_dtype (the input
  * as the loop sees it) and writes operand 0 in it->result_dtype:
  *   meta: unary        output dtype = input dtype;
@@ -17,7 +17,7 @@
 
 #include "ops_dispatch.h"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,

@@ -5,10 +5,10 @@
  * Floating dtypes (hardtanh and threshold also integers), output = input dtype.  The
  * Scalar parameters are converted once on the host to opmath_t, exactly as the CPU
  * kernel converts them (elu's alpha * scale formed in double first); the checks are
- * activation.c's ops_check_* and the formulas runtime/ops_elementwise_math.h's. */
+ * activation.c's ops_check_* and the formulas kernels/ops_elementwise_math.h's. */
 #include "ops_cuda_loops.cuh"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* selu's constants (Klambauer et al. 2017), the values PyTorch uses. */

@@ -2,14 +2,14 @@
  * remainder, fmod, pow, maximum, minimum, atan2 -- kernels/cpu/binary.c on the device.
  *
  * Same dtypes, checks and arithmetic as the CPU kernels: the checks are
- * binary.c's ops_check_* (runtime/ops_elementwise_check.h), the per-element
- * functions runtime/ops_elementwise_math.h's.  A zero integer divisor is found by a
+ * binary.c's ops_check_* (runtime/dispatch/ops_elementwise_check.h), the per-element
+ * functions kernels/ops_elementwise_math.h's.  A zero integer divisor is found by a
  * checking kernel (ops_cuda_any) before anything is written.  The iterator has
  * converted both inputs to it->common_dtype; the launcher handles strides, broadcast
  * and host-scalar operands (a CPU 0-dim tensor or Python number). */
 #include "ops_cuda_loops.cuh"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 namespace {

@@ -4,9 +4,9 @@
  *
  * Comparisons and logical ops read both inputs in the common dtype (float16/bfloat16
  * in float) and write bool; bitwise ops take integral and bool inputs.  The shifts'
- * rules for out-of-range counts are runtime/ops_elementwise_math.h's, the CPU's. */
+ * rules for out-of-range counts are kernels/ops_elementwise_math.h's, the CPU's. */
 #include "ops_cuda_loops.cuh"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* Every dtype in, bool out / integral and bool in and out. */

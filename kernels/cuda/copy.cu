@@ -1,4 +1,4 @@
-/* copy_ within one CUDA device: ops_cuda_copy_same_device (runtime/ops_cuda_backend.h),
+/* copy_ within one CUDA device: ops_cuda_copy_same_device (runtime/dispatch/ops_cuda_backend.h),
  * every (destination, source) dtype pair, src broadcast to dst, any strides.
  *
  * The geometry comes from the same builder the CPU copy uses (ops_iter_build_copy:

@@ -1,5 +1,5 @@
 // Device memory for cuda:N tensors and page-locked host memory: the caching
-// allocator of runtime/cuda_alloc_bins.c (bins, splitting, coalescing, stream-ordered
+// allocator of runtime/alloc/cuda_alloc_bins.c (bins, splitting, coalescing, stream-ordered
 // reuse, empty_cache, statistics, free-the-cache-and-retry on out of memory) backed
 // here by cudaMalloc/cudaFree, cudaHostAlloc/cudaFreeHost and CUDA events.  One
 // cache per device, made on first use.  Failures are libops errors carrying CUDA's

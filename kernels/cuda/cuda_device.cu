@@ -39,7 +39,7 @@ ops_cuda_backend_device_count(void)
     return n;
 }
 
-/* runtime/device.c's device guard: index becomes the current device; returns the
+/* runtime/core/device.c's device guard: index becomes the current device; returns the
  * device to restore, or -1 when it already was current (or cannot be changed: the
  * call that follows reports the device's error itself). */
 extern "C" int

@@ -17,7 +17,7 @@
 #include "cuda_common.h"
 #include "kernels/cpu/index_check.h"
 #include "ops_dispatch.h"
-#include "ops_index_math.h"
+#include "kernels/ops_index_math.h"
 
 #define IXC_BLOCK 256
 // Grids are capped and kernels grid-stride: enough blocks to fill the device,

@@ -1,4 +1,4 @@
-/* The device side of the iterator contract (DESIGN.md §5): the generic elementwise
+/* The device side of the iterator contract (runtime/dispatch/ops_iter.h): the generic elementwise
  * launcher every elementwise CUDA kernel goes through.
  *
  *     ops_status

@@ -4,7 +4,7 @@
  * The ops themselves (checks, result allocation, how many Philox blocks they take
  * from which generator) are the random_* functions of random.c, shared with the CPU,
  * so both devices fail alike and advance a generator alike.  Here each thread
- * computes whole Philox blocks with the functions of runtime/ops_philox.h, the ones
+ * computes whole Philox blocks with the functions of include/libops/ops_philox.h, the ones
  * the CPU loops call, and stores each block's elements where they live (any strides:
  * element e of the row-major order is the stream's element e).  So a CUDA result
  * equals the CPU's for the same seed and offset: bit for bit for integers, bernoulli,

@@ -3,11 +3,11 @@
  *
  * Operand 0 is the output; the inputs follow in schema order (clamp.Tensor: self,
  * then whichever bounds are present).  The checks are ternary.c's ops_check_* and the
- * per-element functions runtime/ops_elementwise_math.h's (NaN-propagating clamp,
+ * per-element functions kernels/ops_elementwise_math.h's (NaN-propagating clamp,
  * PyTorch's two-sided lerp), the CPU's. */
 #include "ops_cuda_loops.cuh"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 namespace {

@@ -7,12 +7,12 @@
  * bool_out), so each kernel dispatches on it->common_dtype (the input as the loop
  * sees it) with the CPU kernel's dtype sets and error names.  The checks are
  * unary.c's ops_check_* and the per-element functions (libm picks included)
- * runtime/ops_elementwise_math.h's and ops_scalar_math.h's, so the two backends
+ * kernels/ops_elementwise_math.h's and ops_scalar_math.h's, so the two backends
  * compute the same expressions (the device's libm differs from glibc's by a few ulps
  * for the transcendental functions). */
 #include "ops_cuda_loops.cuh"
 #include "ops_elementwise_check.h"
-#include "ops_elementwise_math.h"
+#include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 
 /* Output and input in the input's dtype / output bool. */

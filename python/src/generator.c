@@ -1,4 +1,4 @@
-/* libops.Generator: the Python object around an ops_generator (runtime/ops_random.h),
+/* libops.Generator: the Python object around an ops_generator (include/libops/ops_random.h),
  * libops.default_generator (the process-wide generator, one Python object for the life
  * of the module, as torch.default_generator), and the module functions that act on
  * the default one: manual_seed, seed, initial_seed, get_rng_state, set_rng_state.

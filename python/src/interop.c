@@ -1,4 +1,4 @@
-/* Zero-copy interop from Python over runtime/ops_interop.h: DLPack (Tensor.__dlpack__,
+/* Zero-copy interop from Python over include/libops/ops_interop.h: DLPack (Tensor.__dlpack__,
  * Tensor.__dlpack_device__, libops.from_dlpack, libops.to_dlpack) and shared memory
  * (Tensor.share_memory_, Tensor.is_shared, Tensor.shm_handle, libops.from_shm_handle).
  *

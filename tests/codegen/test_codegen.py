@@ -23,7 +23,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("OPS_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE))
 # The include dirs of the runtime (meson.build: libops_inc).
-RUNTIME_INC = [os.path.join(ROOT, "runtime")]
+RUNTIME_INC = [os.path.join(ROOT, d) for d in (
+    ".", "include/libops", "runtime/core", "runtime/alloc", "runtime/dispatch", "runtime/autograd")]
 FIXTURES = os.path.join(HERE, "fixtures")
 GEN = os.path.join(ROOT, "codegen", "gen.py")
 PYTHON = sys.executable
@@ -324,7 +325,7 @@ class Hostile(unittest.TestCase):
         p = run_gen("all", "--native", native, "--derivatives", derivs, "--no-kernel-check", "--out-dir", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         files = sorted(glob.glob(os.path.join(out, "*.c")))
-        dirs = [os.path.join(ROOT, "runtime"), out]
+        dirs = RUNTIME_INC + [out]
         if pyinc and os.path.exists(os.path.join(pyinc, "Python.h")):
             dirs += [os.path.join(ROOT, "python", "src"), pyinc]
         else:
@@ -419,7 +420,7 @@ class Model(unittest.TestCase):
         self.assertTrue(m.by_name["add.out"].structured)
 
     def test_meta_families_are_the_ops_iter_h_ones(self):
-        with open(os.path.join(ROOT, "runtime", "ops_iter.h"), encoding="utf-8") as f:
+        with open(os.path.join(ROOT, "runtime", "dispatch", "ops_iter.h"), encoding="utf-8") as f:
             text = f.read()
         declared = set(re.findall(r"\bops_meta_(\w+)\(ops_iter \*it, const ops_meta_args \*a\)", text))
         self.assertEqual(declared, set(model.META_FAMILIES))
@@ -641,7 +642,7 @@ class Generated(unittest.TestCase):
                        if not f.endswith("python_bindings.c")) + [FIX_KERNELS]  # built by python/
         for extra in ([], ["-DOPS_WITH_CUDA=1"]):
             with self.subTest(flags=extra):
-                failures = compile_c(files, [os.path.join(ROOT, "runtime"), self.out], extra)
+                failures = compile_c(files, RUNTIME_INC + [self.out], extra)
                 self.assertEqual(failures, {})
 
     def test_kernel_signature_drift_fails_to_compile(self):
@@ -653,7 +654,7 @@ class Generated(unittest.TestCase):
             f.write('#include "ops_kernels.h"\n'
                     "ops_status\nadd_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, "
                     "double alpha)\n{\n    (void)it, (void)self, (void)other, (void)alpha;\n    return OPS_OK;\n}\n")
-        failures = compile_c([src], [os.path.join(ROOT, "runtime"), self.out])
+        failures = compile_c([src], RUNTIME_INC + [self.out])
         self.assertIn(src, failures)
         self.assertIn("conflicting types", failures[src])
 
@@ -720,7 +721,7 @@ class Incremental(unittest.TestCase):
 
 
 class Stubs(unittest.TestCase):
-    """Dispatch stubs (runtime/ops_stub.h, codegen/gen_stubs.py) and kernels shared by
+    """Dispatch stubs (runtime/dispatch/ops_stub.h, codegen/gen_stubs.py) and kernels shared by
     several devices (`CPU, CUDA: kernel`)."""
 
     HEADER = "OPS_DECLARE_STUB(fill_loop, ops_status, (const char *op, ops_tensor *t));\n"
@@ -859,7 +860,7 @@ class RealSchema(unittest.TestCase):
             t0 = time.perf_counter()
             failures = compile_c(sorted(f for f in glob.glob(os.path.join(d, "*.c"))
                                         if not f.endswith("python_bindings.c")),  # built by python/
-                                 [os.path.join(ROOT, "runtime"), d])
+                                 RUNTIME_INC + [d])
             print(f"[timing] compiling the generated C (-O2, parallel): {time.perf_counter() - t0:.1f} s",
                   file=sys.stderr)
             self.assertEqual(failures, {})

@@ -42,7 +42,7 @@ ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8
 TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-3),
        "bfloat16": (1.6e-2, 1e-2)}
 
-# ivalue tags (runtime/ops_registry.h)
+# ivalue tags (include/libops/ops_registry.h)
 T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
     T_DTYPE, T_DEVICE, T_GENERATOR, T_MEMORY_FORMAT = range(13)
 # (a `Generator?` argument is always written as None, so the case file never holds

@@ -82,7 +82,7 @@ __ubsan_default_options(void)
 }
 #endif
 
-/* The CPU allocator maps large blocks itself (runtime/alloc.c), past malloc and
+/* The CPU allocator maps large blocks itself (runtime/alloc/alloc.c), past malloc and
  * ASan's limit: a drawn size of 2^31 elements would be mapped, filled and kept
  * resident.  This mmap, found before libc's, refuses mappings over the same limit
  * (the library reports OOM), and passes the others to the kernel. */

@@ -1,6 +1,6 @@
 """libops.Generator, libops.default_generator and the `generator=` argument of the
 random ops, checked against an independent Philox4x32-10 written here in NumPy (the
-stream layout of runtime/ops_random.h); and the identity of Tensor.grad (`x.grad is
+stream layout of include/libops/ops_random.h); and the identity of Tensor.grad (`x.grad is
 x.grad`).  Run by `meson test` (suite python) with the build tree's package first on
 PYTHONPATH."""
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Write the oracle table test_half reads: float16/bfloat16 conversions and the
-scalar math of runtime/ops_scalar_math.h, computed with NumPy and Python's math.
+scalar math of include/libops/ops_scalar_math.h, computed with NumPy and Python's math.
 
     gen_half_table.py OUTPUT
 

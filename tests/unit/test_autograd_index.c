@@ -1,4 +1,4 @@
-/* Backward helpers of views and indexing ops (runtime/autograd_index.c) in the cases
+/* Backward helpers of views and indexing ops (runtime/autograd/backward/autograd_index.c) in the cases
  * the conformance runner's gradient family does not reach: the gradient of a view's
  * backward taken by hand (double backward of select), as_strided over a view that
  * reads storage outside its input and over an input that overlaps itself, and

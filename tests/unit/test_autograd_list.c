@@ -1,5 +1,5 @@
 /* Autograd through Tensor[] arguments and returns (codegen/gen_autograd.py,
- * runtime/autograd_list.c), checked by hand on small cases: a split whose pieces are
+ * runtime/autograd/backward/autograd_list.c), checked by hand on small cases: a split whose pieces are
  * partly used (the engine's zeros for the others), cat with one input not requiring
  * grad, index with repeated indices, the version check of a saved Tensor?[] element,
  * in-place index_put_ on a non-leaf, where(condition) recording nothing, and a second

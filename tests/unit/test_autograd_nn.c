@@ -281,7 +281,7 @@ START_TEST(test_cross_entropy_nd_and_probability_gradients)
 }
 END_TEST
 
-/* Every allocation in a backward helper may fail: each helper of runtime/autograd_nn.c
+/* Every allocation in a backward helper may fail: each helper of runtime/autograd/backward/autograd_nn.c
  * (called directly, as a node's apply calls it) with the nth allocation failing for
  * n = 1, 2, ... until it succeeds three times in a row.  A failed call must return
  * NULL with an error and leave nothing behind (the sanitizer tree's LeakSanitizer

@@ -3,7 +3,7 @@
  *   magic numbers, the 32-bit offset calculator, coalescing, the split of large
  *   iterations into 32-bit-indexable pieces, grid/block and vector width) against
  *   brute-force references;
- * - the caching allocator of runtime/cuda_alloc_bins.c (rounding, bins, splitting,
+ * - the caching allocator of runtime/alloc/cuda_alloc_bins.c (rounding, bins, splitting,
  *   coalescing, stream-ordered reuse, empty_cache, statistics, out of memory after
  *   freeing the cache and retrying, failure injection) driven by a fake backing
  *   allocator that hands out addresses of an imaginary device and fake events;

@@ -1,4 +1,4 @@
-/* DLPack export and import (runtime/dlpack.c): the DLTensor fields for every
+/* DLPack export and import (runtime/interop/dlpack.c): the DLTensor fields for every
  * dtype, round trips with no copy, writes visible both ways, strided and
  * offset views, negative strides on import, the producer's deleter called
  * exactly once (on success when the last view goes, and on every failure),

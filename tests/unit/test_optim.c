@@ -1,4 +1,4 @@
-/* Optimizers (runtime/optim.c) against the update rules written out in scalar C for a
+/* Optimizers (runtime/optim/optim.c) against the update rules written out in scalar C for a
  * few steps on fixed gradients (torch.optim's documented algorithms), and against a
  * problem with a known minimum: least squares through the public autograd API. */
 #include <check.h>

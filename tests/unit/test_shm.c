@@ -1,4 +1,4 @@
-/* Shared memory (runtime/shm.c): share_memory_ in place, is_shared, handles and
+/* Shared memory (runtime/interop/shm.c): share_memory_ in place, is_shared, handles and
  * their string form, mapping a handle in the same process and in another one,
  * writes visible both ways, a receiver and a creator SIGKILLed, and no segment
  * of ours left in /dev/shm afterwards.
@@ -640,7 +640,7 @@ END_TEST
 
 /* ---- what another process can do to a segment ------------------------------------- */
 
-/* The segment header's layout (runtime/shm.c), as a process that maps the
+/* The segment header's layout (runtime/interop/shm.c), as a process that maps the
  * segment sees it: anyone who can open the name can write it. */
 typedef struct seg_header {
     char magic[8];

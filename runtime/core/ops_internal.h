@@ -35,7 +35,7 @@ enum {
     /* The storage header and its bytes live in the same block as the tensor that
      * created them (small tensors: one allocation instead of three). */
     OPS_STORAGE_EMBEDDED = 1u << 0,
-    /* The bytes are a POSIX shared-memory segment (runtime/shm.c): other
+    /* The bytes are a POSIX shared-memory segment (runtime/interop/shm.c): other
      * processes may map them, so the storage never moves (no resize_ growth). */
     OPS_STORAGE_SHARED = 1u << 1,
 };
@@ -74,7 +74,7 @@ struct ops_tensor {
     uint32_t flags;
     int64_t sizes[OPS_MAX_DIMS];
     int64_t strides[OPS_MAX_DIMS]; /* in elements; may be 0 or negative */
-    void *autograd; /* autograd state (runtime/autograd.c); NULL when none */
+    void *autograd; /* autograd state (runtime/autograd/autograd.c); NULL when none */
 };
 
 /* ---- errors ---------------------------------------------------------- */

@@ -106,7 +106,7 @@ template <> struct ops_opmath<ops_bfloat16> { typedef float type; };
 
 /* ---- dispatch -------------------------------------------------------------- */
 
-/* C linkage from the .cu files too (runtime/iter.c defines it). */
+/* C linkage from the .cu files too (runtime/dispatch/iter.c defines it). */
 #ifdef __cplusplus
 extern "C" {
 #endif

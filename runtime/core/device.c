@@ -102,7 +102,7 @@ ops_cuda_pinned_empty_cache(void)
     return no_cuda("cuda_pinned_empty_cache");
 }
 
-/* TF32 switch (section: cuda-linalg; the CUDA build's is in kernels/cuda/linalg.cu) */
+/* TF32 switch (the CUDA build's is in kernels/cuda/linalg.cu) */
 ops_status
 ops_cuda_set_allow_tf32(bool allow)
 {
@@ -115,5 +115,4 @@ ops_cuda_allow_tf32(void)
 {
     return false;
 }
-/* (section: cuda-linalg end) */
 #endif

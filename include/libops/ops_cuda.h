@@ -66,7 +66,7 @@ OPS_API const ops_allocator *ops_cuda_pinned_allocator(void);
 OPS_API ops_status ops_cuda_pinned_memory_stats(ops_memory_stats *out);
 OPS_API ops_status ops_cuda_pinned_empty_cache(void);
 
-/* ---- TF32 for float32 matrix products (section: cuda-linalg) ---------------------------
+/* ---- TF32 for float32 matrix products ---------------------------
  * Whether cuBLAS may run float32 mm/bmm/matmul/linear/conv (and their add* forms) on
  * TF32 tensor cores: inputs rounded to a 10-bit mantissa, float accumulation, several
  * times faster on Ampere and later, about 1e-3 relative error.  Off by default (as
@@ -75,7 +75,7 @@ OPS_API ops_status ops_cuda_pinned_empty_cache(void);
  * OPS_ERR_DEVICE and reports false. */
 OPS_API ops_status ops_cuda_set_allow_tf32(bool allow);
 OPS_API bool ops_cuda_allow_tf32(void);
-/* ---- (section: cuda-linalg end) */
+/* ---- */
 
 #ifdef __cplusplus
 }

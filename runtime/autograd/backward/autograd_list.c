@@ -221,7 +221,7 @@ ops_autograd_tensor_split_backward(ops_tensor_list grads, int ndim, const int64_
     ops_tensor *sum = NULL;
     int64_t prev = 0;
     for (int64_t i = 0; i < grads.len; i++) {
-        /* piece i's bounds, as tensor_split (runtime/split.c) cut them */
+        /* piece i's bounds, as tensor_split (runtime/core/split.c) cut them */
         int64_t end = i < indices.len ? indices.data[i] : size;
         if (end < 0)
             end += size;

@@ -4,7 +4,7 @@
  * both backends compile the same definitions and produce the same stream for the
  * same generator seed and offset (issue 7, item 3).
  *
- * The layout (runtime/ops_random.h): block b of a reserved range is
+ * The layout (include/libops/ops_random.h): block b of a reserved range is
  * philox4x32_10({lo32(base + b), hi32(base + b), 0, 0}, key); element e of a result
  * (row-major) uses the words e*k .. e*k + k - 1, k = 1 or 2 words per element, so
  * block b holds elements b * (4/k) .. b * (4/k) + 4/k - 1.  ops_rand_block() turns a

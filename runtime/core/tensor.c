@@ -1,7 +1,7 @@
 /* Storage and tensor lifecycle, shapes, devices and the thread setting.
  *
  * A small CPU tensor is one allocation: tensor header, storage header, then its
- * (64-byte aligned) bytes.  Small ops are all overhead (DESIGN.md §8), and this
+ * (64-byte aligned) bytes.  Small ops are all overhead, and this
  * turns three allocations into one.  The block belongs to the storage: the tensor
  * that created it holds a storage reference until it dies, so the storage's
  * refcount reaching zero means both are dead and the block can go, even when

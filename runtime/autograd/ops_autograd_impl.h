@@ -1,5 +1,5 @@
 /* libops internal: the backward-graph structures the generated autograd layer builds
- * (runtime/autograd.c).  Not installed.
+ * (runtime/autograd/autograd.c).  Not installed.
  *
  * A node stands for one recorded op.  It takes one gradient per output of the op
  * (num_inputs) and produces one per differentiable input of the op, sent along its
@@ -151,8 +151,7 @@ OPS_API ops_tensor *ops_autograd_narrow_tensor_backward(const ops_tensor *g, int
 OPS_API ops_tensor *ops_autograd_slice_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                 const int64_t *start, const int64_t *end, int64_t step);
 
-/* (section: lists) */
-/* Tensor[] arguments of a node (runtime/autograd_list.c).  A saved Tensor[] / Tensor?[]
+/* Tensor[] arguments of a node (runtime/autograd/backward/autograd_list.c).  A saved Tensor[] / Tensor?[]
  * is an array of n saved values (NULL elements stay NULL), each version-checked when
  * unpacked; the node owns the array and frees it with ops_ag_saved_list_release.
  * (struct ops_saved_tensor: defined below.) */
@@ -196,9 +195,7 @@ OPS_API ops_status ops_autograd_einsum_backward(const ops_tensor *g, const char 
 /* index.Tensor: zeros of self's shape with the gradient accumulated where self was read. */
 OPS_API ops_tensor *ops_autograd_index_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
                                                 ops_tensor_list indices);
-/* (section: lists end) */
 
-/* (section: reductions2) */
 /* runtime/autograd_reduce.c.  The gradient of an extreme value (max, min, amax, amin,
  * aminmax: result reduced over dim, NULL or empty: all) shared evenly by the elements
  * equal to it; of a value-selecting reduction (max.dim, kthvalue, sort, topk: the
@@ -224,10 +221,8 @@ OPS_API ops_tensor *ops_autograd_norm_backward(const ops_tensor *g, const ops_te
 /* clamp with tensor bounds: the gradient for self (which 0), min (1) or max (2). */
 OPS_API ops_tensor *ops_autograd_clamp_backward(const ops_tensor *g, const ops_tensor *self, const ops_tensor *min,
                                                 const ops_tensor *max, int64_t which);
-/* (section: reductions2 end) */
 
-/* (section: index2) */
-/* runtime/autograd_index.c: gradients of views, shape and indexing ops (select_backward,
+/* runtime/autograd/backward/autograd_index.c: gradients of views, shape and indexing ops (select_backward,
  * slice_backward and narrow_backward above live there too); all written with public
  * ops, so they are differentiable themselves. */
 OPS_API ops_tensor *ops_autograd_diagonal_backward(const ops_tensor *g, int ndim, const int64_t *sizes,
@@ -266,10 +261,8 @@ OPS_API ops_tensor *ops_autograd_scatter_reduce_backward(const ops_tensor *g, co
                                                          const ops_tensor *index, const ops_tensor *src,
                                                          const ops_tensor *result, int64_t mode, bool include_self,
                                                          int64_t which);
-/* (section: index2 end) */
 
-/* (section: nn2) */
-/* Backward helpers of the neural-network formulas (runtime/autograd_nn.c): conv1d and
+/* Backward helpers of the neural-network formulas (runtime/autograd/backward/autograd_nn.c): conv1d and
  * padding="same" convolutions (which 0 input, 1 weight, 2 bias); the transposed
  * convolutions' input; max_pool1d; the
  * separable linear ops (avg pools, adaptive avg pool, upsampling: a negative scale is
@@ -319,9 +312,7 @@ OPS_API ops_tensor *ops_autograd_nll_loss_nd_backward(const ops_tensor *g, const
 OPS_API ops_tensor *ops_autograd_glu_backward(const ops_tensor *g, const ops_tensor *self, int64_t dim);
 OPS_API ops_tensor *ops_autograd_prelu_backward(const ops_tensor *g, const ops_tensor *self,
                                                 const ops_tensor *weight, int64_t which);
-/* (section: nn2 end) */
 
-/* (section: engine) */
 /* Views and in-place writes through them (PyTorch's view rebase).  A view made under
  * grad mode remembers its root base; an in-place op on it gives the base a CopySlices
  * history and the view one reading its region of the base. */
@@ -351,7 +342,6 @@ OPS_API ops_status ops_autograd_copy_(ops_tensor *self, const ops_tensor *src, b
 /* linear's gradient for input (which 0) or weight (1), without materialised transposes. */
 OPS_API ops_tensor *ops_autograd_linear_backward(const ops_tensor *g, const ops_tensor *input,
                                                  const ops_tensor *weight, int64_t which);
-/* (section: engine end) */
 
 /* The dims a reduction reduced, as flags (flags[OPS_MAX_DIMS], true at each reduced d;
  * every d < ndim for NULL or an empty list), wrapped and checked.  false (error set, naming op) on a bad dim. */

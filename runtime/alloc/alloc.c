@@ -5,7 +5,7 @@
  * overhead).  Large blocks come from mmap and, when freed, are kept in size-class
  * bins for reuse: a fresh 64 MB output page-faults ~16,000 times per call, and
  * reusing a warm block is what makes a functional op as fast as its out= form
- * (DESIGN.md §8).  The bins are the only shared state and sit behind one mutex;
+ *.  The bins are the only shared state and sit behind one mutex;
  * the small path touches only thread-local counters. */
 #include <errno.h>
 #include <pthread.h>

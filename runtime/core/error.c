@@ -1,6 +1,6 @@
 /* The thread-local error slot: every failing libops call leaves its status and a
  * message here, so errors need no out-parameter and threads never see each
- * other's failures (DESIGN.md §2). */
+ * other's failures. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>

@@ -193,7 +193,7 @@ typedef struct ops_tensor_vec {
     int64_t len;
 } ops_tensor_vec;
 
-/* A random-number generator (runtime/ops_random.h); `Generator?` arguments take one,
+/* A random-number generator (include/libops/ops_random.h); `Generator?` arguments take one,
  * NULL meaning the default generator. */
 typedef struct ops_generator ops_generator;
 

@@ -1,4 +1,4 @@
-/* The tensor iterator: the "meta" half of every elementwise op (DESIGN.md §5).
+/* The tensor iterator: the "meta" half of every elementwise op.
  *
  * A structured op's generated glue fills an ops_meta_args from the schema, calls the
  * op's meta family (ops_meta_<family>, named by `meta:` in native_functions.yaml),

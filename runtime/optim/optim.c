@@ -1,4 +1,4 @@
-/* Optimizers (runtime/ops_optim.h): per-parameter state and PyTorch's update rules,
+/* Optimizers (include/libops/ops_optim.h): per-parameter state and PyTorch's update rules,
  * written as libops ops run with grad mode off. */
 #include <math.h>
 #include <string.h>

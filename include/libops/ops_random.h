@@ -18,7 +18,7 @@
  * and a CUDA kernel computing the same block for the same i reproduces it: bit for bit
  * for integers, bernoulli and uniforms, to its libm's rounding for normal and
  * exponential samples.  randperm and multinomial document their own use of the stream
- * (kernels/cpu/random.c).  runtime/ops_philox.h has the block function and the
+ * (kernels/cpu/random.c).  include/libops/ops_philox.h has the block function and the
  * mappings from words to values that both backends compile.
  *
  * Taking an offset range is guarded by a mutex, so several threads may share one

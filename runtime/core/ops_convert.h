@@ -1,5 +1,5 @@
 /* The value conversions between dtypes, one definition for the CPU's conversion loops
- * (runtime/convert.c) and the CUDA copy kernel (kernels/cuda/copy.cu), so that a copy
+ * (runtime/core/convert.c) and the CUDA copy kernel (kernels/cuda/copy.cu), so that a copy
  * gives the same bits on either device.
  *
  * The rules (PyTorch's on x86):

@@ -1,5 +1,5 @@
 /* The autograd engine: grad mode, per-tensor autograd state, backward nodes, saved
- * values and the backward pass (runtime/ops_autograd.h, runtime/ops_autograd_impl.h).
+ * values and the backward pass (include/libops/ops_autograd.h, runtime/autograd/ops_autograd_impl.h).
  *
  * The backward pass is single-threaded and runs on the caller's thread:
  *   1. collect the nodes reachable from the roots and count, for each, the edges
@@ -2692,7 +2692,7 @@ done:
     return r;
 }
 
-/* ---- linear (section: engine) ------------------------------------------------------- */
+/* ---- linear ------------------------------------------------------- */
 
 /* linear's gradient for input (which 0) or weight (1), y = input @ weight^T: grad @
  * weight, and grad^T @ input over the rows of all leading dims.  The transposes are

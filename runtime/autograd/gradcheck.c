@@ -1,4 +1,4 @@
-/* gradcheck and gradgradcheck (runtime/ops_autograd.h): backward against central
+/* gradcheck and gradgradcheck (include/libops/ops_autograd.h): backward against central
  * finite differences, in float64.
  *
  * f maps the inputs to one output.  With a random v of the output's shape, the
