@@ -14,7 +14,7 @@ would be), `grad` / `grads[i]`, argument names, `result` or named returns, numbe
 `True`/`False`/`None`, lists of ints, the accessors `t.sizes()`, `t.dim()`,
 `t.numel()`, `t.scalar_type()`, operators and `x if c else y`, and the helpers
 `reduce_to(x, t)` (sum a broadcast gradient back to t's shape), `zeros_like(x)`,
-`ones_like(x)`, `not_implemented("why")` and the backward helpers of runtime/autograd/autograd.c
+`ones_like(x)`, `not_implemented("why")` and the backward helpers of runtime/autograd/backward/
 listed in RUNTIME_HELPERS.  Anything else is a generation error with file:line.
 
 Tensor[] arguments and returns (docs/autograd.md "Tensor[] inputs and returns"): a
@@ -36,7 +36,7 @@ from .model import Argument, Model, NativeFunction, SchemaError
 
 OUTPUTS = ("ops_autograd_gen.h", "ops_autograd_gen.c")
 
-# Helpers of runtime/autograd/autograd.c a formula may call: C function and parameter kinds
+# Helpers of runtime/autograd/backward/ a formula may call: C function and parameter kinds
 # ("shape": an argument name, passed as its kept ndim and sizes; "listshape": a Tensor[]
 # argument's name, passed as its length and its elements' kept shapes; "tensorlist": a
 # Tensor[] value), and optionally the kind returned: "Tensor" (the default,

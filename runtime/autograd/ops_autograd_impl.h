@@ -409,6 +409,16 @@ OPS_API void ops_saved_release(ops_saved_tensor *s);
 /* Called by ops_tensor_release for a tensor with autograd state. */
 OPS_API void ops_autograd_meta_free(void *meta);
 
+/* For the backward helpers (runtime/autograd/backward/): one step of a chain of
+ * public-op calls; a NULL result jumps to the helper's `done:`, which releases every
+ * intermediate. */
+#define AG_STEP(var, expr)                                                                  \
+    do {                                                                                    \
+        var = (expr);                                                                       \
+        if (var == NULL)                                                                    \
+            goto done;                                                                      \
+    } while (0)
+
 #ifdef __cplusplus
 }
 #endif
