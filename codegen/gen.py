@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Command line of the generator (generated/meson.build runs `gen.py all` once).
+"""Command line of the generator (generated/meson.build runs it for every artifact but
+the registry, and for the registry alone: the one output that reads ops/conformance/).
 
     gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
            [--conformance ops/conformance/*.yaml] --out-dir DIR [--cuda] [--no-kernel-check]
