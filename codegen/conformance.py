@@ -1,7 +1,9 @@
-"""Validation of the `conformance:` metadata beside each op (docs/conformance.md).
+"""Validation of the conformance metadata of each op (docs/conformance.md).
 
-model.py stores the key as-is; this module checks it against the schema and turns it
-into a Conformance object for the test generators.  Errors are `file:line: reason`.
+model.py reads ops/conformance/*.yaml and attaches each key's metadata, as-is, to the
+entry it names; this module checks it against the schema and turns it into a
+Conformance object for the test generators.  Errors are `file:line: reason`, at the
+line of the metadata key at fault (else of the entry's name in the conformance file).
 gen.py calls check() (only the entries that carry the key: a malformed key fails the
 library's generation step); the conformance suite calls load(), which also requires
 the key on every kernel-owning entry.
@@ -12,7 +14,7 @@ import ast
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
-from .model import Model, NativeFunction, SchemaError
+from .model import Loc, Model, NativeFunction, SchemaError
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64",
           "float16", "bfloat16", "float32", "float64")
@@ -60,6 +62,7 @@ class ErrorCase:
 @dataclasses.dataclass
 class Conformance:
     entry: NativeFunction
+    loc: Loc  # where its metadata starts (the entry's name in a conformance file)
     dtypes: Tuple[str, ...]
     ref: Optional[str]
     domain: Dict[str, Any]
@@ -211,108 +214,113 @@ def _parse_error(i: int, e: Any, nf: NativeFunction, where: str) -> ErrorCase:
 
 def parse(nf: NativeFunction) -> Conformance:
     """The validated metadata of one entry; ValueError with file:line on misuse."""
-    loc = nf.key_locs.get("conformance", nf.loc)
+    loc = nf.conformance_loc or nf.loc
     where = str(loc)
+
+    def at(key: str) -> str:  # the line of one key of the metadata, else of its entry name
+        return str(nf.conformance_key_locs.get(key, loc))
+
     c = nf.conformance
     if not isinstance(c, dict):
-        raise ValueError(f"{where}: conformance must be a mapping")
-    unknown = sorted(set(c) - KEYS)
+        raise ValueError(f"{where}: the metadata of {nf.name} must be a mapping")
+    unknown = sorted(set(c) - KEYS, key=lambda k: nf.conformance_key_locs.get(k, loc).line)
     if unknown:
-        raise ValueError(f"{where}: unknown conformance key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})")
+        raise ValueError(f"{at(unknown[0])}: unknown conformance key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})")
     argnames = {a.name for a in nf.func.arguments}
     tensor_args = {a.name for a in nf.func.arguments if a.type.base == "Tensor"}
 
-    dtypes = _dtypes(c.get("dtypes", "all"), f"{where}: dtypes")
+    dtypes = _dtypes(c.get("dtypes", "all"), f"{at('dtypes')}: dtypes")
     ref = c.get("ref")
     if ref is not None:
         if not isinstance(ref, str):
-            raise ValueError(f"{where}: ref must be a string")
-        unknown_names = {n for n in _names_in(ref, f"{where}: ref") - argnames - REF_HELPERS
+            raise ValueError(f"{at('ref')}: ref must be a string")
+        unknown_names = {n for n in _names_in(ref, f"{at('ref')}: ref") - argnames - REF_HELPERS
                          if not n.startswith(REF_PREFIX)}
         if unknown_names:
-            raise ValueError(f"{where}: ref names '{sorted(unknown_names)[0]}', which is neither an "
+            raise ValueError(f"{at('ref')}: ref names '{sorted(unknown_names)[0]}', which is neither an "
                              f"argument of {nf.name} nor a helper")
     domain = c.get("domain", {}) or {}
     if not isinstance(domain, dict):
-        raise ValueError(f"{where}: domain must map argument names to [lo, hi] or nonzero")
+        raise ValueError(f"{at('domain')}: domain must map argument names to [lo, hi] or nonzero")
     list_args = {a.name for a in nf.func.arguments if a.type.base == "Tensor" and a.type.is_list}
     opt_lists = {a.name for a in nf.func.arguments if getattr(a.type, "elem_optional", False)}
     for k, v in domain.items():
         if k not in argnames:
-            raise ValueError(f"{where}: domain names '{k}', not an argument of {nf.name}")
+            raise ValueError(f"{at('domain')}: domain names '{k}', not an argument of {nf.name}")
         if v == "index":
             if k not in list_args:
-                raise ValueError(f"{where}: domain `index` is for a Tensor[] or Tensor?[] argument, "
+                raise ValueError(f"{at('domain')}: domain `index` is for a Tensor[] or Tensor?[] argument, "
                                  f"and '{k}' is not one")
             continue
         ok = v == "nonzero" or (isinstance(v, list) and len(v) == 2
                                 and all(isinstance(x, (int, float)) for x in v) and v[0] <= v[1])
         if not ok:
-            raise ValueError(f"{where}: domain of '{k}' must be [lo, hi] or nonzero"
+            raise ValueError(f"{at('domain')}: domain of '{k}' must be [lo, hi] or nonzero"
                              + (" (or index)" if k in list_args else ""))
     args = {}
     raw_args = c.get("args", {}) or {}
     if not isinstance(raw_args, dict):
-        raise ValueError(f"{where}: args must map argument names to values")
+        raise ValueError(f"{at('args')}: args must map argument names to values")
     for k, v in raw_args.items():
         if k not in argnames:
-            raise ValueError(f"{where}: args names '{k}', not an argument of {nf.name}")
+            raise ValueError(f"{at('args')}: args names '{k}', not an argument of {nf.name}")
         if k in tensor_args:
-            raise ValueError(f"{where}: args gives a value for Tensor argument '{k}'")
+            raise ValueError(f"{at('args')}: args gives a value for Tensor argument '{k}'")
         args[k] = v if isinstance(v, list) and not _is_int_list_arg(nf, k) else [v]
         for x in args[k]:
-            _check_arg_value(nf, k, x, f"{where}: args: '{k}'")
+            _check_arg_value(nf, k, x, f"{at('args')}: args: '{k}'")
     fixed = c.get("fixed_dtypes", {}) or {}
     if not isinstance(fixed, dict):
-        raise ValueError(f"{where}: fixed_dtypes must map Tensor arguments to dtypes")
+        raise ValueError(f"{at('fixed_dtypes')}: fixed_dtypes must map Tensor arguments to dtypes")
     for k, v in fixed.items():
         if k not in tensor_args:
-            raise ValueError(f"{where}: fixed_dtypes names '{k}', not a Tensor argument of {nf.name}")
+            raise ValueError(f"{at('fixed_dtypes')}: fixed_dtypes names '{k}', not a Tensor argument of {nf.name}")
         if v not in DTYPES:
-            raise ValueError(f"{where}: fixed_dtypes: unknown dtype '{v}'")
+            raise ValueError(f"{at('fixed_dtypes')}: fixed_dtypes: unknown dtype '{v}'")
     compute = c.get("compute", "float64")
     if compute not in ("float64", "native"):
-        raise ValueError(f"{where}: compute must be float64 or native")
+        raise ValueError(f"{at('compute')}: compute must be float64 or native")
     samples = c.get("samples", []) or []
     if not isinstance(samples, list) or not all(isinstance(s, dict) for s in samples):
-        raise ValueError(f"{where}: samples must be a list of maps")
+        raise ValueError(f"{at('samples')}: samples must be a list of maps")
     for i, s in enumerate(samples):
         for k, v in s.items():
             if k not in argnames:
-                raise ValueError(f"{where}: a sample names '{k}', not an argument of {nf.name}")
+                raise ValueError(f"{at('samples')}: a sample names '{k}', not an argument of {nf.name}")
             if k in tensor_args:
                 items = v if k in list_args and isinstance(v, list) else [v]
                 for item in items:
-                    _tensor_spec(item, f"{where}: samples[{i}]: '{k}'")
+                    _tensor_spec(item, f"{at('samples')}: samples[{i}]: '{k}'")
                 if k in list_args and isinstance(v, list) and None in v and k not in opt_lists:
-                    raise ValueError(f"{where}: samples[{i}]: '{k}' is a Tensor[]: only a Tensor?[] holds null items")
+                    raise ValueError(f"{at('samples')}: samples[{i}]: '{k}' is a Tensor[]: only a Tensor?[] holds null items")
             else:
-                _check_arg_value(nf, k, v, f"{where}: samples[{i}]: '{k}'")
+                _check_arg_value(nf, k, v, f"{at('samples')}: samples[{i}]: '{k}'")
     tol = {}
     raw_tol = c.get("tol", {}) or {}
     if not isinstance(raw_tol, dict):
-        raise ValueError(f"{where}: tol must map dtypes to [rtol, atol] or [rtol, atol, nmse]")
+        raise ValueError(f"{at('tol')}: tol must map dtypes to [rtol, atol] or [rtol, atol, nmse]")
     for k, v in raw_tol.items():
         if k not in DTYPES or not (isinstance(v, list) and len(v) in (2, 3)
                                    and all(isinstance(x, (int, float)) and x >= 0 for x in v)):
-            raise ValueError(f"{where}: tol must map dtypes to [rtol, atol] or [rtol, atol, nmse]")
+            raise ValueError(f"{at('tol')}: tol must map dtypes to [rtol, atol] or [rtol, atol, nmse]")
         tol[k] = tuple(float(x) for x in v)
     shapes = c.get("shapes")
     if shapes is not None:
         if not isinstance(shapes, list) or not shapes:
-            raise ValueError(f"{where}: shapes must be a non-empty list of shape sets")
+            raise ValueError(f"{at('shapes')}: shapes must be a non-empty list of shape sets")
         names = _entry_tensor_names(nf)
         for i, s in enumerate(shapes):
-            _shape_set(s, names, f"{where}: shapes[{i}]")
+            _shape_set(s, names, f"{at('shapes')}: shapes[{i}]")
     raw_errors = c.get("errors", []) or []
     if not isinstance(raw_errors, list):
-        raise ValueError(f"{where}: errors must be a list")
-    errors = [_parse_error(i, e, nf, where) for i, e in enumerate(raw_errors)]
-    returns = _returns(c.get("returns"), nf, where)
+        raise ValueError(f"{at('errors')}: errors must be a list")
+    errors = [_parse_error(i, e, nf, at("errors")) for i, e in enumerate(raw_errors)]
+    returns = _returns(c.get("returns"), nf, at("returns"))
     for k in ("special", "values", "layouts", "promote", "signed_zeros", "property", "gradcheck"):
         if k in c and not isinstance(c[k], bool):
-            raise ValueError(f"{where}: {k} must be true or false")
-    return Conformance(entry=nf, dtypes=dtypes, ref=ref, domain=domain, args=args,
+            raise ValueError(f"{at(k)}: {k} must be true or false")
+    _check_used(nf, c, at)
+    return Conformance(entry=nf, loc=loc, dtypes=dtypes, ref=ref, domain=domain, args=args,
                        fixed_dtypes=dict(fixed), compute=compute,
                        special=bool(c.get("special", False)), samples=samples,
                        values=bool(c.get("values", True)), tol=tol, torch=c.get("torch"),
@@ -321,6 +329,58 @@ def parse(nf: NativeFunction) -> Conformance:
                        signed_zeros=bool(c.get("signed_zeros", True)),
                        property=bool(c.get("property", True)), returns=returns,
                        gradcheck=bool(c.get("gradcheck", True)))
+
+
+# Keys the case generator (tests/conformance/gen_cases.py) reads for one kind of entry
+# only: given to the other kind they would be ignored silently, so they are refused.
+ELEMENTWISE_ONLY = {
+    "special": "feeds NaN, ±inf and ±0 to the structured (elementwise) entries only",
+    "promote": "turns off the mixed-dtype runs of structured (elementwise) entries",
+    "property": "turns off the random-shape runs of structured (elementwise) entries",
+    "compute": "chooses the NumPy dtype a structured (elementwise) entry's reference runs in",
+}
+SAMPLED_ONLY = {
+    "values": "turns off the value comparison of an entry with a plain kernel",
+    "layouts": "turns off the layout runs of an entry with a plain kernel",
+}
+PROMOTING_METAS = ("binary", "binary_float", "bool_out", "div_mode", "where")
+
+
+def _check_used(nf: NativeFunction, c: Dict[str, Any], at) -> None:
+    """Refuse a key the suite would ignore for this entry (docs/conformance.md, "Which keys
+    apply where")."""
+    if nf.structured:
+        for k, why in SAMPLED_ONLY.items():
+            if k in c:
+                raise ValueError(f"{at(k)}: {k}: would be ignored: {nf.name} is structured (meta: {nf.meta}), "
+                                 f"its values are always compared in every layout, and `{k}:` {why}")
+        outs = {a.name for a in nf.func.out_arguments}
+        for i, smp in enumerate(c.get("samples") or []):
+            named = sorted(outs & set(smp))
+            if named:
+                raise ValueError(f"{at('samples')}: samples[{i}] names the out= argument '{named[0]}': a "
+                                 f"structured entry's samples give its inputs (the out= form is tested with "
+                                 "every case)")
+        if "promote" in c:
+            n = sum(1 for a in nf.func.non_out_arguments if a.type.base == "Tensor" and a.name not in
+                    (c.get("fixed_dtypes") or {}))
+            if n < 2 or nf.meta not in PROMOTING_METAS:
+                raise ValueError(f"{at('promote')}: promote: would be ignored for {nf.name}: mixed-dtype runs need "
+                                 f"two Tensor arguments of free dtype and a promoting meta "
+                                 f"({', '.join(PROMOTING_METAS)}); it has {n} and meta {nf.meta}")
+        if "property" in c and "shapes" in c:
+            raise ValueError(f"{at('property')}: property: would be ignored for {nf.name}: with `shapes:` given "
+                             "there are no random-shape runs to turn on or off")
+        return
+    for k, why in ELEMENTWISE_ONLY.items():
+        if k in c:
+            raise ValueError(f"{at(k)}: {k}: would be ignored: {nf.name} has a plain kernel, its cases are "
+                             f"its `samples:` and `shapes:`, and `{k}:` {why} (give such inputs in a "
+                             "sample's `data:`)")
+    if "args" in c and "shapes" not in c:
+        raise ValueError(f"{at('args')}: args: would be ignored for {nf.name} without `shapes:`: its non-Tensor "
+                         "values come from each sample (write them there), or add `shapes:` to cross "
+                         "them with args")
 
 
 def _check_arg_value(nf: NativeFunction, name: str, v: Any, where: str) -> None:
@@ -467,7 +527,7 @@ def _check_errors_apply(model: Model, conf: Conformance) -> Optional[str]:
     """Every `errors:` item must run on some entry: a typo otherwise tests nothing."""
     prim = primary_entries(model, conf.entry)
     names = {nf.name for nf in prim}
-    where = str(conf.entry.key_locs.get("conformance", conf.entry.loc))
+    where = str(conf.entry.conformance_key_locs.get("errors", conf.loc))
     for err in conf.errors:
         if err.entries is not None:
             bad = [x for x in err.entries if x not in names]
@@ -486,13 +546,12 @@ def _validate(model: Model, require: bool) -> Dict[str, Conformance]:
     for nf in model.functions:
         if nf.conformance is None:
             if require and nf.dispatch:
-                errors.append(f"{nf.loc}: {nf.name} has a kernel but no conformance metadata "
-                              "(docs/conformance.md)")
+                errors.append(f"{nf.loc}: {nf.name} has a kernel but no conformance metadata (a key "
+                              f"'{nf.name}:' in ops/conformance/<family>.yaml; docs/conformance.md)")
             continue
         if not nf.dispatch:
-            where = nf.key_locs.get("conformance", nf.loc)
-            errors.append(f"{where}: {nf.name}: conformance belongs on the entry that owns the kernel "
-                          f"({nf.structured_delegate or 'this entry has none'})")
+            errors.append(f"{nf.conformance_loc}: {nf.name}: conformance belongs on the entry that owns the "
+                          f"kernel ({nf.structured_delegate or 'this entry has none'})")
             continue
         try:
             conf = parse(nf)

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 import yaml
 
 from .model import (INT64_MAX, Errors, GrammarError, Loc, Model, NativeFunction, SchemaError, _excerpt, compose,
-                    mapping_items, node_loc, parse_schema, read_text, scalar_str, _Fail)
+                    mapping_items, node_loc, parse_schema, read_text, scalar_str, suggest, _Fail)
 
 # Calls that are not ops: backward helpers (prefix match, as PyTorch's helpers are
 # families: reduce_to, reduce_to_shape, not_implemented, zeros_like, ...), and the
@@ -143,6 +143,18 @@ def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset
     return Formula(text, tree, loc) if ok else None
 
 
+def _suggest_entry(model: Model, schema) -> str:
+    """' (did you mean copysign.Tensor?)' for a name without its overload (or misspelt):
+    the overloads of that name whose arguments are the ones written, else the
+    functional entries, else any entry, nearest first."""
+    same_args = [nf.name for nf in model.functions
+                 if nf.func.name == schema.name and nf.func.arguments == schema.arguments]
+    if same_args:
+        return suggest(schema.full_name, same_args)
+    functional = [nf.name for nf in model.functions if nf.kind == "functional"]
+    return suggest(schema.full_name, [nf.name for nf in model.functions], functional)
+
+
 def load_derivatives(path: str, model: Model, text: Optional[str] = None) -> List[Derivative]:
     """Parse and check derivatives.yaml against the model.  Raises SchemaError."""
     if text is None:
@@ -183,7 +195,8 @@ def _build(path: str, loader, root, model: Model) -> List[Derivative]:
             continue
         nf = model.by_name.get(schema.full_name)
         if nf is None:
-            errors.add(nloc, f"'{schema.full_name}' is not an entry of native_functions.yaml")
+            errors.add(nloc, f"'{schema.full_name}' is not an entry of native_functions.yaml"
+                             + _suggest_entry(model, schema))
             continue
         if schema != nf.func:
             errors.add(nloc, f"'{text}' does not match the schema in native_functions.yaml "

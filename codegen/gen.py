@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Command line of the generator (generated/meson.build runs `gen.py all` once).
+"""Command line of the generator (generated/meson.build runs it for every artifact but
+the registry, and for the registry alone: the one output that reads ops/conformance/).
 
     gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
-           --out-dir DIR [--cuda] [--no-kernel-check] [--kernel-sources FILE...]
+           [--conformance ops/conformance/*.yaml] --out-dir DIR [--cuda] [--no-kernel-check]
+           [--kernel-sources FILE...]
 
 Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, all; `check` only
-validates.  Every run validates the whole schema (both YAML files, the `conformance:`
-metadata that is present (docs/conformance.md) and, unless
+validates.  Every run validates the whole schema (both YAML files, the conformance files
+(docs/conformance.md: each key names an entry, the metadata present is well formed) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
 are printed as `file:line: reason` and the exit status is 1.  Outputs are written
 only when their bytes change.
@@ -35,13 +37,28 @@ ARTIFACTS = {
 }
 
 
-def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: bool) -> model.Model:
-    """Parse and validate everything; raises model.SchemaError."""
-    m = model.load_model(native)
-    # malformed `conformance:` metadata fails here too, not only when the tests build
-    conformance.check(m)
+def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: bool,
+         conformance_paths=None) -> model.Model:
+    """Parse and validate everything; raises model.SchemaError.  conformance_paths None:
+    the conformance files beside the schema (model.conformance_files)."""
+    m = model.load_model(native, conformance=())
+    # The conformance files and derivatives.yaml each name entries of the schema: both
+    # are checked (and every error of both reported) once the schema is valid.  Malformed
+    # metadata fails here too, not only when the tests build.
+    messages = []
+    try:
+        model.load_conformance(m, model.conformance_files(native) if conformance_paths is None
+                               else conformance_paths)
+        conformance.check(m)
+    except model.SchemaError as e:
+        messages += e.messages
     if derivs:
-        m.derivatives = derivatives.load_derivatives(derivs, m)
+        try:
+            m.derivatives = derivatives.load_derivatives(derivs, m)
+        except model.SchemaError as e:
+            messages += e.messages
+    if messages:
+        raise model.SchemaError(messages)
     # formulas translated once (errors with file:line); the glue and autograd use it
     m.autograd = gen_autograd.plan(m)
     gen_python.check(m)  # the bindings' limits: `check` refuses what `python` would
@@ -65,6 +82,8 @@ def main(argv=None) -> int:
     p.add_argument("artifacts", nargs="+", choices=sorted(ARTIFACTS) + ["all", "check"])
     p.add_argument("--native", required=True, help="ops/native_functions.yaml")
     p.add_argument("--derivatives", default="", help="ops/derivatives.yaml")
+    p.add_argument("--conformance", nargs="*", default=None,
+                   help="ops/conformance/*.yaml (default: the conformance/ folder beside --native)")
     p.add_argument("--out-dir", default=".", help="where generated files go")
     p.add_argument("--kernel-sources", nargs="*", default=[],
                    help="C/CUDA sources and kernel headers: they must define every dispatch kernel, and "
@@ -80,7 +99,8 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     try:
-        m = load(args.native, args.derivatives, args.kernel_sources, not args.no_kernel_check, args.cuda)
+        m = load(args.native, args.derivatives, args.kernel_sources, not args.no_kernel_check, args.cuda,
+                 args.conformance)
     except model.SchemaError as e:
         for msg in e.messages:
             print(msg, file=sys.stderr)

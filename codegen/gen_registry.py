@@ -1,6 +1,7 @@
 """ops_registry.c: one ops_op_info per entry and its boxed call (include/libops/ops_registry.h)."""
 
 import json
+import os
 import re
 
 from . import cnames, render
@@ -139,6 +140,8 @@ def generate(model: Model, inputs) -> dict:
             used.add("unbox_" + h[len("unbox_opt_"):])
     order = sorted(range(len(model.functions)),
                    key=lambda i: (model.functions[i].func.name.encode(), model.functions[i].func.overload.encode()))
+    # the registry also carries each entry's conformance metadata as JSON
+    inputs = list(inputs) + sorted({os.path.dirname(p) for p in model.conformance_paths})
     text = render.render("ops_registry.c.j2", banner=render.banner("gen_registry.py", inputs),
                          ops=ops, sorted_index=order, used=used,
                          any_unbox=any(h.startswith("unbox_") for h in used))

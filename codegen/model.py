@@ -1,14 +1,19 @@
-"""The validated model of ops/native_functions.yaml.
+"""The validated model of ops/native_functions.yaml and ops/conformance/*.yaml.
 
 The YAML is composed once with libyaml (yaml.CSafeLoader) so every entry and every
 key keeps its line; entries become typed objects (FunctionSchema, Argument, Type,
 Return, NativeFunction, NativeFunctionsGroup) that the generators read and never
 re-check.  Every rule of docs/codegen.md is enforced here, and a violation is
 reported as `file:line: reason` (all of them, in file order), never as a traceback.
+The conformance files (one per op family, keyed by entry name) are attached to the
+entries they name by load_conformance(); codegen/conformance.py checks their content.
 """
 
 import dataclasses
+import difflib
+import glob
 import math
+import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -42,6 +47,11 @@ class Errors:
 
     def add(self, loc: Loc, msg: str) -> None:
         self._items.append((loc.path, loc.line, len(self._items), f"{loc}: {msg}"))
+
+    def extend(self, path: str, messages: Sequence[str]) -> None:
+        """Messages that already say `file:line` (another file's SchemaError)."""
+        for m in messages:
+            self._items.append((path, 0, len(self._items), m))
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -276,7 +286,7 @@ class NativeFunction:
     variants: Tuple[str, ...] = ("function",)
     device_check: bool = True     # False for `device_check: NoCheck`
     tags: Tuple[str, ...] = ()
-    conformance: Any = None       # validated by codegen/conformance.py
+    conformance: Any = None       # from ops/conformance/*.yaml; validated by codegen/conformance.py
     # out= rules checked by the glue before dispatch (`out_checks:`): Tensor arguments the
     # out= tensor (an in-place entry's self) may not share memory with at all, ones it
     # may be only the same view of, and the argument whose dtype out= must have (None:
@@ -286,6 +296,8 @@ class NativeFunction:
     out_no_partial_overlap: Tuple[str, ...] = ()
     out_dtype_of: Optional[str] = None
     has_conformance: bool = False
+    conformance_loc: Optional[Loc] = None              # the line of its key in a conformance file
+    conformance_key_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)  # its keys' lines
     key_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)
     dispatch_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)
     group: Optional["NativeFunctionsGroup"] = None
@@ -332,6 +344,7 @@ class Model:
     groups: List[NativeFunctionsGroup]
     by_name: Dict[str, NativeFunction]
     derivatives: list = dataclasses.field(default_factory=list)
+    conformance_paths: List[str] = dataclasses.field(default_factory=list)
     autograd: list = dataclasses.field(default_factory=list)  # gen_autograd.plan
     stubs: list = dataclasses.field(default_factory=list)  # gen_stubs.scan
 
@@ -690,7 +703,7 @@ _TAG_MAP = "tag:yaml.org,2002:map"
 _SCALAR_TAGS = frozenset((_TAG_STR, _TAG_BOOL, _TAG_INT, _TAG_FLOAT, _TAG_NULL))
 
 ENTRY_KEYS = ("func", "structured", "meta", "structured_delegate", "dispatch", "variants",
-              "device_check", "tags", "conformance", "out_checks")
+              "device_check", "tags", "out_checks")
 OUT_CHECK_KEYS = ("no_overlap", "no_partial_overlap", "dtype")
 
 # Bounds on what the generator reads.  The schema is input a contributor (or a hostile
@@ -964,6 +977,10 @@ def _parse_entry(path: str, loader: Any, node: Any, index: int, errors: Errors,
         return None
     keys = {k: (kl, v) for k, kl, v in items}
     for k, kl, _ in items:
+        if k == "conformance":
+            errors.add(kl, "'conformance' is not a key of the schema: the metadata goes into "
+                           "ops/conformance/<family>.yaml, under the entry's name.overload (docs/conformance.md)")
+            raise _Fail()
         if k not in ENTRY_KEYS:
             errors.add(kl, f"unknown key '{k}' (known: {', '.join(ENTRY_KEYS)})")
             raise _Fail()
@@ -1061,9 +1078,6 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         nf.device_check = dc != "NoCheck"
     if "tags" in keys:
         nf.tags = tuple(_str_list(path, keys["tags"][1], errors, "'tags'"))
-    if "conformance" in keys:
-        nf.conformance = loader.construct_object(keys["conformance"][1], deep=True)
-        nf.has_conformance = True
     if "out_checks" in keys:
         _parse_out_checks(path, nf, keys["out_checks"], errors)
 
@@ -1142,15 +1156,90 @@ def _kernel_signature(nf: NativeFunction) -> Tuple:
             tuple(r.type for r in s.returns), s.kind)
 
 
-def load_model(path: str, text: Optional[str] = None) -> Model:
-    """Parse and validate native_functions.yaml.  Raises SchemaError."""
+def load_model(path: str, text: Optional[str] = None,
+               conformance: Optional[Sequence[str]] = None) -> Model:
+    """Parse and validate native_functions.yaml, then attach the conformance files
+    (`conformance`; None: conformance_files(path), the ones beside it).  Raises SchemaError."""
     if text is None:
         text = read_text(path)
     loader, root = compose(path, text)
     try:
-        return _build_model(path, loader, root)
+        m = _build_model(path, loader, root)
     finally:
         loader.dispose()
+    load_conformance(m, conformance_files(path) if conformance is None else conformance)
+    return m
+
+
+# ---- names -------------------------------------------------------------------
+
+
+def suggest(name: str, candidates: Sequence[str], preferred: Sequence[str] = ()) -> str:
+    """' (did you mean copysign.Tensor?)' for a name written without its overload or
+    misspelt, or ''.  `preferred` (a subset of candidates: the entries that can stand
+    there) is searched first."""
+    pools = [list(preferred), list(candidates)] if preferred else [list(candidates)]
+    for pool in pools:
+        # the op's own overloads first: `copysign` for copysign.Tensor, `add_` for add_.Tensor
+        base = name.split(".", 1)[0]
+        same = [c for c in pool if c.split(".", 1)[0] == base and c != name]
+        hits = same if 0 < len(same) <= 3 else difflib.get_close_matches(name, pool, n=3, cutoff=0.6)
+        if hits:
+            return " (did you mean " + (hits[0] if len(hits) == 1 else
+                                        ", ".join(hits[:-1]) + " or " + hits[-1]) + "?)"
+    return ""
+
+
+# ---- conformance files ---------------------------------------------------------
+
+
+def conformance_files(native_path: str) -> List[str]:
+    """The conformance files beside a schema: <its folder>/conformance/*.yaml, sorted."""
+    d = os.path.join(os.path.dirname(native_path) or ".", "conformance")
+    return sorted(glob.glob(os.path.join(glob.escape(d), "*.yaml")))
+
+
+def load_conformance(m: Model, paths: Sequence[str]) -> None:
+    """Attach the conformance files to the entries of m: each file is a mapping from an
+    entry's name (name.overload, exactly as its `func:`) to that entry's metadata, which
+    codegen/conformance.py validates.  A key that names no entry (with a suggestion), a
+    name given twice (in one file or two), or a file that is not such a mapping is a
+    SchemaError with file:line; all of them are reported."""
+    errors = Errors()
+    seen: Dict[str, Loc] = {}
+    names = [nf.name for nf in m.functions]
+    owners = [nf.name for nf in m.functions if nf.dispatch]
+    m.conformance_paths = [os.path.normpath(p) for p in paths]
+    for path in m.conformance_paths:
+        try:
+            loader, root = compose(path, read_text(path))
+        except SchemaError as e:
+            errors.extend(path, e.messages)
+            continue
+        try:
+            if root is None:  # only comments: a family with no entries yet
+                continue
+            items = mapping_items(path, root, errors, "a conformance file (entry name -> metadata)")
+            for key, kl, v in items or ():
+                nf = m.by_name.get(key)
+                if nf is None:
+                    errors.add(kl, f"'{key}' is not an entry of {os.path.basename(m.path)}"
+                                   + suggest(key, names, owners))
+                    continue
+                first = seen.get(key)
+                if first is not None:
+                    errors.add(kl, f"second metadata for '{key}' (first at {first})")
+                    continue
+                seen[key] = kl
+                nf.conformance = loader.construct_object(v, deep=True)
+                nf.has_conformance = True
+                nf.conformance_loc = kl
+                if isinstance(v, yaml.MappingNode):
+                    nf.conformance_key_locs = {k.value: node_loc(path, k) for k, _ in v.value
+                                               if isinstance(k, yaml.ScalarNode)}
+        finally:
+            loader.dispose()
+    errors.raise_if_any()
 
 
 def _build_model(path: str, loader: Any, root: Any) -> Model:

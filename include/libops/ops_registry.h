@@ -243,7 +243,8 @@ struct ops_op_info {
     const ops_op_info *functional;
     const ops_op_info *inplace;
     const ops_op_info *out;
-    /* The entry's `conformance:` metadata as JSON (docs/conformance.md), or NULL. */
+    /* The entry's conformance metadata (its key in ops/conformance/<family>.yaml) as JSON
+     * (docs/conformance.md), or NULL. */
     const char *conformance;
     /* Boxed call: args[num_args] in schema order, rets[num_returns] filled on success. */
     ops_status (*call)(const ops_ivalue *args, ops_ivalue *rets);

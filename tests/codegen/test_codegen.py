@@ -94,11 +94,19 @@ class Rejections(unittest.TestCase):
         # hostile input (issue 13): the YAML loader's bounds, the C range of every number
         "alias_bomb", "alias_recursive", "nested_too_deep", "yaml_tag", "yaml_bad_scalar_tag",
         "yaml_implicit_timestamp", "key_not_string", "control_character", "second_document", "tab_indent",
-        "conformance_duplicate_key", "default_int_range", "default_list_range", "default_float_range",
-        "list_size_range", "conformance_int_range", "conformance_float_range", "conformance_arg_type",
+        "default_int_range", "default_list_range", "default_float_range", "list_size_range",
         "too_many_arguments",
         # out= rules checked by the glue (issue 15)
         "out_checks_not_out", "out_checks_not_tensor", "out_checks_inplace_dtype",
+        # the metadata lives in ops/conformance/*.yaml (issue 16)
+        "conformance_in_schema",
+    ]
+    # ops/conformance/*.yaml, checked against fixtures/native_functions.yaml
+    REQUIRED_CONFORMANCE = [
+        "duplicate_key", "int_range", "float_range", "arg_type", "unknown_entry", "no_overload",
+        "misspelt", "not_owner", "unknown_key", "not_a_mapping",
+        # keys the case generator would ignore for that kind of entry
+        "values_structured", "sample_out_structured", "special_sampled", "args_without_shapes", "promote_unary",
     ]
     REQUIRED_DERIVATIVES = [
         "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",
@@ -109,6 +117,8 @@ class Rejections(unittest.TestCase):
         "grads_out_of_range",
         # an in-place entry takes its own formulas only when it has no functional form
         "inplace_with_functional",
+        # a name without its overload, or misspelt: the error suggests the entry
+        "unknown_overload", "misspelt",
     ]
 
     def check_fixture(self, path, args):
@@ -126,6 +136,8 @@ class Rejections(unittest.TestCase):
         self.assertEqual(sorted(set(self.REQUIRED_NATIVE) - have), [])
         have = {os.path.basename(p)[:-5] for p in glob.glob(os.path.join(FIXTURES, "bad_derivatives", "*.yaml"))}
         self.assertEqual(sorted(set(self.REQUIRED_DERIVATIVES) - have), [])
+        have = {os.path.basename(p)[:-5] for p in glob.glob(os.path.join(FIXTURES, "bad_conformance", "*.yaml"))}
+        self.assertEqual(sorted(set(self.REQUIRED_CONFORMANCE) - have), [])
 
     def test_native_functions_fixtures(self):
         for path in sorted(glob.glob(os.path.join(FIXTURES, "bad", "*.yaml"))):
@@ -137,6 +149,43 @@ class Rejections(unittest.TestCase):
             with self.subTest(fixture=os.path.basename(path)):
                 self.check_fixture(path, ["--native", FIX_NATIVE, "--derivatives", path,
                                           "--kernel-sources", FIX_KERNELS])
+
+    def test_conformance_fixtures(self):
+        for path in sorted(glob.glob(os.path.join(FIXTURES, "bad_conformance", "*.yaml"))):
+            with self.subTest(fixture=os.path.basename(path)):
+                self.check_fixture(path, ["--native", FIX_NATIVE, "--conformance", path,
+                                          "--kernel-sources", FIX_KERNELS])
+
+    def test_conformance_key_in_two_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a.yaml"), os.path.join(d, "b.yaml")
+            with open(a, "w") as f:
+                f.write("neg.out:\n  dtypes: floating\n")
+            with open(b, "w") as f:
+                f.write("# b\n\nneg.out: {dtypes: all}\n")
+            p = run_gen("check", "--native", FIX_NATIVE, "--conformance", a, b, "--no-kernel-check")
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr.strip().splitlines(), [f"{b}:3: second metadata for 'neg.out' (first at {a}:1)"])
+
+    def test_conformance_and_derivatives_errors_both_reported(self):
+        bad_conf = os.path.join(FIXTURES, "bad_conformance", "no_overload.yaml")
+        bad_deriv = os.path.join(FIXTURES, "bad_derivatives", "unknown_overload.yaml")
+        p = run_gen("check", "--native", FIX_NATIVE, "--conformance", bad_conf, "--derivatives", bad_deriv,
+                    "--no-kernel-check")
+        self.assertEqual(p.returncode, 1)
+        errors = p.stderr.strip().splitlines()
+        self.assertEqual(len(errors), 2, p.stderr)
+        self.assertTrue(errors[0].startswith(f"{bad_conf}:3: 'add' is not an entry"), errors[0])
+        self.assertTrue(errors[1].startswith(f"{bad_deriv}:2: 'add' is not an entry"), errors[1])
+
+    def test_default_conformance_files(self):
+        """Without --conformance the files beside the schema are read: conformance/*.yaml."""
+        self.assertEqual(model.conformance_files(FIX_NATIVE), [os.path.join(FIXTURES, "conformance", "fixture.yaml")])
+        m = model.load_model(FIX_NATIVE)
+        self.assertTrue(m.by_name["add.out"].has_conformance)
+        self.assertEqual(m.by_name["add.out"].conformance["dtypes"], "numeric")
+        self.assertFalse(m.by_name["neg.out"].has_conformance)
+        self.assertFalse(model.load_model(FIX_NATIVE, conformance=()).by_name["add.out"].has_conformance)
 
     def test_good_fixture_passes(self):
         p = run_gen("check", "--native", FIX_NATIVE, "--derivatives", FIX_DERIVS, "--kernel-sources", FIX_KERNELS)
@@ -285,8 +334,16 @@ class Hostile(unittest.TestCase):
                 self.refused(path, 2, why, derivatives=[self.neg_yaml()])
 
     def test_deep_ref(self):
-        path = self.write("ref.yaml", NEG_ENTRY + "  conformance:\n    ref: '" + "+".join(["self"] * 12000) + "'\n")
-        self.refused(path, 4, "ref: the expression is nested too deeply to parse")
+        path = self.write("ref.yaml", "neg:\n  ref: '" + "+".join(["self"] * 12000) + "'\n")
+        for art in ("check", "all"):
+            with self.subTest(artifact=art):
+                p = run_gen(art, "--native", self.neg_yaml(), "--conformance", path, "--no-kernel-check",
+                            "--out-dir", os.path.join(self.tmp, "out"), timeout=HOSTILE_TIMEOUT)
+                self.assertEqual(p.returncode, 1, p.stderr[-2000:])
+                errors = p.stderr.strip().splitlines()
+                self.assertEqual(len(errors), 1, p.stderr[-2000:])
+                self.assertTrue(errors[0].startswith(f"{path}:2: "), errors[0][:300])
+                self.assertIn("ref: the expression is nested too deeply to parse", errors[0])
 
     def test_huge_string(self):
         path = self.write("string.yaml", NEG_ENTRY + "  tags: " + "x" * (model.MAX_SCALAR_CHARS + 1) + "\n")

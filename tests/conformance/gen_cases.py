@@ -2,11 +2,13 @@
 """Build the NumPy-oracle cases that tests/conformance/runner.c runs.
 
 For every entry of ops/native_functions.yaml that owns or shares a kernel, this script
-reads the entry's conformance metadata (docs/conformance.md), draws seeded inputs for
-every declared dtype, computes the expected result with NumPy (never with libops), and
-writes everything into one binary file.  Undeclared dtypes become expected-error cases.
+reads the entry's conformance metadata (ops/conformance/<family>.yaml, docs/conformance.md),
+draws seeded inputs for every declared dtype, computes the expected result with NumPy (never
+with libops), and writes everything into one binary file.  Undeclared dtypes become
+expected-error cases.
 
-    gen_cases.py --yaml ops/native_functions.yaml --out cases.bin [--seed N] [--torch-check]
+    gen_cases.py --yaml ops/native_functions.yaml [--conformance ops/conformance/*.yaml]
+                 --out cases.bin [--seed N] [--torch-check]
 
 Besides the value cases (every declared dtype, the default or `shapes:` shapes, special
 values, promotion), it writes the `errors:` of the metadata as error cases, and a
@@ -644,6 +646,7 @@ class Gen:
                 raise SchemaError([f"{nf.loc}: {nf.name} has no conformance metadata"])
             if nf.delegate is not None or nf.structured:
                 self.elementwise(nf, c)
+                self.elementwise_samples(nf, c)
             else:
                 self.sampled(nf, c)
             for err in c.errors:
@@ -724,6 +727,29 @@ class Gen:
                 self.value_case(nf, c, prng, dts, tensor_args, args, combo, meta, shp, label="random",
                                 flags=F_RANDOM)
 
+    def elementwise_samples(self, nf, c):
+        """`samples:` of a structured entry: each sample in every declared dtype, run as the
+        drawn cases are (same result dtype, reference and families), its tensors of the
+        sample's shapes and, where it gives `data:`, of exactly those values (ties, NaN
+        or inf in any argument: what the drawn inputs may never hit)."""
+        if not c.samples:
+            return
+        args = [a for a in nf.func.arguments if not (a.kwarg_only and a.is_write)]
+        tensor_args = [a for a in args if a.type.base == "Tensor"]
+        rng = np.random.default_rng([zlib.crc32(nf.name.encode()), 1])
+        base = self.arg_choices(nf, c, args)[0]
+        for smp in c.samples:
+            combo = dict(base, **{k: v for k, v in smp.items() if k not in {a.name for a in tensor_args}})
+            pinned = any(isinstance(smp.get(a.name), dict) and "data" in smp[a.name] for a in tensor_args)
+            for d in c.dtypes:
+                dts, shp, data = {}, [], {}
+                for a in tensor_args:
+                    shape, dd, vals = tensor_spec(smp.get(a.name), d)
+                    dts[a.name], data[a.name] = dd, vals
+                    shp.append(tuple(shape))
+                self.value_case(nf, c, rng, dts, tensor_args, args, combo, nf.kernel_entry.meta, shp,
+                                label="sample", flags=F_NO_GRADCHECK if pinned else 0, data=data)
+
     def arg_choices(self, nf, c, args):
         """Cartesian product of the non-Tensor argument values to test."""
         names, values = [], []
@@ -758,14 +784,14 @@ class Gen:
         return rt, rt
 
     def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp, special=False,
-                   label=None, flags=0):
+                   label=None, flags=0, data=None):
         kernel = nf.delegate or nf
         delegate_tensor_names = {a.name for a in kernel.func.arguments if a.type.base == "Tensor"}
         shapes, arrays = {}, {}
         for a, s in zip(tensor_args, shp):
             d = c.fixed_dtypes.get(a.name, dts.get(a.name))
             dom = c.domain.get(a.name)
-            arr = sample(rng, d, s, dom)
+            arr = make_tensor(rng, d, s, dom, (data or {}).get(a.name))
             if special and a is tensor_args[0]:
                 arr = to_dtype(SPECIALS, d)
             shapes[a.name], arrays[a.name] = s, (arr, d)
@@ -816,10 +842,10 @@ class Gen:
             try:
                 expected = np.asarray(eval(ref, env))  # noqa: S307 (our own YAML)
             except Exception as e:  # a broken reference is a bug in the YAML
-                raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed for {comp}: {e}")
+                raise SystemExit(f"{c.loc}: ref of {nf.name} failed for {comp}: {e}")
         want_shape = np.broadcast_shapes(*shapes.values()) if shapes else ()
         if expected.shape != want_shape:
-            raise SystemExit(f"{c.entry.loc}: ref of {nf.name} gives shape {expected.shape} for inputs "
+            raise SystemExit(f"{c.loc}: ref of {nf.name} gives shape {expected.shape} for inputs "
                              f"{list(shapes.values())}, not the broadcast shape {want_shape}")
         expected = to_dtype(expected, out_dt) if out_dt != "bool" else expected.astype(np.bool_)
         if self.torch is not None:
@@ -991,7 +1017,7 @@ class Gen:
                 for combo in combos:
                     samples.append({**combo, **{n: list(s) for n, s in zip(names, shp)}})
         if not samples:
-            raise SystemExit(f"{c.entry.loc}: {nf.name} needs `samples:` or `shapes:` in its conformance")
+            raise SystemExit(f"{c.loc}: {nf.name} needs `samples:` or `shapes:` in its conformance")
         has_dtype_arg = any(a.name == "dtype" for a in nf.func.arguments)
         for smp in samples:
             for d in c.dtypes:
@@ -1046,7 +1072,7 @@ class Gen:
             try:
                 got = eval(c.ref, env)  # noqa: S307
             except Exception as e:
-                raise SystemExit(f"{c.entry.loc}: ref of {nf.name} failed: {e}")
+                raise SystemExit(f"{c.loc}: ref of {nf.name} failed: {e}")
         rets = self.expected_returns(nf, c, got, rule_dt)
         tol = tolerance(c, rule_dt)
         flags = (F_VALUES if c.values else 0) | F_VARIANTS
@@ -1069,7 +1095,7 @@ class Gen:
         Each return has the case's result dtype unless `returns:` fixes it."""
         rets = [r for r in nf.func.returns]
         names = nf.func.return_names
-        where = f"{c.entry.key_locs.get('conformance', c.entry.loc)}: ref of {nf.name}"
+        where = f"{c.loc}: ref of {nf.name}"
         if len(rets) > 1:
             if not isinstance(got, (tuple, list)) or len(got) != len(rets):
                 raise SystemExit(f"{where} must give a tuple of {len(rets)} arrays ({', '.join(names)}), "
@@ -1181,13 +1207,15 @@ class Gen:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--yaml", required=True)
+    ap.add_argument("--conformance", nargs="*", default=None,
+                    help="ops/conformance/*.yaml (default: the conformance/ folder beside --yaml)")
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED,
                     help="seed of the property run's random shapes and dtypes")
     ap.add_argument("--torch-check", action="store_true")
     ns = ap.parse_args()
     try:
-        model = load_model(ns.yaml)
+        model = load_model(ns.yaml, conformance=ns.conformance)
         confs = conf_mod.load(model)
     except SchemaError as e:
         for m in e.messages if hasattr(e, "messages") else [str(e)]:

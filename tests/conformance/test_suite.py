@@ -3,11 +3,12 @@
 
     test_suite.py --source-root DIR --runner CONFORMANCE
 
-1. Malformed `conformance:` metadata (unknown keys, bad `errors:` items, shape sets that
-   do not fit, ...) is refused with `file:line: reason` by both codegen/gen.py and
-   gen_cases.py.
-2. The runner, on case files gen_cases.py builds from small YAML files holding the neg
-   op (an op of the library, so the registry has it): passes the real metadata; fails
+1. Malformed conformance metadata (unknown keys, bad `errors:` items, shape sets that
+   do not fit, ...) is refused with `file:line: reason` (the line of the key at fault in
+   the conformance file) by both codegen/gen.py and gen_cases.py.
+2. The runner, on case files gen_cases.py builds from small trees (a schema holding the
+   neg op, an op of the library, so the registry has it, and its conformance/ file
+   beside it): passes the real metadata; fails
    on a wrong reference, a wrong error fragment and an error that does not happen; a
    full run fails on coverage; `shapes:` hints and `--op`/`--dtype`/`--coverage`/
    `--seed` behave as docs/conformance.md says.
@@ -32,8 +33,6 @@ NEG = """\
   meta: unary
   dispatch:
     CPU: neg_out_cpu
-  conformance:
-{conf}
 
 - func: neg(Tensor self) -> Tensor
   structured_delegate: neg.out
@@ -48,20 +47,23 @@ GOOD = """\
     ref: '-self'
     errors:
       - {dtype: bool, match: "on a bool tensor is not supported"}"""
-CONF_LINE = 6  # line of `conformance:` in NEG
+NEG_CONF = "neg.out:\n{conf}\n"
 
 AMINMAX = """\
 - func: aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
   variants: function, method
   dispatch:
     CPU: aminmax_cpu
-  conformance:
-{conf}
 
 - func: aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)
   dispatch:
     CPU: aminmax_out_cpu
-  conformance: {{note: "covered by aminmax's cases"}}
+"""
+AMM_CONF = """\
+aminmax:
+{conf}
+
+aminmax.out: {{note: "covered by aminmax's cases"}}
 """
 AMM_REF = "'(np.amin(self, axis=dim, keepdims=keepdim), np.amax(self, axis=dim, keepdims=keepdim))'"
 AMM_GOOD = f"""\
@@ -70,7 +72,23 @@ AMM_GOOD = f"""\
     samples: [{{self: [3, 4], dim: 1}}, {{self: [2, 3, 4], dim: null, keepdim: true}}]
     errors:
       - {{args: {{dim: 2}}, match: "Dimension out of range"}}"""
-AMM_CONF_LINE = 5
+
+
+def dedent2(conf):
+    """The metadata strings below are indented as inside an entry (4 spaces); a
+    conformance file indents them by 2 under the entry's name."""
+    return "\n".join(ln[2:] if ln.startswith("  ") else ln for ln in conf.split("\n"))
+
+
+def key_line(conf_path, key):
+    """The line of top-level metadata key `key` in a conformance file (the last one)."""
+    with open(conf_path) as f:
+        lines = f.read().split("\n")
+    return max(i + 1 for i, ln in enumerate(lines) if ln.startswith(f"  {key}:"))
+
+
+def top_keys(conf):
+    return re.findall(r"^    ([a-z_]+):", conf, re.M)
 
 
 def py():
@@ -89,11 +107,20 @@ class Suite(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def write_yaml(self, name, conf, extra=""):
-        path = os.path.join(self.tmp.name, name + ".yaml")
+    def write_tree(self, name, schema, conf_text):
+        """<tmp>/<name>/native_functions.yaml and its conformance/ops.yaml (found by
+        gen_cases.py and gen.py as the files beside the schema)."""
+        d = os.path.join(self.tmp.name, name)
+        os.makedirs(os.path.join(d, "conformance"), exist_ok=True)
+        path, conf_path = os.path.join(d, "native_functions.yaml"), os.path.join(d, "conformance", "ops.yaml")
         with open(path, "w") as f:
-            f.write(NEG.format(conf=conf) + extra)
-        return path
+            f.write(schema)
+        with open(conf_path, "w") as f:
+            f.write(conf_text)
+        return path, conf_path
+
+    def write_yaml(self, name, conf, extra=""):
+        return self.write_tree(name, NEG + extra, NEG_CONF.format(conf=dedent2(conf)))[0]
 
     def gen_cases(self, yaml_path, *extra):
         out = yaml_path[:-5] + ".bin"
@@ -107,13 +134,15 @@ class Suite(unittest.TestCase):
     # ---- 1. validation ---------------------------------------------------------
     def assert_refused(self, conf, reason, extra=""):
         path = self.write_yaml("bad", conf, extra)
+        conf_path = os.path.join(os.path.dirname(path), "conformance", "ops.yaml")
+        where = f"{conf_path}:{key_line(conf_path, top_keys(conf)[-1])}:"
         p, _ = self.gen_cases(path)
         self.assertEqual(p.returncode, 1, p.stderr)
-        self.assertRegex(p.stderr, re.escape(f"{path}:{CONF_LINE}:") + ".*" + reason)
+        self.assertRegex(p.stderr, re.escape(where) + ".*" + reason)
         q = subprocess.run([py(), self.codegen, "check", "--native", path, "--no-kernel-check"],
                            capture_output=True, text=True)
         self.assertEqual(q.returncode, 1, q.stderr)
-        self.assertRegex(q.stderr, re.escape(f"{path}:{CONF_LINE}:") + ".*" + reason)
+        self.assertRegex(q.stderr, re.escape(where) + ".*" + reason)
 
     def test_refuses_malformed_metadata(self):
         bad = {
@@ -136,19 +165,14 @@ class Suite(unittest.TestCase):
                 self.assert_refused(conf, reason)
 
     def test_kernel_without_metadata_fails_the_cases_build(self):
-        path = os.path.join(self.tmp.name, "missing.yaml")
-        with open(path, "w") as f:
-            f.write(NEG.format(conf="    dtypes: all").replace("  conformance:\n    dtypes: all\n", ""))
+        path, _ = self.write_tree("missing", NEG, "# no metadata\n")
         p, _ = self.gen_cases(path)
         self.assertEqual(p.returncode, 1)
         self.assertIn("has a kernel but no conformance metadata", p.stderr)
 
     # ---- 2. the runner's verdicts ------------------------------------------------
     def write_amm(self, name, conf):
-        path = os.path.join(self.tmp.name, name + ".yaml")
-        with open(path, "w") as f:
-            f.write(AMINMAX.format(conf=conf))
-        return path
+        return self.write_tree(name, AMINMAX, AMM_CONF.format(conf=dedent2(conf)))[0]
 
     def amm_run(self, name, conf, *args):
         p, cases = self.gen_cases(self.write_amm(name, conf))
@@ -217,13 +241,15 @@ class Suite(unittest.TestCase):
                 path = self.write_amm("amm_bad", AMM_GOOD + "\n" + extra if "samples" not in extra
                                       else AMM_GOOD.replace("    samples: [{self: [3, 4], dim: 1}, {self: [2, 3, 4], "
                                                             "dim: null, keepdim: true}]", extra))
+                conf_path = os.path.join(os.path.dirname(path), "conformance", "ops.yaml")
+                where = f"{conf_path}:{key_line(conf_path, top_keys(extra)[0])}:"
                 p, _ = self.gen_cases(path)
                 self.assertEqual(p.returncode, 1, p.stderr)
-                self.assertRegex(p.stderr, re.escape(f"{path}:{AMM_CONF_LINE}:") + ".*" + reason)
+                self.assertRegex(p.stderr, re.escape(where) + ".*" + reason)
                 q = subprocess.run([py(), self.codegen, "check", "--native", path, "--no-kernel-check"],
                                    capture_output=True, text=True)
                 self.assertEqual(q.returncode, 1, q.stderr)
-                self.assertRegex(q.stderr, re.escape(f"{path}:{AMM_CONF_LINE}:") + ".*" + reason)
+                self.assertRegex(q.stderr, re.escape(where) + ".*" + reason)
         # a reference that is not a tuple of one array per return
         p, _ = self.gen_cases(self.write_amm("amm_notuple", AMM_GOOD.replace(AMM_REF, "'np.amin(self)'")))
         self.assertEqual(p.returncode, 1)
@@ -284,6 +310,29 @@ class Suite(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         # 2 shape sets for int16 (and no property cases: shapes replace the default shapes)
         self.assertRegex(r.stdout, r"Checks: 2,")
+
+    def test_samples_of_a_structured_entry_run(self):
+        # a reference wrong only at 1000, which no drawn input reaches: the sample's
+        # `data:` must reach the kernel, in every declared dtype and through the same checks
+        conf = ("    dtypes: numeric\n"
+                "    ref: 'np.where(self == 1000, 0, -self)'\n"
+                "    samples: [{self: {data: [[1000, 1, -2]]}}, {self: [5]}]")
+        p, cases = self.gen_cases(self.write_yaml("ew_samples_wrong", conf))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.run_runner(cases, "--op", "neg")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        # the [1000, 1, -2] sample in each dtype 1000 fits (not uint8, int8)
+        self.assertRegex(r.stdout, r"Checks: \d+, Failures: 7,")
+        self.assertRegex(r.stdout, r"neg sample int32 shapes \[\(1, 3\)\].*\n(    self: .*\n)+  -> element 0 ")
+        p, cases = self.gen_cases(self.write_yaml("ew_samples", conf.replace("np.where(self == 1000, 0, -self)",
+                                                                            "-self")))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.run_runner(cases, "--op", "neg")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        without, _ = self.gen_cases(self.write_yaml("ew_nosamples", "    dtypes: numeric\n    ref: '-self'"))
+        self.assertEqual(without.returncode, 0, without.stderr)
+        n = lambda proc: int(re.search(r"gen_cases: (\d+) cases", proc.stderr).group(1))
+        self.assertEqual(n(p) - n(without), 18)  # 2 samples x 9 dtypes
 
     def test_command_line(self):
         _, cases = self.gen_cases(self.write_yaml("cli", GOOD))

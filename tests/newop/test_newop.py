@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""tests/newop: adding an op touches the YAML and one kernel file, and nothing else.
+"""tests/newop: adding an op touches the YAML files and one kernel file, and nothing else.
 
 The walk-through of docs/adding-an-op.md, done for real on a temporary copy of the
 source tree (never on the developer's tree or build dirs):
 
   1. configure and build the copy as it is (libops.a, the conformance cases and
      runner: only what the steps below need);
-  2. add the op the way the doc says: append logit.yaml to ops/native_functions.yaml
-     and logit_derivatives.yaml to ops/derivatives.yaml, copy logit.c to kernels/cpu/;
+  2. add the op the way the doc says: append logit.yaml to ops/native_functions.yaml,
+     logit_conformance.yaml to ops/conformance/unary.yaml and logit_derivatives.yaml to
+     ops/derivatives.yaml, copy logit.c to kernels/cpu/;
      run ninja again in the same build dir (no reconfigure by hand) and check that
      meson re-ran and compiled the new kernel file, that the generated header declares
      ops_logit, ops_logit_out and ops_logit_, that a user's program calling them
@@ -16,7 +17,8 @@ source tree (never on the developer's tree or build dirs):
      run, with value runs in each declared dtype and only rejections in the others;
   3. remove the entry's NumPy reference: the suite must fail (NumPy has no np.logit,
      so the default reference does not exist);
-  4. declare float16, which the kernel does not dispatch: the runner must fail;
+  4. declare float16, which the kernel does not dispatch: the runner must fail (and
+     this edit of the conformance file alone recompiles no kernel and no glue);
   5. leave out float64, which the kernel computes: the runner must fail.
 
 It also checks that docs/adding-an-op.md shows the fixture files and the generated
@@ -155,7 +157,7 @@ def check_doc(root: str) -> None:
     doc_path = os.path.join(root, "docs", "adding-an-op.md")
     check(os.path.isfile(doc_path), "docs/adding-an-op.md is missing")
     doc = read(doc_path)
-    for name in ("logit.yaml", "logit_derivatives.yaml", "logit.c"):
+    for name in ("logit.yaml", "logit_conformance.yaml", "logit_derivatives.yaml", "logit.c"):
         text = read(os.path.join(HERE, name)).strip()
         check(text in doc, f"docs/adding-an-op.md does not show tests/newop/{name} verbatim; update the doc "
                            "(or the fixture) so that the walk-through is what this test runs")
@@ -177,9 +179,9 @@ def runner(build, extra=(), show=True):
 
 
 def edit_dtypes(yaml_path: str, pristine: str, fixture: str, new_tail: str) -> None:
-    """The tree's YAML with logit's entries whose dtypes list ends in new_tail."""
+    """The tree's conformance file with logit's metadata whose dtypes list ends in new_tail."""
     edited = fixture.replace("int64, float32, float64]", new_tail)
-    check(edited != fixture, "logit.yaml's dtypes line is not the one this test edits")
+    check(edited != fixture, "logit_conformance.yaml's dtypes line is not the one this test edits")
     write(yaml_path, pristine.rstrip("\n") + "\n" + edited)
 
 
@@ -231,13 +233,17 @@ def main() -> int:
         say("1. built the unmodified copy (libops.a, cases.bin, conformance runner)")
 
         # 2. add the op: YAML entries and one kernel file, nothing else
-        fixture = read(os.path.join(HERE, "logit.yaml"))
-        write(yaml_path, pristine_yaml.rstrip("\n") + "\n" + fixture)
+        write(yaml_path, pristine_yaml.rstrip("\n") + "\n" + read(os.path.join(HERE, "logit.yaml")))
+        conf_path = os.path.join(src, "ops", "conformance", "unary.yaml")
+        pristine_conf = read(conf_path)
+        fixture = read(os.path.join(HERE, "logit_conformance.yaml"))
+        write(conf_path, pristine_conf.rstrip("\n") + "\n" + fixture)
         deriv_path = os.path.join(src, "ops", "derivatives.yaml")
         write(deriv_path, read(deriv_path).rstrip("\n") + "\n" + read(os.path.join(HERE, "logit_derivatives.yaml")))
         shutil.copy(os.path.join(HERE, "logit.c"), os.path.join(src, "kernels", "cpu", "logit.c"))
-        say("2. appended tests/newop/logit.yaml to ops/native_functions.yaml and logit_derivatives.yaml "
-            "to ops/derivatives.yaml; copied tests/newop/logit.c to kernels/cpu/logit.c")
+        say("2. appended tests/newop/logit.yaml to ops/native_functions.yaml, logit_conformance.yaml to "
+            "ops/conformance/unary.yaml and logit_derivatives.yaml to ops/derivatives.yaml; copied "
+            "tests/newop/logit.c to kernels/cpu/logit.c")
         rc, out = ninja(args, build, TARGETS)
         check("Regenerating build files" in out,
               "editing ops/native_functions.yaml did not make ninja re-run meson:\n" + tail(out, 40))
@@ -294,7 +300,7 @@ def main() -> int:
             f"{' and '.join(UNDECLARED)} only as rejections, in every form")
 
         # 3. without its NumPy reference the suite fails: there is no np.logit
-        write(yaml_path, pristine_yaml.rstrip("\n") + "\n" + re.sub(r"^    ref: .*\n", "", fixture, flags=re.M))
+        write(conf_path, pristine_conf.rstrip("\n") + "\n" + re.sub(r"^  ref: .*\n", "", fixture, flags=re.M))
         say("3. removed the `ref:` line of logit's conformance metadata")
         rc, out = ninja(args, build, TARGETS, expect_ok=False)
         if rc == 0:
@@ -305,15 +311,23 @@ def main() -> int:
         say("   the suite fails: " + line.strip())
 
         # 4. a dtype the kernel does not dispatch, declared: the runner fails
-        edit_dtypes(yaml_path, pristine_yaml, fixture, "int64, float16, float32, float64]")
+        edit_dtypes(conf_path, pristine_conf, fixture, "int64, float16, float32, float64]")
         say("4. declared float16 in logit's dtypes (the kernel dispatches float32 and float64 only)")
-        ninja(args, build, TARGETS)
+        rc, out = ninja(args, build, TARGETS)
+        # the metadata is not the API: only the registry (which carries it as JSON) and
+        # the cases are redone, no kernel or glue file is compiled again
+        compiled = re.findall(r"Compiling C object \S+", out)
+        check(any("ops_registry" in c for c in compiled) and "conformance-cases" in out
+              and not any(re.search(r"kernels_|ops_glue|ops_dispatch|ops_autograd", c) for c in compiled),
+              "an edit of ops/conformance/unary.yaml rebuilt more than the registry and the cases:\n" + tail(out, 40))
+        say(f"   rebuilt only the registry and the cases ({len(compiled)} C objects compiled: "
+            f"{', '.join(c.split()[-1] for c in compiled)})")
         rc, out = runner(build)
         check(rc != 0, "with float16 declared, the conformance runner still passed")
         say("   the runner fails: " + failure(out, "logit: dtype float16 is not supported"))
 
         # 5. and the other way: a dtype the kernel computes, not declared: the runner fails
-        edit_dtypes(yaml_path, pristine_yaml, fixture, "int64, float32]")
+        edit_dtypes(conf_path, pristine_conf, fixture, "int64, float32]")
         say("5. left float64 out of logit's dtypes (the kernel computes it)")
         ninja(args, build, TARGETS)
         rc, out = runner(build)
