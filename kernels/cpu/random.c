@@ -150,19 +150,36 @@ generate(const ops_rand_dist *d, ops_dtype dt, char *dst, int64_t n, const ops_p
     }
 }
 
-#ifndef OPS_WITH_CUDA
-/* A CUDA tensor cannot exist in a CPU build; the device work refuses it anyway. */
-static ops_status
-no_cuda(const char *op)
-{
-    return ops_fail(OPS_ERR_DEVICE, "%s: this is a CPU build (no CUDA backend)", op);
-}
-#endif
+OPS_REGISTER_STUB(random_fill, CPU, random_fill_cpu);
+OPS_REGISTER_STUB(random_bernoulli_find_invalid, CPU, random_bernoulli_find_invalid_cpu);
+OPS_REGISTER_STUB(random_randperm_fill, CPU, random_randperm_fill_cpu);
+OPS_REGISTER_STUB(random_multinomial_check, CPU, random_multinomial_check_cpu);
+OPS_REGISTER_STUB(random_multinomial_draw, CPU, random_multinomial_draw_cpu);
+OPS_REGISTER_STUB(random_dropout_fill, CPU, random_dropout_fill_cpu);
 
-static bool
-on_cuda(const ops_tensor *t)
+/* Directly when t is contiguous, else through a contiguous temporary allocated
+ * before the generator is touched. */
+ops_status
+random_fill_cpu(const char *op, ops_tensor *t, const ops_rand_dist *d, ops_generator *gen, const ops_tensor *p)
 {
-    return t->storage->device.type == OPS_CUDA;
+    const int64_t n = ops_tensor_numel(t);
+    ops_philox_stream s;
+    ops_tensor *tmp = NULL;
+    char *dst = ops_tensor_data_ptr(t);
+    if (!ops_tensor_is_contiguous(t)) {
+        tmp = ops_tensor_new(op, t->ndim, t->sizes, NULL, t->dtype, OPS_DEVICE_CPU);
+        if (tmp == NULL)
+            return ops_last_status();
+        dst = ops_tensor_data_ptr(tmp);
+    }
+    ops_generator_reserve(gen, ops_philox_blocks_for(n, d->k), &s);
+    generate(d, t->dtype, dst, n, &s, p != NULL ? ops_tensor_data_ptr(p) : NULL, p != NULL ? p->dtype : t->dtype);
+    ops_status st = OPS_OK;
+    if (tmp != NULL) {
+        st = ops_copy_values(op, t, tmp);
+        ops_tensor_release(tmp);
+    }
+    return st;
 }
 
 /* The generator an op on t's device draws from: g, or the device's default. */
@@ -184,10 +201,8 @@ check_no_internal_overlap(const char *op, const ops_tensor *t)
 }
 
 /* Fill every element of t (any strides, distinct elements) from d; bernoulli with
- * probabilities p (t's shape; NULL: d's constant).  CPU: directly when t is
- * contiguous, else through a contiguous temporary allocated before the generator is
- * touched (p must then be contiguous); CUDA: the kernel writes any strides and reads
- * p in any layout.  Does not bump t's version. */
+ * probabilities p (t's shape, contiguous; NULL: d's constant).  Does not bump t's
+ * version. */
 static ops_status
 fill_dist_p(const char *op, ops_tensor *t, ops_rand_kind kind, double a, double b, int64_t lo, uint64_t range,
             ops_generator *gen, const ops_tensor *p)
@@ -199,31 +214,8 @@ fill_dist_p(const char *op, ops_tensor *t, ops_rand_kind kind, double a, double 
     gen = generator_for(gen, t->storage->device);
     if (gen == NULL)
         return ops_last_status();
-    ops_philox_stream s;
-    if (on_cuda(t)) {
-#ifdef OPS_WITH_CUDA
-        ops_generator_reserve(gen, ops_philox_blocks_for(n, d.k), &s);
-        return ops_cuda_random_fill(op, t, &d, &s, p);
-#else
-        return no_cuda(op);
-#endif
-    }
-    ops_tensor *tmp = NULL;
-    char *dst = ops_tensor_data_ptr(t);
-    if (!ops_tensor_is_contiguous(t)) {
-        tmp = ops_tensor_new(op, t->ndim, t->sizes, NULL, t->dtype, OPS_DEVICE_CPU);
-        if (tmp == NULL)
-            return ops_last_status();
-        dst = ops_tensor_data_ptr(tmp);
-    }
-    ops_generator_reserve(gen, ops_philox_blocks_for(n, d.k), &s);
-    generate(&d, t->dtype, dst, n, &s, p != NULL ? ops_tensor_data_ptr(p) : NULL, p != NULL ? p->dtype : t->dtype);
-    ops_status st = OPS_OK;
-    if (tmp != NULL) {
-        st = ops_copy_values(op, t, tmp);
-        ops_tensor_release(tmp);
-    }
-    return st;
+    const ops_device dev = t->storage->device;
+    return OPS_STUB_CALL(random_fill, dev, op, t, &d, gen, p);
 }
 
 /* In-place form: checks, fill, version bump. */
@@ -532,37 +524,24 @@ random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device
         ops_tensor_release(t);
         return NULL;
     }
-    /* draws only when there is something to shuffle: n - 1 steps of two words */
-    ops_philox_stream s;
-    if (on_cuda(t)) {
-#ifdef OPS_WITH_CUDA
-        /* other dtypes shuffle an int64 scratch, allocated before the generator is
-         * touched; n == 1 is [0] with no draw */
-        ops_status st = OPS_OK;
-        ops_tensor *scratch = NULL;
-        if (n > 1 && dtype != OPS_INT64) {
-            scratch = ops_tensor_new(op, 1, &n, NULL, OPS_INT64, t->storage->device);
-            st = scratch != NULL ? OPS_OK : ops_last_status();
-        }
-        if (st == OPS_OK && n > 1)
-            ops_generator_reserve(gen, ops_philox_blocks_for(n - 1, 2), &s);
-        if (st == OPS_OK && n > 0)
-            st = ops_cuda_randperm(op, t, n, &s, scratch);
-        ops_tensor_release(scratch);
-#else
-        const ops_status st = no_cuda(op);
-#endif
-        if (st != OPS_OK) {
-            ops_tensor_release(t);
-            return NULL;
-        }
-        return t;
-    }
-    int64_t *perm = dtype == OPS_INT64 ? ops_tensor_data_ptr(t) : ops_host_malloc_array(n > 0 ? n : 1, 8);
-    if (perm == NULL) {
+    const ops_device dev = t->storage->device;
+    if (OPS_STUB_CALL(random_randperm_fill, dev, op, t, n, gen) != OPS_OK) {
         ops_tensor_release(t);
-        return ops_fail_null(OPS_ERR_OOM, "%s: out of memory", op);
+        return NULL;
     }
+    return t;
+}
+
+/* The identity shuffled by n - 1 steps of two words each; other dtypes than int64
+ * shuffle an int64 scratch, allocated before the generator is touched. */
+ops_status
+random_randperm_fill_cpu(const char *op, ops_tensor *t, int64_t n, ops_generator *gen)
+{
+    const ops_dtype dtype = t->dtype;
+    ops_philox_stream s;
+    int64_t *perm = dtype == OPS_INT64 ? ops_tensor_data_ptr(t) : ops_host_malloc_array(n > 0 ? n : 1, 8);
+    if (perm == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
     for (int64_t i = 0; i < n; i++)
         perm[i] = i;
     if (n > 1) {
@@ -576,7 +555,7 @@ random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device
             ops_rand_store_int(dtype, dst + (size_t)i * is, perm[i]);
         ops_host_free(perm);
     }
-    return t;
+    return OPS_OK;
 }
 
 /* ---- the out= forms of the factories ------------------------------------------------------ */
@@ -625,41 +604,18 @@ random_bernoulli(const ops_tensor *self, ops_generator *generator)
     ops_tensor *p = NULL, *r = NULL;
     if (!check_floating(op, self->dtype))
         return NULL;
-    if (on_cuda(self)) {
-#ifdef OPS_WITH_CUDA
-        /* the first invalid probability in row-major order, as the CPU loop finds it */
-        int64_t bad;
-        double v;
-        if (ops_cuda_bernoulli_find_invalid(op, self, &bad, &v) != OPS_OK)
-            return NULL;
-        if (bad >= 0) {
-            bernoulli_invalid(op, v);
-            return NULL;
-        }
-        /* element i of r (row-major) takes self's element i, read in place */
-        r = ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
-        if (r != NULL && fill_dist_p(op, r, OPS_RAND_BERNOULLI, 0.0, 0.0, 0, 0, generator, self) != OPS_OK) {
-            ops_tensor_release(r);
-            r = NULL;
-        }
-        return r;
-#else
-        no_cuda(op);
-        return NULL;
-#endif
-    }
     p = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT);
     if (p == NULL)
         return NULL;
-    const char *pd = ops_tensor_data_ptr(p);
-    const size_t ps = ops_dtype_size(p->dtype);
-    const int64_t n = ops_tensor_numel(p);
-    for (int64_t i = 0; i < n; i++) {
-        const double v = ops_rand_load_real(p->dtype, pd + (size_t)i * ps);
-        if (!(v >= 0.0 && v <= 1.0)) {
-            bernoulli_invalid(op, v);
-            goto done;
-        }
+    /* the first invalid probability in row-major order */
+    int64_t bad;
+    double v;
+    const ops_device dev = p->storage->device;
+    if (OPS_STUB_CALL(random_bernoulli_find_invalid, dev, op, p, &bad, &v) != OPS_OK)
+        goto done;
+    if (bad >= 0) {
+        bernoulli_invalid(op, v);
+        goto done;
     }
     r = ops_empty_like(self, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
     /* element i of r (row-major) takes p's element i: r follows self's memory order,
@@ -724,7 +680,7 @@ keyed_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The probability rules' messages (kind as ops_cuda_multinomial_check gives it). */
+/* The probability rules' messages (kind as the random_multinomial_check loops give it). */
 static ops_status
 multinomial_row_error(const char *op, int kind)
 {
@@ -769,33 +725,9 @@ multinomial_check(const ops_tensor *self, int64_t num_samples, bool replacement,
     int64_t bad_row = -1;
     int bad_kind = 0;
     ops_status st = OPS_OK;
-    if (on_cuda(p)) {
-#ifdef OPS_WITH_CUDA
-        st = ops_cuda_multinomial_check(op, p, rows, ncat, num_samples, replacement, &bad_row, &bad_kind);
-#else
-        st = no_cuda(op);
-#endif
-    } else {
-        const char *pd = ops_tensor_data_ptr(p);
-        const size_t ps = ops_dtype_size(p->dtype);
-        for (int64_t row = 0; row < rows && bad_row < 0; row++) {
-            double sum = 0.0;
-            int64_t nonzero = 0;
-            for (int64_t c = 0; c < ncat && bad_kind == 0; c++) {
-                const double v = ops_rand_load_real(p->dtype, pd + (size_t)(row * ncat + c) * ps);
-                if (!(v >= 0.0) || isinf(v))
-                    bad_kind = 1;
-                sum += v;
-                nonzero += v > 0.0;
-            }
-            if (bad_kind == 0 && !(sum > 0.0))
-                bad_kind = 2;
-            else if (bad_kind == 0 && !replacement && nonzero < num_samples)
-                bad_kind = 3;
-            if (bad_kind != 0)
-                bad_row = row;
-        }
-    }
+    const ops_device dev = p->storage->device;
+    st = OPS_STUB_CALL(random_multinomial_check, dev, op, p, rows, ncat, num_samples, replacement, &bad_row,
+                       &bad_kind);
     if (st == OPS_OK && bad_row >= 0)
         st = multinomial_row_error(op, bad_kind);
     if (st != OPS_OK) {
@@ -854,47 +786,18 @@ random_multinomial(const ops_tensor *self, int64_t num_samples, bool replacement
     const ops_device device = p->storage->device;
     ops_generator *gen = generator_for(generator, device);
     ops_status st = gen != NULL ? OPS_OK : ops_last_status();
-    /* everything allocated before the generator is touched: the result, and the
-     * cumulative sums or keys (CPU: one row's; CUDA: every row's, as doubles) */
-    void *work = NULL;
-    ops_tensor *dwork = NULL;
+    /* the result allocated before the generator is touched (the loop allocates its
+     * work space before it reserves) */
     if (st == OPS_OK) {
         r = ops_tensor_new(op, self->ndim, self->ndim == 2 ? shape : shape + 1, NULL, OPS_INT64, device);
         st = r != NULL ? OPS_OK : ops_last_status();
     }
-    if (st == OPS_OK && on_cuda(p)) {
-#ifdef OPS_WITH_CUDA
-        const int64_t total = ops_cuda_multinomial_work(rows, ncat, replacement);
-        dwork = ops_tensor_new(op, 1, &total, NULL, OPS_FLOAT64, device);
-        st = dwork != NULL ? OPS_OK : ops_last_status();
-#else
-        st = no_cuda(op);
-#endif
-    } else if (st == OPS_OK) {
-        work = ops_host_malloc_array(ncat > 0 ? ncat : 1, sizeof(keyed));
-        st = work != NULL ? OPS_OK : ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-    }
-    if (st == OPS_OK) {
-        ops_philox_stream s;
-        /* two words (one 53-bit uniform) per sample with replacement, per category without */
-        const int64_t per_row = replacement ? num_samples : ncat;
-        ops_generator_reserve(gen, ops_philox_blocks_for(rows * per_row, 2), &s);
-        if (on_cuda(p)) {
-#ifdef OPS_WITH_CUDA
-            st = ops_cuda_multinomial(op, p, rows, ncat, num_samples, replacement, &s, dwork, r);
-#else
-            st = no_cuda(op);
-#endif
-        } else {
-            multinomial_cpu_draw(p, rows, ncat, num_samples, replacement, &s, work, ops_tensor_data_ptr(r));
-        }
-    }
+    if (st == OPS_OK)
+        st = OPS_STUB_CALL(random_multinomial_draw, device, op, p, rows, ncat, num_samples, replacement, gen, r);
     if (st != OPS_OK) {
         ops_tensor_release(r);
         r = NULL;
     }
-    ops_host_free(work);
-    ops_tensor_release(dwork);
     ops_tensor_release(p);
     return r;
 }
@@ -912,6 +815,69 @@ random_multinomial_out(const ops_tensor *self, int64_t num_samples, bool replace
         return ops_fail(OPS_ERR_DTYPE, "multinomial: multinomial expects Long tensor out, got: %s",
                         ops_dtype_name(out->dtype));
     return ops_write_out("multinomial", random_multinomial(self, num_samples, replacement, generator), out);
+}
+
+ops_status
+random_bernoulli_find_invalid_cpu(const char *op, const ops_tensor *p, int64_t *index, double *value)
+{
+    (void)op;
+    const char *pd = ops_tensor_data_ptr(p);
+    const size_t ps = ops_dtype_size(p->dtype);
+    const int64_t n = ops_tensor_numel(p);
+    *index = -1;
+    for (int64_t i = 0; i < n; i++) {
+        const double v = ops_rand_load_real(p->dtype, pd + (size_t)i * ps);
+        if (!(v >= 0.0 && v <= 1.0)) {
+            *index = i;
+            *value = v;
+            break;
+        }
+    }
+    return OPS_OK;
+}
+
+ops_status
+random_multinomial_check_cpu(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
+                             bool replacement, int64_t *bad_row, int *bad_kind)
+{
+    (void)op;
+    const char *pd = ops_tensor_data_ptr(p);
+    const size_t ps = ops_dtype_size(p->dtype);
+    for (int64_t row = 0; row < rows && *bad_row < 0; row++) {
+        double sum = 0.0;
+        int64_t nonzero = 0;
+        for (int64_t c = 0; c < ncat && *bad_kind == 0; c++) {
+            const double v = ops_rand_load_real(p->dtype, pd + (size_t)(row * ncat + c) * ps);
+            if (!(v >= 0.0) || isinf(v))
+                *bad_kind = 1;
+            sum += v;
+            nonzero += v > 0.0;
+        }
+        if (*bad_kind == 0 && !(sum > 0.0))
+            *bad_kind = 2;
+        else if (*bad_kind == 0 && !replacement && nonzero < num_samples)
+            *bad_kind = 3;
+        if (*bad_kind != 0)
+            *bad_row = row;
+    }
+    return OPS_OK;
+}
+
+/* The cumulative sums or keys of one row, allocated before the generator is touched. */
+ops_status
+random_multinomial_draw_cpu(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
+                            bool replacement, ops_generator *gen, ops_tensor *r)
+{
+    void *work = ops_host_malloc_array(ncat > 0 ? ncat : 1, sizeof(keyed));
+    if (work == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
+    ops_philox_stream s;
+    /* two words (one 53-bit uniform) per sample with replacement, per category without */
+    const int64_t per_row = replacement ? num_samples : ncat;
+    ops_generator_reserve(gen, ops_philox_blocks_for(rows * per_row, 2), &s);
+    multinomial_cpu_draw(p, rows, ncat, num_samples, replacement, &s, work, ops_tensor_data_ptr(r));
+    ops_host_free(work);
+    return OPS_OK;
 }
 
 /* ---- dropout ---------------------------------------------------------------------------------- */
@@ -968,21 +934,22 @@ dropout_run(const char *op, const ops_tensor *input, ops_tensor *out, ops_tensor
     ops_generator *gen = draw ? ops_device_default_generator(input->storage->device) : NULL;
     if (draw && gen == NULL)
         return ops_last_status();
+    const ops_device dev = input->storage->device;
+    return OPS_STUB_CALL(random_dropout_fill, dev, op, input, out, mask, p, draw ? gen : NULL);
+}
+
+/* The contiguous input taken before the generator is touched. */
+ops_status
+random_dropout_fill_cpu(const char *op, const ops_tensor *input, ops_tensor *out, ops_tensor *mask, double p,
+                        ops_generator *gen)
+{
+    (void)op;
+    const int64_t n = ops_tensor_numel(input);
     ops_philox_stream s;
-    if (on_cuda(input)) {
-#ifdef OPS_WITH_CUDA
-        if (draw)
-            ops_generator_reserve(gen, ops_philox_blocks_for(n, 1), &s);
-        return ops_cuda_dropout(op, input, out, mask, p, draw ? &s : NULL);
-#else
-        return no_cuda(op);
-#endif
-    }
-    /* the contiguous input before the generator is touched */
     ops_tensor *in = ops_contiguous(input, OPS_CONTIGUOUS_FORMAT);
     if (in == NULL)
         return ops_last_status();
-    if (draw) {
+    if (gen != NULL) {
         ops_generator_reserve(gen, ops_philox_blocks_for(n, 1), &s);
         dropout_fill(in, out, mask, p, &s);
     } else {
