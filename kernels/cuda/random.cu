@@ -1,4 +1,4 @@
-/* Random sampling on CUDA devices: the device work of kernels/random_backend.h and
+/* Random sampling on CUDA devices: the device work of kernels/random.h and
  * the *_cuda dispatch kernels of every op kernels/cpu/random.c holds.
  *
  * The ops themselves (checks, result allocation, how many Philox blocks they take
@@ -20,7 +20,7 @@
 #include <math.h>
 
 #include "cuda_common.h"
-#include "kernels/random_backend.h"
+#include "kernels/random.h"
 #include "ops_cuda_launch.h"
 #include "ops_kernels.h"
 #include "strided_index.h"
@@ -435,7 +435,7 @@ ops_cuda_dropout(const char *op, const ops_tensor *in, ops_tensor *out, ops_tens
     return OPS_OK;
 }
 
-/* ---- the stub loops of kernels/random_backend.h: each reserves its range of the
+/* ---- the stub loops of kernels/random.h: each reserves its range of the
  * generator after what it allocates, as the CPU loops do ------------------------------- */
 
 OPS_REGISTER_STUB(random_fill, CUDA, random_fill_cuda);

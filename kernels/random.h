@@ -1,12 +1,12 @@
-/* Internal: the random ops are one implementation for every device
- * (kernels/cpu/random.c: argument checks, result allocation, the generator's offset)
- * over per-device element work: the CPU loops in random.c, the CUDA kernels in
- * kernels/cuda/random.cu (declared here, C linkage, only with OPS_WITH_CUDA).
- * The CUDA dispatch kernels (rand_cuda, ...) call the random_* entry points below,
- * so both devices check the same things with the same messages and advance the
- * generator by the same number of blocks. */
-#ifndef OPS_RANDOM_BACKEND_H
-#define OPS_RANDOM_BACKEND_H
+/* Internal: the random ops, one driver for every device (kernels/random.c:
+ * argument checks, result allocation, the generator) over per-device element work
+ * reached through the stubs below: the CPU loops in kernels/cpu/random.c, the CUDA
+ * kernels in kernels/cuda/random.cu.  Both devices check the same things with the
+ * same messages and advance the generator by the same number of blocks.  The
+ * dispatch kernels of both devices (rand_cpu, rand_cuda, ...) still call the
+ * random_* drivers declared at the end. */
+#ifndef OPS_KERNELS_RANDOM_H
+#define OPS_KERNELS_RANDOM_H
 
 #include "ops_internal.h"
 #include "ops_philox.h"
@@ -49,7 +49,7 @@ OPS_DECLARE_STUB(random_dropout_fill, ops_status,
                  (const char *op, const ops_tensor *in, ops_tensor *out, ops_tensor *mask, double p,
                   ops_generator *gen));
 
-/* ---- the ops, for every device (kernels/cpu/random.c) -------------------------------- */
+/* ---- the ops, for every device (kernels/random.c) -------------------------------- */
 
 ops_tensor *random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
 ops_tensor *random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
@@ -86,4 +86,4 @@ ops_status random_native_dropout(const ops_tensor *input, double p, const bool *
 #ifdef __cplusplus
 }
 #endif
-#endif /* OPS_RANDOM_BACKEND_H */
+#endif /* OPS_KERNELS_RANDOM_H */
