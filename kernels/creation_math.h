@@ -1,5 +1,6 @@
 /* The element formulas of arange and linspace, for the CPU loops
- * (kernels/cpu/creation.c) and the CUDA kernels (kernels/cuda/creation.cu): one
+ * (kernels/cpu/creation.c) and the CUDA kernels (kernels/cuda/creation.cu), for the
+ * sequences the drivers of kernels/creation.c prepare: one
  * definition, static inline and OPS_HOST_DEVICE, C and C++ clean, so both devices
  * write the same bits.  The host prepares an ops_seq (the start, step and the
  * accumulate type's constants, computed once as PyTorch does); element i's value is

@@ -1,5 +1,5 @@
 /* fill_ on a CUDA tensor (zero_ is the composite fill_(0)).  As on the CPU
- * (kernels/cpu/creation.c): the value must fit the dtype (the shared check, same
+ * (kernels/cpu/creation.c, fill_cpu_): the value must fit the dtype (the shared check, same
  * message), is converted once on the host, and its bytes are written to every
  * element whatever its strides; one kernel per element size serves every dtype. */
 #include "ops_convert.h"

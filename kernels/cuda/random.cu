@@ -1,4 +1,4 @@
-/* Random sampling on CUDA devices: the device work of kernels/random_backend.h and
+/* Random sampling on CUDA devices: the device work of kernels/random.h and
  * the *_cuda dispatch kernels of every op kernels/cpu/random.c holds.
  *
  * The ops themselves (checks, result allocation, how many Philox blocks they take
@@ -20,7 +20,7 @@
 #include <math.h>
 
 #include "cuda_common.h"
-#include "kernels/random_backend.h"
+#include "kernels/random.h"
 #include "ops_cuda_launch.h"
 #include "ops_kernels.h"
 #include "strided_index.h"
@@ -262,9 +262,12 @@ device_of(const ops_tensor *t)
 
 } // namespace
 
-/* ---- the device work of kernels/random_backend.h --------------------------------------- */
+/* ---- the device work (the helpers of the stub loops below) ---------------------------- */
 
-extern "C" ops_status
+/* A row's length padded for the sort of multinomial without replacement. */
+static int64_t ops_cuda_multinomial_row_pad(int64_t ncat);
+
+static ops_status
 ops_cuda_random_fill(const char *op, ops_tensor *t, const ops_rand_dist *d, const ops_philox_stream *s,
                      const ops_tensor *p)
 {
@@ -280,7 +283,7 @@ ops_cuda_random_fill(const char *op, ops_tensor *t, const ops_rand_dist *d, cons
     return OPS_OK;
 }
 
-extern "C" ops_status
+static ops_status
 ops_cuda_bernoulli_find_invalid(const char *op, const ops_tensor *p, int64_t *index, double *value)
 {
     const int dev = device_of(p);
@@ -310,7 +313,7 @@ ops_cuda_bernoulli_find_invalid(const char *op, const ops_tensor *p, int64_t *in
     return OPS_OK;
 }
 
-extern "C" ops_status
+static ops_status
 ops_cuda_randperm(const char *op, ops_tensor *t, int64_t n, const ops_philox_stream *s, ops_tensor *scratch)
 {
     const int dev = device_of(t);
@@ -338,7 +341,7 @@ ops_cuda_randperm(const char *op, ops_tensor *t, int64_t n, const ops_philox_str
     return OPS_OK;
 }
 
-extern "C" ops_status
+static ops_status
 ops_cuda_multinomial_check(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
                            bool replacement, int64_t *bad_row, int *bad_kind)
 {
@@ -362,7 +365,7 @@ ops_cuda_multinomial_check(const char *op, const ops_tensor *p, int64_t rows, in
     return OPS_OK;
 }
 
-extern "C" ops_status
+static ops_status
 ops_cuda_multinomial(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
                      bool replacement, const ops_philox_stream *s, ops_tensor *work, ops_tensor *r)
 {
@@ -398,7 +401,7 @@ ops_cuda_multinomial(const char *op, const ops_tensor *p, int64_t rows, int64_t 
     return OPS_OK;
 }
 
-extern "C" int64_t
+static int64_t
 ops_cuda_multinomial_row_pad(int64_t ncat)
 {
     int64_t m = 1;
@@ -407,13 +410,13 @@ ops_cuda_multinomial_row_pad(int64_t ncat)
     return m;
 }
 
-extern "C" int64_t
+static int64_t
 ops_cuda_multinomial_work(int64_t rows, int64_t ncat, bool replacement)
 {
     return replacement ? rows * ncat : 2 * rows * ops_cuda_multinomial_row_pad(ncat);
 }
 
-extern "C" ops_status
+static ops_status
 ops_cuda_dropout(const char *op, const ops_tensor *in, ops_tensor *out, ops_tensor *mask, double p,
                  const ops_philox_stream *s)
 {
@@ -430,6 +433,86 @@ ops_cuda_dropout(const char *op, const ops_tensor *in, ops_tensor *out, ops_tens
                s != nullptr, q, scale, s != nullptr ? *s : none);
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
+}
+
+/* ---- the stub loops of kernels/random.h: each reserves its range of the
+ * generator after what it allocates, as the CPU loops do ------------------------------- */
+
+OPS_REGISTER_STUB(random_fill, CUDA, random_fill_cuda);
+OPS_REGISTER_STUB(random_bernoulli_find_invalid, CUDA, random_bernoulli_find_invalid_cuda);
+OPS_REGISTER_STUB(random_randperm_fill, CUDA, random_randperm_fill_cuda);
+OPS_REGISTER_STUB(random_multinomial_check, CUDA, random_multinomial_check_cuda);
+OPS_REGISTER_STUB(random_multinomial_draw, CUDA, random_multinomial_draw_cuda);
+OPS_REGISTER_STUB(random_dropout_fill, CUDA, random_dropout_fill_cuda);
+
+ops_status
+random_fill_cuda(const char *op, ops_tensor *t, const ops_rand_dist *d, ops_generator *gen, const ops_tensor *p)
+{
+    ops_philox_stream s;
+    ops_generator_reserve(gen, ops_philox_blocks_for(ops_tensor_numel(t), d->k), &s);
+    return ops_cuda_random_fill(op, t, d, &s, p);
+}
+
+ops_status
+random_bernoulli_find_invalid_cuda(const char *op, const ops_tensor *p, int64_t *index, double *value)
+{
+    return ops_cuda_bernoulli_find_invalid(op, p, index, value);
+}
+
+/* Other dtypes than int64 shuffle an int64 scratch, allocated before the generator is
+ * touched; n == 1 is [0] with no draw. */
+ops_status
+random_randperm_fill_cuda(const char *op, ops_tensor *t, int64_t n, ops_generator *gen)
+{
+    ops_philox_stream s;
+    ops_status st = OPS_OK;
+    ops_tensor *scratch = NULL;
+    if (n > 1 && t->dtype != OPS_INT64) {
+        scratch = ops_tensor_new(op, 1, &n, NULL, OPS_INT64, t->storage->device);
+        st = scratch != NULL ? OPS_OK : ops_last_status();
+    }
+    if (st == OPS_OK && n > 1)
+        ops_generator_reserve(gen, ops_philox_blocks_for(n - 1, 2), &s);
+    if (st == OPS_OK && n > 0)
+        st = ops_cuda_randperm(op, t, n, &s, scratch);
+    ops_tensor_release(scratch);
+    return st;
+}
+
+ops_status
+random_multinomial_check_cuda(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
+                              bool replacement, int64_t *bad_row, int *bad_kind)
+{
+    return ops_cuda_multinomial_check(op, p, rows, ncat, num_samples, replacement, bad_row, bad_kind);
+}
+
+/* Every row's cumulative sums or keys, as doubles, allocated before the generator is
+ * touched. */
+ops_status
+random_multinomial_draw_cuda(const char *op, const ops_tensor *p, int64_t rows, int64_t ncat, int64_t num_samples,
+                             bool replacement, ops_generator *gen, ops_tensor *r)
+{
+    const int64_t total = ops_cuda_multinomial_work(rows, ncat, replacement);
+    ops_tensor *dwork = ops_tensor_new(op, 1, &total, NULL, OPS_FLOAT64, p->storage->device);
+    if (dwork == NULL)
+        return ops_last_status();
+    ops_philox_stream s;
+    /* two words (one 53-bit uniform) per sample with replacement, per category without */
+    const int64_t per_row = replacement ? num_samples : ncat;
+    ops_generator_reserve(gen, ops_philox_blocks_for(rows * per_row, 2), &s);
+    const ops_status st = ops_cuda_multinomial(op, p, rows, ncat, num_samples, replacement, &s, dwork, r);
+    ops_tensor_release(dwork);
+    return st;
+}
+
+ops_status
+random_dropout_fill_cuda(const char *op, const ops_tensor *in, ops_tensor *out, ops_tensor *mask, double p,
+                         ops_generator *gen)
+{
+    ops_philox_stream s;
+    if (gen != NULL)
+        ops_generator_reserve(gen, ops_philox_blocks_for(ops_tensor_numel(in), 1), &s);
+    return ops_cuda_dropout(op, in, out, mask, p, gen != NULL ? &s : NULL);
 }
 
 /* ---- the CUDA dispatch kernels ------------------------------------------------------------ */

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 /* PyTorch's checked Scalar -> dtype conversion for a fill value (fill_ on any device):
  * OPS_ERR_VALUE "op: value 300 cannot be converted to type uint8 without overflow"
- * when value does not fit dt.  Host code; kernels/cpu/creation.c. */
+ * when value does not fit dt.  Host code; kernels/creation.c. */
 ops_status ops_check_fill_value(const char *op, ops_scalar value, ops_dtype dt);
 #ifdef __cplusplus
 }
