@@ -1,7 +1,7 @@
 /* Internal header of the CPython extension module libops._C: the Tensor object, the
  * dtype objects, the signature tables that codegen/gen_python.py generates
  * (python_bindings.c) and the generic argument parser that reads them
- * (arg_parser.c). */
+ * (arg_parser.c, arg_convert.c; its own state is in pyops_args.h). */
 #ifndef PYOPS_H
 #define PYOPS_H
 
