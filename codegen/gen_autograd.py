@@ -1036,7 +1036,7 @@ def _record(g: NodeGen, target: NativeFunction, inplace: bool) -> Dict:
             continue
         if inplace:
             # self's new history: the node, or for a view the rebase of its base
-            # (runtime/autograd/autograd.c); the node's edge for self reads self before the write
+            # (runtime/autograd/view_history.c); the node's edge for self reads self before the write
             edge = g.diff.index("self") if "self" in g.diff else -1
             body += [f"if ((_st = ops_autograd_rebase_history(self, &_n->base, {edge})) != OPS_OK)", "    goto fail;"]
             continue

@@ -308,7 +308,7 @@ def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: b
 
 
 # In-place entries without a functional form whose autograd is hand-written in
-# runtime/autograd/autograd.c (called with the entry's arguments).
+# runtime/autograd/view_history.c (called with the entry's arguments).
 HAND_WRITTEN_INPLACE = {"copy_": "ops_autograd_copy_"}
 
 
@@ -329,7 +329,7 @@ def _view_source(nf: NativeFunction):
 def _wrapper(nf: NativeFunction, kind: str, g) -> List[str]:
     """The public function of an entry with an autograd layer (codegen/gen_autograd.py):
     the plain call unless an input requires grad under grad mode.  A view op's results
-    are marked as views of their base (runtime/autograd/autograd.c) for in-place autograd."""
+    are marked as views of their base (runtime/autograd/view_history.c) for in-place autograd."""
     lines = _wrapper_body(nf, kind, g)
     src = _view_source(nf)
     s = nf.func

@@ -2,417 +2,20 @@
  * keyword arguments to one overload of a Python name (the tables of the generated
  * python_bindings.c), converts them to boxed values, calls the registry entry and turns
  * its returns into Python objects.  Every generated function and method goes through
- * pyops_call; nothing here is specific to one op. */
-#include "pyops.h"
+ * pyops_call; nothing here is specific to one op.  The conversion of one argument is
+ * in arg_convert.c. */
+#include "pyops_args.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#define PYOPS_MAX_ARGS 32
-/* Inline room for list arguments; longer lists go to the heap. */
-#define PYOPS_ARENA_INTS 64
-#define PYOPS_ARENA_TENSORS 32
-
-typedef struct parsed {
-    ops_ivalue iv[PYOPS_MAX_ARGS];
-    PyObject *obj[PYOPS_MAX_ARGS]; /* the Python object bound to each argument (borrowed) */
-    int pos[PYOPS_MAX_ARGS];       /* its 1-based position when given positionally, else 0 */
-    int64_t ints[PYOPS_ARENA_INTS];
-    const ops_tensor *tensors[PYOPS_ARENA_TENSORS];
-    int nints, ntensors;
-    int requires_grad; /* factories' requires_grad= (torch's): -1 not given */
-    void *heap[PYOPS_MAX_ARGS];
-    int nheap;
-} parsed;
-
 static void
-parsed_free(parsed *p)
+parsed_free(pyops_parsed *p)
 {
     for (int i = 0; i < p->nheap; i++)
         PyMem_Free(p->heap[i]);
     p->nheap = 0;
-}
-
-static void *
-parsed_alloc(parsed *p, size_t nbytes)
-{
-    if (p->nheap == PYOPS_MAX_ARGS)
-        return NULL;
-    void *m = PyMem_Malloc(nbytes ? nbytes : 1);
-    if (m != NULL)
-        p->heap[p->nheap++] = m;
-    return m;
-}
-
-/* ---- conversions: 1 converted, 0 does not match (no exception set) ----------- */
-
-/* Why an argument did not convert, for the message when no overload matches: the text
- * that follows "op(): argument 'name' (position N)", e.g. " must be int, not str" or
- * ": invalid device 'gpu': ...".  `value` marks an argument of the right type whose
- * value is unusable (an int beyond int64, a device string naming no device): those
- * raise RuntimeError, as the op's own value errors do; the others TypeError. */
-typedef struct reason {
-    char text[384];
-    bool value;
-} reason;
-
-static void
-say(reason *why, bool value, const char *fmt, ...)
-{
-    if (why == NULL || why->text[0] != '\0')
-        return; /* the first reason found is the one reported */
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why->text, sizeof why->text, fmt, ap);
-    va_end(ap);
-    why->value = value;
-}
-
-/* What the message shows of a value: its repr, cut short (a 10**5000 has no repr at
- * all on Python 3.11). */
-static void
-short_repr(PyObject *o, char *buf, size_t n)
-{
-    PyObject *r = PyObject_Repr(o);
-    const char *s = r != NULL ? PyUnicode_AsUTF8(r) : NULL;
-    if (s == NULL) {
-        PyErr_Clear();
-        snprintf(buf, n, "a %s", Py_TYPE(o)->tp_name);
-    } else if (strlen(s) > 48) {
-        snprintf(buf, n, "%.40s...", s);
-    } else {
-        snprintf(buf, n, "%s", s);
-    }
-    Py_XDECREF(r);
-}
-
-/* How a list element is named in a message: None, or its type. */
-static const char *
-elem_name(PyObject *o)
-{
-    return o == Py_None ? "None" : PYOPS_TENSOR_CHECK(o) ? "Tensor" : Py_TYPE(o)->tp_name;
-}
-
-static bool
-is_int_object(PyObject *o)
-{
-    if (PyBool_Check(o))
-        return false;
-    if (PyLong_CheckExact(o) || PyLong_Check(o))
-        return true;
-    /* NumPy integers and other __index__ types (a Tensor is not an int here). */
-    return !PYOPS_TENSOR_CHECK(o) && !PyFloat_Check(o) && PyIndex_Check(o);
-}
-
-/* 1 converted, 0 not an int, -1 an int that does not fit in int64 (no exception). */
-static int
-to_int_checked(PyObject *o, int64_t *out)
-{
-    if (!is_int_object(o))
-        return 0;
-    int overflow = 0;
-    PyObject *ix = PyNumber_Index(o);
-    if (ix == NULL) {
-        PyErr_Clear();
-        return 0;
-    }
-    long long v = PyLong_AsLongLongAndOverflow(ix, &overflow);
-    Py_DECREF(ix);
-    if (overflow || (v == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return -1;
-    }
-    *out = (int64_t)v;
-    return 1;
-}
-
-static int
-to_int(PyObject *o, int64_t *out)
-{
-    return to_int_checked(o, out) == 1;
-}
-
-/* An index as torch's int arguments take it: an int, or a 0-dim integer tensor (not
- * bool), read on the host: narrow(x, 0, torch.tensor(1), 2), x.view(t, 3), [t, 2] for
- * an int[].  A bare tensor for a whole int[] stays refused, as in torch. */
-static int
-to_index_checked(PyObject *o, int64_t *out)
-{
-    if (!PYOPS_TENSOR_CHECK(o))
-        return to_int_checked(o, out);
-    const ops_tensor *t = PYOPS_T(o);
-    ops_scalar s;
-    if (ops_tensor_ndim(t) != 0 || !ops_dtype_is_integral(ops_tensor_dtype(t), false) ||
-        ops_tensor_item(t, &s) != OPS_OK)
-        return 0;
-    *out = s.v.i;
-    return 1;
-}
-
-/* An int argument; a mismatch says why. */
-static int
-to_int_arg(PyObject *o, int64_t *out, reason *why)
-{
-    int rc = to_index_checked(o, out);
-    if (rc < 0) {
-        char r[64];
-        short_repr(o, r, sizeof r);
-        say(why, true, ": %s does not fit in int64", r);
-    }
-    return rc == 1;
-}
-
-static int
-to_int_list(parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out, reason *why)
-{
-    int64_t one;
-    if (!PYOPS_TENSOR_CHECK(o) && to_int_arg(o, &one, why)) {
-        /* torch accepts a bare int for int[] (dim=0, size=3): an int[N] repeats it */
-        int64_t n = a->size > 0 ? a->size : 1;
-        int64_t *buf;
-        if (p->nints + n <= PYOPS_ARENA_INTS) {
-            buf = p->ints + p->nints;
-            p->nints += (int)n;
-        } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
-            return 0;
-        }
-        for (int64_t i = 0; i < n; i++)
-            buf[i] = one;
-        *out = (ops_int_list){buf, n};
-        return 1;
-    }
-    if (!PyTuple_Check(o) && !PyList_Check(o))
-        return 0;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    if (a->size > 0 && n != a->size && n != 1) {
-        say(why, false, " must be a sequence of %d ints (or one int), but has %zd elements", a->size, n);
-        return 0;
-    }
-    int64_t *buf;
-    if (p->nints + n <= PYOPS_ARENA_INTS) {
-        buf = p->ints + p->nints;
-        p->nints += (int)n;
-    } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
-        return 0;
-    }
-    PyObject **items = PySequence_Fast_ITEMS(o);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int rc = to_index_checked(items[i], &buf[i]);
-        if (rc < 0) {
-            char r[64];
-            short_repr(items[i], r, sizeof r);
-            say(why, true, ": element %zd (%s) does not fit in int64", i, r);
-        } else if (rc == 0) {
-            say(why, false, " must be a sequence of ints, but element %zd is %s", i, elem_name(items[i]));
-        }
-        if (rc != 1)
-            return 0;
-    }
-    if (a->size > 0 && n == 1 && a->size != 1) {
-        /* int[2] given as [k]: torch expands a one-element list like a bare int */
-        int64_t v = buf[0];
-        int64_t *b2 = parsed_alloc(p, (size_t)a->size * sizeof *b2);
-        if (b2 == NULL)
-            return 0;
-        for (int i = 0; i < a->size; i++)
-            b2[i] = v;
-        buf = b2;
-        n = a->size;
-    }
-    *out = (ops_int_list){buf, n};
-    return 1;
-}
-
-static int
-to_tensor_list(parsed *p, const pyops_arg *a, PyObject *o, ops_tensor_list *out, reason *why)
-{
-    if (!PyTuple_Check(o) && !PyList_Check(o))
-        return 0;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-    const ops_tensor **buf;
-    if (p->ntensors + n <= PYOPS_ARENA_TENSORS) {
-        buf = p->tensors + p->ntensors;
-        p->ntensors += (int)n;
-    } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
-        return 0;
-    }
-    PyObject **items = PySequence_Fast_ITEMS(o);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (items[i] == Py_None && (a->flags & PYOPS_F_ELEM_OPTIONAL))
-            buf[i] = NULL;
-        else if (PYOPS_TENSOR_CHECK(items[i]))
-            buf[i] = PYOPS_T(items[i]);
-        else {
-            say(why, false, " must be a sequence of %s, but element %zd is %s",
-                (a->flags & PYOPS_F_ELEM_OPTIONAL) ? "Tensors and Nones" : "Tensors", i, elem_name(items[i]));
-            return 0;
-        }
-    }
-    *out = (ops_tensor_list){buf, n};
-    return 1;
-}
-
-bool
-pyops_scalar_from_object(PyObject *o, ops_scalar *out)
-{
-    if (PyBool_Check(o)) {
-        *out = OPS_SCALAR_BOOL(o == Py_True);
-        return true;
-    }
-    if (PyFloat_Check(o)) {
-        *out = OPS_SCALAR_FLOAT(PyFloat_AS_DOUBLE(o));
-        return true;
-    }
-    int64_t i;
-    if (to_int(o, &i)) {
-        *out = OPS_SCALAR_INT(i);
-        return true;
-    }
-    if (PYOPS_TENSOR_CHECK(o))
-        return false;
-    /* NumPy floating scalars and other __float__ numbers */
-    if (PyNumber_Check(o) && Py_TYPE(o)->tp_as_number->nb_float != NULL && !PyComplex_Check(o)) {
-        double d = PyFloat_AsDouble(o);
-        if (d == -1.0 && PyErr_Occurred()) {
-            PyErr_Clear();
-            return false;
-        }
-        *out = OPS_SCALAR_FLOAT(d);
-        return true;
-    }
-    return false;
-}
-
-PyObject *
-pyops_scalar_to_object(ops_scalar s)
-{
-    switch (s.kind) {
-    case OPS_SCALAR_BOOL:
-        return PyBool_FromLong(s.v.b);
-    case OPS_SCALAR_INT:
-        return PyLong_FromLongLong(s.v.i);
-    default:
-        return PyFloat_FromDouble(s.v.f);
-    }
-}
-
-/* One argument: 1 converted, 0 no match (why, when given, may say more than the
- * type's name: a bad element, an out-of-range value). */
-static int
-convert(parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *iv, reason *why)
-{
-    if (o == Py_None && ((a->flags & PYOPS_F_OPTIONAL) || a->type == PYOPS_T_GENERATOR)) {
-        *iv = ops_ivalue_none();
-        return 1;
-    }
-    switch (a->type) {
-    case PYOPS_T_TENSOR:
-        if (!PYOPS_TENSOR_CHECK(o))
-            return 0;
-        *iv = ops_ivalue_tensor(PYOPS_T(o));
-        return 1;
-    case PYOPS_T_TENSOR_LIST: {
-        ops_tensor_list l;
-        if (!to_tensor_list(p, a, o, &l, why))
-            return 0;
-        *iv = ops_ivalue_tensor_list(l);
-        return 1;
-    }
-    case PYOPS_T_SCALAR: {
-        ops_scalar s;
-        int64_t i;
-        /* an int beyond int64 is refused, not silently made a float */
-        if (is_int_object(o) && !to_int_arg(o, &i, why))
-            return 0;
-        if (!pyops_scalar_from_object(o, &s))
-            return 0;
-        *iv = ops_ivalue_scalar(s);
-        return 1;
-    }
-    case PYOPS_T_INT: {
-        int64_t i;
-        if (!to_int_arg(o, &i, why))
-            return 0;
-        *iv = ops_ivalue_int(i);
-        return 1;
-    }
-    case PYOPS_T_INT_LIST: {
-        ops_int_list l;
-        if (!to_int_list(p, a, o, &l, why))
-            return 0;
-        *iv = ops_ivalue_int_list(l);
-        return 1;
-    }
-    case PYOPS_T_FLOAT: {
-        if (PyFloat_Check(o)) {
-            *iv = ops_ivalue_double(PyFloat_AS_DOUBLE(o));
-            return 1;
-        }
-        int64_t i;
-        if (to_int(o, &i)) {
-            *iv = ops_ivalue_double((double)i);
-            return 1;
-        }
-        ops_scalar s;
-        if (!PyBool_Check(o) && pyops_scalar_from_object(o, &s)) {
-            *iv = ops_ivalue_double(ops_scalar_to_double(s));
-            return 1;
-        }
-        return 0;
-    }
-    case PYOPS_T_BOOL:
-        if (!PyBool_Check(o))
-            return 0;
-        *iv = ops_ivalue_bool(o == Py_True);
-        return 1;
-    case PYOPS_T_STR: {
-        if (!PyUnicode_Check(o))
-            return 0;
-        const char *s = PyUnicode_AsUTF8(o);
-        if (s == NULL) {
-            PyErr_Clear();
-            say(why, true, ": the string cannot be encoded as UTF-8");
-            return 0;
-        }
-        *iv = ops_ivalue_str(s);
-        return 1;
-    }
-    case PYOPS_T_DTYPE: {
-        ops_dtype dt = pyops_dtype_from_object(o);
-        if (dt == OPS_DTYPE_NONE)
-            return 0;
-        *iv = ops_ivalue_dtype(dt);
-        return 1;
-    }
-    case PYOPS_T_DEVICE: {
-        ops_device d;
-        char bad[160];
-        int rc = pyops_device_convert(o, &d, bad, sizeof bad);
-        if (rc < 0)
-            say(why, true, ": %s", bad);
-        if (rc != 1)
-            return 0;
-        *iv = ops_ivalue_device(d);
-        return 1;
-    }
-    case PYOPS_T_MEMORY_FORMAT: {
-        /* only the libops.memory_format objects: torch refuses ints and strings too */
-        ops_memory_format f = pyops_memory_format_from_object(o);
-        if (f == OPS_MEMORY_FORMAT_NONE)
-            return 0;
-        *iv = ops_ivalue_memory_format(f);
-        return 1;
-    }
-    case PYOPS_T_GENERATOR:
-        /* the Python object outlives the call (the caller holds it), and so does its
-         * generator */
-        if (!pyops_generator_check(o))
-            return 0;
-        *iv = ops_ivalue_generator(((pyops_generator *)o)->g);
-        return 1;
-    }
-    return 0;
 }
 
 /* Position of the argument named `name` (functions call self `input`), or -1. */
@@ -520,7 +123,7 @@ expected_name(const pyops_arg *a)
  * what is wrong). */
 static int
 bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-     PyObject *kwnames, parsed *p, reason *why)
+     PyObject *kwnames, pyops_parsed *p, pyops_reason *why)
 {
     const size_t whylen = sizeof why->text;
     const int n = sig->nargs;
@@ -576,10 +179,10 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
          * positional parameter taking them */
         for (Py_ssize_t j = 0; j < nargs; j++) {
             int64_t dummy;
-            int rc = to_index_checked(args[j], &dummy);
+            int rc = pyops_to_index_checked(args[j], &dummy);
             if (rc < 0 && why) {
                 char r[64];
-                short_repr(args[j], r, sizeof r);
+                pyops_short_repr(args[j], r, sizeof r);
                 snprintf(why->text, whylen, "%s(): argument '%s': element %zd (%s) does not fit in int64",
                          sig->pyname, sig->args[target].name, j, r);
                 why->value = true;
@@ -646,8 +249,8 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
             p->iv[i] = default_value(a);
             continue;
         }
-        reason detail = {"", false};
-        if (!convert(p, a, p->obj[i], &p->iv[i], why ? &detail : NULL)) {
+        pyops_reason detail = {"", false};
+        if (!pyops_convert_arg(p, a, p->obj[i], &p->iv[i], why ? &detail : NULL)) {
             if (why) {
                 char at[32] = "";
                 if (p->pos[i] > 0)
@@ -728,7 +331,7 @@ pyops_is_big_call(const ops_ivalue *iv, int n)
 }
 
 static PyObject *
-invoke(const pyops_sig *sig, parsed *p)
+invoke(const pyops_sig *sig, pyops_parsed *p)
 {
     ops_ivalue rets[8];
     PyObject *result = NULL;
@@ -949,7 +552,7 @@ done:
 PyObject *
 pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    parsed p;
+    pyops_parsed p;
     nargs = PyVectorcall_NARGS(nargs);
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
         bool handled;
@@ -979,7 +582,7 @@ pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize
             nplain++;
         }
     }
-    reason why = {"", false};
+    pyops_reason why = {"", false};
     if (nplain == 1 || nm->nsigs == 1) {
         bind(nm->sigs[nplain == 1 ? plain : 0], nm->method, self, args, nargs, kwnames, &p, &why);
     } else {
@@ -987,7 +590,7 @@ pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args, Py_ssize
          * int beyond int64, a device string naming no device) is what went wrong in
          * the overload it fits; other mismatches only the signatures can explain */
         for (int s = 0; s < nm->nsigs && !why.value; s++) {
-            why = (reason){"", false};
+            why = (pyops_reason){"", false};
             bind(nm->sigs[s], nm->method, self, args, nargs, kwnames, &p, &why);
         }
         if (!why.value)

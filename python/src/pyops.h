@@ -1,7 +1,7 @@
 /* Internal header of the CPython extension module libops._C: the Tensor object, the
  * dtype objects, the signature tables that codegen/gen_python.py generates
  * (python_bindings.c) and the generic argument parser that reads them
- * (arg_parser.c). */
+ * (arg_parser.c, arg_convert.c; its own state is in pyops_args.h). */
 #ifndef PYOPS_H
 #define PYOPS_H
 
@@ -182,8 +182,12 @@ PyObject *pyops_call(const pyops_name *nm, PyObject *self, PyObject *const *args
 /* Whether a call with these arguments releases the GIL. */
 bool pyops_is_big_call(const ops_ivalue *iv, int n);
 
-/* ---- pieces of the Tensor type (tensor.c, indexing.c, numpy.c) ---------------- */
+/* ---- pieces of the Tensor type (tensor*.c, indexing.c, numpy.c) --------------- */
 
+/* A tuple of Python ints from n int64 values (tensor.c). */
+PyObject *pyops_int_tuple(int64_t n, const int64_t *v);
+/* The hand-written methods, ended by a NULL entry (tensor_methods.c). */
+extern PyMethodDef pyops_tensor_methods[];
 extern PyMappingMethods pyops_tensor_as_mapping;
 extern PySequenceMethods pyops_tensor_as_sequence;
 extern PyNumberMethods pyops_tensor_as_number;

@@ -1,5 +1,5 @@
 /* libops internal: the backward-graph structures the generated autograd layer builds
- * (runtime/autograd/autograd.c).  Not installed.
+ * (the engine: the files of runtime/autograd/, see its README.md).  Not installed.
  *
  * A node stands for one recorded op.  It takes one gradient per output of the op
  * (num_inputs) and produces one per differentiable input of the op, sent along its

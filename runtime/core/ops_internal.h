@@ -74,7 +74,7 @@ struct ops_tensor {
     uint32_t flags;
     int64_t sizes[OPS_MAX_DIMS];
     int64_t strides[OPS_MAX_DIMS]; /* in elements; may be 0 or negative */
-    void *autograd; /* autograd state (runtime/autograd/autograd.c); NULL when none */
+    void *autograd; /* autograd state (runtime/autograd/tensor_state.c); NULL when none */
 };
 
 /* ---- errors ---------------------------------------------------------- */

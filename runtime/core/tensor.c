@@ -1,4 +1,7 @@
-/* Storage and tensor lifecycle, shapes, devices and the thread setting.
+/* Storage and tensor lifecycle: refcounts, construction (new, views, from_blob, scalars),
+ * item, resize_, storage export; the device check of several tensors and the thread
+ * setting.  A tensor's accessors, shape arithmetic and overlap checks are in
+ * tensor_shape.c.
  *
  * A small CPU tensor is one allocation: tensor header, storage header, then its
  * (64-byte aligned) bytes.  Small ops are all overhead, and this
@@ -18,6 +21,7 @@
 #include "ops_cuda_backend.h"
 #include "ops_internal.h"
 #include "ops_iter.h"
+#include "ops_tensor_impl.h"
 
 /* OpenBLAS's thread-count setter (cblas.h declares it; declared here to keep the
  * BLAS header out of the runtime). */
@@ -33,12 +37,6 @@ typedef struct embedded_block {
 } embedded_block;
 
 #define OPS_EMBED_DATA_OFFSET ((sizeof(embedded_block) + 63) & ~(size_t)63)
-
-static inline const char *
-op_name(const char *op)
-{
-    return op ? op : "ops";
-}
 
 /* ---- refcounts ------------------------------------------------------------ */
 
@@ -143,198 +141,6 @@ ops_tensor_vec_init(const char *op, ops_tensor_vec *v, int64_t n)
     return OPS_OK;
 }
 
-/* ---- accessors ------------------------------------------------------------ */
-
-int64_t
-ops_tensor_ndim(const ops_tensor *t)
-{
-    return t->ndim;
-}
-
-int64_t
-ops_tensor_size(const ops_tensor *t, int64_t dim)
-{
-    if (t == NULL) {
-        ops_fail(OPS_ERR_VALUE, "size: expected a tensor, got NULL");
-        return -1;
-    }
-    if (!ops_wrap_dim("size", "dim", &dim, t->ndim))
-        return -1;
-    if (t->ndim == 0) {
-        ops_fail(OPS_ERR_INDEX, "size: Dimension specified as %" PRId64 " but tensor has no dimensions", dim);
-        return -1;
-    }
-    return t->sizes[dim];
-}
-
-const int64_t *
-ops_tensor_sizes(const ops_tensor *t)
-{
-    return t->sizes;
-}
-
-const int64_t *
-ops_tensor_strides(const ops_tensor *t)
-{
-    return t->strides;
-}
-
-int64_t
-ops_tensor_numel(const ops_tensor *t)
-{
-    return ops_shape_numel(t->ndim, t->sizes);
-}
-
-int64_t
-ops_tensor_storage_offset(const ops_tensor *t)
-{
-    return t->offset;
-}
-
-ops_dtype
-ops_tensor_dtype(const ops_tensor *t)
-{
-    return t->dtype;
-}
-
-ops_device
-ops_tensor_device(const ops_tensor *t)
-{
-    return t->storage->device;
-}
-
-size_t
-ops_tensor_itemsize(const ops_tensor *t)
-{
-    return ops_dtype_itemsize(t->dtype);
-}
-
-void *
-ops_tensor_data_ptr(const ops_tensor *t)
-{
-    return (char *)t->storage->data + t->offset * (int64_t)ops_dtype_itemsize(t->dtype);
-}
-
-uint64_t
-ops_tensor_version(const ops_tensor *t)
-{
-    return __atomic_load_n(&t->storage->version, __ATOMIC_RELAXED);
-}
-
-bool
-ops_tensor_is_contiguous(const ops_tensor *t)
-{
-    int64_t expected = 1;
-    bool ok = true;
-    for (int i = t->ndim - 1; i >= 0; i--) {
-        const int64_t n = t->sizes[i];
-        if (n == 0)
-            return true; /* no elements: any strides describe the same (empty) layout */
-        if (n != 1) {
-            ok = ok && t->strides[i] == expected;
-            expected *= n;
-        }
-    }
-    return ok;
-}
-
-bool
-ops_tensor_shares_storage(const ops_tensor *a, const ops_tensor *b)
-{
-    return a && b && a->storage == b->storage;
-}
-
-size_t
-ops_tensor_storage_nbytes(const ops_tensor *t)
-{
-    return t->storage->nbytes;
-}
-
-/* ---- shapes --------------------------------------------------------------- */
-
-int64_t
-ops_shape_numel(int ndim, const int64_t *sizes)
-{
-    int64_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= sizes[i];
-    return n;
-}
-
-void
-ops_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
-{
-    int64_t s = 1;
-    for (int i = ndim - 1; i >= 0; i--) {
-        strides[i] = s;
-        /* Size 0 and 1 dims still get the stride of a 1, as PyTorch gives them. */
-        s *= sizes[i] > 1 ? sizes[i] : 1;
-    }
-}
-
-bool
-ops_wrap_dim(const char *op, const char *arg, int64_t *dim, int64_t ndim)
-{
-    const int64_t n = ndim > 0 ? ndim : 1; /* a 0-dim tensor accepts -1 and 0 */
-    const int64_t d = *dim;
-    if (d < -n || d > n - 1) {
-        if (arg)
-            ops_fail(OPS_ERR_INDEX,
-                     "%s: Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
-                     "], but got %" PRId64 ") for argument '%s'",
-                     op_name(op), -n, n - 1, d, arg);
-        else
-            ops_fail(OPS_ERR_INDEX,
-                     "%s: Dimension out of range (expected to be in range of [%" PRId64 ", %" PRId64
-                     "], but got %" PRId64 ")",
-                     op_name(op), -n, n - 1, d);
-        return false;
-    }
-    if (d < 0)
-        *dim = d + n;
-    return true;
-}
-
-ops_status
-ops_broadcast_shapes(const char *op, const char *name_a, int nda, const int64_t *a, const char *name_b,
-                     int ndb, const int64_t *b, int *nd_out, int64_t *out)
-{
-    const int nd = nda > ndb ? nda : ndb;
-    int64_t res[OPS_MAX_DIMS];
-    if (nd > OPS_MAX_DIMS)
-        return ops_fail(OPS_ERR_SHAPE, "%s: tensors have at most %d dimensions, got %d", op_name(op),
-                        OPS_MAX_DIMS, nd);
-    for (int i = nd - 1; i >= 0; i--) {
-        const int offset = nd - 1 - i;
-        const int ia = nda - 1 - offset;
-        const int ib = ndb - 1 - offset;
-        const int64_t sa = ia >= 0 ? a[ia] : 1;
-        const int64_t sb = ib >= 0 ? b[ib] : 1;
-        if (sa == sb || sb == 1) {
-            res[i] = sa;
-        } else if (sa == 1) {
-            res[i] = sb;
-        } else {
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: the size of %s (%" PRId64 ") must match the size of %s (%" PRId64
-                            ") at non-singleton dimension %d",
-                            op_name(op), name_a ? name_a : "tensor a", sa, name_b ? name_b : "tensor b", sb,
-                            i);
-        }
-    }
-    int64_t numel;
-    if (ops_numel_overflow(nd, res, &numel)) {
-        char buf[OPS_SHAPE_STR_LEN];
-        return ops_fail(OPS_ERR_VALUE, "%s: the broadcast shape %s has more elements than int64 can count",
-                        op_name(op), ops_shape_str(nd, res, buf, sizeof buf));
-    }
-    if (nd_out)
-        *nd_out = nd;
-    if (out && nd > 0)
-        memcpy(out, res, (size_t)nd * sizeof(int64_t));
-    return OPS_OK;
-}
-
 /* ---- construction ----------------------------------------------------------- */
 
 const ops_allocator *
@@ -348,12 +154,12 @@ ops_device_allocator(const char *op, ops_device device)
         return ops_cuda_device_allocator(op, device.index);
 #else
         return ops_fail_null(OPS_ERR_DEVICE, "%s: libops was built without CUDA support (device cuda:%d)",
-                             op_name(op), device.index);
+                             ops_op_name(op), device.index);
 #endif
     default:
         break;
     }
-    return ops_fail_null(OPS_ERR_DEVICE, "%s: invalid device (type %d)", op_name(op), (int)device.type);
+    return ops_fail_null(OPS_ERR_DEVICE, "%s: invalid device (type %d)", ops_op_name(op), (int)device.type);
 }
 
 ops_status
@@ -365,10 +171,10 @@ ops_check_geometry(const char *op, int ndim, const int64_t *sizes, const int64_t
     for (int i = 0; i < ndim; i++)
         if (sizes[i] < 0)
             return ops_fail(OPS_ERR_VALUE, "%s: Trying to create tensor with negative dimension %" PRId64 ": %s",
-                            op_name(op), sizes[i], ops_shape_str(ndim, sizes, sbuf, sizeof sbuf));
+                            ops_op_name(op), sizes[i], ops_shape_str(ndim, sizes, sbuf, sizeof sbuf));
     if (ops_numel_overflow(ndim, sizes, &numel))
         return ops_fail(OPS_ERR_VALUE, "%s: a tensor of sizes %s would have more elements than int64 can count",
-                        op_name(op), ops_shape_str(ndim, sizes, sbuf, sizeof sbuf));
+                        ops_op_name(op), ops_shape_str(ndim, sizes, sbuf, sizeof sbuf));
     /* The element offsets reached, lowest and highest, and the byte offsets of both
      * ends: kernels compute all of them in int64 (data pointer + offset * itemsize). */
     int64_t contiguous[OPS_MAX_DIMS];
@@ -389,7 +195,7 @@ ops_check_geometry(const char *op, int ndim, const int64_t *sizes, const int64_t
         return ops_fail(OPS_ERR_VALUE,
                         "%s: a tensor of sizes %s, strides %s and storage offset %" PRId64
                         " would reach elements beyond what int64 can address",
-                        op_name(op), ops_shape_str(ndim, sizes, sbuf, sizeof sbuf),
+                        ops_op_name(op), ops_shape_str(ndim, sizes, sbuf, sizeof sbuf),
                         ops_shape_str(ndim, strides, tbuf, sizeof tbuf), offset);
     return OPS_OK;
 }
@@ -402,28 +208,28 @@ geometry_nbytes(const char *op, int ndim, const int64_t *sizes, const int64_t *s
 {
     char buf[OPS_SHAPE_STR_LEN];
     if ((int)dtype < 0 || dtype >= OPS_NUM_DTYPES)
-        return ops_fail(OPS_ERR_DTYPE, "%s: invalid dtype (%d)", op_name(op), (int)dtype);
+        return ops_fail(OPS_ERR_DTYPE, "%s: invalid dtype (%d)", ops_op_name(op), (int)dtype);
     if (ndim < 0 || ndim > OPS_MAX_DIMS)
-        return ops_fail(OPS_ERR_VALUE, "%s: tensors have 0 to %d dimensions, got %d", op_name(op),
+        return ops_fail(OPS_ERR_VALUE, "%s: tensors have 0 to %d dimensions, got %d", ops_op_name(op),
                         OPS_MAX_DIMS, ndim);
     bool empty = false;
     for (int i = 0; i < ndim; i++) {
         if (sizes[i] < 0)
             return ops_fail(OPS_ERR_VALUE,
                             "%s: Trying to create tensor with negative dimension %" PRId64 ": %s",
-                            op_name(op), sizes[i], ops_shape_str(ndim, sizes, buf, sizeof buf));
+                            ops_op_name(op), sizes[i], ops_shape_str(ndim, sizes, buf, sizeof buf));
         if (sizes[i] == 0)
             empty = true;
         if (strides && strides[i] < 0)
             return ops_fail(OPS_ERR_VALUE, "%s: negative strides are not supported, got strides %s",
-                            op_name(op), ops_shape_str(ndim, strides, buf, sizeof buf));
+                            ops_op_name(op), ops_shape_str(ndim, strides, buf, sizeof buf));
     }
     /* A count past int64 (zero strides keep the extent small) is as impossible to
      * allocate as the bytes below. */
     int64_t numel;
     if (ops_numel_overflow(ndim, sizes, &numel))
         return ops_fail(OPS_ERR_OOM, "%s: a tensor of shape %s and dtype %s is too large to allocate",
-                        op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
+                        ops_op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
     int64_t extent = empty ? 0 : 1; /* elements from offset 0 to the last addressed one, inclusive */
     bool overflow = false;
     if (!empty) {
@@ -441,7 +247,7 @@ geometry_nbytes(const char *op, int ndim, const int64_t *sizes, const int64_t *s
     overflow |= ops_mul_overflow_i64(extent, (int64_t)ops_dtype_itemsize(dtype), &nbytes);
     if (overflow)
         return ops_fail(OPS_ERR_OOM, "%s: a tensor of shape %s and dtype %s is too large to allocate",
-                        op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
+                        ops_op_name(op), ops_shape_str(ndim, sizes, buf, sizeof buf), ops_dtype_name(dtype));
     *nbytes_out = (size_t)nbytes;
     return OPS_OK;
 }
@@ -510,7 +316,7 @@ ops_tensor_new(const char *op, int ndim, const int64_t *sizes, const int64_t *st
         ops_tensor *t = tensor_new_embedded(ndim, sizes, strides, dtype, nbytes);
         if (t == NULL)
             return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on cpu)",
-                                 op_name(op), OPS_EMBED_DATA_OFFSET + nbytes);
+                                 ops_op_name(op), OPS_EMBED_DATA_OFFSET + nbytes);
         return t;
     }
 
@@ -542,11 +348,11 @@ tensor_new_with(const char *op, int ndim, const int64_t *sizes, const int64_t *s
         if (said) {
             char why[256]; /* a copy: the message is rewritten in the same slot */
             snprintf(why, sizeof why, "%s", ops_last_error());
-            return ops_fail_null(ops_last_status(), "%s: %s", op_name(op), why);
+            return ops_fail_null(ops_last_status(), "%s: %s", ops_op_name(op), why);
         }
         char dev[32];
         return ops_fail_null(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)",
-                             op_name(op), nbytes, ops_device_str(device, dev, sizeof dev));
+                             ops_op_name(op), nbytes, ops_device_str(device, dev, sizeof dev));
     }
     init_storage(s, data, nbytes, device, alloc, 0, 0);
     return init_tensor(t, s, 0, dtype, 0, ndim, sizes, strides);
@@ -740,7 +546,7 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
         needed = 0;
     } else if (__builtin_mul_overflow((size_t)t->offset, ops_dtype_itemsize(t->dtype), &needed) ||
                __builtin_add_overflow(needed, nbytes, &needed)) {
-        return ops_fail(OPS_ERR_OOM, "%s: resize to %zu bytes past offset %" PRId64 " overflows", op_name(op),
+        return ops_fail(OPS_ERR_OOM, "%s: resize to %zu bytes past offset %" PRId64 " overflows", ops_op_name(op),
                         nbytes, t->offset);
     }
     ops_storage *s = t->storage;
@@ -749,7 +555,7 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
         if (s->flags & OPS_STORAGE_SHARED)
             return ops_fail(OPS_ERR_VALUE,
                             "%s: cannot resize a tensor whose storage is in shared memory from %zu to %zu bytes",
-                            op_name(op), s->nbytes, needed);
+                            ops_op_name(op), s->nbytes, needed);
         /* Growing moves the bytes and frees the old block.  Whoever holds the
          * old address must not be left with freed memory: an exporter (NumPy,
          * DLPack, a memoryview) holds it outright, and another view of the
@@ -760,28 +566,28 @@ ops_tensor_resize_(const char *op, ops_tensor *t, int ndim, const int64_t *sizes
                             "%s: out= cannot be resized from %zu to %zu bytes (to shape %s): its storage is exported "
                             "(to NumPy, DLPack or a memoryview) and its memory must not move; pass an out= of that "
                             "shape or release the exports first",
-                            op_name(op), s->nbytes, needed, ops_shape_str(ndim, sizes, shape, sizeof shape));
+                            ops_op_name(op), s->nbytes, needed, ops_shape_str(ndim, sizes, shape, sizeof shape));
         if (__atomic_load_n(&s->refcount, __ATOMIC_ACQUIRE) > 1)
             return ops_fail(OPS_ERR_VALUE,
                             "%s: out= cannot be resized from %zu to %zu bytes (to shape %s): its storage is shared "
                             "with another tensor (a view or its base) and its memory must not move; pass an out= "
                             "of that shape or one that owns its storage",
-                            op_name(op), s->nbytes, needed, ops_shape_str(ndim, sizes, shape, sizeof shape));
+                            ops_op_name(op), s->nbytes, needed, ops_shape_str(ndim, sizes, shape, sizeof shape));
         if (s->allocator == NULL)
             return ops_fail(
                 OPS_ERR_VALUE,
                 "%s: cannot resize a tensor whose storage is borrowed (from_blob) from %zu to %zu bytes",
-                op_name(op), s->nbytes, needed);
+                ops_op_name(op), s->nbytes, needed);
         if (s->device.type != OPS_CPU && s->nbytes > 0) {
             char dev[32];
             return ops_fail(OPS_ERR_NOT_IMPLEMENTED,
                             "%s: growing a non-empty storage on %s (from %zu to %zu bytes) is not supported",
-                            op_name(op), ops_device_str(s->device, dev, sizeof dev), s->nbytes, needed);
+                            ops_op_name(op), ops_device_str(s->device, dev, sizeof dev), s->nbytes, needed);
         }
         void *data = s->allocator->alloc(s->allocator->ctx, needed);
         if (data == NULL) {
             char dev[32];
-            return ops_fail(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)", op_name(op),
+            return ops_fail(OPS_ERR_OOM, "%s: out of memory (tried to allocate %zu bytes on %s)", ops_op_name(op),
                             needed, ops_device_str(s->device, dev, sizeof dev));
         }
         /* Only t sees the storage (checked above), so nothing else holds the
@@ -839,115 +645,6 @@ ops_tensor_bump_version(ops_tensor *t)
     __atomic_add_fetch(&t->storage->version, 1, __ATOMIC_RELAXED);
 }
 
-/* ---- overlap ---------------------------------------------------------------- */
-
-/* [lo, hi) byte addresses t may touch; false for an empty tensor. */
-static bool
-byte_range(const ops_tensor *t, uintptr_t *lo, uintptr_t *hi)
-{
-    int64_t min_off = 0, max_off = 0;
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->sizes[i] == 0)
-            return false;
-        const int64_t span = (t->sizes[i] - 1) * t->strides[i];
-        if (span < 0)
-            min_off += span;
-        else
-            max_off += span;
-    }
-    const int64_t item = (int64_t)ops_dtype_itemsize(t->dtype);
-    const uintptr_t base = (uintptr_t)ops_tensor_data_ptr(t);
-    *lo = base + (uintptr_t)(min_off * item);
-    *hi = base + (uintptr_t)((max_off + 1) * item);
-    return true;
-}
-
-bool
-ops_tensor_may_overlap(const ops_tensor *a, const ops_tensor *b)
-{
-    uintptr_t alo, ahi, blo, bhi;
-    if (a == NULL || b == NULL)
-        return false;
-    if (!byte_range(a, &alo, &ahi) || !byte_range(b, &blo, &bhi))
-        return false;
-    return alo < bhi && blo < ahi;
-}
-
-static int
-cmp_int64(const void *x, const void *y)
-{
-    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
-static int
-cmp_dim_stride(const void *x, const void *y)
-{
-    const int64_t *a = x, *b = y; /* {|stride|, size} pairs */
-    return (a[0] > b[0]) - (a[0] < b[0]);
-}
-
-bool
-ops_tensor_has_internal_overlap(const ops_tensor *t)
-{
-    int64_t dims[OPS_MAX_DIMS][2];
-    int n = 0;
-    int64_t numel = 1;
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->sizes[i] == 0)
-            return false;
-        if (t->sizes[i] == 1)
-            continue;
-        if (t->strides[i] == 0)
-            return true;
-        dims[n][0] = t->strides[i] < 0 ? -t->strides[i] : t->strides[i];
-        dims[n][1] = t->sizes[i];
-        numel *= t->sizes[i];
-        n++;
-    }
-    /* Sufficient for no overlap: sorted by stride, each stride steps over the
-     * whole extent of the smaller dims (true of every non-overlapping view that
-     * PyTorch-style ops make). */
-    qsort(dims, (size_t)n, sizeof dims[0], cmp_dim_stride);
-    int64_t extent = 0;
-    bool disjoint = true;
-    for (int i = 0; i < n; i++) {
-        if (dims[i][0] <= extent) {
-            disjoint = false;
-            break;
-        }
-        extent += dims[i][0] * (dims[i][1] - 1);
-    }
-    if (disjoint)
-        return false;
-    /* Otherwise decide exactly by listing the offsets, when that is cheap; beyond
-     * that, report no overlap (as PyTorch does for layouts too hard to decide). */
-    enum { MAX_EXACT = 1 << 16 };
-    if (numel > MAX_EXACT)
-        return false;
-    int64_t *offs = ops_host_malloc_array(numel, sizeof(int64_t));
-    if (offs == NULL)
-        return false;
-    int64_t idx[OPS_MAX_DIMS] = {0};
-    for (int64_t k = 0; k < numel; k++) {
-        int64_t off = 0;
-        for (int i = 0; i < n; i++)
-            off += idx[i] * dims[i][0];
-        offs[k] = off;
-        for (int i = 0; i < n; i++) {
-            if (++idx[i] < dims[i][1])
-                break;
-            idx[i] = 0;
-        }
-    }
-    qsort(offs, (size_t)numel, sizeof(int64_t), cmp_int64);
-    bool dup = false;
-    for (int64_t k = 1; k < numel && !dup; k++)
-        dup = offs[k] == offs[k - 1];
-    ops_host_free(offs);
-    return dup;
-}
-
 /* ---- devices ---------------------------------------------------------------- */
 
 /* Kept out of line so the all-cpu path of ops_check_same_device stays small. */
@@ -962,7 +659,7 @@ device_mismatch(const char *op, int first, int i, const ops_tensor *const *ts, c
     const char *name_b = names && names[i] ? names[i] : nb;
     return ops_fail(
         OPS_ERR_DEVICE, "%s: expected all tensors to be on the same device, but found %s on %s and %s on %s",
-        op_name(op), name_a, ops_device_str(a, da, sizeof da), name_b, ops_device_str(b, db, sizeof db));
+        ops_op_name(op), name_a, ops_device_str(a, da, sizeof da), name_b, ops_device_str(b, db, sizeof db));
 }
 
 ops_status

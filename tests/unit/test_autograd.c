@@ -1,4 +1,4 @@
-/* The autograd engine (runtime/autograd/autograd.c) with backward nodes written here by hand,
+/* The autograd engine (runtime/autograd/engine.c) with backward nodes written here by hand,
  * the way the generated layer will write them: mul (saves both inputs), exp (saves
  * its output), sum (saves only a shape).  Expected gradients are derived by hand
  * (d/dx sum(x * w) = w, d/dx exp(x) = exp(x), ...), never computed by the engine's

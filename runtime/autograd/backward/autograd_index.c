@@ -1,6 +1,6 @@
 /* Backward helpers of views, shape and indexing ops (the formulas of
  * ops/derivatives.yaml section index2; codegen/gen_autograd.py RUNTIME_HELPERS):
- * select, slice, narrow, diagonal, unfold, as_strided, roll, repeat, tile,
+ * select, slice, narrow, diagonal, unfold, permute, as_strided, roll, repeat, tile,
  * index_select, gather, masked_select, masked_scatter, take, repeat_interleave, pad
  * scatter / scatter_add (src) and scatter_reduce.
  *
@@ -216,6 +216,23 @@ ops_autograd_unfold_backward(const ops_tensor *g, int ndim, const int64_t *sizes
 {
     view_args a = {.a = dimension, .b = size, .c = step};
     return view_backward(g, ndim, sizes, unfold_view, &a, step < size);
+}
+
+/* ---- permute -------------------------------------------------------------------------- */
+
+ops_tensor *
+ops_autograd_permute_backward(const ops_tensor *g, ops_int_list dims)
+{
+    int64_t inv[OPS_MAX_DIMS];
+    const int64_t nd = dims.len;
+    if (nd != g->ndim || nd > OPS_MAX_DIMS)
+        return ops_fail_null(OPS_ERR_VALUE, "permute_backward: %lld dims for a gradient with %d", (long long)nd,
+                             g->ndim);
+    for (int64_t i = 0; i < nd; i++) {
+        int64_t d = dims.data[i] < 0 ? dims.data[i] + nd : dims.data[i];
+        inv[d] = i;
+    }
+    return ops_permute(g, (ops_int_list){inv, nd});
 }
 
 /* ---- as_strided ------------------------------------------------------------------------- */

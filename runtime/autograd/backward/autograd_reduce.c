@@ -1,5 +1,6 @@
 /* Backward helpers of the reductions, sorting ops and clamp (the RUNTIME_HELPERS of
  * section reductions2 in codegen/gen_autograd.py; declared in ops_autograd_impl.h):
+ * the reduced dims of a dim list, sum and mean expanded back to the input's shape,
  * evenly distributed gradients of max/min/amax/amin/aminmax, value-selecting
  * reductions (max.dim, min.dim, kthvalue, sort, topk, msort), cummax/cummin, prod and
  * cumprod with zeros in the input, var/std with a correction, vector norms of any
@@ -67,6 +68,62 @@ restore_dims(const ops_tensor *t, int ndim, const int64_t *sizes, const bool *fl
     for (int i = 0; i < ndim; i++)
         shape[i] = flags[i] ? 1 : sizes[i];
     return ops_reshape(t, (ops_int_list){shape, ndim});
+}
+
+/* ---- sum, mean ---------------------------------------------------------------------- */
+
+bool
+ops_autograd_reduced_dims(const char *op, int ndim, const ops_int_list *dim, bool *flags)
+{
+    memset(flags, 0, OPS_MAX_DIMS * sizeof *flags);
+    if (dim == NULL || dim->len == 0) {
+        for (int i = 0; i < ndim; i++)
+            flags[i] = true;
+        return true;
+    }
+    for (int64_t i = 0; i < dim->len; i++) {
+        int64_t d = dim->data[i];
+        if (!ops_wrap_dim(op, "dim", &d, ndim > 0 ? ndim : 1))
+            return false;
+        if (ndim > 0)
+            flags[d] = true;
+    }
+    return true;
+}
+
+ops_tensor *
+ops_autograd_sum_backward(const ops_tensor *g, int ndim, const int64_t *sizes, const ops_int_list *dim, bool keepdim)
+{
+    bool flags[OPS_MAX_DIMS + 1];
+    if (!ops_autograd_reduced_dims("sum_backward", ndim, dim, flags))
+        return NULL;
+    int64_t shape[OPS_MAX_DIMS];
+    for (int i = 0; i < ndim; i++)
+        shape[i] = flags[i] ? 1 : sizes[i];
+    /* grad has the reduced dims dropped unless keepdim: put them back as size 1 */
+    ops_tensor *k = keepdim ? ops_tensor_retain(g) : ops_reshape(g, (ops_int_list){shape, ndim});
+    if (k == NULL)
+        return NULL;
+    ops_tensor *e = ops_expand(k, (ops_int_list){sizes, ndim}, false);
+    ops_tensor_release(k);
+    return e;
+}
+
+ops_tensor *
+ops_autograd_mean_backward(const ops_tensor *g, int ndim, const int64_t *sizes, const ops_int_list *dim, bool keepdim)
+{
+    bool flags[OPS_MAX_DIMS + 1];
+    if (!ops_autograd_reduced_dims("mean_backward", ndim, dim, flags))
+        return NULL;
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= flags[i] ? sizes[i] : 1;
+    ops_tensor *e = ops_autograd_sum_backward(g, ndim, sizes, dim, keepdim);
+    if (e == NULL)
+        return NULL;
+    ops_tensor *r = ops_div_scalar(e, OPS_SCALAR_INT(n));
+    ops_tensor_release(e);
+    return r;
 }
 
 /* ---- max, min, amax, amin, aminmax -------------------------------------------------- */
