@@ -176,7 +176,8 @@ def silu(x):
 
 def relu(x):
     x = np.asarray(x)
-    return np.where(x > 0, x, np.zeros_like(x))
+    # PyTorch's: NaN stays NaN and -0 stays -0 (only what is below zero becomes 0)
+    return np.where(x < 0, np.zeros_like(x), x)
 
 
 def rsqrt(x):
@@ -213,7 +214,22 @@ def div_mode(a, b, mode):
         return np.trunc(a / b)
     if np.asarray(a).dtype.kind in "iu":
         return np.floor_divide(a, b)
-    return np.floor(a / b)
+    return floor_divide_float(np.asarray(a), np.asarray(b))
+
+
+def floor_divide_float(a, b):
+    """Floor division of floats as PyTorch defines it, through the remainder rather than
+    NumPy's floor(a / b): an infinite dividend gives NaN, 1 // -inf is -1 (not -0), the
+    quotient is rounded to the nearest integer once the remainder is taken out, and a
+    zero quotient has the sign of a / b; b == 0 gives a / b."""
+    q = a / b
+    m = np.fmod(a, b)
+    d = (a - m) / b
+    d = np.where((m != 0) & ((b < 0) != (m < 0)), d - 1, d)
+    f = np.floor(d)
+    f = np.where(d - f > 0.5, f + 1, f)
+    f = np.where(d == 0, np.copysign(np.zeros_like(q), q), f)
+    return np.where(b == 0, q, f).astype(q.dtype)
 
 
 def shift_left(a, b):
@@ -440,6 +456,10 @@ INT_RANGE = {"uint8": (0, 30), "int8": (-10, 10), "int16": (-100, 100), "int32":
              "int64": (-100, 100)}
 
 
+class DomainError(ValueError):
+    """A `domain:` range with no value of a tested dtype (reported with the entry)."""
+
+
 def sample(rng, d, shape, domain):
     if d == "bool":
         return rng.random(shape) < 0.5
@@ -447,6 +467,8 @@ def sample(rng, d, shape, domain):
         lo, hi = INT_RANGE[d]
         if isinstance(domain, list):
             lo, hi = max(lo, int(math.ceil(domain[0]))), min(hi, int(math.floor(domain[1])))
+            if lo > hi:
+                raise DomainError(f"domain {domain} holds no {d} value (its draws stay in {list(INT_RANGE[d])})")
         a = rng.integers(lo, hi + 1, size=shape).astype(NP[d])
         if domain == "nonzero":
             a[a == 0] = 1
@@ -490,6 +512,17 @@ ELEMENTWISE_SHAPES = {
     3: [[(4, 5), (4, 5), (4, 5)], [(4, 5), (5,), (4, 1)], [(), (), ()], [(2, 3), (3,), ()]],
 }
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5])
+# With three or more special-fed arguments every combination of a shorter list: still
+# each special value against each (NaN, ±inf, ±0 and finite numbers of both signs).
+SPECIALS_SHORT = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5])
+
+
+def special_grid(k):
+    """The values of k special-fed arguments, one flat array each: every combination of
+    the special values (all pairs for a binary op, so `other = NaN` meets every `self`),
+    element i of each array making up combination i."""
+    vals = SPECIALS if k <= 2 else SPECIALS_SHORT
+    return [g.reshape(-1) for g in np.meshgrid(*([vals] * k), indexing="ij")]
 ERROR_SHAPE = (2, 3)  # Tensor arguments of an error case that `shapes:` does not name
 
 
@@ -644,14 +677,17 @@ class Gen:
             c = conf_mod.for_entry(self.confs, nf)
             if c is None:
                 raise SchemaError([f"{nf.loc}: {nf.name} has no conformance metadata"])
-            if nf.delegate is not None or nf.structured:
-                self.elementwise(nf, c)
-                self.elementwise_samples(nf, c)
-            else:
-                self.sampled(nf, c)
-            for err in c.errors:
-                if conf_mod.error_applies(err, nf):
-                    self.declared_error(nf, c, err)
+            try:
+                if nf.delegate is not None or nf.structured:
+                    self.elementwise(nf, c)
+                    self.elementwise_samples(nf, c)
+                else:
+                    self.sampled(nf, c)
+                for err in c.errors:
+                    if conf_mod.error_applies(err, nf):
+                        self.declared_error(nf, c, err)
+            except DomainError as e:
+                raise SystemExit(f"{c.loc}: {nf.name}: {e}")
         return self.w.bytes()
 
     @staticmethod
@@ -684,8 +720,7 @@ class Gen:
                     self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
                                     combo, meta, shp)
                 if c.special and category(d) == 2:
-                    self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
-                                    combo, meta, [(len(SPECIALS),)] * len(tensor_args), special=True)
+                    self.special_case(nf, c, d, tensor_args, args, combo, meta)
         free = [a for a in tensor_args if a.name not in c.fixed_dtypes]
         promotes = n >= 2 and c.promote and meta in ("binary", "binary_float", "bool_out", "div_mode", "where")
         # mixed dtypes exercise the promotion rules
@@ -726,6 +761,19 @@ class Gen:
                 shp = random_shapes(prng, len(tensor_args))
                 self.value_case(nf, c, prng, dts, tensor_args, args, combo, meta, shp, label="random",
                                 flags=F_RANDOM)
+
+    def special_case(self, nf, c, d, tensor_args, args, combo, meta):
+        """NaN, ±inf, ±0 and a few finite values in every Tensor argument whose dtype
+        follows the tested one, every combination of them across those arguments (an
+        argument of fixed dtype, where's condition, gets drawn values); its own seed,
+        so the drawn cases do not depend on it."""
+        special = [a for a in tensor_args if a.name not in c.fixed_dtypes]
+        grid = special_grid(len(special))
+        n = len(grid[0]) if grid else len(SPECIALS)
+        data = {a.name: g for a, g in zip(special, grid)}
+        rng = np.random.default_rng([zlib.crc32(nf.name.encode()), 2, CODE[d]])
+        self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args, combo, meta,
+                        [(n,)] * len(tensor_args), label="special", data=data)
 
     def elementwise_samples(self, nf, c):
         """`samples:` of a structured entry: each sample in every declared dtype, run as the
@@ -783,7 +831,7 @@ class Gen:
             return rt, "bool"
         return rt, rt
 
-    def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp, special=False,
+    def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp,
                    label=None, flags=0, data=None):
         kernel = nf.delegate or nf
         delegate_tensor_names = {a.name for a in kernel.func.arguments if a.type.base == "Tensor"}
@@ -792,8 +840,6 @@ class Gen:
             d = c.fixed_dtypes.get(a.name, dts.get(a.name))
             dom = c.domain.get(a.name)
             arr = make_tensor(rng, d, s, dom, (data or {}).get(a.name))
-            if special and a is tensor_args[0]:
-                arr = to_dtype(SPECIALS, d)
             shapes[a.name], arrays[a.name] = s, (arr, d)
         free_args = [a for a in tensor_args if a.name not in c.fixed_dtypes]
         test_dtype = dts[free_args[0].name] if free_args else "float32"
