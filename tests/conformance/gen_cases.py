@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import math
 import os
-import struct
 import sys
 import zlib
 
@@ -32,594 +30,17 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from codegen import conformance as conf_mod  # noqa: E402
-from codegen.model import MEMORY_FORMAT_NAMES, SchemaError, load_model  # noqa: E402
-
-DTYPES = conf_mod.DTYPES
-CODE = {d: i for i, d in enumerate(DTYPES)}
-NP = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16,
-      "int32": np.int32, "int64": np.int64, "float16": np.float16, "bfloat16": np.float32,
-      "float32": np.float32, "float64": np.float64}
-ITEMSIZE = {"bool": 1, "uint8": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8,
-            "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
-TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-3),
-       "bfloat16": (1.6e-2, 1e-2)}
-
-# ivalue tags (include/libops/ops_registry.h)
-T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
-    T_DTYPE, T_DEVICE, T_GENERATOR, T_MEMORY_FORMAT = range(13)
-# (a `Generator?` argument is always written as None, so the case file never holds
-# T_GENERATOR.)
-
-# per-return flags of a value case (tests/conformance/cases.h RET_*)
-R_COMPARE, R_LIST = 1, 2
-
-# case flags (tests/conformance/cases.h)
-F_VALUES, F_ERROR, F_LAYOUTS, F_VARIANTS = 1, 2, 4, 8
-F_ELEMENTWISE, F_RANDOM, F_SIGNED_ZEROS, F_DTYPE_ERROR = 16, 32, 64, 128
-F_NO_GRADCHECK = 256
-# forms an error case is run in
-FORM_BITS = {"functional": 1, "out": 2, "inplace": 4}
-NO_DTYPE = 255
-DEFAULT_SEED = 20240601
-PROPERTY_CASES = 6  # random cases per entry of an elementwise op
-
-
-def category(d):
-    return 0 if d == "bool" else (2 if d in conf_mod.FLOATING else 1)
-
-
-# ---- PyTorch's type promotion, written independently of the C runtime -------
-
-def promote(a, b):
-    if a == b:
-        return a
-    if a == "bool":
-        return b
-    if b == "bool":
-        return a
-    ca, cb = category(a), category(b)
-    if ca == 1 and cb == 1:
-        if "uint8" in (a, b):
-            other = b if a == "uint8" else a
-            return "int16" if other == "int8" else other
-        return max(a, b, key=DTYPES.index)
-    if ca == 2 and cb == 2:
-        if {a, b} == {"float16", "bfloat16"}:
-            return "float32"
-        return max(a, b, key=DTYPES.index)
-    return a if ca == 2 else b
-
-
-def result_type(operands):
-    """operands: (kind, dtype) with kind dim / zero / wrapped."""
-    groups = {"dim": None, "zero": None, "wrapped": None}
-    for kind, d in operands:
-        if kind == "wrapped" and d == "float64":
-            d = "float32"  # a Python float promotes to the default dtype
-        groups[kind] = d if groups[kind] is None else promote(groups[kind], d)
-
-    def combine(higher, lower):
-        if higher is None:
-            return lower
-        if lower is None:
-            return higher
-        if category(higher) == 2:
-            return higher
-        if higher == "bool" or category(lower) == 2:
-            return promote(higher, lower)
-        return higher
-    return combine(groups["dim"], combine(groups["zero"], groups["wrapped"]))
-
-
-# ---- bfloat16 and dtype conversions ------------------------------------------
-
-def bf16_round(x):
-    """float32 array -> float32 array of bfloat16 values (round to nearest even)."""
-    x = np.array(x, dtype=np.float32, ndmin=1)
-    shape = np.shape(x)
-    u = x.reshape(-1).view(np.uint32).astype(np.uint64)
-    s16 = np.uint64(16)
-    r = ((u + np.uint64(0x7FFF) + ((u >> s16) & np.uint64(1))) >> s16) << s16
-    out = r.astype(np.uint32).view(np.float32).copy()
-    out[np.isnan(x.reshape(-1))] = np.nan
-    return out.reshape(shape)
-
-
-def to_dtype(a, d):
-    """Cast an array to dtype d's NumPy representation (bfloat16: rounded float32)."""
-    a = np.asarray(a)
-    if d == "bfloat16":
-        return bf16_round(a.astype(np.float32)).reshape(a.shape)
-    if d == "bool":
-        return a.astype(np.bool_)
-    if category(d) == 1 and a.dtype.kind == "f":
-        with np.errstate(invalid="ignore"):
-            return np.trunc(a).astype(np.int64).astype(NP[d])
-    with np.errstate(over="ignore"):  # out of range: inf, as the kernels round
-        return a.astype(NP[d])
-
-
-def raw_bytes(a, d):
-    a = np.ascontiguousarray(to_dtype(a, d))
-    if d == "bfloat16":
-        return (a.view(np.uint32) >> 16).astype("<u2").tobytes()
-    return a.astype(np.dtype(NP[d]).newbyteorder("<")).tobytes()
-
-
-# ---- reference helpers (names usable in `ref:`) ------------------------------
-
-def _erf(x):
-    return np.vectorize(math.erf, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
-
-
-def _erfc(x):
-    return np.vectorize(math.erfc, otypes=[np.float64])(x).astype(np.asarray(x).dtype)
-
-
-def gelu(x, approximate="none"):
-    x = np.asarray(x)
-    if approximate == "tanh":
-        k = np.sqrt(2.0 / np.pi).astype(x.dtype) if hasattr(np.sqrt(2.0), "astype") else math.sqrt(2 / math.pi)
-        return (0.5 * x * (1 + np.tanh(k * (x + 0.044715 * x ** 3)))).astype(x.dtype)
-    return (0.5 * x * (1 + _erf(x / np.sqrt(2.0)))).astype(x.dtype)
-
-
-def sigmoid(x):
-    x = np.asarray(x)
-    return (1 / (1 + np.exp(-x))).astype(x.dtype)
-
-
-def silu(x):
-    x = np.asarray(x)
-    return (x / (1 + np.exp(-x))).astype(x.dtype)
-
-
-def relu(x):
-    x = np.asarray(x)
-    return np.where(x > 0, x, np.zeros_like(x))
-
-
-def rsqrt(x):
-    x = np.asarray(x)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (1 / np.sqrt(x)).astype(x.dtype)
-
-
-def sign(x):
-    x = np.asarray(x)
-    if x.dtype == np.bool_:
-        return x.copy()
-    s = np.sign(x)
-    if x.dtype.kind == "f":
-        s = np.where(np.isnan(x), 0, s).astype(x.dtype)  # PyTorch: sign(nan) = 0
-    return s
-
-
-def frac(x):
-    return x - np.trunc(x)
-
-
-def square(x):
-    return np.asarray(x) * np.asarray(x)
-
-
-def div_mode(a, b, mode):
-    if mode is None:
-        return a / b
-    if mode == "trunc":
-        if np.asarray(a).dtype.kind in "iu":
-            q = np.abs(a) // np.abs(b)
-            return (np.sign(a) * np.sign(b) * q).astype(np.asarray(a).dtype)
-        return np.trunc(a / b)
-    if np.asarray(a).dtype.kind in "iu":
-        return np.floor_divide(a, b)
-    return np.floor(a / b)
-
-
-def shift_left(a, b):
-    a = np.asarray(a)
-    return np.left_shift(a, np.asarray(b).astype(a.dtype))
-
-
-def shift_right(a, b):
-    a = np.asarray(a)
-    return np.right_shift(a, np.asarray(b).astype(a.dtype))
-
-
-def pow_(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
-        dt = np.result_type(a, b)
-        return np.power(a.astype(np.int64), b.astype(np.int64)).astype(dt)
-    return np.power(a, b)
-
-
-def clamp(x, lo, hi):
-    x = np.asarray(x)
-    if lo is not None:
-        x = np.where(np.isnan(x), x, np.maximum(x, lo)) if x.dtype.kind == "f" else np.maximum(x, lo)
-    if hi is not None:
-        x = np.where(np.isnan(x), x, np.minimum(x, hi)) if x.dtype.kind == "f" else np.minimum(x, hi)
-    return x
-
-
-def lerp(a, b, w):
-    a, b, w = np.asarray(a), np.asarray(b), np.asarray(w)
-    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)).astype(np.result_type(a, b))
-
-
-def nan_to_num(x, nan, posinf, neginf):
-    return np.nan_to_num(x, nan=0.0 if nan is None else nan, posinf=posinf, neginf=neginf)
-
-
-def where(c, a, b):
-    return np.where(c, a, b)
-
-
-def unfold(x, dimension, size, step):
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return x.reshape(1)
-    w = np.lib.stride_tricks.sliding_window_view(x, size, axis=dimension)
-    idx = [slice(None)] * w.ndim
-    idx[dimension] = slice(None, None, step)
-    return w[tuple(idx)]
-
-
-def as_strided(x, size, stride, storage_offset):
-    flat = np.ascontiguousarray(x).reshape(-1)
-    off = storage_offset or 0
-    it = flat.itemsize
-    return np.lib.stride_tricks.as_strided(flat[off:], shape=tuple(size),
-                                           strides=tuple(s * it for s in stride)).copy()
-
-
-def expand(x, size):
-    x = np.asarray(x)
-    lead = len(size) - x.ndim
-    shape = [s if s != -1 else x.shape[i - lead] for i, s in enumerate(size)]
-    return np.broadcast_to(x, shape)
-
-
-def slice_(x, dim, start, end, step):
-    idx = [slice(None)] * np.ndim(x)
-    idx[dim] = slice(start, end, step)
-    return np.asarray(x)[tuple(idx)]
-
-
-def narrow(x, dim, start, length):
-    n = np.shape(x)[dim]
-    start = start + n if start < 0 else start
-    return slice_(x, dim, start, start + length, 1)
-
-
-def squeeze_dims(x, dims):
-    x = np.asarray(x)
-    dims = tuple(d % max(x.ndim, 1) for d in dims if x.ndim and x.shape[d % x.ndim] == 1)
-    return np.squeeze(x, dims) if dims else x
-
-
-def flatten(x, start_dim=0, end_dim=-1):
-    x = np.asarray(x)
-    if x.ndim == 0:
-        return x.reshape(1)
-    s, e = start_dim % x.ndim, end_dim % x.ndim
-    return x.reshape(x.shape[:s] + (-1,) + x.shape[e + 1:])
-
-
-def unflatten(x, dim, sizes):
-    x = np.asarray(x)
-    d = dim % x.ndim
-    return x.reshape(x.shape[:d] + tuple(sizes) + x.shape[d + 1:])
-
-
-HELPERS = {"np": np, "math": math, "gelu": gelu, "sigmoid": sigmoid, "silu": silu, "relu": relu,
-           "rsqrt": rsqrt, "sign": sign, "frac": frac, "square": square, "div_mode": div_mode,
-           "shift_left": shift_left, "shift_right": shift_right, "pow_": pow_, "clamp": clamp,
-           "lerp": lerp, "nan_to_num": nan_to_num, "where": where, "erf": _erf, "erfc": _erfc,
-           "unfold": unfold, "as_strided": as_strided, "expand": expand, "slice_": slice_,
-           "narrow": narrow, "squeeze_dims": squeeze_dims, "flatten": flatten, "unflatten": unflatten}
-assert set(HELPERS) == conf_mod.REF_HELPERS, set(HELPERS) ^ conf_mod.REF_HELPERS
-
-
-def load_ref_modules():
-    """The per-area reference functions: every `ref_*` name of tests/conformance/refs/*.py."""
-    import importlib.util
-    refs = {}
-    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "refs")
-    for fn in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        if not fn.endswith(".py") or fn.startswith("_"):
-            continue
-        spec = importlib.util.spec_from_file_location(f"refs_{fn[:-3]}", os.path.join(folder, fn))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        for name, fn_obj in vars(mod).items():
-            if name.startswith(conf_mod.REF_PREFIX) and callable(fn_obj):
-                if name in refs:
-                    raise SystemExit(f"tests/conformance/refs/{fn}: {name} is defined twice")
-                refs[name] = fn_obj
-    return refs
-
-
-HELPERS.update(load_ref_modules())
-
-
-# ---- the case file -----------------------------------------------------------
-# Layout (little-endian), read by tests/conformance/cases.c:
-#   "OPSCASE3" u32 ncases u64 seed, then per case:
-#   str label, str name, str overload, u32 flags, u8 dtype (NO_DTYPE: none),
-#   f64 rtol, f64 atol, f64 nmse, u32 nargs, nargs ivalues,
-#   F_ERROR: str match, u32 forms, u32 nouts, nouts tensors (the out= templates, one per
-#            out= argument of the op's out= form; 0 when it has none);
-#   else:    u32 nret, then per return (schema order): u8 R_* flags, and a tensor, or
-#            (R_LIST) u32 count + count tensors.
-# str: u32 length + bytes; tensor: u8 dtype, u8 ndim, i64 sizes[ndim], raw row-major data;
-# Tensor[] and Tensor?[] (ivalue tag T_TENSOR_LIST): u32 count, then per element u8 present
-# (0: None, a Tensor?[] element) and, when present, a tensor.
-
-class Writer:
-    def __init__(self, seed):
-        self.cases = []
-        self.seed = seed
-
-    @staticmethod
-    def s(text):
-        b = text.encode()
-        return struct.pack("<I", len(b)) + b
-
-    def tensor(self, a, d):
-        a = np.asarray(a)
-        return (struct.pack("<BB", CODE[d], a.ndim) + struct.pack(f"<{a.ndim}q", *a.shape)
-                + raw_bytes(a, d))
-
-    def arg(self, tag, value, dtype=None):
-        out = struct.pack("<B", tag)
-        if tag == T_TENSOR:
-            out += self.tensor(value, dtype)
-        elif tag == T_TENSOR_LIST:  # value: [(array, dtype) or None, ...]
-            out += struct.pack("<I", len(value))
-            for item in value:
-                out += struct.pack("<B", 0) if item is None else struct.pack("<B", 1) + self.tensor(*item)
-        elif tag == T_SCALAR:
-            if isinstance(value, bool) or isinstance(value, np.bool_):
-                out += struct.pack("<Bq", 0, int(bool(value)))
-            elif isinstance(value, (int, np.integer)):
-                out += struct.pack("<Bq", 1, int(value))
-            else:
-                out += struct.pack("<Bd", 2, float(value))
-        elif tag == T_INT:
-            out += struct.pack("<q", int(value))
-        elif tag == T_INT_LIST:
-            out += struct.pack("<I", len(value)) + struct.pack(f"<{len(value)}q", *value)
-        elif tag == T_DOUBLE:
-            out += struct.pack("<d", float(value))
-        elif tag == T_BOOL:
-            out += struct.pack("<B", int(bool(value)))
-        elif tag == T_STR:
-            out += self.s(value)
-        elif tag == T_DTYPE:
-            out += struct.pack("<i", CODE[value])
-        elif tag == T_DEVICE:
-            out += struct.pack("<ii", 0, 0)
-        elif tag == T_MEMORY_FORMAT:  # ops_memory_format's value: its index in the model's names
-            out += struct.pack("<i", MEMORY_FORMAT_NAMES.index(value))
-        return out
-
-    def add(self, label, entry, flags, dtype, tol, args, expected=None, exp_dtype=None, error="",
-            forms=0, out=None, rets=None):
-        """A case.  Its expected results: `rets`, a list of (array or list of arrays, dtype,
-        R_* flags) in schema order, or one tensor `expected` of `exp_dtype`.  An error case's
-        `out`: the out= templates, a list of (array, dtype), or one (array, dtype)."""
-        body = self.s(label) + self.s(entry.func.name) + self.s(entry.func.overload)
-        body += struct.pack("<IB", flags, CODE.get(dtype, NO_DTYPE))
-        body += struct.pack("<ddd", tol[0], tol[1], tol[2])
-        body += struct.pack("<I", len(args)) + b"".join(args)
-        if flags & F_ERROR:
-            body += self.s(error) + struct.pack("<I", forms)
-            outs = [] if out is None else [out] if isinstance(out, tuple) else list(out)
-            body += struct.pack("<I", len(outs)) + b"".join(self.tensor(a, d) for a, d in outs)
-        else:
-            if rets is None:
-                rets = [(expected, exp_dtype, R_COMPARE)]
-            body += struct.pack("<I", len(rets))
-            for value, d, rflags in rets:
-                body += struct.pack("<B", rflags)
-                if rflags & R_LIST:
-                    body += struct.pack("<I", len(value)) + b"".join(self.tensor(a, d) for a in value)
-                else:
-                    body += self.tensor(value, d)
-        self.cases.append(body)
-
-    def bytes(self):
-        return (b"OPSCASE3" + struct.pack("<IQ", len(self.cases), self.seed) + b"".join(self.cases))
-
-
-# ---- sampling ------------------------------------------------------------------
-
-INT_RANGE = {"uint8": (0, 30), "int8": (-10, 10), "int16": (-100, 100), "int32": (-100, 100),
-             "int64": (-100, 100)}
-
-
-def sample(rng, d, shape, domain):
-    if d == "bool":
-        return rng.random(shape) < 0.5
-    if category(d) == 1:
-        lo, hi = INT_RANGE[d]
-        if isinstance(domain, list):
-            lo, hi = max(lo, int(math.ceil(domain[0]))), min(hi, int(math.floor(domain[1])))
-        a = rng.integers(lo, hi + 1, size=shape).astype(NP[d])
-        if domain == "nonzero":
-            a[a == 0] = 1
-        return a
-    lo, hi = (-3.0, 3.0) if not isinstance(domain, list) else (float(domain[0]), float(domain[1]))
-    a = rng.uniform(lo, hi, size=shape)
-    if domain == "nonzero":
-        a = np.where(np.abs(a) < 0.25, np.copysign(0.25, a) + a, a)
-    return to_dtype(a, d)
-
-
-def scalar_for(d, domain):
-    if d == "bool":
-        return True
-    if category(d) == 1:
-        v = 3
-        if isinstance(domain, list):
-            v = int(min(max(3, domain[0]), domain[1]))
-        return v
-    v = 2.5
-    if isinstance(domain, list):
-        v = float(min(max(2.5, domain[0]), domain[1]))
-    return v
-
-
-def tolerance(c, dt, comp=None):
-    """(rtol, atol, nmse) for results of dtype dt (computed in comp)."""
-    base = TOL.get(dt, (0.0, 0.0))
-    if dt == "float32" and comp in ("float16", "bfloat16"):
-        base = TOL[comp]
-    t = c.tol.get(dt, base)
-    rtol, atol = t[0], t[1]
-    # NMSE bound (ggml's metric): every element within rtol gives NMSE <= rtol^2.
-    nmse = t[2] if len(t) > 2 else rtol * rtol
-    return (rtol, atol, nmse)
-
-
-ELEMENTWISE_SHAPES = {
-    1: [[(4, 5)], [()], [(0, 3)], [(2, 3, 4)]],
-    2: [[(4, 5), (4, 5)], [(4, 5), (5,)], [(3, 1), (1, 4)], [(3, 4), ()], [(), ()], [(0, 3), (3,)]],
-    3: [[(4, 5), (4, 5), (4, 5)], [(4, 5), (5,), (4, 1)], [(), (), ()], [(2, 3), (3,), ()]],
-}
-SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -2.5])
-ERROR_SHAPE = (2, 3)  # Tensor arguments of an error case that `shapes:` does not name
-
-
-def shape_sets(c, tensor_names):
-    """The `shapes:` key as lists of shapes in Tensor-argument order."""
-    out = []
-    for s in c.shapes or []:
-        if isinstance(s, dict):
-            out.append([tuple(s.get(n, (4, 5))) for n in tensor_names])
-        else:
-            out.append([tuple(x) for x in s])
-    return out
-
-
-def tensor_spec(spec, d, default_shape=(3, 4)):
-    """(shape, dtype, data) of a sample's Tensor value: a shape, a dtype name (an out=
-    argument: an empty tensor of that dtype), or {shape, dtype, data} (each optional; `data`
-    gives the values, nested lists, and then the shape defaults to the data's)."""
-    if isinstance(spec, dict):
-        data = spec.get("data")
-        shape = spec.get("shape")
-        if shape is None:
-            shape = list(np.shape(data)) if data is not None else list(default_shape)
-        return list(shape), spec.get("dtype", d), data
-    if isinstance(spec, str):
-        return [0], spec, None
-    if spec is None:
-        return list(default_shape), d, None
-    return list(spec), d, None
-
-
-def list_item_spec(spec, d):
-    """(shape, dtype) of one element of a Tensor[] sample: a shape, or {shape, dtype, data}."""
-    shape, dd, _ = tensor_spec(spec, d)
-    return shape, dd
-
-
-def make_tensor(rng, d, shape, domain, data=None):
-    """A sample tensor: the given data (cast to d), else values drawn inside domain."""
-    if data is not None:
-        return to_dtype(np.asarray(data, dtype=np.float64 if d != "bool" else np.bool_).reshape(shape), d)
-    return sample(rng, d, tuple(shape), domain)
-
-
-def list_items(rng, specs, d, domain, base_shape):
-    """The elements of a Tensor[] / Tensor?[] sample: (array, dtype), or None for a null
-    item.  domain `index`: element k (integral) indexes dim k of base_shape (self's), its
-    values drawn from [-size, size - 1]; a bool element is a random mask."""
-    items = []
-    for k, spec in enumerate(specs):
-        if spec is None:
-            items.append(None)
-            continue
-        shape, dd, data = tensor_spec(spec, d)
-        dom = domain
-        if domain == "index":
-            n = base_shape[k] if base_shape is not None and k < len(base_shape) else 1
-            dom = [-n, n - 1] if n > 0 else [0, 0]
-        items.append((make_tensor(rng, dd, shape, dom, data), dd))
-    return items
-
-
-def random_shapes(rng, n):
-    """n broadcast-compatible shapes: a random result shape, each input dropping some
-    leading dims and setting some dims to 1."""
-    nd = int(rng.integers(0, 5))
-    base = [int(rng.integers(1, 6)) for _ in range(nd)]
-    if nd and rng.random() < 0.1:
-        base[int(rng.integers(0, nd))] = 0
-    shapes = []
-    for _ in range(n):
-        drop = int(rng.integers(0, nd + 1)) if rng.random() < 0.4 else 0
-        s = [1 if rng.random() < 0.3 else x for x in base[drop:]]
-        shapes.append(tuple(s))
-    return shapes
-
-
-# Reductions whose result dtype is not self's when no dtype= is given (PyTorch's rules):
-# integer and bool sums, products and scans accumulate into int64; all/any give bool
-# (uint8 for uint8); logsumexp of integers gives the default float dtype; argmax/argmin
-# give int64 indices.
-INT64_REDUCTIONS = ("sum", "nansum", "prod", "cumsum", "cumprod")
-
-
-def einsum_dtype(equation, items):
-    """einsum's result dtype as PyTorch 1.13 gives it: its sums use sum's default dtype,
-    so a bool or integer operand summed over a label (a single operand's contraction
-    label, or one that only one operand of several has with a size other than 1) makes
-    the result int64; an empty dim anywhere returns zeros of the operands' dtype first."""
-    arrs = [np.asarray(x[0]) for x in items]
-    dd = items[0][1]
-    if category(dd) == 2 or any(0 in a.shape for a in arrs):
-        return dd
-    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
-    terms = lhs.split(",")
-    letters = [c for c in lhs if c.isalpha()]
-    out = set(rhs if arrow else [c for c in letters if letters.count(c) == 1])
-    keep_ell = not arrow or "..." in rhs
-    holders = {}  # contraction label -> operands where it is not size 1
-    for term, a in zip(terms, arrs):
-        labels = []
-        for part_i, part in enumerate(term.split("...")):
-            if part_i == 1:
-                n_ell = a.ndim - len(term.replace("...", ""))
-                labels += [("...", k - n_ell) for k in range(n_ell)]  # right-aligned
-            labels += list(part)
-        for lab, size in zip(labels, a.shape):
-            contracted = (lab not in out) if isinstance(lab, str) else not keep_ell
-            if contracted:
-                holders.setdefault(lab, set())
-                if size != 1:
-                    holders[lab].add(id(a))
-    if len(arrs) == 1:
-        return "int64" if holders else dd
-    return "int64" if any(len(h) == 1 for h in holders.values()) else dd
-
-
-def reduction_dtype(base, arrays):
-    if "self" not in arrays:
-        return None
-    sd = arrays["self"][1]
-    if base in INT64_REDUCTIONS and category(sd) < 2:
-        return "int64"
-    if base in ("all", "any"):
-        return "uint8" if sd == "uint8" else "bool"
-    if base == "logsumexp" and category(sd) < 2:
-        return "float32"
-    if base in ("argmax", "argmin"):
-        return "int64"
-    return None
+from codegen.model import SchemaError, load_model  # noqa: E402
+from cases_lib import (  # noqa: E402
+    DTYPES, CODE, NP, TOL, T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST,
+    T_DOUBLE, T_BOOL, T_STR, T_DTYPE, T_DEVICE, T_MEMORY_FORMAT, R_COMPARE, R_LIST, F_VALUES,
+    F_ERROR, F_LAYOUTS, F_VARIANTS, F_ELEMENTWISE, F_RANDOM, F_SIGNED_ZEROS, F_DTYPE_ERROR,
+    F_NO_GRADCHECK, FORM_BITS, DEFAULT_SEED, PROPERTY_CASES, category, result_type,
+    to_dtype, Writer, DomainError, sample, scalar_for, tolerance, ELEMENTWISE_SHAPES, SPECIALS,
+    special_grid, ERROR_SHAPE, shape_sets, tensor_spec, make_tensor, list_items, random_shapes,
+    einsum_dtype, reduction_dtype,
+)
+from ref_helpers import HELPERS  # noqa: E402
 
 
 class Gen:
@@ -644,14 +65,17 @@ class Gen:
             c = conf_mod.for_entry(self.confs, nf)
             if c is None:
                 raise SchemaError([f"{nf.loc}: {nf.name} has no conformance metadata"])
-            if nf.delegate is not None or nf.structured:
-                self.elementwise(nf, c)
-                self.elementwise_samples(nf, c)
-            else:
-                self.sampled(nf, c)
-            for err in c.errors:
-                if conf_mod.error_applies(err, nf):
-                    self.declared_error(nf, c, err)
+            try:
+                if nf.delegate is not None or nf.structured:
+                    self.elementwise(nf, c)
+                    self.elementwise_samples(nf, c)
+                else:
+                    self.sampled(nf, c)
+                for err in c.errors:
+                    if conf_mod.error_applies(err, nf):
+                        self.declared_error(nf, c, err)
+            except DomainError as e:
+                raise SystemExit(f"{c.loc}: {nf.name}: {e}")
         return self.w.bytes()
 
     @staticmethod
@@ -684,8 +108,7 @@ class Gen:
                     self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
                                     combo, meta, shp)
                 if c.special and category(d) == 2:
-                    self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args,
-                                    combo, meta, [(len(SPECIALS),)] * len(tensor_args), special=True)
+                    self.special_case(nf, c, d, tensor_args, args, combo, meta)
         free = [a for a in tensor_args if a.name not in c.fixed_dtypes]
         promotes = n >= 2 and c.promote and meta in ("binary", "binary_float", "bool_out", "div_mode", "where")
         # mixed dtypes exercise the promotion rules
@@ -726,6 +149,19 @@ class Gen:
                 shp = random_shapes(prng, len(tensor_args))
                 self.value_case(nf, c, prng, dts, tensor_args, args, combo, meta, shp, label="random",
                                 flags=F_RANDOM)
+
+    def special_case(self, nf, c, d, tensor_args, args, combo, meta):
+        """NaN, ±inf, ±0 and a few finite values in every Tensor argument whose dtype
+        follows the tested one, every combination of them across those arguments (an
+        argument of fixed dtype, where's condition, gets drawn values); its own seed,
+        so the drawn cases do not depend on it."""
+        special = [a for a in tensor_args if a.name not in c.fixed_dtypes]
+        grid = special_grid(len(special))
+        n = len(grid[0]) if grid else len(SPECIALS)
+        data = {a.name: g for a, g in zip(special, grid)}
+        rng = np.random.default_rng([zlib.crc32(nf.name.encode()), 2, CODE[d]])
+        self.value_case(nf, c, rng, {a.name: d for a in tensor_args}, tensor_args, args, combo, meta,
+                        [(n,)] * len(tensor_args), label="special", data=data)
 
     def elementwise_samples(self, nf, c):
         """`samples:` of a structured entry: each sample in every declared dtype, run as the
@@ -783,7 +219,7 @@ class Gen:
             return rt, "bool"
         return rt, rt
 
-    def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp, special=False,
+    def value_case(self, nf, c, rng, dts, tensor_args, args, combo, meta, shp,
                    label=None, flags=0, data=None):
         kernel = nf.delegate or nf
         delegate_tensor_names = {a.name for a in kernel.func.arguments if a.type.base == "Tensor"}
@@ -792,8 +228,6 @@ class Gen:
             d = c.fixed_dtypes.get(a.name, dts.get(a.name))
             dom = c.domain.get(a.name)
             arr = make_tensor(rng, d, s, dom, (data or {}).get(a.name))
-            if special and a is tensor_args[0]:
-                arr = to_dtype(SPECIALS, d)
             shapes[a.name], arrays[a.name] = s, (arr, d)
         free_args = [a for a in tensor_args if a.name not in c.fixed_dtypes]
         test_dtype = dts[free_args[0].name] if free_args else "float32"

@@ -16,6 +16,9 @@
    outs): a wrong reference for either return fails, in the functional and the out=
    forms; `returns:` fixes a return's dtype or compares only its shape and dtype; a
    sample's `data:` gives exact values; malformed `returns:` and `data:` are refused.
+4. Multi-argument ops (atan2, lerp): `special: true` reaches every Tensor argument (a
+   reference wrong only where the second or third argument is special fails) and
+   `domain:` bounds each argument by its own range.
 """
 import argparse
 import os
@@ -72,6 +75,30 @@ AMM_GOOD = f"""\
     samples: [{{self: [3, 4], dim: 1}}, {{self: [2, 3, 4], dim: null, keepdim: true}}]
     errors:
       - {{args: {{dim: 2}}, match: "Dimension out of range"}}"""
+
+# A binary and a ternary op of the library, for special values and per-argument domains.
+ATAN2 = """\
+- func: atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  meta: binary_float
+  dispatch:
+    CPU: atan2_out_cpu
+
+- func: atan2(Tensor self, Tensor other) -> Tensor
+  structured_delegate: atan2.out
+  variants: function, method
+"""
+LERP = """\
+- func: lerp.out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  meta: binary
+  dispatch:
+    CPU: lerp_out_cpu
+
+- func: lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
+  structured_delegate: lerp.out
+  variants: function, method
+"""
 
 
 def dedent2(conf):
@@ -333,6 +360,68 @@ class Suite(unittest.TestCase):
         self.assertEqual(without.returncode, 0, without.stderr)
         n = lambda proc: int(re.search(r"gen_cases: (\d+) cases", proc.stderr).group(1))
         self.assertEqual(n(p) - n(without), 18)  # 2 samples x 9 dtypes
+
+    # ---- special values and domains of multi-argument ops ------------------------
+    def special_run(self, name, schema, entry, conf, op, *args):
+        path, _ = self.write_tree(name, schema, f"{entry}:\n{dedent2(conf)}\n")
+        p, cases = self.gen_cases(path)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return self.run_runner(cases, "--op", op, *args)
+
+    def test_special_values_reach_every_argument(self):
+        # a kernel wrong only where `other` is NaN or infinite (a naive hypot, an xlogy
+        # without its NaN rule) must fail: special values go to the second argument too
+        good = "    dtypes: all\n    ref: 'np.arctan2(self, other)'\n    special: true"
+        r = self.special_run("sp_atan2", ATAN2, "atan2.out", good, "atan2")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        naive = good.replace("'np.arctan2(self, other)'",
+                             "'np.where(np.isfinite(self) & ~np.isfinite(other), 0, np.arctan2(self, other))'")
+        r = self.special_run("sp_atan2_naive", ATAN2, "atan2.out", naive, "atan2")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        # every pair: element 10 * i + j holds (special i, special j), so the first
+        # mismatch is self = 0 (row 3) against other = NaN (column 0)
+        self.assertRegex(r.stdout, r"atan2 special float32 float32 shapes \[\(100,\), \(100,\)\].*\n"
+                                   r"(    (self|other): .*\n)+  -> element 30 \(index \[30\]\) is nan, expected 0")
+        # NaN in self meets a finite other: element 5 (other = 1)
+        nan_self = good.replace("'np.arctan2(self, other)'",
+                                "'np.where(np.isnan(self) & (other == 1), 0, np.arctan2(self, other))'")
+        r = self.special_run("sp_atan2_nanself", ATAN2, "atan2.out", nan_self, "atan2")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertRegex(r.stdout, r"-> element 5 \(index \[5\]\) is nan, expected 0")
+
+    def test_special_values_reach_the_third_argument(self):
+        good = "    dtypes: floating\n    ref: 'lerp(self, end, weight)'\n    promote: false\n    special: true"
+        r = self.special_run("sp_lerp", LERP, "lerp.out", good, "lerp.Tensor")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        naive = good.replace("'lerp(self, end, weight)'",
+                             "'np.where(np.isnan(weight) & (self == 1) & (end == -2.5), 0, lerp(self, end, weight))'")
+        r = self.special_run("sp_lerp_naive", LERP, "lerp.out", naive, "lerp.Tensor", "--dtype", "float32")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertRegex(r.stdout, r"lerp.Tensor special float32 float32 float32 shapes \[\(343,\), \(343,\), \(343,\)\]"
+                                   r".*\n(    (self|end|weight): .*\n)+  -> element 287 .*is nan, expected 0")
+
+    def test_domain_per_argument(self):
+        # each argument is drawn inside its own range, in the drawn cases, the property
+        # run and the error cases: a reference wrong outside either range passes
+        conf = ("    dtypes: all\n"
+                "    ref: 'np.where((self >= 0.5) & (self <= 1.5) & (other >= 2), np.arctan2(self, other), 99)'\n"
+                "    domain: {self: [0.5, 1.5], other: [2, 3]}")
+        for d in ("int32", "float32"):  # (bool draws ignore ranges)
+            r = self.special_run("dom_atan2", ATAN2, "atan2.out", conf, "atan2", "--dtype", d)
+            self.assertEqual(r.returncode, 0, r.stdout)
+            self.assertRegex(r.stdout, r"Checks: [1-9]\d*, Failures: 0,")
+        # ... and fails once one argument's range is widened past where the reference is right
+        for wide in ("self: [-3, 3]", "other: [-3, 3]"):
+            name = wide.split(":")[0]
+            dom = conf.replace(f"{name}: [0.5, 1.5]" if name == "self" else f"{name}: [2, 3]", wide)
+            r = self.special_run(f"dom_atan2_{name}", ATAN2, "atan2.out", dom, "atan2", "--dtype", "float32")
+            self.assertEqual(r.returncode, 1, wide + r.stdout)
+        # a range with no value of a declared dtype is a generation error naming the entry
+        path, conf_path = self.write_tree("dom_empty", ATAN2,
+                                          "atan2.out:\n" + dedent2(conf.replace("self: [0.5, 1.5]", "self: [-3, -1]")))
+        p, _ = self.gen_cases(path)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(f"{conf_path}:1: atan2: domain [-3, -1] holds no uint8 value", p.stderr)
 
     def test_command_line(self):
         _, cases = self.gen_cases(self.write_yaml("cli", GOOD))
