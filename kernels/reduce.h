@@ -37,7 +37,16 @@ OPS_DECLARE_STUB(reduce_cumext_loop, ops_status,
                  (const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
                   ops_tensor *res, ops_tensor *idx));
 
-/* ---- driver pieces shared by kernels/reduce.c and kernels/reduce_dim.c ------------------ */
+/* ---- driver pieces shared by kernels/reduce*.c -------------------------------------------- */
+
+/* The reduction driver (kernels/reduce.c): kind over dims (NULL or empty: all) of self,
+ * into out (NULL: a new tensor in *result), the dtype computed in from dtype (NONE: the
+ * op's rule); arg is var/std's correction or norm's order.  Kinds with a second result
+ * (var_mean's means with RED_VAR/RED_STD, max.dim's indices, aminmax's maxima) write it
+ * into out2 or *result2 when either is given. */
+ops_status reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims,
+                        bool keepdim, ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2,
+                        ops_tensor **result, ops_tensor **result2);
 
 /* Checks an out= tensor before anything is allocated: its dtype (when want is not
  * OPS_DTYPE_NONE) and, when it has the result's shape (nd, sizes), that its elements
