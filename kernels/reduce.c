@@ -793,6 +793,79 @@ reduce_std_mean_dim(const ops_tensor *self, const ops_int_list *dim, bool unbias
                         result0, result1);
 }
 
+/* ---- reduce_meta: the meta step for reduction-like ops outside the kinds --------------- */
+
+ops_status
+reduce_meta(const char *op, const ops_tensor *self, const ops_int_list *dims, bool keepdim, unsigned rules,
+            const ops_tensor *out, reduce_meta_out *m)
+{
+    bool mask[OPS_MAX_DIMS];
+    int64_t osz[OPS_MAX_DIMS], perm[OPS_MAX_DIMS];
+    ops_status st;
+    m->rows = m->result = NULL;
+    m->nout = m->nred = 1;
+    if ((st = red_dims(op, self->ndim, dims, mask)) != OPS_OK)
+        return st;
+    if ((rules & REDUCE_META_FLOATING) && !ops_dtype_is_floating(self->dtype))
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected a floating point input, but got %s", op,
+                        ops_dtype_name(self->dtype));
+    if (rules & REDUCE_META_NO_IDENTITY) {
+        if ((dims == NULL || dims->len == 0) && ops_shape_numel(self->ndim, self->sizes) == 0)
+            return ops_fail(OPS_ERR_INDEX,
+                            "%s: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                            "reduction dim with the 'dim' argument.",
+                            op);
+        for (int d = 0; d < self->ndim; d++)
+            if (mask[d] && self->sizes[d] == 0)
+                return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
+    }
+    const int ond = red_out_shape(self, mask, keepdim, osz);
+    if (out != NULL && (st = red_check_out(op, out, self->dtype, ond, osz)) != OPS_OK)
+        return st;
+    /* the kept dims first, the reduced ones last: a contiguous copy is then the rows */
+    int np = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (!mask[d]) {
+            perm[np++] = d;
+            m->nout *= self->sizes[d];
+        }
+    for (int d = 0; d < self->ndim; d++)
+        if (mask[d]) {
+            perm[np++] = d;
+            m->nred *= self->sizes[d];
+        }
+    ops_tensor *view = ops_permute(self, (ops_int_list){perm, np});
+    if (view == NULL)
+        return ops_last_status();
+    m->rows = red_convert(op, view, self->dtype, true);
+    ops_tensor_release(view);
+    if (m->rows == NULL ||
+        (m->result = ops_tensor_new(op, ond, osz, NULL, self->dtype, ops_tensor_device(self))) == NULL) {
+        st = ops_last_status();
+        ops_tensor_release(m->rows);
+        m->rows = NULL;
+        return st;
+    }
+    return OPS_OK;
+}
+
+ops_status
+reduce_meta_finish(const char *op, ops_status st, reduce_meta_out *m, ops_tensor *out, ops_tensor **result)
+{
+    if (st == OPS_OK) {
+        if (out != NULL) {
+            st = red_finish_out(op, out, m->result);
+        } else {
+            *result = m->result;
+            m->result = NULL;
+        }
+    }
+    ops_tensor_release(m->rows);
+    ops_tensor_release(m->result);
+    m->rows = m->result = NULL;
+    return st;
+}
+
 /* ---- var/std with `unbiased` (CompositeExplicitAutograd) ---------------------------------
  * PyTorch's older overloads: unbiased is correction 1, biased correction 0.  They call
  * the correction= forms through the public API, so they run on every device. */

@@ -67,6 +67,35 @@ ops_status red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r);
 ops_status red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r0, ops_tensor *out1,
                            const ops_tensor *r1);
 
+/* ---- the meta step of a reduction-like op outside the kinds ---------------------------------
+ *
+ * A new op that reduces dims (dim=None, one dim or a list, keepdim, out=) need not
+ * become a red_kind: its kernel file, one per backend, calls reduce_meta for
+ * everything but the arithmetic, loops over the rows it is given, and ends with
+ * reduce_meta_finish (docs/adding-an-op.md, "A reduction-like op"). */
+
+/* rules of reduce_meta (or-ed) */
+#define REDUCE_META_FLOATING 1u    /* self must be floating: "<op>: expected a floating point input, but got int64" */
+#define REDUCE_META_NO_IDENTITY 2u /* reducing nothing is an error (amax's messages) */
+
+typedef struct {
+    ops_tensor *rows;   /* self (its dtype) on its device, contiguous: nout rows of nred elements, the
+                           reduced elements of output o in row o, in their row-major order */
+    ops_tensor *result; /* contiguous, the output's shape and self's dtype, on self's device: nout elements */
+    int64_t nout, nred;
+} reduce_meta_out;
+
+/* Checks dims against self (out of range, repeated: the reductions' messages), the
+ * rules, and out= (self's dtype, no internal overlap); then makes m's rows and its
+ * result.  On failure nothing is allocated and m holds no tensor. */
+ops_status reduce_meta(const char *op, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+                       unsigned rules, const ops_tensor *out, reduce_meta_out *m);
+/* The last step: when st is OPS_OK, m's result goes into out (resized when its shape
+ * differs) or to *result (out NULL); m's tensors are released either way.  Returns
+ * st, or the error of the write. */
+ops_status reduce_meta_finish(const char *op, ops_status st, reduce_meta_out *m, ops_tensor *out,
+                              ops_tensor **result);
+
 #ifdef __cplusplus
 }
 #endif
