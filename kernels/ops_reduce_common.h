@@ -1,13 +1,13 @@
-/* What the CPU reductions (kernels/cpu/reduce.c) and the CUDA ones (kernels/cuda/
- * reduce.cu, scan.cu, softmax.cu) share: the kinds of reduction, the scalar rules
- * (NaN propagation, which element wins a tie, the var/std divisor) compiled for host
- * and device from this one header so the backends cannot drift, and the C entry
- * points reduce.c's device-generic drivers call in the CUDA backend.
+/* What the reduction drivers (kernels/reduce.c, reduce_dim.c), the CPU loops
+ * (kernels/cpu/reduce*.c) and the CUDA ones (kernels/cuda/reduce.cu, scan.cu,
+ * softmax.cu) share: the kinds of reduction and the scalar rules (NaN propagation,
+ * which element wins a tie, the var/std divisor) compiled for host and device from
+ * this one header so the backends cannot drift.
  *
- * The drivers in reduce.c do everything but the arithmetic for both devices: dims,
- * dtype rules, error messages, out= checks, the conversion of the input to the dtype
- * computed in, the result's allocation and the final out= write.  Only the loop over
- * the elements is the backend's. */
+ * The drivers do everything but the arithmetic for both devices: dims, dtype rules,
+ * error messages, out= checks, the conversion of the input to the dtype computed in,
+ * the result's allocation and the final out= write.  Only the loop over the elements
+ * is the backend's, reached through the stubs of kernels/reduce.h. */
 #ifndef OPS_REDUCE_COMMON_H
 #define OPS_REDUCE_COMMON_H
 
@@ -89,26 +89,15 @@ extern "C" {
 
 /* ---- the CUDA backend's part (kernels/cuda/) ------------------------------------------- */
 
+/* The CUDA loops reduce.cu's reduce_dim_loop_cuda runs: softmax (is_log: log_softmax)
+ * along the lines (outer x len x inner, inner apart) of the contiguous src into the
+ * contiguous res of the same shape and dtype (kernels/cuda/softmax.cu); cumsum (prod:
+ * cumprod) likewise (kernels/cuda/scan.cu). */
 #ifdef OPS_WITH_CUDA
-/* kind over the dims marked in mask of src (on a CUDA device, already in the dtype
- * computed in; any strides) into the contiguous result res (and res2: var_mean's
- * means, max.dim's indices, aminmax's maxima; NULL otherwise).  arg is var/std's
- * correction or norm's order.  nred may be 0 and res may be empty.  Leaves the work
- * queued on the device's stream.  kernels/cuda/reduce.cu. */
-ops_status ops_cuda_reduce_run(const char *op, red_kind kind, const ops_tensor *src, const bool *mask, double arg,
-                               ops_tensor *res, ops_tensor *res2);
-/* softmax (is_log: log_softmax) along the lines (outer x len x inner, inner apart) of
- * the contiguous src into the contiguous res of the same shape and dtype.
- * kernels/cuda/softmax.cu. */
 ops_status ops_cuda_softmax_run(const char *op, bool is_log, const ops_tensor *src, int64_t outer, int64_t len,
                                 int64_t inner, ops_tensor *res);
-/* cumsum (prod: cumprod) along the lines of src likewise.  kernels/cuda/scan.cu. */
 ops_status ops_cuda_cumscan_run(const char *op, bool prod, const ops_tensor *src, int64_t outer, int64_t len,
                                 int64_t inner, ops_tensor *res);
-/* cummax (is_max) / cummin along the lines of the contiguous src: values into res,
- * int64 positions into idx.  kernels/cuda/scan.cu. */
-ops_status ops_cuda_cumext_run(const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len,
-                               int64_t inner, ops_tensor *res, ops_tensor *idx);
 #endif
 
 #ifdef __cplusplus

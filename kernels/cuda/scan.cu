@@ -16,9 +16,13 @@
 //    thread rescans its run from there.  Sums and products are re-associated (in
 //    double: the float32 results agree after rounding in all but rare last-bit
 //    cases); integer scans and cummax/cummin stay exact.
-// The entry points run kernels/cpu/reduce.c's driver (dtype rules, conversion, out=).
+// kernels/reduce_dim.c is the driver (dtype rules, conversion, out=); cummax/cummin are
+// its reduce_cumext_loop stub, cumsum/cumprod reached through reduce.cu's
+// reduce_dim_loop_cuda.
+#include "kernels/reduce.h"
 #include "ops_cuda_reduce.cuh"
-#include "ops_kernels.h"
+
+OPS_REGISTER_STUB(reduce_cumext_loop, CUDA, reduce_cumext_loop_cuda);
 
 #define SCAN_PER_THREAD 16
 #define SCAN_TILE (RED_BLOCK_THREADS * SCAN_PER_THREAD)
@@ -219,9 +223,9 @@ ops_cuda_cumscan_run(const char *op, bool prod, const ops_tensor *src, int64_t o
                   ops_tensor_data_ptr(res), dev)
 }
 
-extern "C" ops_status
-ops_cuda_cumext_run(const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
-                    ops_tensor *res, ops_tensor *idx)
+ops_status
+reduce_cumext_loop_cuda(const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
+                        ops_tensor *res, ops_tensor *idx)
 {
     const int dev = ops_tensor_device(src).index;
     if (outer * len * inner == 0)
@@ -230,76 +234,3 @@ ops_cuda_cumext_run(const char *op, bool is_max, const ops_tensor *src, int64_t 
     SCAN_DISPATCH(op, src->dtype, cumext_typed, op, is_max, ops_tensor_data_ptr(src), outer, len, inner,
                   ops_tensor_data_ptr(res), static_cast<int64_t *>(ops_tensor_data_ptr(idx)), dev)
 }
-
-// ---- entry points (reduce.c's driver; see reduce.cu) ------------------------------------------
-
-extern "C" ops_tensor *
-cumsum_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype)
-{
-    RED_ON_DEVICE_OF(self);
-    return cumsum_cpu(self, dim, dtype);
-}
-
-extern "C" ops_status
-cumsum_out_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
-{
-    RED_ON_DEVICE_OF(self);
-    return cumsum_out_cpu(self, dim, dtype, out);
-}
-
-extern "C" ops_tensor *
-cumprod_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype)
-{
-    RED_ON_DEVICE_OF(self);
-    return cumprod_cpu(self, dim, dtype);
-}
-
-extern "C" ops_status
-cumprod_out_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
-{
-    RED_ON_DEVICE_OF(self);
-    return cumprod_out_cpu(self, dim, dtype, out);
-}
-
-extern "C" ops_status
-cumsum_inplace_cuda(ops_tensor *self, int64_t dim, ops_dtype dtype)
-{
-    RED_ON_DEVICE_OF(self);
-    return cumsum_inplace_cpu(self, dim, dtype);
-}
-
-extern "C" ops_status
-cumprod_inplace_cuda(ops_tensor *self, int64_t dim, ops_dtype dtype)
-{
-    RED_ON_DEVICE_OF(self);
-    return cumprod_inplace_cpu(self, dim, dtype);
-}
-
-extern "C" ops_status
-cummax_cuda(const ops_tensor *self, int64_t dim, ops_tensor **values, ops_tensor **indices)
-{
-    RED_ON_DEVICE_OF(self);
-    return cummax_cpu(self, dim, values, indices);
-}
-
-extern "C" ops_status
-cummax_out_cuda(const ops_tensor *self, int64_t dim, ops_tensor *values, ops_tensor *indices)
-{
-    RED_ON_DEVICE_OF(self);
-    return cummax_out_cpu(self, dim, values, indices);
-}
-
-extern "C" ops_status
-cummin_cuda(const ops_tensor *self, int64_t dim, ops_tensor **values, ops_tensor **indices)
-{
-    RED_ON_DEVICE_OF(self);
-    return cummin_cpu(self, dim, values, indices);
-}
-
-extern "C" ops_status
-cummin_out_cuda(const ops_tensor *self, int64_t dim, ops_tensor *values, ops_tensor *indices)
-{
-    RED_ON_DEVICE_OF(self);
-    return cummin_out_cpu(self, dim, values, indices);
-}
-

@@ -6,9 +6,9 @@
 //    coalesced, with block all-reductions for m and s;
 //  - otherwise a thread per line, adjacent threads on adjacent lines (coalesced when
 //    inner is large), in the CPU's order.
-// The entry points run kernels/cpu/reduce.c's driver (dtype checks, conversion, out=).
+// kernels/reduce_dim.c is the driver (dtype checks, conversion, out=); it reaches
+// ops_cuda_softmax_run through reduce.cu's reduce_dim_loop_cuda.
 #include "ops_cuda_reduce.cuh"
-#include "ops_kernels.h"
 
 // Lines shorter than this take a thread each even when contiguous.
 #define SOFTMAX_ROW_MIN_LEN 64
@@ -124,34 +124,3 @@ ops_cuda_softmax_run(const char *op, bool is_log, const ops_tensor *src, int64_t
                         ops_dtype_name(src->dtype));
     }
 }
-
-// ---- entry points (reduce.c's driver; see reduce.cu) ------------------------------------------
-
-extern "C" ops_tensor *
-softmax_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype)
-{
-    RED_ON_DEVICE_OF(self);
-    return softmax_cpu(self, dim, dtype);
-}
-
-extern "C" ops_status
-softmax_out_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
-{
-    RED_ON_DEVICE_OF(self);
-    return softmax_out_cpu(self, dim, dtype, out);
-}
-
-extern "C" ops_tensor *
-log_softmax_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype)
-{
-    RED_ON_DEVICE_OF(self);
-    return log_softmax_cpu(self, dim, dtype);
-}
-
-extern "C" ops_status
-log_softmax_out_cuda(const ops_tensor *self, int64_t dim, ops_dtype dtype, ops_tensor *out)
-{
-    RED_ON_DEVICE_OF(self);
-    return log_softmax_out_cpu(self, dim, dtype, out);
-}
-

@@ -21,6 +21,13 @@ source tree (never on the developer's tree or build dirs):
      this edit of the conformance file alone recompiles no kernel and no glue);
   5. leave out float64, which the kernel computes: the runner must fail.
 
+In step 2 a reduction-like op is added beside it the way the doc's "A reduction-like
+op" says: ptp.yaml appended to the schema, ptp_conformance.yaml to
+ops/conformance/reduction.yaml, ptp_derivatives.yaml to ops/derivatives.yaml, ptp.c copied to kernels/cpu/ and ptp.cu to
+kernels/cuda/ (compiled by CUDA builds; this tree is CPU-only), nothing else; the
+generated API must declare ops_ptp and ops_ptp_out, and `conformance --op ptp
+--coverage` must pass with value runs in float32 and float64 only.
+
 It also checks that docs/adding-an-op.md shows the fixture files and the generated
 prototypes verbatim, so that the doc cannot drift from what is tested.
 
@@ -50,6 +57,17 @@ PROTOTYPES = [
     "OPS_API ops_status ops_logit_(ops_tensor *self, const double *eps);",
 ]
 KERNEL_PROTOTYPE = "ops_status logit_out_cpu(ops_iter *it, const ops_tensor *self, const double *eps);"
+# The reduction-like example (ptp): its public API and its CPU kernels' prototypes.
+RED_OP = "ptp"
+RED_PROTOTYPES = [
+    "OPS_API ops_tensor *ops_ptp(const ops_tensor *self, const ops_int_list *dim, bool keepdim);",
+    "OPS_API ops_status ops_ptp_out(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_tensor *out);",
+]
+RED_KERNEL_PROTOTYPES = [
+    "ops_tensor *ptp_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim);",
+    "ops_status ptp_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_tensor *out);",
+]
+RED_DECLARED = ["float32", "float64"]
 TARGETS = ["libops.a", "tests/conformance/conformance", "tests/conformance/cases.bin"]
 T0 = time.monotonic()
 
@@ -157,11 +175,12 @@ def check_doc(root: str) -> None:
     doc_path = os.path.join(root, "docs", "adding-an-op.md")
     check(os.path.isfile(doc_path), "docs/adding-an-op.md is missing")
     doc = read(doc_path)
-    for name in ("logit.yaml", "logit_conformance.yaml", "logit_derivatives.yaml", "logit.c"):
+    for name in ("logit.yaml", "logit_conformance.yaml", "logit_derivatives.yaml", "logit.c",
+                 "ptp.yaml", "ptp_conformance.yaml", "ptp_derivatives.yaml", "ptp.c", "ptp.cu"):
         text = read(os.path.join(HERE, name)).strip()
         check(text in doc, f"docs/adding-an-op.md does not show tests/newop/{name} verbatim; update the doc "
                            "(or the fixture) so that the walk-through is what this test runs")
-    for proto in PROTOTYPES + [KERNEL_PROTOTYPE]:
+    for proto in PROTOTYPES + [KERNEL_PROTOTYPE] + RED_PROTOTYPES + RED_KERNEL_PROTOTYPES:
         check(proto in doc, f"docs/adding-an-op.md does not show the generated prototype '{proto}'")
     say("docs/adding-an-op.md shows the fixture files and the generated prototypes verbatim")
 
@@ -173,9 +192,9 @@ def ninja(args, build, targets, expect_ok=True):
     return rc, out
 
 
-def runner(build, extra=(), show=True):
+def runner(build, extra=(), show=True, op=OP):
     return run([os.path.join(build, "tests/conformance/conformance"),
-                os.path.join(build, "tests/conformance/cases.bin"), "--op", OP] + list(extra), show=show)
+                os.path.join(build, "tests/conformance/cases.bin"), "--op", op] + list(extra), show=show)
 
 
 def edit_dtypes(yaml_path: str, pristine: str, fixture: str, new_tail: str) -> None:
@@ -244,6 +263,19 @@ def main() -> int:
         say("2. appended tests/newop/logit.yaml to ops/native_functions.yaml, logit_conformance.yaml to "
             "ops/conformance/unary.yaml and logit_derivatives.yaml to ops/derivatives.yaml; copied "
             "tests/newop/logit.c to kernels/cpu/logit.c")
+        # the reduction-like op, in the same edit (one schema edit, one rebuild)
+        check(re.search(r"^- func: ptp[.(]", pristine_yaml, re.M) is None,
+              "ops/native_functions.yaml already has ptp: pick another reduction-like example op")
+        write(yaml_path, read(yaml_path).rstrip("\n") + "\n\n" + read(os.path.join(HERE, "ptp.yaml")))
+        red_conf = os.path.join(src, "ops", "conformance", "reduction.yaml")
+        write(red_conf, read(red_conf).rstrip("\n") + "\n" + read(os.path.join(HERE, "ptp_conformance.yaml")))
+        write(deriv_path, read(deriv_path).rstrip("\n") + "\n" + read(os.path.join(HERE, "ptp_derivatives.yaml")))
+        shutil.copy(os.path.join(HERE, "ptp.c"), os.path.join(src, "kernels", "cpu", "ptp.c"))
+        shutil.copy(os.path.join(HERE, "ptp.cu"), os.path.join(src, "kernels", "cuda", "ptp.cu"))
+        say("   and the reduction-like op: appended tests/newop/ptp.yaml to ops/native_functions.yaml, "
+            "ptp_conformance.yaml to ops/conformance/reduction.yaml, ptp_derivatives.yaml to "
+            "ops/derivatives.yaml; copied ptp.c to kernels/cpu/ptp.c and "
+            "ptp.cu to kernels/cuda/ptp.cu")
         rc, out = ninja(args, build, TARGETS)
         check("Regenerating build files" in out,
               "editing ops/native_functions.yaml did not make ninja re-run meson:\n" + tail(out, 40))
@@ -261,6 +293,34 @@ def main() -> int:
         check("logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)" in registry,
               "ops_registry.c has no entry for logit.out")
         say("   ops_functions.h declares ops_logit, ops_logit_out, ops_logit_; ops_kernels.h logit_out_cpu")
+        for proto in RED_PROTOTYPES:
+            check(proto in header, f"ops_functions.h does not declare '{proto}'")
+        for proto in RED_KERNEL_PROTOTYPES:
+            check(proto in kernels_h, f"ops_kernels.h does not declare '{proto}'")
+        check(re.search(r"kernels[/_]cpu[/_]ptp\.c", out) is not None,
+              "the incremental build did not compile kernels/cpu/ptp.c:\n" + tail(out, 40))
+        say("   ops_functions.h declares ops_ptp, ops_ptp_out; ops_kernels.h ptp_cpu, ptp_out_cpu")
+
+        # the reduction-like op's conformance: every form run, the declared dtypes only
+        rc, out = runner(build, ["--coverage"], op=RED_OP)
+        check(rc == 0, "the conformance runner fails on ptp:\n" + tail(out, 40))
+        r = report(out)
+        check(r["selected"] > 0 and r["checks"] == r["selected"] and r["failed"] == 0 and r["ops"] == 1
+              and r["runs"] > 0 and r["errors"] > 0, f"`--op ptp` did not run ptp's cases, or not only them: {r}")
+        check("coverage complete" in out, "--coverage: some form of ptp had no conformance run:\n" + tail(out))
+        gc = re.search(r"(\d+) gradchecks", out)
+        check(gc is not None and int(gc.group(1)) > 0, "ptp's formula was not gradchecked:\n" + tail(out))
+        for d in DECLARED + UNDECLARED:
+            rc, out = runner(build, ["--dtype", d], show=False, op=RED_OP)
+            check(rc == 0, f"the conformance runner fails on ptp in {d}:\n" + tail(out, 40))
+            r = report(out)
+            if d in RED_DECLARED:
+                check(r["runs"] > 0, f"no value runs of ptp in declared dtype {d}: {r}")
+            else:
+                check(r["runs"] == 0 and r["errors"] > 0, f"ptp, undeclared dtype {d}: expected only "
+                      f"rejection cases, got {r}")
+        say(f"   conformance --op ptp --coverage passed (ptp and ptp.out); value runs in "
+            f"{', '.join(RED_DECLARED)} only, the other dtypes refused")
 
         # a user's program against the new API (and the boxed registry at run time)
         pc_env = dict(env, PKG_CONFIG_PATH=os.path.join(build, "meson-uninstalled"))

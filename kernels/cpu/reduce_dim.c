@@ -1,0 +1,198 @@
+/* The one-dim ops, the CPU loops: softmax, log_softmax, cumsum, cumprod (the
+ * reduce_dim_loop stub of kernels/reduce.h) and cummax, cummin (reduce_cumext_loop).
+ * Each line along dim is transformed on its own; the driver (kernels/reduce_dim.c) has
+ * made the input contiguous in the dtype computed in. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/reduce_cpu.h"
+#include "kernels/reduce.h"
+
+OPS_REGISTER_STUB(reduce_dim_loop, CPU, reduce_dim_loop_cpu);
+OPS_REGISTER_STUB(reduce_cumext_loop, CPU, reduce_cumext_loop_cpu);
+
+
+
+/* Lines of len elements, inner apart, in contiguous src and dst of the same shape. */
+typedef struct {
+    int64_t outer, len, inner;
+} dim_geom;
+
+#ifdef _OPENMP
+#define DIM_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) if (dim_par_on_)")
+#else
+#define DIM_PARALLEL_FOR_
+#endif
+
+
+/* Floating lines, computed in ACC (softmax) or double (scans, as PyTorch's CPU
+ * acc_type of float). */
+#define DIM_DEFINE_FLT_(SUF, T, ACC)                                                               \
+    static void dim_flt_##SUF(dim_kind kind, const dim_geom *g, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t lines = g->outer * g->inner, len = g->len, inner = g->inner;                 \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > OPS_GRAIN_SIZE;        \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t l = 0; l < lines; l++) {                                                      \
+            const int64_t base = (l / inner) * len * inner + l % inner;                            \
+            const T *const x = in + base;                                                          \
+            T *const y = out + base;                                                               \
+            if (kind == DIM_CUMSUM || kind == DIM_CUMPROD) {                                       \
+                double acc = kind == DIM_CUMPROD ? 1.0 : 0.0;                                      \
+                for (int64_t k = 0; k < len; k++) {                                                \
+                    const double v = (double)OPS_LOAD(&x[k * inner]);                              \
+                    acc = kind == DIM_CUMPROD ? acc * v : acc + v;                                 \
+                    OPS_STORE(&y[k * inner], (ACC)acc);                                            \
+                }                                                                                  \
+                continue;                                                                          \
+            }                                                                                      \
+            ACC m = -INFINITY;                                                                     \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                m = OPS_RED_MAX_NAN(m, (ACC)OPS_LOAD(&x[k * inner]));                              \
+            ACC s = 0;                                                                             \
+            for (int64_t k = 0; k < len; k++)                                                      \
+                s += CPU_FP1(expf, exp, (ACC)(OPS_LOAD(&x[k * inner]) - m));                       \
+            if (kind == DIM_SOFTMAX) {                                                             \
+                for (int64_t k = 0; k < len; k++)                                                  \
+                    OPS_STORE(&y[k * inner], CPU_FP1(expf, exp, (ACC)(OPS_LOAD(&x[k * inner]) - m)) / s); \
+            } else {                                                                               \
+                const ACC ls = CPU_FP1(logf, log, s);                                              \
+                for (int64_t k = 0; k < len; k++)                                                  \
+                    OPS_STORE(&y[k * inner], (ACC)(OPS_LOAD(&x[k * inner]) - m - ls));             \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DIM_DEFINE_FLT_(f16, ops_half, float)
+DIM_DEFINE_FLT_(bf16, ops_bfloat16, float)
+DIM_DEFINE_FLT_(f32, float, float)
+DIM_DEFINE_FLT_(f64, double, double)
+
+/* Integer (and bool) scans wrap in uint64_t. */
+#define DIM_DEFINE_INT_(SUF, T)                                                                    \
+    static void dim_int_##SUF(dim_kind kind, const dim_geom *g, const char *src, char *dst)        \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t lines = g->outer * g->inner, len = g->len, inner = g->inner;                 \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > OPS_GRAIN_SIZE;        \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t l = 0; l < lines; l++) {                                                      \
+            const int64_t base = (l / inner) * len * inner + l % inner;                            \
+            uint64_t acc = kind == DIM_CUMPROD ? 1 : 0;                                            \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                const uint64_t v = (uint64_t)(int64_t)in[base + k * inner];                        \
+                acc = kind == DIM_CUMPROD ? acc * v : acc + v;                                     \
+                out[base + k * inner] = (T)(int64_t)acc;                                           \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DIM_DEFINE_INT_(b, bool)
+DIM_DEFINE_INT_(u8, uint8_t)
+DIM_DEFINE_INT_(i8, int8_t)
+DIM_DEFINE_INT_(i16, int16_t)
+DIM_DEFINE_INT_(i32, int32_t)
+DIM_DEFINE_INT_(i64, int64_t)
+
+/* cummax/cummin along each line: the running extreme, and the position it was last
+ * taken at.  Ties move the position forward (>=, <=); once a NaN is seen the value
+ * stays NaN and only a later NaN moves the position (PyTorch's CPU rule). */
+#define DIM_DEFINE_CUMEXT_(SUF, T, ACC, ISNAN)                                                     \
+    static void dim_cumext_##SUF(bool is_max, const dim_geom *g, const char *src, char *dst,       \
+                                 int64_t *idx)                                                     \
+    {                                                                                              \
+        const T *const in = (const T *)src;                                                        \
+        T *const out = (T *)dst;                                                                   \
+        const int64_t lines = g->outer * g->inner, len = g->len, inner = g->inner;                 \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > OPS_GRAIN_SIZE;        \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t l = 0; l < lines; l++) {                                                      \
+            const int64_t base = (l / inner) * len * inner + l % inner;                            \
+            ACC best = 0;                                                                          \
+            int64_t bi = 0;                                                                        \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                const int64_t at = base + k * inner;                                               \
+                const ACC x = OPS_LOAD(&in[at]);                                                   \
+                if (k == 0 || ISNAN(x) || (!ISNAN(best) && (is_max ? x >= best : x <= best))) {    \
+                    best = x;                                                                      \
+                    bi = k;                                                                        \
+                }                                                                                  \
+                OPS_STORE(&out[at], best);                                                         \
+                idx[at] = bi;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+DIM_DEFINE_CUMEXT_(b, bool, bool, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(u8, uint8_t, uint8_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i8, int8_t, int8_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i16, int16_t, int16_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i32, int32_t, int32_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(i64, int64_t, int64_t, RED_NONAN_)
+DIM_DEFINE_CUMEXT_(f16, ops_half, float, RED_ISNAN_)
+DIM_DEFINE_CUMEXT_(bf16, ops_bfloat16, float, RED_ISNAN_)
+DIM_DEFINE_CUMEXT_(f32, float, float, RED_ISNAN_)
+DIM_DEFINE_CUMEXT_(f64, double, double, RED_ISNAN_)
+
+static void
+dim_cumext_run(bool is_max, ops_dtype dt, const dim_geom *g, const char *src, char *dst, int64_t *idx)
+{
+    switch (dt) {
+    case OPS_BOOL: dim_cumext_b(is_max, g, src, dst, idx); break;
+    case OPS_UINT8: dim_cumext_u8(is_max, g, src, dst, idx); break;
+    case OPS_INT8: dim_cumext_i8(is_max, g, src, dst, idx); break;
+    case OPS_INT16: dim_cumext_i16(is_max, g, src, dst, idx); break;
+    case OPS_INT32: dim_cumext_i32(is_max, g, src, dst, idx); break;
+    case OPS_INT64: dim_cumext_i64(is_max, g, src, dst, idx); break;
+    case OPS_FLOAT16: dim_cumext_f16(is_max, g, src, dst, idx); break;
+    case OPS_BFLOAT16: dim_cumext_bf16(is_max, g, src, dst, idx); break;
+    case OPS_FLOAT32: dim_cumext_f32(is_max, g, src, dst, idx); break;
+    case OPS_FLOAT64: dim_cumext_f64(is_max, g, src, dst, idx); break;
+    default: break;
+    }
+}
+
+static void
+dim_run(dim_kind kind, ops_dtype dt, const dim_geom *g, const char *src, char *dst)
+{
+    switch (dt) {
+    case OPS_BOOL: dim_int_b(kind, g, src, dst); break;
+    case OPS_UINT8: dim_int_u8(kind, g, src, dst); break;
+    case OPS_INT8: dim_int_i8(kind, g, src, dst); break;
+    case OPS_INT16: dim_int_i16(kind, g, src, dst); break;
+    case OPS_INT32: dim_int_i32(kind, g, src, dst); break;
+    case OPS_INT64: dim_int_i64(kind, g, src, dst); break;
+    case OPS_FLOAT16: dim_flt_f16(kind, g, src, dst); break;
+    case OPS_BFLOAT16: dim_flt_bf16(kind, g, src, dst); break;
+    case OPS_FLOAT32: dim_flt_f32(kind, g, src, dst); break;
+    case OPS_FLOAT64: dim_flt_f64(kind, g, src, dst); break;
+    default: break;
+    }
+}
+
+ops_status
+reduce_dim_loop_cpu(const char *op, dim_kind kind, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
+                    ops_tensor *res)
+{
+    (void)op;
+    const dim_geom g = {outer, len, inner};
+    dim_run(kind, src->dtype, &g, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res));
+    return OPS_OK;
+}
+
+ops_status
+reduce_cumext_loop_cpu(const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
+                       ops_tensor *res, ops_tensor *idx)
+{
+    (void)op;
+    const dim_geom g = {outer, len, inner};
+    dim_cumext_run(is_max, src->dtype, &g, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res),
+                   (int64_t *)ops_tensor_data_ptr(idx));
+    return OPS_OK;
+}

@@ -1,0 +1,102 @@
+/* Internal: the reduction family (kernels/reduce.c: sum, mean, prod, amax, argmax,
+ * var, norm, all, ...; kernels/reduce_dim.c: softmax, log_softmax and the scans), one
+ * driver for every device; the schema names the drivers for `CPU, CUDA`.  A device
+ * brings only the element loops, through the stubs below (docs/backends.md). */
+#ifndef OPS_KERNELS_REDUCE_H
+#define OPS_KERNELS_REDUCE_H
+
+#include "kernels/ops_reduce_common.h"
+#include "ops_internal.h"
+#include "ops_stub.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* kind over the dims marked in mask of src (already in the dtype computed in; any
+ * strides) into the contiguous results res (and res2: var_mean's means, max.dim's
+ * indices, aminmax's maxima; NULL otherwise), allocated on src's device with the
+ * driver's output shape.  arg is var/std's correction or norm's order.  The reduced
+ * extent may be 0 and res may be empty.  CPU: kernels/cpu/reduce.c; CUDA:
+ * kernels/cuda/reduce.cu (leaves the work queued on the device's stream). */
+OPS_DECLARE_STUB(reduce_loop, ops_status,
+                 (const char *op, red_kind kind, const ops_tensor *src, const bool *mask, double arg,
+                  ops_tensor *res, ops_tensor *res2));
+
+/* softmax, log_softmax, cumsum, cumprod along the lines (outer x len x inner, inner
+ * apart; none of them 0) of the contiguous src into the contiguous res of the same
+ * shape and dtype.  CPU: kernels/cpu/reduce_dim.c; CUDA: kernels/cuda/reduce.cu. */
+OPS_DECLARE_STUB(reduce_dim_loop, ops_status,
+                 (const char *op, dim_kind kind, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
+                  ops_tensor *res));
+
+/* cummax (is_max) / cummin along the lines of the contiguous src likewise: values into
+ * res, int64 positions into idx.  CPU: kernels/cpu/reduce_dim.c; CUDA:
+ * kernels/cuda/scan.cu. */
+OPS_DECLARE_STUB(reduce_cumext_loop, ops_status,
+                 (const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
+                  ops_tensor *res, ops_tensor *idx));
+
+/* ---- driver pieces shared by kernels/reduce*.c -------------------------------------------- */
+
+/* The reduction driver (kernels/reduce.c): kind over dims (NULL or empty: all) of self,
+ * into out (NULL: a new tensor in *result), the dtype computed in from dtype (NONE: the
+ * op's rule); arg is var/std's correction or norm's order.  Kinds with a second result
+ * (var_mean's means with RED_VAR/RED_STD, max.dim's indices, aminmax's maxima) write it
+ * into out2 or *result2 when either is given. */
+ops_status reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims,
+                        bool keepdim, ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2,
+                        ops_tensor **result, ops_tensor **result2);
+
+/* Checks an out= tensor before anything is allocated: its dtype (when want is not
+ * OPS_DTYPE_NONE) and, when it has the result's shape (nd, sizes), that its elements
+ * do not share memory. */
+ops_status red_check_out(const char *op, const ops_tensor *out, ops_dtype want, int nd, const int64_t *sizes);
+/* The two outs of an op with two returns: each as red_check_out, and that they do not
+ * share memory. */
+ops_status red_check_out2(const char *op, const ops_tensor *out0, ops_dtype want0, const ops_tensor *out1,
+                          ops_dtype want1, int nd, const int64_t *sizes);
+/* self converted to dtype dt (a new contiguous tensor on self's device), or a new
+ * reference to self when it already has dt and contiguous is false. */
+ops_tensor *red_convert(const char *op, const ops_tensor *self, ops_dtype dt, bool contiguous);
+/* Writes the contiguous result r into out (resized if its shape differs): the last
+ * step, after every allocation but out's own resize. */
+ops_status red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r);
+/* r0 into out0 and r1 into out1: both resized before either is written; a failure
+ * leaves both as they were. */
+ops_status red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r0, ops_tensor *out1,
+                           const ops_tensor *r1);
+
+/* ---- the meta step of a reduction-like op outside the kinds ---------------------------------
+ *
+ * A new op that reduces dims (dim=None, one dim or a list, keepdim, out=) need not
+ * become a red_kind: its kernel file, one per backend, calls reduce_meta for
+ * everything but the arithmetic, loops over the rows it is given, and ends with
+ * reduce_meta_finish (docs/adding-an-op.md, "A reduction-like op"). */
+
+/* rules of reduce_meta (or-ed) */
+#define REDUCE_META_FLOATING 1u    /* self must be floating: "<op>: expected a floating point input, but got int64" */
+#define REDUCE_META_NO_IDENTITY 2u /* reducing nothing is an error (amax's messages) */
+
+typedef struct {
+    ops_tensor *rows;   /* self (its dtype) on its device, contiguous: nout rows of nred elements, the
+                           reduced elements of output o in row o, in their row-major order */
+    ops_tensor *result; /* contiguous, the output's shape and self's dtype, on self's device: nout elements */
+    int64_t nout, nred;
+} reduce_meta_out;
+
+/* Checks dims against self (out of range, repeated: the reductions' messages), the
+ * rules, and out= (self's dtype, no internal overlap); then makes m's rows and its
+ * result.  On failure nothing is allocated and m holds no tensor. */
+ops_status reduce_meta(const char *op, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+                       unsigned rules, const ops_tensor *out, reduce_meta_out *m);
+/* The last step: when st is OPS_OK, m's result goes into out (resized when its shape
+ * differs) or to *result (out NULL); m's tensors are released either way.  Returns
+ * st, or the error of the write. */
+ops_status reduce_meta_finish(const char *op, ops_status st, reduce_meta_out *m, ops_tensor *out,
+                              ops_tensor **result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPS_KERNELS_REDUCE_H */
