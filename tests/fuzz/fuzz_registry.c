@@ -66,13 +66,15 @@ __ubsan_default_options(void)
 /* The CPU allocator maps large blocks itself (runtime/alloc/alloc.c), past malloc and
  * ASan's limit: a drawn size of 2^31 elements would be mapped, filled and kept
  * resident.  This mmap, found before libc's, refuses mappings over the same limit
- * (the library reports OOM), and passes the others to the kernel. */
+ * (the library reports OOM), and passes the others to the kernel.  A PROT_NONE
+ * mapping only reserves address space (the emulated CUDA device reserves its memory
+ * so, then commits what it hands out, within its own limit): it passes. */
 #define FUZZ_MAX_MAP ((size_t)256 << 20)
 
 __attribute__((visibility("default"))) void *
 mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    if (len > FUZZ_MAX_MAP) {
+    if (len > FUZZ_MAX_MAP && prot != PROT_NONE) {
         errno = ENOMEM;
         return MAP_FAILED;
     }
