@@ -148,7 +148,6 @@ red_check_out2(const char *op, const ops_tensor *out0, ops_dtype want0, const op
     return OPS_OK;
 }
 
-
 /* The result's shape: self's sizes less the dims marked in mask (kept as 1 with
  * keepdim). */
 static int

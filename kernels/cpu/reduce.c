@@ -96,7 +96,6 @@ red_plan_offsets(const char *op, red_plan *p, const ops_tensor *t, const bool *m
     return true;
 }
 
-
 /* ---- typed reduction loops ---------------------------------------------------------- */
 
 /* Integer (and bool) inputs: sums and products wrap in uint64_t. */
@@ -535,7 +534,6 @@ red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *d
     default: break;
     }
 }
-
 
 /* The loop of the reduce_loop stub: the plan of src's reduction (the runs' offsets, the
  * outer path's workspace when it applies), then the reduction into res (and res2). */

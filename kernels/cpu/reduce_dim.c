@@ -11,8 +11,6 @@
 OPS_REGISTER_STUB(reduce_dim_loop, CPU, reduce_dim_loop_cpu);
 OPS_REGISTER_STUB(reduce_cumext_loop, CPU, reduce_cumext_loop_cpu);
 
-
-
 /* Lines of len elements, inner apart, in contiguous src and dst of the same shape. */
 typedef struct {
     int64_t outer, len, inner;
@@ -23,7 +21,6 @@ typedef struct {
 #else
 #define DIM_PARALLEL_FOR_
 #endif
-
 
 /* Floating lines, computed in ACC (softmax) or double (scans, as PyTorch's CPU
  * acc_type of float). */
