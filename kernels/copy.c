@@ -1,15 +1,24 @@
-/* Copies and dtype conversions (CPU): copy_, to(dtype), clone, contiguous.
+/* Copies and dtype conversions, one driver for every device: copy_ (the schema names
+ * copy_copy_ for CPU and CUDA), to, cpu, clone, contiguous.
  *
- * Every value goes through ops_convert_run() (runtime/core/convert.c), the one routine
- * that changes dtypes, driven by the copy iterator (src broadcast to self's shape,
- * any strides, threads above the grain size).  A CUDA src is handed to the CUDA
- * backend's transfer (kernels/cuda/transfer.cu); to/clone/contiguous work on every
- * device through ops_copy_values. */
+ * The checks, the result's layout and the "nothing changes" rules are here; the values
+ * move through the stub copy_values (kernels/copy.h) of the device that is not the
+ * host: the CPU's copy iterator and ops_convert_run() (runtime/core/convert.c) when
+ * both tensors are on the CPU, the CUDA copy kernels and transfers
+ * (kernels/cuda/copy.cu, transfer.cu) when either is on a CUDA device. */
 #include <string.h>
 
-#include "ops_cuda_backend.h"
+#include "kernels/copy.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
+
+/* The device whose copy_values loop moves src's values into dst: the one that is
+ * not the host (dst's when both are devices: the CUDA loop handles any pair). */
+static ops_device
+copy_device(const ops_tensor *dst, const ops_tensor *src)
+{
+    return dst->storage->device.type != OPS_CPU ? dst->storage->device : src->storage->device;
+}
 
 /* A new tensor on device with t's sizes laid out as memory_format says (None is
  * preserve_format: t's strides when t is dense, else t's dim order), holding t's values
@@ -21,14 +30,8 @@ copy_as(const char *op, const ops_tensor *t, ops_dtype dtype, ops_device device,
     ops_tensor *out = ops_tensor_new_like_format(op, t, dtype, device, memory_format);
     if (out == NULL)
         return NULL;
-    ops_status s = OPS_OK;
-#ifdef OPS_WITH_CUDA
-    if (!ops_device_equal(t->storage->device, device))
-        s = ops_cuda_copy_across(op, out, t, non_blocking);
-    else
-#endif
-        s = ops_copy_values(op, out, t);
-    (void)non_blocking; /* a host-to-host copy is synchronous */
+    const ops_device dev = copy_device(out, t);
+    const ops_status s = OPS_STUB_CALL(copy_values, dev, op, out, t, non_blocking);
     if (s != OPS_OK) {
         ops_tensor_release(out);
         return NULL;
@@ -36,8 +39,10 @@ copy_as(const char *op, const ops_tensor *t, ops_dtype dtype, ops_device device,
     return out;
 }
 
+/* copy_: src (any device, broadcast to self) into self (any device), checked as
+ * ops_copy_prepare does (a src overlapping self is copied through a snapshot). */
 ops_status
-copy_cpu_(ops_tensor *self, const ops_tensor *src, bool non_blocking)
+copy_copy_(ops_tensor *self, const ops_tensor *src, bool non_blocking)
 {
     const char *op = "copy_";
     if (self == NULL || src == NULL)
@@ -49,14 +54,8 @@ copy_cpu_(ops_tensor *self, const ops_tensor *src, bool non_blocking)
     if (st != OPS_OK)
         return st;
     const ops_tensor *from = snapshot != NULL ? snapshot : src;
-#ifdef OPS_WITH_CUDA
-    /* a CUDA src: the transfer comes to the host (non_blocking only into pinned memory) */
-    if (from->storage->device.type != OPS_CPU)
-        st = ops_cuda_copy_across(op, self, from, non_blocking);
-    else
-#endif
-        st = ops_copy_values(op, self, from);
-    (void)non_blocking; /* a host-to-host copy is synchronous */
+    const ops_device dev = copy_device(self, from);
+    st = OPS_STUB_CALL(copy_values, dev, op, self, from, non_blocking);
     if (st == OPS_OK)
         ops_tensor_bump_version(self);
     ops_tensor_release(snapshot);

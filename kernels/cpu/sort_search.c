@@ -175,11 +175,13 @@ ops_ss_check(const char *op, const ops_tensor *boundaries, const ops_tensor *sel
     return OPS_OK;
 }
 
+OPS_REGISTER_STUB(search_sorted, CPU, search_sorted_cpu);
+
 /* searchsorted of self's values in boundaries; the result (a new tensor, self's shape)
  * into *result, or into out.  op names the public op in messages (bucketize). */
-static ops_status
-ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
-        const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+ops_status
+search_sorted_cpu(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
+                  const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
 {
     ops_status st;
     ops_tensor *b = NULL, *v = NULL, *s = NULL, *r = NULL;
@@ -254,95 +256,6 @@ int64_t
 ops_ss_per_row(const ops_tensor *boundaries, const ops_tensor *self)
 {
     return boundaries->ndim == 1 ? 0 : (self->ndim > 0 ? self->sizes[self->ndim - 1] : 1);
-}
-
-ops_tensor *
-searchsorted_cpu(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
-                 const char *side, const ops_tensor *sorter)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
-    return r;
-}
-
-ops_status
-searchsorted_tensor_out_cpu(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
-                            const char *side, const ops_tensor *sorter, ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
-}
-
-ops_tensor *
-searchsorted_scalar_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
-                        const char *side, const ops_tensor *sorter)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
-    return r;
-}
-
-ops_status
-searchsorted_scalar_out_cpu(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
-                            const char *side, const ops_tensor *sorter, ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
-}
-
-ops_status
-ops_bucketize_check(const ops_tensor *boundaries)
-{
-    if (boundaries->ndim != 1)
-        return ops_fail(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(%d)",
-                        boundaries->ndim);
-    return OPS_OK;
-}
-
-/* The work of every searchsorted/bucketize entry point of a backend: bucketize's
- * check, a Scalar self made the 0-dim tensor PyTorch makes of it, then the backend's
- * search (impl) under the public op's name. */
-ops_status
-ops_ss_run(ops_ss_impl_fn impl, bool bucketize, const ops_tensor *boundaries, const ops_tensor *self,
-           const ops_scalar *scalar_self, bool out_int32, bool right, const char *side, const ops_tensor *sorter,
-           ops_tensor *out, ops_tensor **result)
-{
-    ops_status st;
-    if (bucketize && (st = ops_bucketize_check(boundaries)) != OPS_OK)
-        return st;
-    ops_tensor *v = NULL;
-    if (scalar_self != NULL && (self = v = ops_ss_scalar(*scalar_self)) == NULL)
-        return ops_last_status();
-    st = impl(bucketize ? "bucketize" : "searchsorted", boundaries, self, out_int32, right, side, sorter, out, result);
-    ops_tensor_release(v);
-    return st;
-}
-
-ops_tensor *
-bucketize_cpu(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
-    return r;
-}
-
-ops_status
-bucketize_tensor_out_cpu(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
-                         ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
-}
-
-ops_tensor *
-bucketize_scalar_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
-    return r;
-}
-
-ops_status
-bucketize_scalar_out_cpu(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
 }
 
 /* ---- bincount ------------------------------------------------------------------------ */
