@@ -1,5 +1,5 @@
 /* What the CPU and CUDA kernels of searchsorted, bucketize, bincount and histc share
- * (kernels/cpu/sort_search.c defines them): the argument checks, run on the host
+ * (kernels/search.c defines them): the argument checks, run on the host
  * before anything is written, and the messages of the checks on the data; and the
  * stub of the searchsorted/bucketize drivers (kernels/search.c).  C and C++
  * clean. */

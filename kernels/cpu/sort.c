@@ -37,7 +37,7 @@
 #endif
 
 #include "cpu_util.h"
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "sort_pairs.h"
 #include "kernels/ops_index_math.h"
 #include "ops_functions.h"
@@ -50,11 +50,6 @@
  * at n/64, and slower than it from about n/16 (bench/bench_sort.c measures k = 10 and
  * k = 1000 against the sort). */
 #define SORT_SELECT_RATIO 64
-
-#define SORT_NUMERIC_MASK                                                                           \
-    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
-     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
-     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
 
 /* ---- keys: ops_ix_key_* (ops_index_math.h, shared with kernels/cuda/sort.cu) ---- */
 
@@ -494,103 +489,7 @@ line_exec(const line_job *j, char *ws, int nt)
 
 /* ---- out= handling ------------------------------------------------------------------ */
 
-/* An out= tensor must have dtype want and, when it has the result's shape already,
- * elements that do not share memory. */
-ops_status
-sort_check_out(const char *op, const char *name, const ops_tensor *out, ops_dtype want, int nd,
-               const int64_t *sizes)
-{
-    if (out == NULL)
-        return OPS_OK;
-    if (out->dtype != want)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor '%s' to have dtype %s, but got %s instead", op, name,
-                        ops_dtype_name(want), ops_dtype_name(out->dtype));
-    const bool same = out->ndim == nd && memcmp(out->sizes, sizes, (size_t)nd * sizeof(int64_t)) == 0;
-    if (same && ops_tensor_has_internal_overlap(out))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a "
-                        "single memory location. Please clone() the tensor before performing the operation.",
-                        op);
-    return OPS_OK;
-}
-
-/* Copies results r[i] into outs o[i] (resized when their shape differs): every
- * resize first, undone if a later one fails, then the copies. */
-ops_status
-sort_write_outs(const char *op, int n, ops_tensor *const *r, ops_tensor *const *o)
-{
-    struct {
-        int ndim;
-        int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS];
-    } saved[3];
-    ops_status st = OPS_OK;
-    int done = 0;
-    for (; done < n; done++) {
-        ops_tensor *t = o[done];
-        saved[done].ndim = t->ndim;
-        memcpy(saved[done].sizes, t->sizes, sizeof t->sizes);
-        memcpy(saved[done].strides, t->strides, sizeof t->strides);
-        const bool same = t->ndim == r[done]->ndim &&
-                          memcmp(t->sizes, r[done]->sizes, (size_t)t->ndim * sizeof(int64_t)) == 0;
-        if (!same && (st = ops_tensor_resize_(op, t, r[done]->ndim, r[done]->sizes)) != OPS_OK)
-            break;
-    }
-    if (st != OPS_OK) {
-        for (int i = 0; i < done; i++) {
-            o[i]->ndim = saved[i].ndim;
-            memcpy(o[i]->sizes, saved[i].sizes, sizeof o[i]->sizes);
-            memcpy(o[i]->strides, saved[i].strides, sizeof o[i]->strides);
-        }
-        return st;
-    }
-    for (int i = 0; i < n; i++) {
-        if ((st = ops_copy_values(op, o[i], r[i])) != OPS_OK)
-            return st;
-        ops_tensor_bump_version(o[i]);
-    }
-    return OPS_OK;
-}
-
 /* ---- sort, argsort, msort, topk, kthvalue ------------------------------------------- */
-
-ops_status
-sort_result_shape(const char *op, line_kind kind, const ops_tensor *self, int64_t *dim_, int64_t k, bool keepdim,
-                  int *ond_, int64_t *osz)
-{
-    if (kind != LINE_SORT && self->dtype == OPS_BOOL) /* topk, kthvalue: not for bool (PyTorch) */
-        return ops_fail_dtype(op, self->dtype, SORT_NUMERIC_MASK);
-    if (!ops_wrap_dim(op, "dim", dim_, self->ndim))
-        return ops_last_status();
-    const int64_t dim = *dim_;
-    const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
-
-    /* result shape */
-    int ond = self->ndim;
-    memcpy(osz, self->sizes, (size_t)self->ndim * sizeof(int64_t));
-    if (kind == LINE_TOPK) {
-        if (k < 0 || k > len)
-            return ops_fail(OPS_ERR_INDEX, "%s: selected index k out of range", op);
-        if (self->ndim > 0)
-            osz[dim] = k;
-    } else if (kind == LINE_KTH) {
-        if (ops_shape_numel(self->ndim, self->sizes) == 0 || len == 0)
-            return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op,
-                            (int)dim);
-        if (k < 1 || k > len)
-            return ops_fail(OPS_ERR_INDEX, "%s: selected number k out of range for dimension %d", op,
-                            (int)dim);
-        if (self->ndim > 0) {
-            if (keepdim) {
-                osz[dim] = 1;
-            } else {
-                memmove(osz + dim, osz + dim + 1, (size_t)(self->ndim - dim - 1) * sizeof(int64_t));
-                ond--;
-            }
-        }
-    }
-    *ond_ = ond;
-    return OPS_OK;
-}
 
 /* The shared driver.  kind LINE_SORT: sort along dim; LINE_TOPK: the k first of the
  * order (largest when desc); LINE_KTH: the k-th smallest, dim kept as size 1 when

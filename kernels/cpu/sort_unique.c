@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cpu_util.h"
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "kernels/ops_index_math.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
