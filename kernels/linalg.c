@@ -159,7 +159,7 @@ map_operand(const ops_gemm_desc *g, const int *cmap, const int64_t *rst, char *d
     o->cs = cmap[g->nbd + 1] >= 0 ? rst[cmap[g->nbd + 1]] : 0;
 }
 
-/* ---- the plan (shared with the CUDA kernels) ------------------------------------------ */
+/* ---- the plan (every backend's linalg_gemm follows it) --------------------------------- */
 
 ops_status
 ops_gemm_plan_make(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const ops_tensor *self,
