@@ -130,6 +130,20 @@ fill_bytes(const char *op, ops_tensor *t, int64_t pattern)
     return OPS_STUB_CALL(creation_fill_bytes, d, op, t, pattern);
 }
 
+/* fill_ (zero_ is the composite fill_(0)): the value must fit self's dtype, is
+ * converted once here, and its bytes go to every element whatever the strides. */
+ops_status
+creation_fill_(ops_tensor *self, ops_scalar value)
+{
+    ops_status st = ops_check_fill_value("fill_", value, self->dtype);
+    if (st != OPS_OK)
+        return st;
+    st = fill_bytes("fill_", self, pattern_of(value, self->dtype));
+    if (st == OPS_OK)
+        ops_tensor_bump_version(self);
+    return st;
+}
+
 static bool
 check_ndim(const char *op, int64_t len)
 {

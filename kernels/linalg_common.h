@@ -1,9 +1,9 @@
-/* What the CPU and CUDA kernels of linear algebra and convolution share: the
- * description of a product as one batched GEMM, its argument checks and the plan of
- * which operands the BLAS (OpenBLAS, cuBLAS) can read in place, and the geometry of
- * a convolution with its checks.  The checks run on the host before anything is
- * written, so both backends fail with the same messages; only the execution (an
- * ops_gemm_exec_fn, an ops_conv_run_fn) differs.  C and C++ (kernels/cuda/) clean. */
+/* What the drivers of linear algebra and convolution (kernels/linalg.c,
+ * kernels/conv.c) share with the device loops behind their stubs (kernels/linalg.h,
+ * kernels/conv.h): the description of a product as one batched GEMM and the plan of
+ * which operands the BLAS (OpenBLAS, cuBLAS) can read in place, and the geometry of a
+ * convolution.  The drivers check everything on the host before anything is written,
+ * so both backends fail with the same messages.  C and C++ (kernels/cuda/) clean. */
 #ifndef OPS_LINALG_COMMON_H
 #define OPS_LINALG_COMMON_H
 
@@ -40,13 +40,6 @@ typedef struct ops_gemm_desc {
     bool sum_batch;      /* addbmm: the batches are summed into one m x n result */
     ops_scalar alpha, beta;
 } ops_gemm_desc;
-
-/* Runs g (A and B filled) into out (NULL: a new tensor in *result) of shape rsz,
- * adding beta * self when self is given.  cmap[d] is the result dim of batch dim d
- * (d < nbd), of M (nbd) and of N (nbd + 1); -1 where the result has no such dim. */
-typedef ops_status (*ops_gemm_exec_fn)(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t,
-                                       const ops_tensor *self, ops_tensor *out, int rnd, const int64_t *rsz,
-                                       const int *cmap, ops_tensor **result);
 
 /* Offset in elements of batch b (row-major over bsz) for batch strides bst; the CUDA
  * kernels take the description by value and call it on the device. */
@@ -101,28 +94,6 @@ void ops_la_fold_batches(ops_gemm_desc *g);
 
 bool ops_la_same_view(const ops_tensor *a, const ops_tensor *b);
 
-/* The ops, validated as the CPU does and run by exec.  op names the op in messages;
- * inplace: self is also out (the `_` variants). */
-ops_status ops_la_addmm(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *m1,
-                        const ops_tensor *m2, ops_scalar beta, ops_scalar alpha, ops_tensor *out,
-                        ops_tensor **result, bool inplace);
-ops_status ops_la_baddbmm(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *b1,
-                          const ops_tensor *b2, ops_scalar beta, ops_scalar alpha, ops_tensor *out,
-                          ops_tensor **result, bool inplace, bool sum_batch);
-ops_status ops_la_addmv(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *mat,
-                        const ops_tensor *vec, ops_scalar beta, ops_scalar alpha, ops_tensor *out,
-                        ops_tensor **result, bool inplace);
-ops_status ops_la_dot(ops_gemm_exec_fn exec, const char *op, const ops_tensor *self, const ops_tensor *other,
-                      ops_tensor *out, ops_tensor **result);
-/* a @ b with NumPy's rules; b_t: a 2-D b is given as n x k (linear's weight). */
-ops_status ops_la_matmul(ops_gemm_exec_fn exec, const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t,
-                         const ops_tensor *bias, ops_tensor *out, ops_tensor **result);
-ops_tensor *ops_la_linear(ops_gemm_exec_fn exec, const ops_tensor *input, const ops_tensor *weight,
-                          const ops_tensor *bias);
-/* outer: self[:, None] * vec2 through mul (any device). */
-ops_tensor *ops_la_outer(const ops_tensor *self, const ops_tensor *vec2);
-ops_status ops_la_outer_out(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out);
-
 /* An integer Scalar without C's compound literal (C++ has none). */
 static inline ops_scalar
 ops_la_int_scalar(int64_t v)
@@ -132,10 +103,6 @@ ops_la_int_scalar(int64_t v)
     s.v.i = v;
     return s;
 }
-
-/* ---- einsum (kernels/cpu/einsum.c): views, sum and bmm, so any device --------------- */
-
-ops_tensor *ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_int_list *path);
 
 /* ---- convolution ------------------------------------------------------------------ */
 
@@ -155,22 +122,6 @@ typedef struct ops_conv_geom {
     int64_t xs[4];          /* input strides (n, c, h, w) in elements */
 } ops_conv_geom;
 
-/* Runs the checked convolution g into a new tensor (*result); batched: the input has
- * a batch dim (else the result has none either). */
-typedef ops_status (*ops_conv_run_fn)(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight,
-                                      const ops_tensor *bias, bool batched, ops_tensor **result);
-
-/* The entry points' argument handling (lists, padding modes), checks and geometry. */
-ops_tensor *ops_conv_lists(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input,
-                           const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-                           ops_int_list padding, ops_int_list dilation, int64_t groups);
-ops_tensor *ops_conv_mode(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input,
-                          const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride, const char *padding,
-                          ops_int_list dilation, int64_t groups);
-ops_tensor *ops_conv_transpose(ops_conv_run_fn run, const char *op, int nsp, const ops_tensor *input,
-                               const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-                               ops_int_list padding, ops_int_list output_padding, int64_t groups,
-                               ops_int_list dilation);
 /* A tensor's dims as (n, c, h, w) sizes and strides (1-D: h of size 1). */
 void ops_conv_as4(const ops_tensor *t, int nsp, int64_t *sz, int64_t *st);
 

@@ -282,8 +282,14 @@ random_randint_low(int64_t low, int64_t high, ops_int_list size, ops_generator *
 }
 
 ops_tensor *
-random_randint_like_low(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator, ops_dtype dtype,
-                        ops_device device, ops_memory_format memory_format)
+random_randint(int64_t high, ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device)
+{
+    return random_randint_low(0, high, size, generator, dtype, device);
+}
+
+ops_tensor *
+random_randint_like_low_dtype(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator,
+                              ops_dtype dtype, ops_device device, ops_memory_format memory_format)
 {
     if (check_from_to("randint_like", low, high, dtype == OPS_DTYPE_NONE ? self->dtype : dtype) != OPS_OK)
         return NULL;
@@ -317,6 +323,19 @@ random_random_from_(ops_tensor *self, int64_t from, const int64_t *to, ops_gener
     if (st != OPS_OK)
         return st;
     return fill_inplace(op, self, OPS_RAND_INTEGER, 0.0, 0.0, from, int_range(from, end), generator);
+}
+
+ops_tensor *
+random_randint_like(const ops_tensor *self, int64_t high, ops_generator *generator, ops_dtype dtype,
+                    ops_device device, ops_memory_format memory_format)
+{
+    return random_randint_like_low_dtype(self, 0, high, generator, dtype, device, memory_format);
+}
+
+ops_status
+random_random_to_(ops_tensor *self, int64_t to, ops_generator *generator)
+{
+    return random_random_from_(self, 0, &to, generator);
 }
 
 ops_status
@@ -373,28 +392,65 @@ random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device
  * failure). */
 
 ops_status
-random_rand_out(ops_int_list size, ops_generator *generator, ops_tensor *out)
+random_rand_generator_out(ops_int_list size, ops_generator *generator, ops_tensor *out)
 {
     return ops_write_out("rand", random_rand(size, generator, out->dtype, out->storage->device), out);
 }
 
 ops_status
-random_randn_out(ops_int_list size, ops_generator *generator, ops_tensor *out)
+random_rand_out(ops_int_list size, ops_tensor *out)
+{
+    return random_rand_generator_out(size, NULL, out);
+}
+
+ops_status
+random_randn_generator_out(ops_int_list size, ops_generator *generator, ops_tensor *out)
 {
     return ops_write_out("randn", random_randn(size, generator, out->dtype, out->storage->device), out);
 }
 
 ops_status
-random_randint_low_out(int64_t low, int64_t high, ops_int_list size, ops_generator *generator, ops_tensor *out)
+random_randn_out(ops_int_list size, ops_tensor *out)
+{
+    return random_randn_generator_out(size, NULL, out);
+}
+
+ops_status
+random_randint_low_generator_out(int64_t low, int64_t high, ops_int_list size, ops_generator *generator,
+                                 ops_tensor *out)
 {
     return ops_write_out("randint",
                          random_randint_low(low, high, size, generator, out->dtype, out->storage->device), out);
 }
 
 ops_status
-random_randperm_out(int64_t n, ops_generator *generator, ops_tensor *out)
+random_randint_low_out(int64_t low, int64_t high, ops_int_list size, ops_tensor *out)
+{
+    return random_randint_low_generator_out(low, high, size, NULL, out);
+}
+
+ops_status
+random_randint_generator_out(int64_t high, ops_int_list size, ops_generator *generator, ops_tensor *out)
+{
+    return random_randint_low_generator_out(0, high, size, generator, out);
+}
+
+ops_status
+random_randint_out(int64_t high, ops_int_list size, ops_tensor *out)
+{
+    return random_randint_low_generator_out(0, high, size, NULL, out);
+}
+
+ops_status
+random_randperm_generator_out(int64_t n, ops_generator *generator, ops_tensor *out)
 {
     return ops_write_out("randperm", random_randperm(n, generator, out->dtype, out->storage->device), out);
+}
+
+ops_status
+random_randperm_out(int64_t n, ops_tensor *out)
+{
+    return random_randperm_generator_out(n, NULL, out);
 }
 
 /* ---- bernoulli -------------------------------------------------------------------------------- */
@@ -435,6 +491,12 @@ random_bernoulli(const ops_tensor *self, ops_generator *generator)
 done:
     ops_tensor_release(p);
     return r;
+}
+
+ops_status
+random_bernoulli_out(const ops_tensor *self, ops_generator *generator, ops_tensor *out)
+{
+    return ops_write_out("bernoulli", random_bernoulli(self, generator), out);
 }
 
 static ops_status

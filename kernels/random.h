@@ -2,9 +2,9 @@
  * argument checks, result allocation, the generator) over per-device element work
  * reached through the stubs below: the CPU loops in kernels/cpu/random.c, the CUDA
  * kernels in kernels/cuda/random.cu.  Both devices check the same things with the
- * same messages and advance the generator by the same number of blocks.  The
- * dispatch kernels of both devices (rand_cpu, rand_cuda, ...) still call the
- * random_* drivers declared at the end. */
+ * same messages and advance the generator by the same number of blocks.  The schema
+ * names the drivers (random_<op>_<overload>) for `CPU, CUDA`; the generated glue
+ * declares them (ops_kernels.h) and makes the op's device current around the call. */
 #ifndef OPS_KERNELS_RANDOM_H
 #define OPS_KERNELS_RANDOM_H
 
@@ -48,40 +48,6 @@ OPS_DECLARE_STUB(random_multinomial_draw, ops_status,
 OPS_DECLARE_STUB(random_dropout_fill, ops_status,
                  (const char *op, const ops_tensor *in, ops_tensor *out, ops_tensor *mask, double p,
                   ops_generator *gen));
-
-/* ---- the ops, for every device (kernels/random.c) -------------------------------- */
-
-ops_tensor *random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
-ops_tensor *random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device);
-ops_tensor *random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
-                             ops_memory_format memory_format);
-ops_tensor *random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
-                              ops_memory_format memory_format);
-ops_status random_uniform_(ops_tensor *self, double from, double to, ops_generator *generator);
-ops_status random_normal_(ops_tensor *self, double mean, double std, ops_generator *generator);
-ops_status random_exponential_(ops_tensor *self, double lambd, ops_generator *generator);
-ops_tensor *random_randint_low(int64_t low, int64_t high, ops_int_list size, ops_generator *generator,
-                               ops_dtype dtype, ops_device device);
-ops_tensor *random_randint_like_low(const ops_tensor *self, int64_t low, int64_t high, ops_generator *generator,
-                                    ops_dtype dtype, ops_device device, ops_memory_format memory_format);
-ops_status random_random_from_(ops_tensor *self, int64_t from, const int64_t *to, ops_generator *generator);
-ops_status random_random_(ops_tensor *self, ops_generator *generator);
-ops_tensor *random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device);
-ops_status random_rand_out(ops_int_list size, ops_generator *generator, ops_tensor *out);
-ops_status random_randn_out(ops_int_list size, ops_generator *generator, ops_tensor *out);
-ops_status random_randint_low_out(int64_t low, int64_t high, ops_int_list size, ops_generator *generator,
-                                  ops_tensor *out);
-ops_status random_randperm_out(int64_t n, ops_generator *generator, ops_tensor *out);
-ops_tensor *random_bernoulli(const ops_tensor *self, ops_generator *generator);
-ops_tensor *random_bernoulli_p(const ops_tensor *self, double p, ops_generator *generator);
-ops_status random_bernoulli_float_(ops_tensor *self, double p, ops_generator *generator);
-ops_tensor *random_multinomial(const ops_tensor *self, int64_t num_samples, bool replacement,
-                               ops_generator *generator);
-ops_status random_multinomial_out(const ops_tensor *self, int64_t num_samples, bool replacement,
-                                  ops_generator *generator, ops_tensor *out);
-ops_tensor *random_dropout(const ops_tensor *input, double p, bool train);
-ops_status random_native_dropout(const ops_tensor *input, double p, const bool *train, ops_tensor **result0,
-                                 ops_tensor **result1);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* What the CPU and CUDA kernels of searchsorted, bucketize, bincount and histc share
- * (kernels/cpu/sort_search.c defines them): the argument checks, run on the host
- * before anything is written, and the messages of the checks on the data.  C and C++
+ * (kernels/search.c defines them): the argument checks, run on the host
+ * before anything is written, and the messages of the checks on the data; and the
+ * stub of the searchsorted/bucketize drivers (kernels/search.c).  C and C++
  * clean. */
 #ifndef OPS_SEARCH_COMMON_H
 #define OPS_SEARCH_COMMON_H
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "ops_internal.h"
+#include "ops_stub.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,17 +29,12 @@ ops_status ops_ss_check(const char *op, const ops_tensor *boundaries, const ops_
 int64_t ops_ss_per_row(const ops_tensor *boundaries, const ops_tensor *self);
 /* A Scalar as the 0-dim CPU tensor PyTorch makes of it (int64, float64 or bool). */
 ops_tensor *ops_ss_scalar(ops_scalar s);
-ops_status ops_bucketize_check(const ops_tensor *boundaries);
-/* A backend's search: boundaries/self/side/sorter as searchsorted takes them, op the
- * public name for messages; the result into *result, or into out. */
-typedef ops_status (*ops_ss_impl_fn)(const char *op, const ops_tensor *boundaries, const ops_tensor *self,
-                                     bool out_int32, bool right, const char *side, const ops_tensor *sorter,
-                                     ops_tensor *out, ops_tensor **result);
-/* Every searchsorted/bucketize entry point (both backends): bucketize's check, a
- * Scalar self (scalar_self != NULL; self is then ignored) as a 0-dim tensor, impl. */
-ops_status ops_ss_run(ops_ss_impl_fn impl, bool bucketize, const ops_tensor *boundaries, const ops_tensor *self,
-                      const ops_scalar *scalar_self, bool out_int32, bool right, const char *side,
-                      const ops_tensor *sorter, ops_tensor *out, ops_tensor **result);
+/* A device's search (the stub of the searchsorted/bucketize drivers, kernels/search.c):
+ * boundaries/self/side/sorter as searchsorted takes them, op the public name for
+ * messages; the result into *result, or into out. */
+OPS_DECLARE_STUB(search_sorted, ops_status,
+                 (const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
+                  const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result));
 
 /* bincount's checks; *empty: a 1-D empty self (the result is minlength int64 zeros). */
 ops_status ops_bincount_check(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, bool *empty);

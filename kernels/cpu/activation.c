@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "ops_dispatch.h"
-#include "ops_elementwise_check.h"
+#include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 

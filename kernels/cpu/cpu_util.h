@@ -7,7 +7,7 @@
 #include <math.h>
 
 #include "ops_dispatch.h"
-#include "ops_elementwise_check.h"
+#include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 
 /* The float or double libm function, picked by the type of the first argument

@@ -1,6 +1,6 @@
 /* The CPU loops of the creation ops (the drivers are kernels/creation.c, the stubs
- * kernels/creation.h): a byte-pattern fill and the arange/linspace sequences; and
- * fill_, the CPU kernel of the in-place fill.  Element i's value of a sequence comes
+ * kernels/creation.h): a byte-pattern fill (creation ops and fill_) and the
+ * arange/linspace sequences.  Element i's value of a sequence comes
  * from kernels/creation_math.h, the formulas the CUDA kernels call too. */
 #include <string.h>
 
@@ -101,19 +101,5 @@ creation_sequence_cpu(const char *op, ops_tensor *t, const ops_seq *q)
         st = ops_copy_values(op, t, tmp);
         ops_tensor_release(tmp);
     }
-    return st;
-}
-
-ops_status
-fill_cpu_(ops_tensor *self, ops_scalar value)
-{
-    ops_status st = ops_check_fill_value("fill_", value, self->dtype);
-    if (st != OPS_OK)
-        return st;
-    int64_t pattern = 0; /* room for the widest dtype */
-    ops_scalar_store(value, self->dtype, &pattern);
-    st = creation_fill_bytes_cpu("fill_", self, pattern);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
     return st;
 }

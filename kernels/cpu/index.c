@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
@@ -41,100 +41,6 @@ read_index(const ops_tensor *t, int64_t linear)
 }
 
 /* ---- index_select ------------------------------------------------------------------- */
-
-ops_status
-idx_index_error(const char *op, idx_err_kind kind, int64_t k, int64_t dim, int64_t size)
-{
-    switch (kind) {
-    case IDX_ERR_SELECT:
-        return ops_fail(OPS_ERR_INDEX,
-                        "%s: index out of range in self (index %" PRId64 " of dimension %" PRId64 " with size %" PRId64
-                        ")",
-                        op, k, dim, size);
-    case IDX_ERR_ADD:
-        return ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 ", size %" PRId64 ")", op, k,
-                        size);
-    case IDX_ERR_FLAT:
-        return ops_fail(OPS_ERR_INDEX,
-                        "%s: out of range: tried to access index %" PRId64 " on a tensor of %" PRId64 " elements.", op,
-                        k, size);
-    default:
-        return ops_fail(OPS_ERR_INDEX,
-                        "%s: index %" PRId64 " is out of bounds for dimension %" PRId64 " with size %" PRId64, op, k,
-                        dim, size);
-    }
-}
-
-ops_status
-idx_check_inplace_self(const char *op, const ops_tensor *self)
-{
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a single "
-                        "memory location. Please clone() the tensor before performing the operation.",
-                        op);
-    return OPS_OK;
-}
-
-ops_status
-idx_check_select(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index)
-{
-    if (index->dtype != OPS_INT64 && index->dtype != OPS_INT32)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int32 or int64 for index, but got %s", op,
-                        ops_dtype_name(index->dtype));
-    if (index->ndim > 1)
-        return ops_fail(OPS_ERR_SHAPE, "%s: Index is supposed to be a vector, but got %d dimensions", op,
-                        (int)index->ndim);
-    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
-        return ops_last_status();
-    return OPS_OK;
-}
-
-ops_status
-idx_check_gather(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index)
-{
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    if (index->dtype != OPS_INT64)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int64 for index, but got %s", op,
-                        ops_dtype_name(index->dtype));
-    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
-        return ops_last_status();
-    /* 0-dim tensors count as 1-D of size 1 (PyTorch's ensure_nonempty_dim) */
-    const int snd = self->ndim > 0 ? self->ndim : 1, ind = index->ndim > 0 ? index->ndim : 1;
-    if (snd != ind)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Index tensor must have the same number of dimensions as input tensor (%d and %d)", op,
-                        ind, snd);
-    const int64_t one = 1;
-    const int64_t *ssz = self->ndim ? self->sizes : &one, *isz = index->ndim ? index->sizes : &one;
-    for (int d = 0; d < snd; d++)
-        if (d != *dim && isz[d] > ssz[d])
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: Size does not match at dimension %d expected index %s to be smaller than self %s "
-                            "apart from dimension %" PRId64,
-                            op, d, ops_shape_str(ind, isz, b1, sizeof b1), ops_shape_str(snd, ssz, b2, sizeof b2),
-                            *dim);
-    return OPS_OK;
-}
-
-ops_status
-idx_check_fill_mask(const char *op, const ops_tensor *mask)
-{
-    if (mask->dtype != OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "%s: masked_fill_ only supports boolean masks, but got mask with dtype %s", op,
-                        ops_dtype_name(mask->dtype));
-    return OPS_OK;
-}
-
-ops_status
-idx_check_value_tensor(const char *op, const char *what, const ops_tensor *value)
-{
-    if (value->ndim != 0)
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: %s only supports a 0-dimensional value tensor, but got tensor with %d dimension(s).", op,
-                        what, (int)value->ndim);
-    return OPS_OK;
-}
 
 static ops_tensor *
 index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cpu_util.h"
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
 
@@ -22,56 +22,6 @@ read_index(const ops_tensor *index, int64_t k)
     if (index->dtype == OPS_INT32)
         return ((const int32_t *)index->storage->data)[off];
     return ((const int64_t *)index->storage->data)[off];
-}
-
-/* PyTorch's index_func_meta_impl (index_add), index_copy's and index_fill's checks. */
-ops_status
-idx_check_func(const char *op, ix_mode mode, const ops_tensor *self, int64_t *dim, const ops_tensor *index,
-               const ops_tensor *source)
-{
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
-        return ops_last_status();
-    if (index->ndim > 1)
-        return ops_fail(OPS_ERR_SHAPE, "%s: Index is supposed to be a vector, but got dim: %d with size: %s", op,
-                        (int)index->ndim, ops_shape_str(index->ndim, index->sizes, b1, sizeof b1));
-    if (mode == IX_ADD) {
-        if (index->dtype != OPS_INT64 && index->dtype != OPS_INT32)
-            return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int32/int64 for index but got: %s", op,
-                            ops_dtype_name(index->dtype));
-    } else if (index->dtype != OPS_INT64) {
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected %s for index, but got %s", op,
-                        mode == IX_FILL ? "dtype int64" : "a long tensor", ops_dtype_name(index->dtype));
-    }
-    const int64_t n = ops_tensor_numel(index);
-    if (source != NULL) {
-        if (source->dtype != self->dtype)
-            return ops_fail(OPS_ERR_DTYPE, "%s: self (%s) and source (%s) must have the same scalar type", op,
-                            ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
-        if (source->ndim != 0 && self->ndim != 0 && source->ndim != self->ndim)
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: When source and destination are not scalars, their dimensionality must match. "
-                            "Source dimensionality (%d), destination dimensionality (%d)",
-                            op, (int)source->ndim, (int)self->ndim);
-        const int64_t ssize = source->ndim ? (*dim < source->ndim ? source->sizes[*dim] : 1) : 1;
-        if (n != ssize)
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: Number of indices (%" PRId64 ") should be equal to source.size(dim) (%" PRId64 ")",
-                            op, n, ssize);
-        /* A 0-dim self takes one element of source per index, so source's other dims
-         * must be 1s (PyTorch skips the check for a 0-dim self, and reads past an
-         * empty source such as [1, 5, 0]). */
-        bool same = self->ndim != 0 || source->ndim == 0 || ops_tensor_numel(source) == n;
-        for (int d = 0; d < self->ndim && source->ndim; d++)
-            same = same && (d == *dim || self->sizes[d] == source->sizes[d]);
-        if (!same)
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: source tensor shape must match self tensor shape, excluding the specified "
-                            "dimension. Got self.shape = %s source.shape = %s",
-                            op, ops_shape_str(self->ndim, self->sizes, b1, sizeof b1),
-                            ops_shape_str(source->ndim, source->sizes, b2, sizeof b2));
-    }
-    return OPS_OK;
 }
 
 /* Every index in range: [0, size) for index_add and index_copy, [-size, size) for
@@ -86,17 +36,6 @@ ix_check_values(const char *op, ix_mode mode, const ops_tensor *self, int64_t di
         if (k < (mode == IX_FILL ? -size : 0) || k >= size)
             return idx_index_error(op, mode == IX_ADD ? IDX_ERR_ADD : IDX_ERR_BOUNDS, k, dim, size);
     }
-    return OPS_OK;
-}
-
-ops_status
-idx_check_alpha(const char *op, const ops_tensor *self, ops_scalar alpha)
-{
-    if (alpha.kind == OPS_SCALAR_BOOL && self->dtype != OPS_BOOL)
-        return ops_fail(OPS_ERR_VALUE, "%s: Boolean alpha only supported for Boolean results.", op);
-    if (alpha.kind == OPS_SCALAR_FLOAT && !ops_dtype_is_floating(self->dtype))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: For integral input tensors, argument alpha must not be a floating point number.", op);
     return OPS_OK;
 }
 

@@ -7,56 +7,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "index_util.h"
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
-
-ops_status
-idx_check_select_mask(const char *op, const ops_tensor *mask)
-{
-    if (mask->dtype != OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "%s: expected BoolTensor for mask, but got mask with dtype %s", op,
-                        ops_dtype_name(mask->dtype));
-    return OPS_OK;
-}
-
-ops_status
-idx_check_masked_scatter(const char *op, const ops_tensor *self, const ops_tensor *mask, const ops_tensor *source)
-{
-    if (mask->dtype != OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "%s: masked_scatter_ only supports boolean masks, but got mask with dtype %s",
-                        op, ops_dtype_name(mask->dtype));
-    if (source->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: expected self and source to have same dtypes but got %s and %s", op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
-    return OPS_OK;
-}
-
-ops_status
-idx_masked_scatter_count_error(const char *op, int64_t nsource, int64_t ntrue)
-{
-    return ops_fail(OPS_ERR_VALUE,
-                    "%s: Number of elements of source < number of ones in mask (%" PRId64 " < %" PRId64 ")", op,
-                    nsource, ntrue);
-}
-
-ops_status
-idx_check_masked_scatter_inplace(const char *op, const ops_tensor *self, const ops_tensor *mask)
-{
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    int nd;
-    int64_t shape[OPS_MAX_DIMS];
-    ops_status st = ops_broadcast_shapes(op, "self", self->ndim, self->sizes, "mask", mask->ndim, mask->sizes, &nd,
-                                         shape);
-    if (st != OPS_OK)
-        return st;
-    if (nd != self->ndim || memcmp(shape, self->sizes, (size_t)nd * sizeof(int64_t)) != 0)
-        return ops_fail(OPS_ERR_SHAPE, "%s: mask of shape %s cannot be broadcast to self's shape %s", op,
-                        ops_shape_str(mask->ndim, mask->sizes, b1, sizeof b1),
-                        ops_shape_str(self->ndim, self->sizes, b2, sizeof b2));
-    return idx_check_inplace_self(op, self);
-}
 
 /* Number of true elements of mask read broadcast to (nd, shape) with strides mst. */
 static int64_t

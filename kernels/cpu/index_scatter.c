@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cpu_util.h"
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
 
@@ -25,84 +25,6 @@
 #define SC_MIN(a, v) OPS_IX_MIN(a, v)
 
 /* ---- checks ---------------------------------------------------------------------- */
-
-ops_status
-idx_parse_reduce(const char *op, const ops_tensor *self, const char *reduce, bool new_options, sc_reduce *r)
-{
-    if (!new_options) {
-        if (strcmp(reduce, "add") == 0)
-            *r = SC_SUM;
-        else if (strcmp(reduce, "multiply") == 0)
-            *r = SC_PROD;
-        else
-            return ops_fail(OPS_ERR_VALUE, "%s: reduce argument must be either add or multiply.", op);
-        return OPS_OK;
-    }
-    static const char *const names[] = {"sum", "prod", "mean", "amax", "amin"};
-    static const sc_reduce ops[] = {SC_SUM, SC_PROD, SC_MEAN, SC_AMAX, SC_AMIN};
-    for (int i = 0; i < 5; i++)
-        if (strcmp(reduce, names[i]) == 0) {
-            *r = ops[i];
-            /* bool as PyTorch: sum and amax are a logical or, prod and amin a logical
-             * and (the bool stores of the shared loops); mean has no bool meaning */
-            if (self->dtype == OPS_BOOL && ops[i] == SC_MEAN)
-                return ops_fail(OPS_ERR_DTYPE, "%s: reduce='mean' is not supported for dtype bool (sum, prod, "
-                                "amax and amin are)", op);
-            return OPS_OK;
-        }
-    return ops_fail(OPS_ERR_VALUE, "%s: reduce argument must be either sum, prod, mean, amax or amin, got %s", op,
-                    reduce);
-}
-
-/* dim wrapped; dtypes, shapes and every index value checked (PyTorch's
- * scatter_gather_dtype_check, scatter_shape_check and the kernel's bound check). */
-ops_status
-idx_check_scatter(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index, const ops_tensor *src)
-{
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN], b3[OPS_SHAPE_STR_LEN];
-    if (!ops_wrap_dim(op, "dim", dim, self->ndim))
-        return ops_last_status();
-    const int64_t n = ops_tensor_numel(index);
-    if (n != 0 && index->dtype != OPS_INT64)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected dtype int64 for index, but got %s", op,
-                        ops_dtype_name(index->dtype));
-    if (src != NULL && src->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected self.dtype to be equal to src.dtype (got %s and %s)", op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(src->dtype));
-    if (n == 0)
-        return OPS_OK;
-    const int snd = self->ndim ? self->ndim : 1, ind = index->ndim ? index->ndim : 1;
-    if (snd != ind)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Index tensor must have the same number of dimensions as self tensor (%d and %d)", op, ind,
-                        snd);
-    if (src != NULL && (src->ndim ? src->ndim : 1) != ind)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Index tensor must have the same number of dimensions as src tensor (%d and %d)", op, ind,
-                        src->ndim ? src->ndim : 1);
-    bool wrong = false;
-    for (int d = 0; d < snd && !wrong; d++) {
-        const int64_t is = index->ndim ? index->sizes[d] : 1;
-        if (d != *dim && is > (self->ndim ? self->sizes[d] : 1))
-            wrong = true;
-        if (src != NULL && is > (src->ndim ? src->sizes[d] : 1))
-            wrong = true;
-    }
-    if (wrong) {
-        if (src != NULL)
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: Expected index %s to be smaller than self %s apart from dimension %" PRId64
-                            " and to be smaller size than src %s",
-                            op, ops_shape_str(index->ndim, index->sizes, b1, sizeof b1),
-                            ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), *dim,
-                            ops_shape_str(src->ndim, src->sizes, b3, sizeof b3));
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Expected index %s to be smaller than self %s apart from dimension %" PRId64, op,
-                        ops_shape_str(index->ndim, index->sizes, b1, sizeof b1),
-                        ops_shape_str(self->ndim, self->sizes, b2, sizeof b2), *dim);
-    }
-    return OPS_OK;
-}
 
 /* idx_check_scatter, then every index value in [0, self.size(dim)). */
 static ops_status
@@ -169,33 +91,6 @@ scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_te
 #define SC_U_PROD(a, v) ((a) = SC_MUL((a), (v)))
 #define SC_U_MAX(a, v) ((a) = SC_MAX((a), (v)))
 #define SC_U_MIN(a, v) ((a) = SC_MIN((a), (v)))
-
-/* The value include_self=False starts a touched element from (lowest for amax, ...). */
-ops_scalar
-idx_reduce_identity(sc_reduce red, ops_dtype dt)
-{
-    if (red == SC_PROD)
-        return OPS_SCALAR_INT(1);
-    if (red != SC_AMAX && red != SC_AMIN)
-        return OPS_SCALAR_INT(0);
-    const bool mx = red == SC_AMAX;
-    switch (dt) {
-    case OPS_BOOL:
-        return OPS_SCALAR_BOOL(!mx);
-    case OPS_UINT8:
-        return OPS_SCALAR_INT(mx ? 0 : UINT8_MAX);
-    case OPS_INT8:
-        return OPS_SCALAR_INT(mx ? INT8_MIN : INT8_MAX);
-    case OPS_INT16:
-        return OPS_SCALAR_INT(mx ? INT16_MIN : INT16_MAX);
-    case OPS_INT32:
-        return OPS_SCALAR_INT(mx ? INT32_MIN : INT32_MAX);
-    case OPS_INT64:
-        return OPS_SCALAR_INT(mx ? INT64_MIN : INT64_MAX);
-    default:
-        return OPS_SCALAR_FLOAT(mx ? -INFINITY : INFINITY);
-    }
-}
 
 static ops_status
 scatter_typed(const char *op, const ops_tensor *self, ops_tensor *accbuf, int64_t dim, const ops_tensor *index,

@@ -10,21 +10,9 @@
 #include <string.h>
 
 #include "cpu_util.h"
-#include "index_check.h"
+#include "kernels/index_check.h"
 #include "index_util.h"
 #include "ops_kernels.h"
-
-/* Element offset of t's linear-th element (row-major). */
-static int64_t
-linear_offset(const ops_tensor *t, int64_t linear)
-{
-    int64_t off = t->offset;
-    for (int d = t->ndim - 1; d >= 0; d--) {
-        off += (linear % t->sizes[d]) * t->strides[d];
-        linear /= t->sizes[d];
-    }
-    return off;
-}
 
 /* Every index in [-numel, numel): PyTorch's take/put message otherwise. */
 static ops_status
@@ -36,39 +24,6 @@ check_flat_indices(const char *op, const ops_tensor *index, int64_t numel)
         if (k < -numel || k >= numel)
             return idx_index_error(op, IDX_ERR_FLAT, k, 0, numel);
     }
-    return OPS_OK;
-}
-
-ops_status
-idx_check_take(const char *op, const ops_tensor *self, const ops_tensor *index)
-{
-    if (index->dtype != OPS_INT64)
-        return ops_fail(OPS_ERR_DTYPE, "%s: take(): Expected a long tensor for index, but got %s", op,
-                        ops_dtype_name(index->dtype));
-    if (ops_tensor_numel(self) == 0 && ops_tensor_numel(index) != 0)
-        return ops_fail(OPS_ERR_INDEX, "%s: take(): tried to take from an empty tensor", op);
-    return OPS_OK;
-}
-
-ops_status
-idx_check_put(const char *op, const ops_tensor *self, const ops_tensor *index, const ops_tensor *source)
-{
-    if (index->dtype != OPS_INT64)
-        return ops_fail(OPS_ERR_DTYPE, "%s: put_(): Expected a long tensor for index, but got %s", op,
-                        ops_dtype_name(index->dtype));
-    if (source->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE,
-                        "%s: put_(): self and source expected to have the same dtype, but got self.dtype = %s "
-                        "and source.dtype = %s",
-                        op, ops_dtype_name(self->dtype), ops_dtype_name(source->dtype));
-    const int64_t n = ops_tensor_numel(index);
-    if (ops_tensor_numel(source) != n)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: put_(): Expected source and index to have the same number of elements, but got "
-                        "source.numel() = %" PRId64 ", index.numel() = %" PRId64,
-                        op, ops_tensor_numel(source), n);
-    if (ops_tensor_numel(self) == 0 && n != 0)
-        return ops_fail(OPS_ERR_INDEX, "%s: put_(): Tried to put elements into an empty tensor", op);
     return OPS_OK;
 }
 
@@ -100,7 +55,7 @@ take_impl(const char *op, const ops_tensor *self, const ops_tensor *index)
             int64_t k = ip != NULL ? ip[i] : idx_read_i64(index, i);
             if (k < 0)
                 k += numel;
-            const int64_t off = self_contig ? self->offset + k : linear_offset(self, k);
+            const int64_t off = self_contig ? self->offset + k : idx_linear_offset(self, k);
             idx_copy_elem(rp + (size_t)i * is, sb + (size_t)off * is, is);
         }
     }
@@ -203,85 +158,6 @@ put_cpu_(ops_tensor *self, const ops_tensor *index, const ops_tensor *source, bo
 
 /* ---- repeat_interleave ---------------------------------------------------------------------- */
 
-/* repeats (1-D, int32 or int64, >= 0) read as int64 into reps[n] (n = repeats.numel())
- * and their sum, checked against output_size when given. */
-static ops_status
-read_repeats(const char *op, const ops_tensor *repeats, int64_t *reps, const int64_t *output_size, int64_t *total)
-{
-    const int64_t n = ops_tensor_numel(repeats);
-    const size_t is = ops_dtype_itemsize(repeats->dtype);
-    const char *b = (const char *)repeats->storage->data;
-    int64_t sum = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const char *p = b + (size_t)linear_offset(repeats, i) * is;
-        int64_t v;
-        if (repeats->dtype == OPS_INT32) {
-            int32_t v32;
-            memcpy(&v32, p, 4);
-            v = v32;
-        } else {
-            memcpy(&v, p, 8);
-        }
-        if (v < 0)
-            return ops_fail(OPS_ERR_VALUE, "%s: repeats can not be negative", op);
-        reps[i] = v;
-        if (ops_add_overflow_i64(sum, v, &sum))
-            return ops_fail(OPS_ERR_VALUE, "%s: the sum of repeats does not fit int64", op);
-    }
-    if (output_size != NULL && *output_size != sum)
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: allocated size does not match required size (output_size=%" PRId64
-                        ", sum of repeats %" PRId64 ")",
-                        op, *output_size, sum);
-    *total = sum;
-    return OPS_OK;
-}
-
-static ops_status
-check_repeats_dtype(const char *op, const ops_tensor *repeats)
-{
-    if (repeats->dtype != OPS_INT64 && repeats->dtype != OPS_INT32)
-        return ops_fail(OPS_ERR_DTYPE, "%s: repeats has to be Long or Int tensor, but got %s", op,
-                        ops_dtype_name(repeats->dtype));
-    return OPS_OK;
-}
-
-ops_status
-idx_repeat_tensor_counts(const char *op, const ops_tensor *repeats, const int64_t *output_size, int64_t **reps,
-                         int64_t *total)
-{
-    *reps = NULL;
-    if (repeats->ndim != 1)
-        return ops_fail(OPS_ERR_SHAPE, "%s: repeat_interleave only accept 1D vector as repeat (got %d dims)", op,
-                        (int)repeats->ndim);
-    if (check_repeats_dtype(op, repeats) != OPS_OK)
-        return ops_last_status();
-    const int64_t n = repeats->sizes[0];
-    if ((*reps = ops_host_malloc_array(n > 0 ? n : 1, sizeof(int64_t))) == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory (a list of %" PRId64 " repeats)", op, n);
-    const ops_status st = read_repeats(op, repeats, *reps, output_size, total);
-    if (st != OPS_OK) {
-        ops_host_free(*reps);
-        *reps = NULL;
-    }
-    return st;
-}
-
-void
-idx_repeat_fill(ops_dtype dt, const int64_t *reps, int64_t n, void *dst)
-{
-    char *rp = (char *)dst;
-    for (int64_t i = 0, j = 0; i < n; i++)
-        for (int64_t k = 0; k < reps[i]; k++, j++) {
-            if (dt == OPS_INT32) {
-                const int32_t v = (int32_t)i;
-                memcpy(rp + j * 4, &v, 4);
-            } else {
-                memcpy(rp + j * 8, &i, 8);
-            }
-        }
-}
-
 ops_tensor *
 repeat_interleave_tensor_cpu(const ops_tensor *repeats, const int64_t *output_size)
 {
@@ -294,75 +170,6 @@ repeat_interleave_tensor_cpu(const ops_tensor *repeats, const int64_t *output_si
         idx_repeat_fill(repeats->dtype, reps, repeats->sizes[0], ops_tensor_data_ptr(r));
     ops_host_free(reps);
     return r;
-}
-
-ops_status
-idx_repeat_counts(const char *op, const ops_tensor *self, const ops_tensor *repeats, int64_t rep_int,
-                  const int64_t *dim_opt, const int64_t *output_size, int64_t **reps_out, int64_t *dim_out,
-                  int64_t *total_out)
-{
-    int64_t *reps = NULL;
-    *reps_out = NULL;
-    if (repeats != NULL) {
-        if (check_repeats_dtype(op, repeats) != OPS_OK)
-            return ops_last_status();
-        if (repeats->ndim > 1)
-            return ops_fail(OPS_ERR_SHAPE, "%s: repeats must be 0-dim or 1-dim tensor", op);
-    }
-    int64_t dim = 0, size;
-    if (dim_opt == NULL || self->ndim == 0) {
-        if (dim_opt != NULL) {
-            dim = *dim_opt;
-            if (!ops_wrap_dim(op, "dim", &dim, 0))
-                return ops_last_status();
-        }
-        dim = -1;
-        size = ops_tensor_numel(self);
-    } else {
-        dim = *dim_opt;
-        if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
-            return ops_last_status();
-        size = self->sizes[dim];
-    }
-    const bool same = repeats == NULL || repeats->ndim == 0 || repeats->sizes[0] == 1;
-    if (!same && repeats->sizes[0] != size)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: repeats must have the same size as input along dim, but got repeats.size(0) = %" PRId64
-                        " and input.size(%" PRId64 ") = %" PRId64,
-                        op, repeats->sizes[0], dim < 0 ? 0 : dim, size);
-    reps = ops_host_malloc_array(size > 0 ? size : 1, sizeof(int64_t));
-    if (reps == NULL)
-        return ops_fail(OPS_ERR_OOM, "%s: out of memory (a list of %" PRId64 " repeats)", op, size);
-    int64_t total = 0;
-    if (!same) {
-        if (read_repeats(op, repeats, reps, NULL, &total) != OPS_OK)
-            goto fail;
-    } else {
-        int64_t v = rep_int, one_total;
-        if (repeats != NULL && read_repeats(op, repeats, &v, NULL, &one_total) != OPS_OK)
-            goto fail;
-        if (v < 0) {
-            ops_fail(OPS_ERR_VALUE, "%s: repeats can not be negative", op);
-            goto fail;
-        }
-        if (ops_mul_overflow_i64(v, size, &total)) {
-            ops_fail(OPS_ERR_VALUE, "%s: %" PRId64 " repeats of %" PRId64 " slices do not fit int64", op, v, size);
-            goto fail;
-        }
-        for (int64_t i = 0; i < size; i++)
-            reps[i] = v;
-    }
-    if (output_size != NULL && *output_size != total) {
-        ops_fail(OPS_ERR_VALUE,
-                 "%s: allocated size does not match required size (output_size=%" PRId64 ", required %" PRId64 ")",
-                 op, *output_size, total);
-        goto fail;
-    }
-    *reps_out = reps, *dim_out = dim, *total_out = total;
-    return OPS_OK;
-fail:
-    ops_host_free(reps);
-    return ops_last_status();
 }
 
 /* self's slices along dim (or its elements, flattened, when dim is NULL) repeated

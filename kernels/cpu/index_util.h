@@ -31,18 +31,6 @@ idx_num_chunks(int64_t n)
 #define IDX_PARALLEL_FOR_
 #endif
 
-/* Strides of t read as if broadcast to (nd, shape): 0 along the dims t lacks or has
- * as 1.  The caller has checked that t broadcasts to shape. */
-static inline void
-idx_bcast_strides(const ops_tensor *t, int nd, const int64_t *shape, int64_t *st)
-{
-    (void)shape;
-    for (int d = 0; d < nd; d++) {
-        const int td = d - (nd - t->ndim);
-        st[d] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td];
-    }
-}
-
 /* Advance a row-major counter over sizes[nd] by one element, moving the element
  * offsets off[k] of nops operands with strides st[k]. */
 static inline void

@@ -7,7 +7,7 @@
  * kernel converts them (elu's alpha * scale formed in double first); the checks are
  * activation.c's ops_check_* and the formulas kernels/ops_elementwise_math.h's. */
 #include "ops_cuda_loops.cuh"
-#include "ops_elementwise_check.h"
+#include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 

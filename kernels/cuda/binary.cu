@@ -8,7 +8,7 @@
  * converted both inputs to it->common_dtype; the launcher handles strides, broadcast
  * and host-scalar operands (a CPU 0-dim tensor or Python number). */
 #include "ops_cuda_loops.cuh"
-#include "ops_elementwise_check.h"
+#include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 

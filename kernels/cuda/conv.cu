@@ -1,8 +1,8 @@
-/* Convolution (CUDA): conv1d, conv2d (and their padding="valid"/"same" overloads),
- * conv_transpose1d, conv_transpose2d.
+/* Convolution (CUDA loops): the stub conv_run of kernels/conv.h, for conv1d, conv2d
+ * (and their padding="valid"/"same" overloads), conv_transpose1d, conv_transpose2d.
  *
- * The arguments, checks and geometry are the CPU's (kernels/linalg_common.h); the
- * work is the CPU's algorithm on the device: im2col + GEMM, in the compute type ct
+ * The arguments, checks and geometry are the one driver's (kernels/conv.c); the work
+ * is the CPU's algorithm on the device: im2col + GEMM, in the compute type ct
  * (float for float16/bfloat16/float32, double for float64, int64 for the integer types,
  * whose GEMMs take the runner's exact integer kernel) so half-precision inputs
  * accumulate in float and are rounded once at the end, as on the CPU.  cuDNN is not
@@ -23,7 +23,7 @@
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
-#include "kernels/linalg_common.h"
+#include "kernels/conv.h"
 #include "linalg_cuda.h"
 
 #define CONV_BLOCK 256
@@ -292,8 +292,10 @@ done:
     return st;
 }
 
-/* The CUDA ops_conv_run_fn. */
-static ops_status
+OPS_REGISTER_STUB(conv_run, CUDA, conv_run_cuda);
+
+/* The convolution of checked g into a new tensor on the input's device. */
+ops_status
 conv_run_cuda(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
               bool batched, ops_tensor **result)
 {
@@ -338,51 +340,4 @@ conv_run_cuda(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weigh
     }
     *result = res;
     return OPS_OK;
-}
-
-/* ---- the dispatch kernels ------------------------------------------------------------- */
-
-ops_tensor *
-conv1d_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-            ops_int_list padding, ops_int_list dilation, int64_t groups)
-{
-    return ops_conv_lists(conv_run_cuda, "conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
-}
-
-ops_tensor *
-conv2d_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-            ops_int_list padding, ops_int_list dilation, int64_t groups)
-{
-    return ops_conv_lists(conv_run_cuda, "conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
-}
-
-ops_tensor *
-conv1d_padding_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-                    const char *padding, ops_int_list dilation, int64_t groups)
-{
-    return ops_conv_mode(conv_run_cuda, "conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
-}
-
-ops_tensor *
-conv2d_padding_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-                    const char *padding, ops_int_list dilation, int64_t groups)
-{
-    return ops_conv_mode(conv_run_cuda, "conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
-}
-
-ops_tensor *
-conv_transpose1d_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
-                      ops_int_list padding, ops_int_list output_padding, int64_t groups, ops_int_list dilation)
-{
-    return ops_conv_transpose(conv_run_cuda, "conv_transpose1d", 1, input, weight, bias, stride, padding,
-                              output_padding, groups, dilation);
-}
-
-ops_tensor *
-conv_transpose2d_input_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-                            ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
-                            ops_int_list dilation)
-{
-    return ops_conv_transpose(conv_run_cuda, "conv_transpose2d", 2, input, weight, bias, stride, padding,
-                              output_padding, groups, dilation);
 }

@@ -1,5 +1,7 @@
-/* copy_ within one CUDA device: ops_cuda_copy_same_device (runtime/dispatch/ops_cuda_backend.h),
- * every (destination, source) dtype pair, src broadcast to dst, any strides.
+/* The CUDA loop of the copies (the stub copy_values of kernels/copy.h; the drivers
+ * are kernels/copy.c): within one CUDA device, ops_cuda_copy_same_device below, every
+ * (destination, source) dtype pair, src broadcast to dst, any strides; between
+ * devices, the transfers of transfer.cu.
  *
  * The geometry comes from the same builder the CPU copy uses (ops_iter_build_copy:
  * broadcast check and message, dims sorted by stride and coalesced), so both devices
@@ -8,6 +10,8 @@
  * offsets.  Values convert by ops_convert.h's rules, the definitions the CPU's
  * ops_convert_run uses; a same-dtype copy moves the bytes (NaN payloads and -0
  * survive, as on the CPU). */
+#include "cuda_common.h"
+#include "kernels/copy.h"
 #include "ops_convert.h"
 #include "ops_cuda_backend.h"
 #include "ops_cuda_loops.cuh"
@@ -82,4 +86,22 @@ ops_cuda_copy_same_device(const char *op, ops_tensor *dst, const ops_tensor *src
         st = copy_run(&it);
     ops_iter_release(&it);
     return st;
+}
+
+OPS_REGISTER_STUB(copy_values, CUDA, copy_values_cuda);
+
+/* dst or src (or both) on a CUDA device: a device copy when both are on one device,
+ * else a transfer; the CUDA tensor's device (dst's when both are) is current. */
+ops_status
+copy_values_cuda(const char *op, ops_tensor *dst, const ops_tensor *src, bool non_blocking)
+{
+    const ops_device dd = dst->storage->device, sd = src->storage->device;
+    const int index = dd.type == OPS_CUDA ? dd.index : sd.index;
+    ops_status st = ops_cuda_check_device(op, index);
+    if (st != OPS_OK)
+        return st;
+    ops_cuda_device_guard guard(index);
+    if (ops_device_equal(dd, sd))
+        return ops_cuda_copy_same_device(op, dst, src);
+    return ops_cuda_copy_across(op, dst, src, non_blocking);
 }

@@ -3,7 +3,7 @@
 // index_add.c, index_take.c), and the helpers of index_cuda.cuh.
 //
 // As on the CPU, everything is validated before anything is written: shapes and
-// dtypes by the functions the CPU kernels call (kernels/cpu/index_check.h), index
+// dtypes by the functions the CPU kernels call (kernels/index_check.c), index
 // values by a checking kernel whose first bad position the host reads back.  Writes
 // go into a fresh contiguous buffer (the opmath dtype where the CPU accumulates),
 // converted into the result, self or out= at the end.  Where several indices hit one

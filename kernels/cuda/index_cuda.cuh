@@ -15,7 +15,7 @@
 #include <type_traits>
 
 #include "cuda_common.h"
-#include "kernels/cpu/index_check.h"
+#include "kernels/index_check.h"
 #include "ops_dispatch.h"
 #include "kernels/ops_index_math.h"
 

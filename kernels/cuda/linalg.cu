@@ -1,8 +1,7 @@
-/* Linear algebra (CUDA): mm, bmm, mv, dot, vdot, outer, addmm, addmv, baddbmm, addbmm,
- * matmul, linear.
- *
- * The ops are checked and described as one batched GEMM by the code the CPU kernels
- * use (kernels/linalg_common.h: ops_la_*); only the executor differs.  Here:
+/* Linear algebra (CUDA loops): the executor of a checked batched GEMM (the stub
+ * linalg_gemm of kernels/linalg.h), for mm, bmm, mv, dot, vdot, addmm, addmv, baddbmm,
+ * addbmm, matmul and linear, whose one driver (kernels/linalg.c) checks them and
+ * describes each as one batched GEMM.  Here:
  *  - float32/float64 go to cublas{S,D}gemm, float16/bfloat16 to cublasGemmEx with
  *    float compute (CUBLAS_COMPUTE_32F), alpha/beta in the compute type;
  *  - cuBLAS is column-major: a row-major C = A B is computed as C^T = B^T A^T, and an
@@ -27,7 +26,7 @@
 #include "ops_dispatch.h"
 #include "ops_kernels.h"
 
-#include "kernels/linalg_common.h"
+#include "kernels/linalg.h"
 #include "linalg_cuda.h"
 
 /* ---- cuBLAS handles and the TF32 switch ----------------------------------------------- */
@@ -358,11 +357,13 @@ la_buffer(const char *op, int dev, ops_dtype dt, int64_t n, ops_tensor **t)
 
 /* ---- the CUDA executor ---------------------------------------------------------------- */
 
-/* The CUDA ops_gemm_exec_fn: the CPU's plan, device buffers for what cuBLAS cannot
- * read, out written only once every buffer exists. */
-static ops_status
-gemm_exec_cuda(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const ops_tensor *self,
-               ops_tensor *out, int rnd, const int64_t *rsz, const int *cmap, ops_tensor **result)
+OPS_REGISTER_STUB(linalg_gemm, CUDA, linalg_gemm_cuda);
+
+/* The CPU's plan, device buffers for what cuBLAS cannot read, out written only once
+ * every buffer exists. */
+ops_status
+linalg_gemm_cuda(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const ops_tensor *self,
+                 ops_tensor *out, int rnd, const int64_t *rsz, const int *cmap, ops_tensor **result)
 {
     const char *op = g->op;
     const int dev = ops_tensor_device(a_t).index;
@@ -451,200 +452,4 @@ done:
     ops_tensor_release(tmp_c);
     ops_tensor_release(fresh);
     return st;
-}
-
-/* ---- the dispatch kernels ------------------------------------------------------------- */
-
-ops_tensor *
-mm_cuda(const ops_tensor *self, const ops_tensor *mat2)
-{
-    ops_tensor *r = NULL;
-    ops_la_addmm(gemm_exec_cuda, "mm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
-    return r;
-}
-
-ops_status
-mm_out_cuda(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
-{
-    return ops_la_addmm(gemm_exec_cuda, "mm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL,
-                        false);
-}
-
-ops_tensor *
-addmm_cuda(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    ops_la_addmm(gemm_exec_cuda, "addmm", self, mat1, mat2, beta, alpha, NULL, &r, false);
-    return r;
-}
-
-ops_status
-addmm_out_cuda(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta,
-               ops_scalar alpha, ops_tensor *out)
-{
-    return ops_la_addmm(gemm_exec_cuda, "addmm", self, mat1, mat2, beta, alpha, out, NULL, false);
-}
-
-ops_status
-addmm_cuda_(ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
-{
-    return ops_la_addmm(gemm_exec_cuda, "addmm_", self, mat1, mat2, beta, alpha, self, NULL, true);
-}
-
-ops_tensor *
-bmm_cuda(const ops_tensor *self, const ops_tensor *mat2)
-{
-    ops_tensor *r = NULL;
-    ops_la_baddbmm(gemm_exec_cuda, "bmm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false,
-                   false);
-    return r;
-}
-
-ops_status
-bmm_out_cuda(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
-{
-    return ops_la_baddbmm(gemm_exec_cuda, "bmm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out,
-                          NULL, false, false);
-}
-
-ops_tensor *
-baddbmm_cuda(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-             ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    ops_la_baddbmm(gemm_exec_cuda, "baddbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, false);
-    return r;
-}
-
-ops_status
-baddbmm_out_cuda(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-                 ops_scalar alpha, ops_tensor *out)
-{
-    return ops_la_baddbmm(gemm_exec_cuda, "baddbmm", self, batch1, batch2, beta, alpha, out, NULL, false, false);
-}
-
-ops_status
-baddbmm_cuda_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
-{
-    return ops_la_baddbmm(gemm_exec_cuda, "baddbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, false);
-}
-
-ops_tensor *
-addbmm_cuda(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-            ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    ops_la_baddbmm(gemm_exec_cuda, "addbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, true);
-    return r;
-}
-
-ops_status
-addbmm_out_cuda(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
-                ops_scalar alpha, ops_tensor *out)
-{
-    return ops_la_baddbmm(gemm_exec_cuda, "addbmm", self, batch1, batch2, beta, alpha, out, NULL, false, true);
-}
-
-ops_status
-addbmm_cuda_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
-{
-    return ops_la_baddbmm(gemm_exec_cuda, "addbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, true);
-}
-
-ops_tensor *
-mv_cuda(const ops_tensor *self, const ops_tensor *vec)
-{
-    ops_tensor *r = NULL;
-    ops_la_addmv(gemm_exec_cuda, "mv", NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
-    return r;
-}
-
-ops_status
-mv_out_cuda(const ops_tensor *self, const ops_tensor *vec, ops_tensor *out)
-{
-    return ops_la_addmv(gemm_exec_cuda, "mv", NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL,
-                        false);
-}
-
-ops_tensor *
-addmv_cuda(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
-{
-    ops_tensor *r = NULL;
-    ops_la_addmv(gemm_exec_cuda, "addmv", self, mat, vec, beta, alpha, NULL, &r, false);
-    return r;
-}
-
-ops_status
-addmv_out_cuda(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha,
-               ops_tensor *out)
-{
-    return ops_la_addmv(gemm_exec_cuda, "addmv", self, mat, vec, beta, alpha, out, NULL, false);
-}
-
-ops_status
-addmv_cuda_(ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
-{
-    return ops_la_addmv(gemm_exec_cuda, "addmv_", self, mat, vec, beta, alpha, self, NULL, true);
-}
-
-ops_tensor *
-dot_cuda(const ops_tensor *self, const ops_tensor *tensor)
-{
-    ops_tensor *r = NULL;
-    ops_la_dot(gemm_exec_cuda, "dot", self, tensor, NULL, &r);
-    return r;
-}
-
-ops_status
-dot_out_cuda(const ops_tensor *self, const ops_tensor *tensor, ops_tensor *out)
-{
-    return ops_la_dot(gemm_exec_cuda, "dot", self, tensor, out, NULL);
-}
-
-/* vdot: conj(self) . other; every dtype here is real, so it is dot (PyTorch's vdot
- * calls at::dot for real dtypes, with dot's checks and messages). */
-ops_tensor *
-vdot_cuda(const ops_tensor *self, const ops_tensor *other)
-{
-    ops_tensor *r = NULL;
-    ops_la_dot(gemm_exec_cuda, "vdot", self, other, NULL, &r);
-    return r;
-}
-
-ops_status
-vdot_out_cuda(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
-{
-    return ops_la_dot(gemm_exec_cuda, "vdot", self, other, out, NULL);
-}
-
-ops_tensor *
-outer_cuda(const ops_tensor *self, const ops_tensor *vec2)
-{
-    return ops_la_outer(self, vec2);
-}
-
-ops_status
-outer_out_cuda(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
-{
-    return ops_la_outer_out(self, vec2, out);
-}
-
-ops_tensor *
-matmul_cuda(const ops_tensor *self, const ops_tensor *other)
-{
-    ops_tensor *r = NULL;
-    ops_la_matmul(gemm_exec_cuda, "matmul", self, other, false, NULL, NULL, &r);
-    return r;
-}
-
-ops_status
-matmul_out_cuda(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
-{
-    return ops_la_matmul(gemm_exec_cuda, "matmul", self, other, false, NULL, out, NULL);
-}
-
-ops_tensor *
-linear_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
-{
-    return ops_la_linear(gemm_exec_cuda, input, weight, bias);
 }

@@ -160,9 +160,11 @@ ss_search_launch(const char *op, const ops_tensor *b, const int64_t *sorter, int
     return OPS_OK;
 }
 
-static ops_status
-ss_impl(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
-        const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+OPS_REGISTER_STUB(search_sorted, CUDA, search_sorted_cuda);
+
+ops_status
+search_sorted_cuda(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
+                   const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
 {
     ops_dtype cd;
     ops_status st = ops_ss_check(op, boundaries, self, out_int32, &right, side, sorter, out, &cd);
@@ -235,67 +237,6 @@ done:
     ops_tensor_release(s);
     ops_tensor_release(r);
     return st;
-}
-
-ops_tensor *
-searchsorted_cuda(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
-                  const char *side, const ops_tensor *sorter)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
-    return r;
-}
-
-ops_status
-searchsorted_tensor_out_cuda(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
-                             const char *side, const ops_tensor *sorter, ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
-}
-
-ops_tensor *
-searchsorted_scalar_cuda(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
-                         const char *side, const ops_tensor *sorter)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
-    return r;
-}
-
-ops_status
-searchsorted_scalar_out_cuda(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
-                             const char *side, const ops_tensor *sorter, ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
-}
-
-ops_tensor *
-bucketize_cuda(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
-    return r;
-}
-
-ops_status
-bucketize_tensor_out_cuda(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
-                          ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, true, boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
-}
-
-ops_tensor *
-bucketize_scalar_cuda(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
-{
-    ops_tensor *r = NULL;
-    ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
-    return r;
-}
-
-ops_status
-bucketize_scalar_out_cuda(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
-{
-    return ops_ss_run(ss_impl, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
 }
 
 /* ---- bincount ------------------------------------------------------------------------ */

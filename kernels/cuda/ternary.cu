@@ -6,7 +6,7 @@
  * per-element functions kernels/ops_elementwise_math.h's (NaN-propagating clamp,
  * PyTorch's two-sided lerp), the CPU's. */
 #include "ops_cuda_loops.cuh"
-#include "ops_elementwise_check.h"
+#include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 

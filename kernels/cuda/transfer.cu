@@ -1,4 +1,4 @@
-/* Copies between devices (host<->cuda:N, cuda:M<->cuda:N) and copy_ on a CUDA self.
+/* Copies between devices (host<->cuda:N, cuda:M<->cuda:N), for copy_values_cuda (copy.cu).
  *
  * A transfer moves bytes only: cudaMemcpyAsync (or the peer form) between two
  * contiguous tensors of one dtype and one shape.  Everything else is staged so that
@@ -159,32 +159,4 @@ ops_cuda_read(const char *op, int index, void *dst, const void *src, size_t n)
     if ((err = cudaStreamSynchronize(stream)) != cudaSuccess)
         return ops_cuda_fail(op, "cudaStreamSynchronize", err);
     return OPS_OK;
-}
-
-/* copy_ with a CUDA self: src on the same device (a device copy), on the host or on
- * another device (a transfer).  Checks as the CPU copy does (ops_copy_prepare). */
-extern "C" ops_status
-copy_cuda_(ops_tensor *self, const ops_tensor *src, bool non_blocking)
-{
-    const char *op = "copy_";
-    if (self == NULL || src == NULL)
-        return ops_fail(OPS_ERR_VALUE, "%s: expected self and src tensors, got NULL", op);
-    if (self == src)
-        return OPS_OK;
-    ops_status st = ops_cuda_check_device(op, self->storage->device.index);
-    if (st != OPS_OK)
-        return st;
-    ops_cuda_device_guard guard(self->storage->device.index);
-    ops_tensor *snapshot = NULL;
-    if ((st = ops_copy_prepare(op, self, src, &snapshot)) != OPS_OK)
-        return st;
-    const ops_tensor *from = snapshot != NULL ? snapshot : src;
-    if (ops_device_equal(from->storage->device, self->storage->device))
-        st = ops_cuda_copy_same_device(op, self, from);
-    else
-        st = ops_cuda_copy_across(op, self, from, non_blocking);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    ops_tensor_release(snapshot);
-    return st;
 }

@@ -11,7 +11,7 @@
  * compute the same expressions (the device's libm differs from glibc's by a few ulps
  * for the transcendental functions). */
 #include "ops_cuda_loops.cuh"
-#include "ops_elementwise_check.h"
+#include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels.h"
 

@@ -1,10 +1,11 @@
-/* Host-side validation of the elementwise families, shared by the CPU kernels
- * (kernels/cpu/ binary.c, unary.c, ternary.c and activation.c define these
+/* Internal: host-side validation of the elementwise families, shared by the CPU
+ * kernels (kernels/cpu/ binary.c, unary.c, ternary.c and activation.c define these
  * functions) and the CUDA ones (the .cu files of the same names), so both refuse the
- * same inputs with the same messages before anything is written.  Checks that need the data
+ * same inputs with the same messages before anything is written.  A kernels/ header:
+ * the runtime neither declares nor calls kernel functions.  Checks that need the data
  * (integer division by zero) are per backend; their message is ops_fail_zero_division. */
-#ifndef OPS_ELEMENTWISE_CHECK_H
-#define OPS_ELEMENTWISE_CHECK_H
+#ifndef OPS_KERNELS_ELEMENTWISE_CHECK_H
+#define OPS_KERNELS_ELEMENTWISE_CHECK_H
 
 #include "ops_internal.h"
 #include "ops_iter.h"
@@ -84,4 +85,4 @@ ops_status ops_check_threshold(const ops_iter *it, ops_scalar threshold, ops_sca
 }
 #endif
 
-#endif /* OPS_ELEMENTWISE_CHECK_H */
+#endif /* OPS_KERNELS_ELEMENTWISE_CHECK_H */

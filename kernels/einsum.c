@@ -1,4 +1,4 @@
-/* einsum (CPU): a composite over views, sum and bmm, following PyTorch's algorithm
+/* einsum, one driver for every device: a composite over views, sum and bmm, following PyTorch's algorithm
  * (aten/src/ATen/native/Linear.cpp).
  *
  * 1. Parse the equation: per operand its labels ([a-zA-Z]) and at most one ellipsis;
@@ -28,7 +28,6 @@
 #include "ops_dispatch.h"
 #include "ops_functions.h"
 #include "ops_kernels.h"
-#include "kernels/linalg_common.h"
 
 #define EIN_LABELS 52      /* A-Z then a-z */
 #define EIN_ELLIPSIS 52    /* marker in an operand's label list */
@@ -140,10 +139,10 @@ done:
     return r;
 }
 
-/* Every step is a dispatched op or a view, so this runs on any device: the CUDA
- * kernel (kernels/cuda/einsum.cu) is this function too. */
+/* Every step is a dispatched op or a view, so this runs on any device: the schema
+ * names it for CPU and CUDA. */
 ops_tensor *
-ops_einsum_composite(const char *equation, ops_tensor_list tensors, const ops_int_list *path)
+linalg_einsum(const char *equation, ops_tensor_list tensors, const ops_int_list *path)
 {
     const int64_t num_ops = tensors.len;
     ein_operand ops_l[EIN_MAX_OPERANDS];
@@ -504,10 +503,4 @@ done:
     for (int k = 0; k < ncur; k++)
         ops_tensor_release(cur[k]);
     return result;
-}
-
-ops_tensor *
-einsum_cpu(const char *equation, ops_tensor_list tensors, const ops_int_list *path)
-{
-    return ops_einsum_composite(equation, tensors, path);
 }

@@ -1,6 +1,7 @@
-/* Host-side validation shared by the CPU indexing/sorting kernels (index*.c, sort.c)
- * and their CUDA ports (kernels/cuda/index*.cu, scatter.cu, sort.cu): shapes, dims,
- * dtypes, and the messages for a bad index value, so both backends fail alike.  The
+/* Internal: host-side validation shared by the CPU indexing/sorting kernels
+ * (kernels/cpu/index*.c, sort*.c) and their CUDA ports (kernels/cuda/index*.cu,
+ * scatter.cu, sort.cu), defined once in kernels/index_check.c: shapes, dims, dtypes,
+ * and the messages for a bad index value, so both backends fail alike.  The
  * checks that read index values live with each backend (a loop on the CPU, a checking
  * kernel on the device); they report through idx_index_error.  C and C++ clean. */
 #ifndef OPS_INDEX_CHECK_H
@@ -126,6 +127,30 @@ typedef ops_tensor *(*idx_nonzero_fn)(const char *op, const ops_tensor *mask);
 OPS_INTERNAL ops_status idx_plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices,
                                        idx_nonzero_fn nonzero, adv_plan *p);
 OPS_INTERNAL void idx_plan_release(adv_plan *p);
+
+/* Element offset of t's linear-th element (row-major). */
+static inline int64_t
+idx_linear_offset(const ops_tensor *t, int64_t linear)
+{
+    int64_t off = t->offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        off += (linear % t->sizes[d]) * t->strides[d];
+        linear /= t->sizes[d];
+    }
+    return off;
+}
+
+/* Strides of t read as if broadcast to (nd, shape): 0 along the dims t lacks or has
+ * as 1.  The caller has checked that t broadcasts to shape. */
+static inline void
+idx_bcast_strides(const ops_tensor *t, int nd, const int64_t *shape, int64_t *st)
+{
+    (void)shape;
+    for (int d = 0; d < nd; d++) {
+        const int td = d - (nd - t->ndim);
+        st[d] = (td < 0 || t->sizes[td] == 1) ? 0 : t->strides[td];
+    }
+}
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,264 @@
+/* Searching and counting, for every device: the argument checks of searchsorted,
+ * bucketize, bincount and histc that both backends run before anything is written
+ * (declared in kernels/search_common.h), and one driver for searchsorted and
+ * bucketize (the schema names the search_* functions below for CPU and CUDA):
+ * bucketize's check and a Scalar self as a 0-dim tensor here, then the device's
+ * search through the stub search_sorted: kernels/cpu/sort_search.c,
+ * kernels/cuda/sort_search.cu. */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+
+#include "kernels/search_common.h"
+#include "ops_dispatch.h"
+#include "ops_kernels.h"
+
+/* ---- the checks both backends run (kernels/search_common.h) ------------------------- */
+
+#define SS_NUMERIC_MASK                                                                             \
+    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
+     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
+     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
+
+ops_status
+ops_ss_check(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool *right_io,
+             const char *side, const ops_tensor *sorter, const ops_tensor *out, ops_dtype *cd_out)
+{
+    char s1[OPS_SHAPE_STR_LEN], s2[OPS_SHAPE_STR_LEN];
+    bool right = *right_io;
+
+    if (side != NULL) {
+        if (strcmp(side, "left") != 0 && strcmp(side, "right") != 0)
+            return ops_fail(OPS_ERR_VALUE, "%s: side can only be 'left' or 'right' but got %s", op, side);
+        if (right && strcmp(side, "right") != 0)
+            return ops_fail(OPS_ERR_VALUE,
+                            "%s: side and right can't be set to opposites, got side of %s while right was True", op,
+                            side);
+        right = strcmp(side, "right") == 0;
+    }
+    const int64_t bnd = boundaries->ndim;
+    if (sorter != NULL) {
+        if (sorter->ndim != bnd || memcmp(sorter->sizes, boundaries->sizes, (size_t)bnd * sizeof(int64_t)) != 0)
+            return ops_fail(OPS_ERR_SHAPE,
+                            "%s: boundary and sorter must have the same size, but got boundary tensor %s and got "
+                            "sorter tensor %s",
+                            op, ops_shape_str((int)bnd, boundaries->sizes, s1, sizeof s1),
+                            ops_shape_str(sorter->ndim, sorter->sizes, s2, sizeof s2));
+        if (sorter->dtype != OPS_INT64)
+            return ops_fail(OPS_ERR_DTYPE, "%s: sorter must be a tensor of long dtype but got dtype %s", op,
+                            ops_dtype_name(sorter->dtype));
+    }
+    const int64_t vn = ops_shape_numel(self->ndim, self->sizes);
+    if (!(self->ndim > 0 || (vn == 1 && bnd == 1)))
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: input value can be a scalar only when boundaries tensor dimension is 1, but we got "
+                        "boundaries tensor dim(%d) and input value's dim(%d) numel(%" PRId64 ")",
+                        op, (int)bnd, self->ndim, vn);
+    if (bnd == 0)
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: boundaries tensor should have positive dimension, but got 0 dimension", op);
+    if (bnd != 1 && (bnd != self->ndim ||
+                     memcmp(boundaries->sizes, self->sizes, (size_t)(bnd - 1) * sizeof(int64_t)) != 0))
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+                        "tensor and input value tensor must match, but we got boundaries tensor %s and input value "
+                        "tensor %s",
+                        op, ops_shape_str((int)bnd, boundaries->sizes, s1, sizeof s1),
+                        ops_shape_str(self->ndim, self->sizes, s2, sizeof s2));
+    const ops_dtype odt = out_int32 ? OPS_INT32 : OPS_INT64;
+    if (out != NULL && out->dtype != odt)
+        return ops_fail(OPS_ERR_DTYPE,
+                        "%s: output tensor's dtype is wrong, it can only be Int(int32) or Long(int64) depending on "
+                        "whether out_int32 flag is True, but we got output tensor's dtype %s and out_int32 flag is %s",
+                        op, ops_dtype_name(out->dtype), out_int32 ? "True" : "False");
+    const int64_t n = boundaries->sizes[bnd - 1];
+    if (out_int32 && n >= INT32_MAX)
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: the size of boundaries' last dimension should be less than %d, but we got %" PRId64, op,
+                        INT32_MAX, n);
+    const ops_tensor *const pair[2] = {boundaries, self};
+    const ops_dtype cd = ops_result_type(2, pair, 0, NULL);
+    if (!(SS_NUMERIC_MASK & OPS_DTYPE_BIT(cd)))
+        return ops_fail_dtype(op, cd, SS_NUMERIC_MASK);
+    *right_io = right;
+    *cd_out = cd;
+    return OPS_OK;
+}
+
+/* A Scalar as the 0-dim tensor PyTorch makes of it (scalar_to_tensor: int64, float64
+ * or bool), so that it promotes with the boundaries as a 0-dim tensor. */
+ops_tensor *
+ops_ss_scalar(ops_scalar s)
+{
+    const ops_dtype dt = s.kind == OPS_SCALAR_FLOAT ? OPS_FLOAT64 : s.kind == OPS_SCALAR_INT ? OPS_INT64 : OPS_BOOL;
+    return ops_scalar_tensor(s, dt);
+}
+
+int64_t
+ops_ss_per_row(const ops_tensor *boundaries, const ops_tensor *self)
+{
+    return boundaries->ndim == 1 ? 0 : (self->ndim > 0 ? self->sizes[self->ndim - 1] : 1);
+}
+
+#define BC_INTEGRAL_MASK                                                                            \
+    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
+     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64))
+
+/* PyTorch's rules: counts in int64; with weights, float32 weights sum in float32 and any
+ * other weights are converted to float64 and sum there.  An empty self gives
+ * minlength zeros of int64 (weights or not), as PyTorch's CPU bincount. */
+ops_status
+ops_bincount_check(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, bool *empty)
+{
+    const char *op = "bincount";
+    if (!(BC_INTEGRAL_MASK & OPS_DTYPE_BIT(self->dtype)))
+        return ops_fail_dtype(op, self->dtype, BC_INTEGRAL_MASK);
+    if (minlength < 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: minlength should be >= 0", op);
+    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
+    *empty = self->ndim == 1 && n == 0;
+    if (*empty)
+        return OPS_OK;
+    if (self->ndim != 1)
+        return ops_fail(OPS_ERR_VALUE, OPS_BINCOUNT_MSG, op);
+    if (weights != NULL && (weights->ndim != 1 || weights->sizes[0] != n))
+        return ops_fail(OPS_ERR_SHAPE, "%s: weights should be 1-d and have the same length as input", op);
+    return OPS_OK;
+}
+
+ops_dtype
+ops_bincount_dtype(const ops_tensor *weights)
+{
+    return weights == NULL ? OPS_INT64 : weights->dtype == OPS_FLOAT32 ? OPS_FLOAT32 : OPS_FLOAT64;
+}
+
+#define HC_FLOATING_MASK                                                                            \
+    (OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) |        \
+     OPS_DTYPE_BIT(OPS_FLOAT64))
+
+ops_status
+ops_histc_check(const ops_tensor *self, int64_t bins, const ops_tensor *out)
+{
+    const char *op = "histc";
+    const ops_dtype dt = self->dtype;
+    if (!(HC_FLOATING_MASK & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, HC_FLOATING_MASK);
+    if (bins <= 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: bins must be > 0, but got %" PRId64 " for dimension 0", op, bins);
+    if (out != NULL && out->dtype != dt)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                        ops_dtype_name(dt), ops_dtype_name(out->dtype));
+    return OPS_OK;
+}
+
+ops_status
+ops_histc_range(ops_dtype dt, double *lo, double *hi)
+{
+    const char *op = "histc";
+    if (*lo == *hi) {
+        *lo -= 1;
+        *hi += 1;
+    }
+    /* The largest finite value of dt: an edge beyond it becomes inf in dt, and the
+     * counting loop would divide inf by inf (min=-1e300 on float32). */
+    const double big = dt == OPS_FLOAT16 ? 65504.0 : dt == OPS_BFLOAT16 ? 3.3895313892515355e38
+                     : dt == OPS_FLOAT32 ? (double)FLT_MAX : DBL_MAX;
+    if (!isfinite(*lo) || !isfinite(*hi) || fabs(*lo) > big || fabs(*hi) > big)
+        return ops_fail(OPS_ERR_VALUE, "%s: range of [%g, %g] is not finite in %s", op, *lo, *hi,
+                        ops_dtype_name(dt));
+    if (!(*lo < *hi))
+        return ops_fail(OPS_ERR_VALUE, "%s: max must be larger than min", op);
+    return OPS_OK;
+}
+
+/* ---- searchsorted and bucketize ---------------------------------------------------------- */
+
+static ops_status
+bucketize_check(const ops_tensor *boundaries)
+{
+    if (boundaries->ndim != 1)
+        return ops_fail(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(%d)",
+                        boundaries->ndim);
+    return OPS_OK;
+}
+
+/* The work of every searchsorted/bucketize op: bucketize's check, a Scalar self made
+ * the 0-dim tensor PyTorch makes of it, then the device's search under the public
+ * op's name. */
+static ops_status
+ss_run(bool bucketize, const ops_tensor *boundaries, const ops_tensor *self, const ops_scalar *scalar_self,
+       bool out_int32, bool right, const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+{
+    ops_status st;
+    if (bucketize && (st = bucketize_check(boundaries)) != OPS_OK)
+        return st;
+    ops_tensor *v = NULL;
+    if (scalar_self != NULL && (self = v = ops_ss_scalar(*scalar_self)) == NULL)
+        return ops_last_status();
+    const char *op = bucketize ? "bucketize" : "searchsorted";
+    const ops_device dev = boundaries->storage->device;
+    st = OPS_STUB_CALL(search_sorted, dev, op, boundaries, self, out_int32, right, side, sorter, out, result);
+    ops_tensor_release(v);
+    return st;
+}
+
+ops_tensor *
+search_searchsorted(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
+                    const char *side, const ops_tensor *sorter)
+{
+    ops_tensor *r = NULL;
+    ss_run(false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
+    return r;
+}
+
+ops_status
+search_searchsorted_tensor_out(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
+                               const char *side, const ops_tensor *sorter, ops_tensor *out)
+{
+    return ss_run(false, sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
+}
+
+ops_tensor *
+search_searchsorted_scalar(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
+                           const char *side, const ops_tensor *sorter)
+{
+    ops_tensor *r = NULL;
+    ss_run(false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
+    return r;
+}
+
+ops_status
+search_searchsorted_scalar_out(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
+                               const char *side, const ops_tensor *sorter, ops_tensor *out)
+{
+    return ss_run(false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
+}
+
+ops_tensor *
+search_bucketize(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
+{
+    ops_tensor *r = NULL;
+    ss_run(true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
+    return r;
+}
+
+ops_status
+search_bucketize_tensor_out(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
+                            ops_tensor *out)
+{
+    return ss_run(true, boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
+}
+
+ops_tensor *
+search_bucketize_scalar(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
+{
+    ops_tensor *r = NULL;
+    ss_run(true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
+    return r;
+}
+
+ops_status
+search_bucketize_scalar_out(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
+{
+    return ss_run(true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
+}
