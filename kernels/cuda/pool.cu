@@ -14,6 +14,7 @@
  * an order of their own: equal within rounding). */
 #include "kernels/pool.h"
 #include "nn_cuda.cuh"
+#include "ops_dispatch.h"
 
 OPS_REGISTER_STUB(pool_windows, CUDA, pool_windows_cuda);
 OPS_REGISTER_STUB(pool_scatter_add, CUDA, pool_scatter_add_cuda);
