@@ -94,15 +94,24 @@ nrm_data(const ops_tensor *t)
 {
     return t != NULL ? ops_tensor_data_ptr(t) : NULL;
 }
-/* The doubles v[0..n) (host memory) into t (any device, strides and dtype): staged in
- * a host tensor, converted and placed by the copy. */
+/* A host float64 tensor of t's shape holding the doubles v[0..n), or NULL with the
+ * error set: what a copy into t (any device, strides and dtype) converts and places. */
+static ops_tensor *
+nrm_host_doubles(const char *op, const ops_tensor *t, const double *v, int64_t n)
+{
+    ops_tensor *h = ops_tensor_new(op, t->ndim, t->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    if (h != NULL)
+        memcpy(ops_tensor_data_ptr(h), v, (size_t)n * sizeof(double));
+    return h;
+}
+
+/* The doubles v[0..n) (host memory) into t (any device, strides and dtype). */
 static ops_status
 nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
 {
-    ops_tensor *h = ops_tensor_new(op, t->ndim, t->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
+    ops_tensor *h = nrm_host_doubles(op, t, v, n);
     if (h == NULL)
         return ops_last_status();
-    memcpy(ops_tensor_data_ptr(h), v, (size_t)n * sizeof(double));
     const ops_status st = ops_copy_values(op, t, h);
     ops_tensor_release(h);
     return st;
@@ -259,6 +268,7 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
     }
 
     ops_tensor *x = NULL, *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *y = NULL, *sm = NULL, *si = NULL;
+    ops_tensor *hm = NULL, *hv = NULL; /* the new running statistics, staged */
     const ops_device dev = ops_tensor_device(input);
     double *stats = NULL;
     const int64_t zero = 0;
@@ -311,17 +321,23 @@ bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const
     if (sm != NULL && training &&
         ((st = nrm_store_doubles(op, sm, mean, C)) != OPS_OK || (st = nrm_store_doubles(op, si, invstd, C)) != OPS_OK))
         goto done;
-    /* the one write into the arguments, after everything that can fail on the CPU
-     * (PyTorch skips the update for an empty batch); on CUDA the copies to the device
-     * come last */
+    /* the one write into the arguments, after everything that can fail (PyTorch skips
+     * the update for an empty batch): both staged in host memory first, so an
+     * allocation failure leaves both running statistics as they were; the copies into
+     * a CPU tensor cannot fail, those to a device come last */
     if (training && count > 0) {
-        if (running_mean != NULL) {
-            if ((st = nrm_store_doubles(op, (ops_tensor *)running_mean, new_rm, C)) != OPS_OK)
+        if ((running_mean != NULL && (hm = nrm_host_doubles(op, running_mean, new_rm, C)) == NULL) ||
+            (running_var != NULL && (hv = nrm_host_doubles(op, running_var, new_rv, C)) == NULL)) {
+            st = ops_last_status();
+            goto done;
+        }
+        if (hm != NULL) {
+            if ((st = ops_copy_values(op, (ops_tensor *)running_mean, hm)) != OPS_OK)
                 goto done;
             ops_tensor_bump_version((ops_tensor *)running_mean);
         }
-        if (running_var != NULL) {
-            if ((st = nrm_store_doubles(op, (ops_tensor *)running_var, new_rv, C)) != OPS_OK)
+        if (hv != NULL) {
+            if ((st = ops_copy_values(op, (ops_tensor *)running_var, hv)) != OPS_OK)
                 goto done;
             ops_tensor_bump_version((ops_tensor *)running_var);
         }
@@ -343,6 +359,8 @@ done:
     ops_tensor_release(y);
     ops_tensor_release(sm);
     ops_tensor_release(si);
+    ops_tensor_release(hm);
+    ops_tensor_release(hv);
     return st;
 }
 
