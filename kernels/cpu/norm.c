@@ -1,31 +1,23 @@
-/* Normalization and embedding kernels (CPU): batch_norm, native_batch_norm,
- * layer_norm, native_layer_norm, group_norm, native_group_norm, embedding, embedding_renorm_.
+/* Normalization and embedding loops (CPU), registered for the stubs of kernels/norm.h
+ * and called by the drivers of kernels/norm.c.
  *
- * The normalizations compute in float (float16, bfloat16, float32 inputs) or double
- * (float64) over contiguous buffers: an input that is already a contiguous tensor of
- * that dtype is used in place, anything else (strided, half types, parameters of
- * another dtype) is converted once into a contiguous copy.  Statistics are two-pass
- * (mean, then the sum of squared deviations from it) with double accumulators, so a
- * large mean does not cancel the variance away and a float row of a million elements
- * keeps its precision; the normalizing pass runs in the compute type.  Results are
- * rounded once to the input's dtype.  Work is split across OpenMP threads by rows
+ * Statistics are two-pass (mean, then the sum of squared deviations from it) with
+ * double accumulators, so a large mean does not cancel the variance away and a float
+ * row of a million elements keeps its precision; the normalizing pass runs in the
+ * compute type (float or double).  Work is split across OpenMP threads by rows
  * (layer_norm), channels (batch_norm statistics) or (batch, group) blocks above the
- * grain size.  Every check runs before anything is written; batch_norm's running
- * statistics (the one write into an argument) are updated last, after every
- * allocation has succeeded.
- *
- * The drivers are device-generic (kernels/nn_common.h): on CUDA tensors the buffers
- * live on the device and the loops are kernels/cuda/norm.cu's; the statistics that
- * batch_norm combines with the running ones are read back and combined here, in
- * double, as on the CPU. */
-#include <inttypes.h>
+ * grain size. */
 #include <math.h>
 #include <string.h>
 
-#include "kernels/nn_common.h"
+#include "kernels/norm.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+
+OPS_REGISTER_STUB(norm_layer_rows, CPU, norm_layer_rows_cpu);
+OPS_REGISTER_STUB(norm_batch_stats, CPU, norm_batch_stats_cpu);
+OPS_REGISTER_STUB(norm_batch_apply, CPU, norm_batch_apply_cpu);
+OPS_REGISTER_STUB(norm_group_blocks, CPU, norm_group_blocks_cpu);
+OPS_REGISTER_STUB(norm_embedding_rows, CPU, norm_embedding_rows_cpu);
 
 #ifdef _OPENMP
 #define NRM_SIMD_SUM_(v) OPS_PRAGMA_(omp simd reduction(+ : v))
@@ -34,79 +26,6 @@
 #define NRM_SIMD_SUM_(v)
 #define NRM_PARALLEL_FOR_(cond)
 #endif
-
-/* ---- shared pieces ---------------------------------------------------------------- */
-
-/* t as a contiguous tensor of dtype dt on device dev: a new reference to t when it
- * already is one, else a converted copy.  NULL with the error set on failure. */
-static ops_tensor *
-nrm_contig_on(const char *op, const ops_tensor *t, ops_dtype dt, ops_device dev)
-{
-    if (t->dtype == dt && ops_tensor_is_contiguous(t) && ops_device_equal(ops_tensor_device(t), dev))
-        return ops_tensor_retain(t);
-    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, dev);
-    if (c == NULL)
-        return NULL;
-    if (ops_copy_values(op, c, t) != OPS_OK) {
-        ops_tensor_release(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* The same on t's own device. */
-static ops_tensor *
-nrm_contig(const char *op, const ops_tensor *t, ops_dtype dt)
-{
-    return nrm_contig_on(op, t, dt, ops_tensor_device(t));
-}
-
-/* t (owned, contiguous) converted to dtype dt: t itself when it has dt, else a new
- * tensor (t released either way on failure). */
-static ops_tensor *
-nrm_cast(const char *op, ops_tensor *t, ops_dtype dt)
-{
-    if (t == NULL || t->dtype == dt)
-        return t;
-    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, ops_tensor_device(t));
-    if (c != NULL && ops_nn_on_cuda(t)) {
-        if (ops_copy_values(op, c, t) != OPS_OK) {
-            ops_tensor_release(c);
-            c = NULL;
-        }
-    } else if (c != NULL) {
-        ops_convert_run(dt, (char *)ops_tensor_data_ptr(c), (int64_t)ops_dtype_itemsize(dt), t->dtype,
-                        (const char *)ops_tensor_data_ptr(t), (int64_t)ops_dtype_itemsize(t->dtype),
-                        ops_tensor_numel(t));
-    }
-    ops_tensor_release(t);
-    return c;
-}
-
-/* The dtype the normalizations compute in, after checking input is floating. */
-static ops_status
-nrm_compute_dtype(const char *op, const ops_tensor *input, ops_dtype *cd)
-{
-    if (!ops_dtype_is_floating(input->dtype))
-        return ops_fail_dtype(op, input->dtype, OPS_MASK_FLOATING);
-    *cd = input->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
-    return OPS_OK;
-}
-
-/* An optional parameter as a contiguous cd tensor on device dev (NULL stays NULL).
- * Returns false on failure. */
-static bool
-nrm_param(const char *op, const ops_tensor *t, ops_dtype cd, ops_device dev, ops_tensor **out)
-{
-    *out = NULL;
-    if (t == NULL)
-        return true;
-    if (!ops_dtype_is_floating(t->dtype)) {
-        ops_fail_dtype(op, t->dtype, OPS_MASK_FLOATING);
-        return false;
-    }
-    return (*out = nrm_contig_on(op, t, cd, dev)) != NULL;
-}
 
 static const void *
 nrm_data(const ops_tensor *t)
@@ -175,42 +94,6 @@ NRM_DEFINE_APPLY_(f64, double)
 NRM_DEFINE_AFFINE_(f32, float)
 NRM_DEFINE_AFFINE_(f64, double)
 
-/* Writes the doubles v[0..n) into t's elements in row-major order (any strides and
- * dtype): for the running statistics, which are updated in place. */
-static void
-nrm_store_strided(ops_tensor *t, const double *v, int64_t n)
-{
-    const size_t isz = ops_dtype_itemsize(t->dtype);
-    char *base = (char *)t->storage->data;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t off = t->offset, lin = i;
-        for (int d = t->ndim - 1; d >= 0; d--) {
-            off += (lin % t->sizes[d]) * t->strides[d];
-            lin /= t->sizes[d];
-        }
-        ops_convert_run(t->dtype, base + off * (int64_t)isz, 0, OPS_FLOAT64, (const char *)&v[i], 0, 1);
-    }
-}
-
-/* The doubles v[0..n) into t (any device, strides and dtype). */
-static ops_status
-nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
-{
-    if (ops_nn_on_cuda(t)) { /* staged in host memory, converted by the copy */
-        ops_tensor *h = ops_tensor_new(op, t->ndim, t->sizes, NULL, OPS_FLOAT64, OPS_DEVICE_CPU);
-        if (h == NULL)
-            return ops_last_status();
-        memcpy(ops_tensor_data_ptr(h), v, (size_t)n * sizeof(double));
-        const ops_status st = ops_copy_values(op, t, h);
-        ops_tensor_release(h);
-        return st;
-    }
-    nrm_store_strided(t, v, n);
-    return OPS_OK;
-}
-
-/* ---- layer_norm ----------------------------------------------------------------------- */
-
 /* M rows of N: y, and each row's mean and rstd (when mean is not NULL). */
 #define LN_DEFINE_(SUF, T)                                                                         \
     static void ln_rows_##SUF(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd, int64_t M, \
@@ -233,115 +116,6 @@ nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
 
 LN_DEFINE_(f32, float)
 LN_DEFINE_(f64, double)
-
-/* layer_norm over the trailing dims normalized_shape; *mean and *rstd (shape
- * input.shape[:axis] + [1] * len(normalized_shape)) when mean is not NULL. */
-static ops_status
-ln_impl(const char *op, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight, const ops_tensor *bias,
-        double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
-{
-    char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
-    ops_status st = OPS_OK;
-    ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
-        return st;
-    const int nn = (int)ns.len;
-    if (nn < 1)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-                        "element, but got normalized_shape = []",
-                        op);
-    ops_shape_str(nn > OPS_MAX_DIMS ? OPS_MAX_DIMS : nn, ns.data, b, sizeof b);
-    const ops_tensor *params[2] = {weight, bias};
-    static const char *const pnames[2] = {"weight", "bias"};
-    for (int k = 0; k < 2; k++) {
-        const ops_tensor *p = params[k];
-        if (p != NULL && (p->ndim != nn || memcmp(p->sizes, ns.data, (size_t)nn * sizeof(int64_t)) != 0))
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: Expected %s to be of same shape as normalized_shape, but got %s of shape %s and "
-                            "normalized_shape = %s",
-                            op, pnames[k], pnames[k], ops_shape_str(p->ndim, p->sizes, a, sizeof a), b);
-    }
-    const int axis = input->ndim - nn;
-    if (axis < 0 || memcmp(input->sizes + axis, ns.data, (size_t)nn * sizeof(int64_t)) != 0) {
-        char want[OPS_SHAPE_STR_LEN + 8] = "[*";
-        for (int d = 0; d < nn && d < OPS_MAX_DIMS; d++)
-            snprintf(want + strlen(want), sizeof want - strlen(want), ", %" PRId64, ns.data[d]);
-        snprintf(want + strlen(want), sizeof want - strlen(want), "]");
-        return ops_fail(OPS_ERR_SHAPE, "%s: Given normalized_shape=%s, expected input with shape %s, but got input of size%s",
-                        op, b, want, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
-    }
-    int64_t M = 1, N = 1;
-    for (int d = 0; d < input->ndim; d++)
-        *(d < axis ? &M : &N) *= input->sizes[d];
-
-    ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
-    const ops_device dev = ops_tensor_device(input);
-    int64_t sshape[OPS_MAX_DIMS];
-    for (int d = 0; d < input->ndim; d++)
-        sshape[d] = d < axis ? input->sizes[d] : 1;
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
-        !nrm_param(op, bias, cd, dev, &bb) ||
-        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL ||
-        (mean != NULL && ((mu = ops_tensor_new(op, input->ndim, sshape, NULL, cd, dev)) == NULL ||
-                          (rs = ops_tensor_new(op, input->ndim, sshape, NULL, cd, dev)) == NULL))) {
-        st = ops_last_status();
-        goto done;
-    }
-#ifdef OPS_WITH_CUDA
-    if (dev.type == OPS_CUDA) {
-        if ((st = ops_nn_cuda_layer_norm(op, dev.index, cd, nrm_data(x), nrm_data(w), nrm_data(bb), (void *)nrm_data(y),
-                                         (void *)nrm_data(mu), (void *)nrm_data(rs), M, N, eps)) != OPS_OK)
-            goto done;
-    } else
-#endif
-    if (cd == OPS_FLOAT32)
-        ln_rows_f32(nrm_data(x), nrm_data(w), nrm_data(bb), (float *)nrm_data(y), (float *)nrm_data(mu),
-                    (float *)nrm_data(rs), M, N, eps);
-    else
-        ln_rows_f64(nrm_data(x), nrm_data(w), nrm_data(bb), (double *)nrm_data(y), (double *)nrm_data(mu),
-                    (double *)nrm_data(rs), M, N, eps);
-    if ((y = nrm_cast(op, y, input->dtype)) == NULL ||
-        (mean != NULL && ((mu = nrm_cast(op, mu, input->dtype)) == NULL || (rs = nrm_cast(op, rs, input->dtype)) == NULL))) {
-        st = ops_last_status();
-        goto done;
-    }
-    *result = y;
-    y = NULL;
-    if (mean != NULL) {
-        *mean = mu;
-        *rstd = rs;
-        mu = rs = NULL;
-    }
-done:
-    ops_tensor_release(x);
-    ops_tensor_release(w);
-    ops_tensor_release(bb);
-    ops_tensor_release(y);
-    ops_tensor_release(mu);
-    ops_tensor_release(rs);
-    return st;
-}
-
-ops_tensor *
-layer_norm_cpu(const ops_tensor *input, ops_int_list normalized_shape, const ops_tensor *weight,
-               const ops_tensor *bias, double eps, bool cudnn_enable)
-{
-    (void)cudnn_enable; /* PyTorch's flag for its cuDNN path; no meaning on the CPU */
-    ops_tensor *r = NULL;
-    ln_impl("layer_norm", input, normalized_shape, weight, bias, eps, &r, NULL, NULL);
-    return r;
-}
-
-ops_status
-native_layer_norm_cpu(const ops_tensor *input, ops_int_list normalized_shape, const ops_tensor *weight,
-                      const ops_tensor *bias, double eps, ops_tensor **result0, ops_tensor **result1,
-                      ops_tensor **result2)
-{
-    return ln_impl("native_layer_norm", input, normalized_shape, weight, bias, eps, result0, result1, result2);
-}
-
-/* ---- batch_norm ------------------------------------------------------------------------ */
 
 /* Per-channel mean and sum of squared deviations of x (N x C x S). */
 #define BN_DEFINE_STATS_(SUF, T)                                                                   \
@@ -393,183 +167,6 @@ BN_DEFINE_STATS_(f64, double)
 BN_DEFINE_APPLY_(f32, float)
 BN_DEFINE_APPLY_(f64, double)
 
-/* batch_norm / native_batch_norm.  *save_mean and *save_invstd (when save_mean is not
- * NULL): the batch statistics in training, empty [0] tensors in evaluation, as
- * PyTorch's CPU kernel returns. */
-static ops_status
-bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-        const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum, double eps,
-        ops_tensor **result, ops_tensor **save_mean, ops_tensor **save_invstd)
-{
-    ops_status st = OPS_OK;
-    ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
-        return st;
-    if (input->ndim < 2 && save_mean == NULL && ops_tensor_numel(input) == 0) {
-        /* PyTorch's batch_norm returns a copy of an empty input before it looks for a
-         * channel dim (a (0,) input is one of its own samples); the running statistics
-         * stay as they are.  native_batch_norm has no such path and refuses it below. */
-        *result = ops_clone(input, OPS_MEMORY_FORMAT_NONE);
-        return *result != NULL ? OPS_OK : ops_last_status();
-    }
-    if (input->ndim < 2)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Dimension out of range (expected to be in range of [-%d, %d], but got 1)", op,
-                        input->ndim > 0 ? input->ndim : 1, input->ndim > 0 ? input->ndim - 1 : 0);
-    const int64_t N = input->sizes[0], C = input->sizes[1];
-    int64_t S = 1;
-    for (int d = 2; d < input->ndim; d++)
-        S *= input->sizes[d];
-    const ops_tensor *params[4] = {running_mean, running_var, weight, bias};
-    static const char *const pnames[4] = {"running_mean", "running_var", "weight", "bias"};
-    for (int k = 0; k < 4; k++) {
-        const ops_tensor *p = params[k];
-        if (p == NULL) {
-            if (k < 2 && !training)
-                return ops_fail(OPS_ERR_VALUE, "%s: %s must be defined in evaluation mode", op, pnames[k]);
-            continue;
-        }
-        if (ops_tensor_numel(p) != C)
-            return ops_fail(OPS_ERR_SHAPE, "%s: %s should contain %" PRId64 " elements not %" PRId64, op, pnames[k],
-                            C, ops_tensor_numel(p));
-        if (!ops_dtype_is_floating(p->dtype))
-            return ops_fail_dtype(op, p->dtype, OPS_MASK_FLOATING);
-    }
-    /* the running statistics are written in place: they must not overlap themselves */
-    for (int k = 0; k < 2 && training; k++) {
-        if (params[k] != NULL && ops_tensor_has_internal_overlap(params[k]))
-            return ops_fail(OPS_ERR_VALUE,
-                            "%s: unsupported operation: more than one element of the written-to tensor refers to a "
-                            "single memory location. Please clone() the tensor before performing the operation.",
-                            op);
-    }
-
-    ops_tensor *x = NULL, *w = NULL, *b = NULL, *rm = NULL, *rv = NULL, *y = NULL, *sm = NULL, *si = NULL;
-    const ops_device dev = ops_tensor_device(input);
-    double *stats = NULL;
-    const int64_t zero = 0;
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
-        !nrm_param(op, bias, cd, dev, &b) ||
-        /* the running statistics in host memory: combined here */
-        !nrm_param(op, running_mean, OPS_FLOAT64, OPS_DEVICE_CPU, &rm) ||
-        !nrm_param(op, running_var, OPS_FLOAT64, OPS_DEVICE_CPU, &rv) ||
-        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL) {
-        st = ops_last_status();
-        goto done;
-    }
-    if (save_mean != NULL) {
-        const int64_t *ss = training ? &C : &zero;
-        if ((sm = ops_tensor_new(op, 1, ss, NULL, input->dtype, dev)) == NULL ||
-            (si = ops_tensor_new(op, 1, ss, NULL, input->dtype, dev)) == NULL) {
-            st = ops_last_status();
-            goto done;
-        }
-    }
-    /* mean, m2 (sum of squared deviations), invstd, new running mean and var */
-    if ((stats = ops_host_malloc_array(C > 0 ? C : 1, 5 * sizeof(double))) == NULL) {
-        st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-        goto done;
-    }
-    double *mean = stats, *m2 = stats + C, *invstd = stats + 2 * C, *new_rm = stats + 3 * C, *new_rv = stats + 4 * C;
-    const int64_t count = N * S;
-    if (training) {
-#ifdef OPS_WITH_CUDA
-        if (dev.type == OPS_CUDA) {
-            if ((st = ops_nn_cuda_bn_stats(op, dev.index, cd, nrm_data(x), N, C, S, mean, m2)) != OPS_OK)
-                goto done;
-        } else
-#endif
-        if (cd == OPS_FLOAT32)
-            bn_stats_f32(nrm_data(x), N, C, S, mean, m2);
-        else
-            bn_stats_f64(nrm_data(x), N, C, S, mean, m2);
-        for (int64_t c = 0; c < C; c++) {
-            invstd[c] = 1.0 / sqrt(m2[c] / (double)count + eps);
-            if (rm != NULL)
-                new_rm[c] = momentum * mean[c] + (1 - momentum) * ((const double *)nrm_data(rm))[c];
-            if (rv != NULL)
-                new_rv[c] = momentum * (m2[c] / (double)(count - 1)) + (1 - momentum) * ((const double *)nrm_data(rv))[c];
-        }
-    } else {
-        for (int64_t c = 0; c < C; c++) {
-            mean[c] = ((const double *)nrm_data(rm))[c];
-            invstd[c] = 1.0 / sqrt(((const double *)nrm_data(rv))[c] + eps);
-        }
-    }
-#ifdef OPS_WITH_CUDA
-    if (dev.type == OPS_CUDA) {
-        if ((st = ops_nn_cuda_bn_apply(op, dev.index, cd, nrm_data(x), (void *)nrm_data(y), N, C, S, mean, invstd,
-                                       nrm_data(w), nrm_data(b))) != OPS_OK)
-            goto done;
-    } else
-#endif
-    if (cd == OPS_FLOAT32)
-        bn_apply_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, mean, invstd, nrm_data(w), nrm_data(b));
-    else
-        bn_apply_f64(nrm_data(x), (double *)nrm_data(y), N, C, S, mean, invstd, nrm_data(w), nrm_data(b));
-    if ((y = nrm_cast(op, y, input->dtype)) == NULL) {
-        st = ops_last_status();
-        goto done;
-    }
-    if (sm != NULL && training &&
-        ((st = nrm_store_doubles(op, sm, mean, C)) != OPS_OK || (st = nrm_store_doubles(op, si, invstd, C)) != OPS_OK))
-        goto done;
-    /* the one write into the arguments, after everything that can fail on the CPU
-     * (PyTorch skips the update for an empty batch); on CUDA the copies to the device
-     * come last */
-    if (training && count > 0) {
-        if (running_mean != NULL) {
-            if ((st = nrm_store_doubles(op, (ops_tensor *)running_mean, new_rm, C)) != OPS_OK)
-                goto done;
-            ops_tensor_bump_version((ops_tensor *)running_mean);
-        }
-        if (running_var != NULL) {
-            if ((st = nrm_store_doubles(op, (ops_tensor *)running_var, new_rv, C)) != OPS_OK)
-                goto done;
-            ops_tensor_bump_version((ops_tensor *)running_var);
-        }
-    }
-    *result = y;
-    y = NULL;
-    if (save_mean != NULL) {
-        *save_mean = sm;
-        *save_invstd = si;
-        sm = si = NULL;
-    }
-done:
-    ops_host_free(stats);
-    ops_tensor_release(x);
-    ops_tensor_release(w);
-    ops_tensor_release(b);
-    ops_tensor_release(rm);
-    ops_tensor_release(rv);
-    ops_tensor_release(y);
-    ops_tensor_release(sm);
-    ops_tensor_release(si);
-    return st;
-}
-
-ops_tensor *
-batch_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-               const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
-               double eps, bool cudnn_enabled)
-{
-    (void)cudnn_enabled; /* PyTorch's flag for its cuDNN path; no meaning on the CPU */
-    ops_tensor *r = NULL;
-    bn_impl("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps, &r, NULL, NULL);
-    return r;
-}
-
-ops_status
-native_batch_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-                      const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
-                      double eps, ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    return bn_impl("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps,
-                   result0, result1, result2);
-}
-
-/* ---- group_norm ------------------------------------------------------------------------ */
 
 /* x (N x C x S) in G groups of Cg = C / G channels: each (n, g) block of Cg * S
  * contiguous elements is normalized by its own statistics, then scaled per channel;
@@ -603,290 +200,73 @@ native_batch_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const o
 GN_DEFINE_(f32, float)
 GN_DEFINE_(f64, double)
 
-/* group_norm of input seen as (N, C, S) in G groups (the caller checked the input's
- * geometry); *mean and *rstd of shape [N, G] when mean is not NULL. */
-static ops_status
-gn_impl(const char *op, const ops_tensor *input, int64_t N, int64_t C, int64_t S, int64_t G, const ops_tensor *weight,
-        const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
-{
-    char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
-    ops_status st = OPS_OK;
-    ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
-        return st;
-    if (G <= 0 || C % G != 0)
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Expected number of channels in input to be divisible by num_groups, but got input of "
-                        "shape %s and num_groups=%" PRId64,
-                        op, ops_shape_str(input->ndim, input->sizes, a, sizeof a), G);
-    const ops_tensor *params[2] = {weight, bias};
-    static const char *const pnames[2] = {"weight", "bias"};
-    for (int k = 0; k < 2; k++) {
-        const ops_tensor *p = params[k];
-        if (p != NULL && (p->ndim != 1 || p->sizes[0] != C))
-            return ops_fail(OPS_ERR_SHAPE,
-                            "%s: Expected %s to be a vector of size equal to the number of channels in input, but "
-                            "got %s of shape %s and input of shape %s",
-                            op, pnames[k], pnames[k], ops_shape_str(p->ndim, p->sizes, a, sizeof a),
-                            ops_shape_str(input->ndim, input->sizes, b, sizeof b));
-    }
-    ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
-    const ops_device dev = ops_tensor_device(input);
-    const int64_t sshape[2] = {N, G};
-    if ((x = nrm_contig(op, input, cd)) == NULL || !nrm_param(op, weight, cd, dev, &w) ||
-        !nrm_param(op, bias, cd, dev, &bb) ||
-        (y = ops_tensor_new(op, input->ndim, input->sizes, NULL, cd, dev)) == NULL ||
-        (mean != NULL && ((mu = ops_tensor_new(op, 2, sshape, NULL, cd, dev)) == NULL ||
-                          (rs = ops_tensor_new(op, 2, sshape, NULL, cd, dev)) == NULL))) {
-        st = ops_last_status();
-        goto done;
-    }
-#ifdef OPS_WITH_CUDA
-    if (dev.type == OPS_CUDA) {
-        if ((st = ops_nn_cuda_group_norm(op, dev.index, cd, nrm_data(x), (void *)nrm_data(y), N, C, S, G,
-                                         nrm_data(w), nrm_data(bb), eps, (void *)nrm_data(mu),
-                                         (void *)nrm_data(rs))) != OPS_OK)
-            goto done;
-    } else
-#endif
-    if (cd == OPS_FLOAT32)
-        gn_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(bb), eps, (float *)nrm_data(mu),
-               (float *)nrm_data(rs));
-    else
-        gn_f64(nrm_data(x), (double *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(bb), eps,
-               (double *)nrm_data(mu), (double *)nrm_data(rs));
-    if ((y = nrm_cast(op, y, input->dtype)) == NULL ||
-        (mean != NULL && ((mu = nrm_cast(op, mu, input->dtype)) == NULL || (rs = nrm_cast(op, rs, input->dtype)) == NULL))) {
-        st = ops_last_status();
-        goto done;
-    }
-    *result = y;
-    y = NULL;
-    if (mean != NULL) {
-        *mean = mu;
-        *rstd = rs;
-        mu = rs = NULL;
-    }
-done:
-    ops_tensor_release(x);
-    ops_tensor_release(w);
-    ops_tensor_release(bb);
-    ops_tensor_release(y);
-    ops_tensor_release(mu);
-    ops_tensor_release(rs);
-    return st;
-}
-
-ops_tensor *
-group_norm_cpu(const ops_tensor *input, int64_t num_groups, const ops_tensor *weight, const ops_tensor *bias,
-               double eps, bool cudnn_enabled)
-{
-    (void)cudnn_enabled; /* PyTorch's flag for its cuDNN path; no meaning on the CPU */
-    if (input->ndim < 2)
-        return ops_fail_null(OPS_ERR_SHAPE, "group_norm: Expected at least 2 dimensions for input tensor but received %d",
-                             (int)input->ndim);
-    int64_t S = 1;
-    for (int d = 2; d < input->ndim; d++)
-        S *= input->sizes[d];
-    ops_tensor *r = NULL;
-    gn_impl("group_norm", input, input->sizes[0], input->sizes[1], S, num_groups, weight, bias, eps, &r, NULL, NULL);
-    return r;
-}
-
-/* PyTorch's native_group_norm: the geometry is given (N, C, HxW), as autograd passes it. */
 ops_status
-native_group_norm_cpu(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, int64_t N, int64_t C,
-                      int64_t HxW, int64_t group, double eps, ops_tensor **result0, ops_tensor **result1,
-                      ops_tensor **result2)
+norm_layer_rows_cpu(const char *op, const ops_tensor *x, const ops_tensor *w, const ops_tensor *b, ops_tensor *y,
+                    ops_tensor *mean, ops_tensor *rstd, int64_t M, int64_t N, double eps)
 {
-    const char *op = "native_group_norm";
-    if (N < 0 || C < 0 || HxW < 0 || input->ndim < 2 || input->sizes[0] != N || input->sizes[1] != C ||
-        ops_tensor_numel(input) != N * C * HxW) {
-        char a[OPS_SHAPE_STR_LEN];
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Expected input of shape [N, C, *] with N=%" PRId64 ", C=%" PRId64 " and HxW=%" PRId64
-                        " elements per channel, but got input of shape %s",
-                        op, N, C, HxW, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
-    }
-    return gn_impl(op, input, N, C, HxW, group, weight, bias, eps, result0, result1, result2);
+    (void)op;
+    if (x->dtype == OPS_FLOAT32)
+        ln_rows_f32(nrm_data(x), nrm_data(w), nrm_data(b), (float *)nrm_data(y), (float *)nrm_data(mean),
+                    (float *)nrm_data(rstd), M, N, eps);
+    else
+        ln_rows_f64(nrm_data(x), nrm_data(w), nrm_data(b), (double *)nrm_data(y), (double *)nrm_data(mean),
+                    (double *)nrm_data(rstd), M, N, eps);
+    return OPS_OK;
 }
 
-/* ---- embedding ------------------------------------------------------------------------- */
-
-/* Rows of weight gathered by indices: result shape indices.shape + [D], weight's
- * dtype (any).  Every index is checked before the result is allocated (on CUDA by a
- * checking kernel whose first bad index is read back).  The driver of both backends;
- * padding_idx, scale_grad_by_freq and sparse only change the backward pass. */
-static ops_status
-nn_embedding(const ops_tensor *weight, const ops_tensor *indices, ops_tensor **result)
+ops_status
+norm_batch_stats_cpu(const char *op, const ops_tensor *x, int64_t N, int64_t C, int64_t S, double *mean_host,
+                     double *m2_host)
 {
-    const char *op = "embedding";
-    if (weight->ndim != 2)
-        return ops_fail(OPS_ERR_SHAPE, "%s: 'weight' must be 2-D", op);
-    if (indices->dtype != OPS_INT64 && indices->dtype != OPS_INT32)
-        return ops_fail(OPS_ERR_DTYPE,
-                        "%s: Expected tensor for argument #1 'indices' to have one of the following scalar "
-                        "types: Long, Int; but got %s instead (while checking arguments for embedding)",
-                        op, ops_dtype_name(indices->dtype));
-    if (indices->ndim + 1 > OPS_MAX_DIMS)
-        return ops_fail(OPS_ERR_SHAPE, "%s: indices have too many dimensions (%d)", op, (int)indices->ndim);
-    const int64_t V = weight->sizes[0], D = weight->sizes[1];
-    const ops_device dev = ops_tensor_device(weight);
-    ops_status st = OPS_OK;
-    ops_tensor *idx = NULL, *r = NULL;
-    if ((idx = nrm_contig(op, indices, OPS_INT64)) == NULL)
-        return ops_last_status();
-    const int64_t n = ops_tensor_numel(idx);
-    const int64_t *k = nrm_data(idx);
-    bool bad = false;
-    int64_t bad_k = 0;
-#ifdef OPS_WITH_CUDA
-    if (dev.type == OPS_CUDA) {
-        if ((st = ops_nn_cuda_first_out_of_range(op, dev.index, k, n, V, &bad, &bad_k)) != OPS_OK)
-            goto done;
-    } else
-#endif
-    for (int64_t i = 0; i < n && !bad; i++) {
-        if (k[i] < 0 || k[i] >= V) {
-            bad = true;
-            bad_k = k[i];
-        }
-    }
-    if (bad) {
-        st = ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)", op,
-                      bad_k, V);
-        goto done;
-    }
-    int64_t shape[OPS_MAX_DIMS];
-    memcpy(shape, indices->sizes, (size_t)indices->ndim * sizeof(int64_t));
-    shape[indices->ndim] = D;
-    if ((r = ops_tensor_new(op, indices->ndim + 1, shape, NULL, weight->dtype, dev)) == NULL) {
-        st = ops_last_status();
-        goto done;
-    }
+    (void)op;
+    if (x->dtype == OPS_FLOAT32)
+        bn_stats_f32(nrm_data(x), N, C, S, mean_host, m2_host);
+    else
+        bn_stats_f64(nrm_data(x), N, C, S, mean_host, m2_host);
+    return OPS_OK;
+}
+
+ops_status
+norm_batch_apply_cpu(const char *op, const ops_tensor *x, ops_tensor *y, int64_t N, int64_t C, int64_t S,
+                     const double *mean_host, const double *invstd_host, const ops_tensor *w, const ops_tensor *b)
+{
+    (void)op;
+    if (x->dtype == OPS_FLOAT32)
+        bn_apply_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, mean_host, invstd_host, nrm_data(w), nrm_data(b));
+    else
+        bn_apply_f64(nrm_data(x), (double *)nrm_data(y), N, C, S, mean_host, invstd_host, nrm_data(w), nrm_data(b));
+    return OPS_OK;
+}
+
+ops_status
+norm_group_blocks_cpu(const char *op, const ops_tensor *x, ops_tensor *y, int64_t N, int64_t C, int64_t S, int64_t G,
+                      const ops_tensor *w, const ops_tensor *b, double eps, ops_tensor *mean, ops_tensor *rstd)
+{
+    (void)op;
+    if (x->dtype == OPS_FLOAT32)
+        gn_f32(nrm_data(x), (float *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(b), eps, (float *)nrm_data(mean),
+               (float *)nrm_data(rstd));
+    else
+        gn_f64(nrm_data(x), (double *)nrm_data(y), N, C, S, G, nrm_data(w), nrm_data(b), eps,
+               (double *)nrm_data(mean), (double *)nrm_data(rstd));
+    return OPS_OK;
+}
+
+ops_status
+norm_embedding_rows_cpu(const char *op, const ops_tensor *weight, const ops_tensor *k, ops_tensor *r)
+{
+    (void)op;
+    const int64_t n = ops_tensor_numel(k), D = weight->sizes[1], *kd = nrm_data(k);
     const size_t isz = ops_dtype_itemsize(weight->dtype);
     const char *wb = (const char *)weight->storage->data + weight->offset * (int64_t)isz;
     char *rb = (char *)ops_tensor_data_ptr(r);
-#ifdef OPS_WITH_CUDA
-    if (dev.type == OPS_CUDA) {
-        if ((st = ops_nn_cuda_embedding(op, dev.index, wb, weight->strides[0], weight->strides[1], isz, k, n, D, rb)) !=
-            OPS_OK)
-            goto done;
-    } else
-#endif
     for (int64_t i = 0; i < n; i++) {
-        const char *src = wb + k[i] * weight->strides[0] * (int64_t)isz;
+        const char *src = wb + kd[i] * weight->strides[0] * (int64_t)isz;
         char *dst = rb + i * D * (int64_t)isz;
         if (weight->strides[1] == 1 || D == 1)
             memcpy(dst, src, (size_t)D * isz);
         else
             ops_convert_run(weight->dtype, dst, (int64_t)isz, weight->dtype, src, weight->strides[1] * (int64_t)isz, D);
     }
-    *result = r;
-    r = NULL;
-done:
-    ops_tensor_release(idx);
-    ops_tensor_release(r);
-    return st;
-}
-
-ops_tensor *
-embedding_cpu(const ops_tensor *weight, const ops_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq,
-              bool sparse)
-{
-    (void)padding_idx;
-    (void)scale_grad_by_freq;
-    (void)sparse;
-    ops_tensor *r = NULL;
-    nn_embedding(weight, indices, &r);
-    return r;
-}
-
-/* embedding_renorm_ (F.embedding's max_norm): every distinct row of self named by
- * indices whose norm_type-norm exceeds max_norm is scaled by max_norm / (norm + 1e-7),
- * PyTorch's rule, once however often it is named.  Written with other ops, so it runs
- * on any device: the distinct indices (sorted, so the first and last bound them; the
- * two are read on the host for the range check), their rows, the rows' norms in float
- * (double for float64), the scales (1 where the norm is within max_norm), and one
- * index_copy_ of the scaled rows.  Everything is checked and computed before that
- * write, so a failure leaves self as it was. */
-ops_status
-embedding_renorm_impl_(ops_tensor *self, const ops_tensor *indices, double max_norm, double norm_type)
-{
-    const char *op = "embedding_renorm_";
-    if (self->ndim != 2)
-        return ops_fail(OPS_ERR_SHAPE, "%s: 'self' must be 2-D, got %d dimensions", op, (int)self->ndim);
-    if (!ops_dtype_is_floating(self->dtype))
-        return ops_fail_dtype(op, self->dtype, OPS_MASK_FLOATING);
-    if (indices->dtype != OPS_INT64 && indices->dtype != OPS_INT32)
-        return ops_fail(OPS_ERR_DTYPE,
-                        "%s: Expected tensor for argument #2 'indices' to have one of the following scalar types: "
-                        "Long, Int; but got %s instead",
-                        op, ops_dtype_name(indices->dtype));
-    if (!ops_device_equal(ops_tensor_device(self), ops_tensor_device(indices)))
-        return ops_fail(OPS_ERR_DEVICE, "%s: indices are on another device than self", op);
-    if (ops_tensor_has_internal_overlap(self))
-        return ops_fail(OPS_ERR_VALUE,
-                        "%s: unsupported operation: more than one element of the written-to tensor refers to a "
-                        "single memory location. Please clone() the tensor before performing the operation.",
-                        op);
-    ops_status st = OPS_OK;
-    ops_tensor *idx64 = NULL, *uniq = NULL, *unused1 = NULL, *unused2 = NULL, *host = NULL, *rows = NULL;
-    ops_tensor *norms = NULL;
-    ops_tensor *den = NULL, *num = NULL, *scale = NULL, *within = NULL, *filled = NULL, *scaled = NULL;
-    ops_tensor *cast = NULL;
-    /* int64 indices (index_select/index_copy_ take Long), distinct and sorted */
-    if ((idx64 = ops_to_dtype(indices, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE)) == NULL) {
-        st = ops_last_status();
-        goto done;
-    }
-    if ((st = ops__unique2(idx64, true, false, false, &uniq, &unused1, &unused2)) != OPS_OK)
-        goto done;
-    const int64_t k = ops_tensor_numel(uniq), V = self->sizes[0];
-    if (k > 0) {
-        if ((host = nrm_contig_on(op, uniq, OPS_INT64, OPS_DEVICE_CPU)) == NULL) {
-            st = ops_last_status();
-            goto done;
-        }
-        const int64_t *hk = nrm_data(host);
-        if (hk[0] < 0 || hk[k - 1] >= V) {
-            st = ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)",
-                          op, hk[0] < 0 ? hk[0] : hk[k - 1], V);
-            goto done;
-        }
-    }
-    if (k == 0 || self->sizes[1] == 0) {
-        ops_tensor_bump_version(self); /* an in-place op bumps it, written or not (as PyTorch) */
-        goto done;
-    }
-    const ops_dtype acc = self->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
-    const int64_t one = 1;
-    if ((rows = ops_index_select(self, 0, uniq)) == NULL ||
-        (norms = ops_linalg_vector_norm(rows, OPS_SCALAR_FLOAT(norm_type), &(ops_int_list){&one, 1}, true, acc)) ==
-            NULL ||
-        (den = ops_add_scalar(norms, OPS_SCALAR_FLOAT(1e-7), OPS_SCALAR_INT(1))) == NULL ||
-        (num = ops_full_like(norms, OPS_SCALAR_FLOAT(max_norm), OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE)) == NULL ||
-        (scale = ops_div(num, den)) == NULL || (within = ops_le_scalar(norms, OPS_SCALAR_FLOAT(max_norm))) == NULL ||
-        (filled = ops_masked_fill_scalar(scale, within, OPS_SCALAR_INT(1))) == NULL ||
-        (scaled = ops_mul(rows, filled)) == NULL || (cast = ops_to_dtype(scaled, self->dtype, false, false, OPS_MEMORY_FORMAT_NONE)) == NULL) {
-        st = ops_last_status();
-        goto done;
-    }
-    st = ops_index_copy_(self, 0, uniq, cast);
-done:
-    ops_tensor_release(idx64);
-    ops_tensor_release(uniq);
-    ops_tensor_release(unused1);
-    ops_tensor_release(unused2);
-    ops_tensor_release(host);
-    ops_tensor_release(rows);
-    ops_tensor_release(norms);
-    ops_tensor_release(den);
-    ops_tensor_release(num);
-    ops_tensor_release(scale);
-    ops_tensor_release(within);
-    ops_tensor_release(filled);
-    ops_tensor_release(scaled);
-    ops_tensor_release(cast);
-    return st;
+    return OPS_OK;
 }

@@ -2,15 +2,35 @@
  * binary_cross_entropy, binary_cross_entropy_with_logits, nll_loss, nll_loss2d,
  * nll_loss_nd and cross_entropy_loss (with their out= forms).
  *
- * The entry points call the CPU file's device-generic drivers (kernels/cpu/loss.c):
- * the operands become contiguous float64 buffers on the device, the kernels below
- * evaluate the same per-element and per-position formulas as the CPU loops
- * (kernels/nn_common.h), sums are a two-pass block reduction in double read back to
- * the host (the CPU sums in order: equal within rounding), and the result is rounded
- * once to the result dtype.  Target indices are checked by a kernel whose first bad
- * target is read back (the driver fails before anything is written). */
+ * The CUDA loops of the stubs of kernels/loss.h, which the drivers (kernels/loss.c)
+ * call with contiguous float64 buffers on the device: the kernels below evaluate the
+ * same per-element and per-position formulas as the CPU loops (kernels/nn_common.h),
+ * and sums are a two-pass block reduction in double read back to the host (the CPU
+ * sums in order: equal within rounding). */
+#include "kernels/loss.h"
 #include "nn_cuda.cuh"
-#include "ops_kernels.h"
+
+OPS_REGISTER_STUB(loss_sum, CUDA, loss_sum_cuda);
+OPS_REGISTER_STUB(loss_pointwise_terms, CUDA, loss_pointwise_terms_cuda);
+OPS_REGISTER_STUB(loss_bce_terms, CUDA, loss_bce_terms_cuda);
+OPS_REGISTER_STUB(loss_bce_logits_terms, CUDA, loss_bce_logits_terms_cuda);
+OPS_REGISTER_STUB(loss_log_softmax, CUDA, loss_log_softmax_cuda);
+OPS_REGISTER_STUB(loss_nll_terms, CUDA, loss_nll_terms_cuda);
+OPS_REGISTER_STUB(loss_ce_smooth_terms, CUDA, loss_ce_smooth_terms_cuda);
+OPS_REGISTER_STUB(loss_ce_prob_terms, CUDA, loss_ce_prob_terms_cuda);
+
+/* The CUDA device of a buffer and its doubles (NULL stays NULL: an absent weight). */
+static int
+loss_dev(const ops_tensor *t)
+{
+    return t->storage->device.index;
+}
+
+static double *
+dbl(const ops_tensor *t)
+{
+    return t != NULL ? (double *)ops_tensor_data_ptr(t) : NULL;
+}
 
 __global__ void
 nn_pointwise_loss_kernel(int kind, double *x, const double *y, int64_t n, double param)
@@ -21,12 +41,14 @@ nn_pointwise_loss_kernel(int kind, double *x, const double *y, int64_t n, double
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_pointwise_loss(const char *op, int dev, int kind, double *x, const double *y, int64_t n, double param)
+ops_status
+loss_pointwise_terms_cuda(const char *op, int kind, ops_tensor *xt, const ops_tensor *yt, double param)
 {
+    const int64_t n = ops_tensor_numel(xt);
     if (n == 0)
         return OPS_OK;
-    OPS_LAUNCH(nn_pointwise_loss_kernel, nn_grid(n), NN_BLOCK, 0, ops_cuda_current_stream(dev), kind, x, y, n, param);
+    OPS_LAUNCH(nn_pointwise_loss_kernel, nn_grid(n), NN_BLOCK, 0, ops_cuda_current_stream(loss_dev(xt)), kind, dbl(xt),
+               (const double *)dbl(yt), n, param);
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
 }
@@ -51,9 +73,13 @@ nn_bce_kernel(double *x, const double *y, const double *w, int64_t n)
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_bce(const char *op, int dev, double *x, const double *y, const double *w, int64_t n, bool *bad)
+ops_status
+loss_bce_terms_cuda(const char *op, ops_tensor *xt, const ops_tensor *yt, const ops_tensor *wt, bool *bad)
 {
+    const int dev = loss_dev(xt);
+    const int64_t n = ops_tensor_numel(xt);
+    double *x = dbl(xt);
+    const double *y = dbl(yt), *w = dbl(wt);
     *bad = false;
     if (n == 0)
         return OPS_OK;
@@ -84,13 +110,15 @@ nn_bce_logits_kernel(double *x, const double *t, const double *w, const double *
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_bce_logits(const char *op, int dev, double *x, const double *t, const double *w, const double *pw,
-                       int64_t n)
+ops_status
+loss_bce_logits_terms_cuda(const char *op, ops_tensor *x, const ops_tensor *t, const ops_tensor *w,
+                           const ops_tensor *pw)
 {
+    const int64_t n = ops_tensor_numel(x);
     if (n == 0)
         return OPS_OK;
-    OPS_LAUNCH(nn_bce_logits_kernel, nn_grid(n), NN_BLOCK, 0, ops_cuda_current_stream(dev), x, t, w, pw, n);
+    OPS_LAUNCH(nn_bce_logits_kernel, nn_grid(n), NN_BLOCK, 0, ops_cuda_current_stream(loss_dev(x)), dbl(x),
+               (const double *)dbl(t), (const double *)dbl(w), (const double *)dbl(pw), n);
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
 }
@@ -115,9 +143,11 @@ nn_sum_kernel(const double *v, int64_t n, double *partial)
 /* Blocks of the first pass: each thread of the second (one block) then adds a few. */
 #define NN_SUM_BLOCKS 1024
 
-extern "C" ops_status
-ops_nn_cuda_sum(const char *op, int dev, const double *v, int64_t n, double *sum_host)
+ops_status
+loss_sum_cuda(const char *op, const ops_tensor *buf, int64_t off, int64_t n, double *sum_host)
 {
+    const int dev = loss_dev(buf);
+    const double *v = dbl(buf) + off;
     *sum_host = 0;
     if (n == 0)
         return OPS_OK;
@@ -145,16 +175,22 @@ nn_nll_kernel(int64_t N, int64_t C, int64_t S, const double *lp, const int64_t *
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_nll(const char *op, int dev, int64_t N, int64_t C, int64_t S, const double *lp, const int64_t *tgt,
-                const double *w, int64_t ignore_index, double *l, double *wt)
+/* The targets' weights go to a scratch buffer, summed there. */
+ops_status
+loss_nll_terms_cuda(const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *lp, const ops_tensor *t,
+                    const ops_tensor *w, int64_t ignore_index, ops_tensor *l, double *total_weight)
 {
+    *total_weight = 0;
     if (N * S == 0)
         return OPS_OK;
-    OPS_LAUNCH(nn_nll_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(dev), N, C, S, lp, tgt, w,
-               ignore_index, l, wt);
+    const int dev = loss_dev(lp);
+    nn_dev_buf wt;
+    NN_TRY(wt.alloc(op, dev, OPS_FLOAT64, N * S));
+    OPS_LAUNCH(nn_nll_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(dev), N, C, S,
+               (const double *)dbl(lp), (const int64_t *)ops_tensor_data_ptr(t), (const double *)dbl(w), ignore_index,
+               dbl(l), wt.ptr<double>());
     OPS_CUDA_CHECK_LAUNCH(op);
-    return OPS_OK;
+    return loss_sum_cuda(op, wt.t, 0, N * S, total_weight);
 }
 
 __global__ void
@@ -166,12 +202,13 @@ nn_log_softmax_kernel(int64_t N, int64_t C, int64_t S, double *x)
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_log_softmax(const char *op, int dev, int64_t N, int64_t C, int64_t S, double *x)
+ops_status
+loss_log_softmax_cuda(const char *op, int64_t N, int64_t C, int64_t S, ops_tensor *x)
 {
     if (N * S == 0)
         return OPS_OK;
-    OPS_LAUNCH(nn_log_softmax_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(dev), N, C, S, x);
+    OPS_LAUNCH(nn_log_softmax_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(loss_dev(x)), N, C, S,
+               dbl(x));
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
 }
@@ -186,17 +223,6 @@ nn_ce_smooth_kernel(int64_t N, int64_t C, int64_t S, const double *lp, const int
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_ce_smooth(const char *op, int dev, int64_t N, int64_t C, int64_t S, const double *lp, const int64_t *tgt,
-                      const double *w, int64_t ignore_index, double *smooth)
-{
-    if (N * S == 0)
-        return OPS_OK;
-    OPS_LAUNCH(nn_ce_smooth_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(dev), N, C, S, lp, tgt, w,
-               ignore_index, smooth);
-    OPS_CUDA_CHECK_LAUNCH(op);
-    return OPS_OK;
-}
 
 __global__ void
 nn_axpby_kernel(double *y, const double *x, int64_t n, double a, double b)
@@ -207,13 +233,22 @@ nn_axpby_kernel(double *y, const double *x, int64_t n, double a, double b)
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_axpby(const char *op, int dev, double *y, const double *x, int64_t n, double a, double b)
+ops_status
+loss_ce_smooth_terms_cuda(const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *lp, const ops_tensor *t,
+                          const ops_tensor *w, int64_t ignore_index, ops_tensor *l, bool mix, double a, double b)
 {
-    if (n == 0)
+    const int64_t nt = N * S;
+    if (nt == 0)
         return OPS_OK;
-    OPS_LAUNCH(nn_axpby_kernel, nn_grid(n), NN_BLOCK, 0, ops_cuda_current_stream(dev), y, x, n, a, b);
+    const cudaStream_t s = ops_cuda_current_stream(loss_dev(lp));
+    double *nll = dbl(l), *smooth = nll + nt;
+    OPS_LAUNCH(nn_ce_smooth_kernel, nn_grid(nt), NN_BLOCK, 0, s, N, C, S, (const double *)dbl(lp),
+               (const int64_t *)ops_tensor_data_ptr(t), (const double *)dbl(w), ignore_index, smooth);
     OPS_CUDA_CHECK_LAUNCH(op);
+    if (mix) {
+        OPS_LAUNCH(nn_axpby_kernel, nn_grid(nt), NN_BLOCK, 0, s, nll, (const double *)smooth, nt, a, b);
+        OPS_CUDA_CHECK_LAUNCH(op);
+    }
     return OPS_OK;
 }
 
@@ -228,136 +263,14 @@ nn_ce_prob_kernel(int64_t N, int64_t C, int64_t S, const double *lp, const doubl
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_ce_prob(const char *op, int dev, int64_t N, int64_t C, int64_t S, const double *lp, const double *tp,
-                    const double *w, double ls, double *l)
+ops_status
+loss_ce_prob_terms_cuda(const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *lp, const ops_tensor *tp,
+                        const ops_tensor *w, double ls, ops_tensor *l)
 {
     if (N * S == 0)
         return OPS_OK;
-    OPS_LAUNCH(nn_ce_prob_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(dev), N, C, S, lp, tp, w, ls, l);
+    OPS_LAUNCH(nn_ce_prob_kernel, nn_grid(N * S), NN_BLOCK, 0, ops_cuda_current_stream(loss_dev(lp)), N, C, S,
+               (const double *)dbl(lp), (const double *)dbl(tp), (const double *)dbl(w), ls, dbl(l));
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
-}
-
-/* ---- entry points: the CPU file's device-generic drivers, on the inputs' device ---- */
-
-extern "C" ops_tensor *
-mse_loss_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return mse_loss_cpu(self, target, reduction);
-}
-
-extern "C" ops_status
-mse_loss_out_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return mse_loss_out_cpu(self, target, reduction, out);
-}
-
-extern "C" ops_tensor *
-l1_loss_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return l1_loss_cpu(self, target, reduction);
-}
-
-extern "C" ops_tensor *
-smooth_l1_loss_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double beta)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return smooth_l1_loss_cpu(self, target, reduction, beta);
-}
-
-extern "C" ops_status
-smooth_l1_loss_out_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double beta,
-                        ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return smooth_l1_loss_out_cpu(self, target, reduction, beta, out);
-}
-
-extern "C" ops_tensor *
-huber_loss_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double delta)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return huber_loss_cpu(self, target, reduction, delta);
-}
-
-extern "C" ops_status
-huber_loss_out_cuda(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double delta, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return huber_loss_out_cpu(self, target, reduction, delta, out);
-}
-
-extern "C" ops_tensor *
-binary_cross_entropy_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return binary_cross_entropy_cpu(self, target, weight, reduction);
-}
-
-extern "C" ops_status
-binary_cross_entropy_out_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
-                              int64_t reduction, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return binary_cross_entropy_out_cpu(self, target, weight, reduction, out);
-}
-
-extern "C" ops_tensor *
-binary_cross_entropy_with_logits_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
-                                      const ops_tensor *pos_weight, int64_t reduction)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return binary_cross_entropy_with_logits_cpu(self, target, weight, pos_weight, reduction);
-}
-
-extern "C" ops_tensor *
-nll_loss_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-              int64_t ignore_index)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return nll_loss_cpu(self, target, weight, reduction, ignore_index);
-}
-
-extern "C" ops_status
-nll_loss_out_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-                  int64_t ignore_index, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return nll_loss_out_cpu(self, target, weight, reduction, ignore_index, out);
-}
-
-extern "C" ops_tensor *
-nll_loss2d_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-                int64_t ignore_index)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return nll_loss2d_cpu(self, target, weight, reduction, ignore_index);
-}
-
-extern "C" ops_status
-nll_loss2d_out_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-                    int64_t ignore_index, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return nll_loss2d_out_cpu(self, target, weight, reduction, ignore_index, out);
-}
-
-extern "C" ops_tensor *
-nll_loss_nd_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-                 int64_t ignore_index)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return nll_loss_nd_cpu(self, target, weight, reduction, ignore_index);
-}
-
-extern "C" ops_tensor *
-cross_entropy_loss_cuda(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-                        int64_t ignore_index, double label_smoothing)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return cross_entropy_loss_cpu(self, target, weight, reduction, ignore_index, label_smoothing);
 }

@@ -2,17 +2,23 @@
  * circular), upsample_nearest1d/2d, upsample_linear1d, upsample_bilinear2d,
  * pixel_shuffle, pixel_unshuffle, glu, prelu (with their out= forms).
  *
- * The entry points call the CPU file's device-generic drivers (kernels/cpu/nn.c):
- * they check the arguments and build the host tables (pad's and upsample_nearest's
+ * The CUDA loops of the stubs of kernels/nn.h.  The drivers (kernels/nn.c) check the
+ * arguments and build the host tables (pad's and upsample_nearest's
  * per-dim input offsets; the linear interpolation's source indices and weights, by
  * PyTorch's arithmetic), which the cores below upload and use one thread per output
  * element.  pixel_shuffle is a strided view copied contiguous (the copy kernel);
  * one_hot reads its class range back from a min/max kernel before it allocates;
  * glu and prelu run their binary iterator through the CUDA elementwise launcher. */
+#include "kernels/nn.h"
 #include "nn_cuda.cuh"
 #include "ops_cuda_loops.cuh"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+
+OPS_REGISTER_STUB(nn_gather_rows, CUDA, nn_gather_rows_cuda);
+OPS_REGISTER_STUB(nn_one_hot_range, CUDA, nn_one_hot_range_cuda);
+OPS_REGISTER_STUB(nn_one_hot_fill, CUDA, nn_one_hot_fill_cuda);
+OPS_REGISTER_STUB(nn_upsample_linear_planes, CUDA, nn_upsample_linear_planes_cuda);
+OPS_REGISTER_STUB(nn_binary_loop, CUDA, nn_binary_loop_cuda);
 
 /* ---- the gather engine ---------------------------------------------------------------- */
 
@@ -34,7 +40,7 @@ nn_gather_kernel(nn_gather_geom g, const int64_t *tbl, const E *src, E fill, E *
         for (int d = g.nd - 1; d >= 0; d--) {
             const int64_t o = tbl[g.tbl_off[d] + rem % g.sizes[d]];
             rem /= g.sizes[d];
-            if (o == INT64_MIN)
+            if (o == NN_FILL)
                 use_fill = true;
             else
                 off += o;
@@ -53,10 +59,14 @@ nn_launch_gather(const nn_gather_geom &g, const int64_t *tbl, const void *src, c
     OPS_LAUNCH(nn_gather_kernel<E>, nn_grid(total), NN_BLOCK, 0, s, g, tbl, (const E *)src, fill, (E *)dst, total);
 }
 
-extern "C" ops_status
-ops_nn_cuda_gather(const char *op, int dev, int nd, const int64_t *sizes, const int64_t *tbl_host, size_t isz,
-                   const void *src, const void *fill8, void *dst)
+ops_status
+nn_gather_rows_cuda(const char *op, const nn_gather *gp, ops_tensor *dstt)
 {
+    const int dev = dstt->storage->device.index, nd = gp->ndim;
+    const int64_t *sizes = gp->sizes, *tbl_host = gp->tbl[0];
+    const size_t isz = ops_dtype_itemsize(dstt->dtype);
+    const void *src = ops_tensor_data_ptr(gp->src), *fill8 = gp->fill;
+    void *dst = ops_tensor_data_ptr(dstt);
     nn_gather_geom g;
     g.nd = nd;
     int64_t total = 1, entries = 0;
@@ -122,11 +132,15 @@ nn_launch_linear(const nn_linear_geom &g, const void *x, const int64_t *ib, cons
                (T *)y, total);
 }
 
-extern "C" ops_status
-ops_nn_cuda_upsample_linear(const char *op, int dev, ops_dtype dt, int k, const void *x, const int64_t *xs,
-                            int64_t planes, int64_t nc, int64_t oh, int64_t ow, const int64_t *ibuf, const void *wbuf,
-                            void *y)
+ops_status
+nn_upsample_linear_planes_cuda(const char *op, int k, const ops_tensor *self, int64_t oh, int64_t ow,
+                               const int64_t *ibuf, const void *wbuf, ops_tensor *yt)
 {
+    const int dev = self->storage->device.index;
+    const ops_dtype dt = self->dtype;
+    const void *x = ops_tensor_data_ptr(self);
+    const int64_t *xs = self->strides, nc = self->sizes[1], planes = self->sizes[0] * nc;
+    void *y = ops_tensor_data_ptr(yt);
     const int64_t total = planes * oh * ow, nt = 2 * (oh + ow);
     if (total == 0)
         return OPS_OK;
@@ -165,9 +179,11 @@ nn_minmax_kernel(const int64_t *x, int64_t n, long long *lohi)
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_minmax_i64(const char *op, int dev, const int64_t *x, int64_t n, int64_t *lo, int64_t *hi)
+ops_status
+nn_one_hot_range_cuda(const char *op, const ops_tensor *xt, int64_t *lo, int64_t *hi)
 {
+    const int dev = xt->storage->device.index;
+    const int64_t n = ops_tensor_numel(xt), *x = (const int64_t *)ops_tensor_data_ptr(xt);
     nn_dev_buf buf;
     NN_TRY(buf.alloc(op, dev, OPS_INT64, 2));
     long long h[2] = {INT64_MAX, INT64_MIN};
@@ -189,9 +205,12 @@ nn_one_hot_kernel(const int64_t *x, int64_t total, int64_t K, int64_t *out)
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_one_hot(const char *op, int dev, const int64_t *x, int64_t n, int64_t K, int64_t *out)
+ops_status
+nn_one_hot_fill_cuda(const char *op, const ops_tensor *xt, int64_t K, ops_tensor *outt)
 {
+    const int dev = xt->storage->device.index;
+    const int64_t n = ops_tensor_numel(xt), *x = (const int64_t *)ops_tensor_data_ptr(xt);
+    int64_t *out = (int64_t *)ops_tensor_data_ptr(outt);
     if (n * K == 0)
         return OPS_OK;
     OPS_LAUNCH(nn_one_hot_kernel, nn_grid(n * K), NN_BLOCK, 0, ops_cuda_current_stream(dev), x, n * K, K, out);
@@ -201,10 +220,10 @@ ops_nn_cuda_one_hot(const char *op, int dev, const int64_t *x, int64_t n, int64_
 
 /* ---- glu and prelu: the binary iterator's CUDA launcher ------------------------------ */
 
-extern "C" ops_status
-ops_nn_cuda_binary(ops_iter *it, bool glu)
+ops_status
+nn_binary_loop_cuda(const char *op, ops_iter *it, bool glu)
 {
-    OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
+    OPS_DISPATCH_FLOATING(it->common_dtype, op, {
         if (glu)
             return ops_cuda_elementwise<scalar_t, scalar_t, scalar_t>(
                 it, [] __host__ __device__(opmath_t x, opmath_t y) -> opmath_t { return x * ops_math_sigmoid(y); });
@@ -212,130 +231,4 @@ ops_nn_cuda_binary(ops_iter *it, bool glu)
             it, [] __host__ __device__(opmath_t x, opmath_t y) -> opmath_t { return OPS_NN_PRELU(x, y); });
     });
     return OPS_OK;
-}
-
-/* ---- entry points: the CPU file's device-generic drivers, on the inputs' device ---- */
-
-extern "C" ops_tensor *
-one_hot_cuda(const ops_tensor *self, int64_t num_classes)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return one_hot_cpu(self, num_classes);
-}
-
-extern "C" ops_tensor *
-pad_cuda(const ops_tensor *self, ops_int_list pad, const char *mode, const double *value)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return pad_cpu(self, pad, mode, value);
-}
-
-extern "C" ops_tensor *
-upsample_nearest1d_cuda(const ops_tensor *self, ops_int_list output_size, const double *scales)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_nearest1d_cpu(self, output_size, scales);
-}
-
-extern "C" ops_status
-upsample_nearest1d_out_cuda(const ops_tensor *self, ops_int_list output_size, const double *scales, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_nearest1d_out_cpu(self, output_size, scales, out);
-}
-
-extern "C" ops_tensor *
-upsample_nearest2d_cuda(const ops_tensor *self, ops_int_list output_size, const double *scales_h,
-                        const double *scales_w)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_nearest2d_cpu(self, output_size, scales_h, scales_w);
-}
-
-extern "C" ops_status
-upsample_nearest2d_out_cuda(const ops_tensor *self, ops_int_list output_size, const double *scales_h,
-                            const double *scales_w, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_nearest2d_out_cpu(self, output_size, scales_h, scales_w, out);
-}
-
-extern "C" ops_tensor *
-upsample_linear1d_cuda(const ops_tensor *self, ops_int_list output_size, bool align_corners, const double *scales)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_linear1d_cpu(self, output_size, align_corners, scales);
-}
-
-extern "C" ops_status
-upsample_linear1d_out_cuda(const ops_tensor *self, ops_int_list output_size, bool align_corners, const double *scales,
-                           ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_linear1d_out_cpu(self, output_size, align_corners, scales, out);
-}
-
-extern "C" ops_tensor *
-upsample_bilinear2d_cuda(const ops_tensor *self, ops_int_list output_size, bool align_corners, const double *scales_h,
-                         const double *scales_w)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_bilinear2d_cpu(self, output_size, align_corners, scales_h, scales_w);
-}
-
-extern "C" ops_status
-upsample_bilinear2d_out_cuda(const ops_tensor *self, ops_int_list output_size, bool align_corners,
-                             const double *scales_h, const double *scales_w, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return upsample_bilinear2d_out_cpu(self, output_size, align_corners, scales_h, scales_w, out);
-}
-
-extern "C" ops_tensor *
-pixel_shuffle_cuda(const ops_tensor *self, int64_t upscale_factor)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return pixel_shuffle_cpu(self, upscale_factor);
-}
-
-extern "C" ops_status
-pixel_shuffle_out_cuda(const ops_tensor *self, int64_t upscale_factor, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return pixel_shuffle_out_cpu(self, upscale_factor, out);
-}
-
-extern "C" ops_tensor *
-pixel_unshuffle_cuda(const ops_tensor *self, int64_t downscale_factor)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return pixel_unshuffle_cpu(self, downscale_factor);
-}
-
-extern "C" ops_status
-pixel_unshuffle_out_cuda(const ops_tensor *self, int64_t downscale_factor, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return pixel_unshuffle_out_cpu(self, downscale_factor, out);
-}
-
-extern "C" ops_tensor *
-glu_cuda(const ops_tensor *self, int64_t dim)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return glu_cpu(self, dim);
-}
-
-extern "C" ops_status
-glu_out_cuda(const ops_tensor *self, int64_t dim, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return glu_out_cpu(self, dim, out);
-}
-
-extern "C" ops_tensor *
-prelu_cuda(const ops_tensor *self, const ops_tensor *weight)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return prelu_cpu(self, weight);
 }

@@ -1,17 +1,31 @@
 /* Normalization and embedding kernels (CUDA): layer_norm, native_layer_norm,
  * batch_norm, native_batch_norm, group_norm, native_group_norm, embedding.
  *
- * The entry points call the CPU file's drivers (kernels/cpu/norm.c), which check the
- * arguments, make contiguous compute-dtype (float, or double for float64) copies on
- * the device and call the cores below (kernels/nn_common.h).  The cores follow the
+ * The CUDA loops of the stubs of kernels/norm.h: the drivers (kernels/norm.c) check
+ * the arguments, make contiguous compute-dtype (float, or double for float64) copies
+ * on the device and call the kernels below through the stubs.  The kernels follow the
  * CPU's arithmetic: statistics in two passes (mean, then the sum of squared
  * deviations from it) with double accumulators, the normalizing pass in the compute
  * type, biased variance, rstd = 1 / sqrt(var + eps).  layer_norm and group_norm run
  * one block per row / (batch, group); batch_norm one block per channel for its
  * statistics (read back: the host combines them with the running statistics as the
  * CPU does) and one thread per element to apply them. */
+#include "kernels/norm.h"
 #include "nn_cuda.cuh"
-#include "ops_kernels.h"
+
+OPS_REGISTER_STUB(norm_layer_rows, CUDA, norm_layer_rows_cuda);
+OPS_REGISTER_STUB(norm_batch_stats, CUDA, norm_batch_stats_cuda);
+OPS_REGISTER_STUB(norm_batch_apply, CUDA, norm_batch_apply_cuda);
+OPS_REGISTER_STUB(norm_group_blocks, CUDA, norm_group_blocks_cuda);
+OPS_REGISTER_STUB(norm_embedding_rows, CUDA, norm_embedding_rows_cuda);
+OPS_REGISTER_STUB(nn_first_bad_index, CUDA, nn_first_bad_index_cuda);
+
+/* The device memory of an optional tensor (NULL stays NULL). */
+static void *
+nrm_ptr(const ops_tensor *t)
+{
+    return t != NULL ? ops_tensor_data_ptr(t) : NULL;
+}
 
 /* The mean and biased variance of the n contiguous elements at x (two passes, double
  * sums); every thread of the block gets them. */
@@ -61,10 +75,14 @@ nn_layer_norm_kernel(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd,
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_layer_norm(const char *op, int dev, ops_dtype cd, const void *x, const void *w, const void *b, void *y,
-                       void *mean, void *rstd, int64_t M, int64_t N, double eps)
+ops_status
+norm_layer_rows_cuda(const char *op, const ops_tensor *xt, const ops_tensor *wt, const ops_tensor *bt, ops_tensor *yt,
+                     ops_tensor *meant, ops_tensor *rstdt, int64_t M, int64_t N, double eps)
 {
+    const int dev = xt->storage->device.index;
+    const ops_dtype cd = xt->dtype;
+    const void *x = nrm_ptr(xt), *w = nrm_ptr(wt), *b = nrm_ptr(bt);
+    void *y = nrm_ptr(yt), *mean = nrm_ptr(meant), *rstd = nrm_ptr(rstdt);
     if (M == 0) /* (rows of N == 0 get NaN statistics, as on the CPU) */
         return OPS_OK;
     const unsigned grid = (unsigned)(M < NN_MAX_GRID ? M : NN_MAX_GRID);
@@ -109,10 +127,14 @@ nn_group_norm_kernel(const T *x, T *y, int64_t NG, int64_t G, int64_t Cg, int64_
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_group_norm(const char *op, int dev, ops_dtype cd, const void *x, void *y, int64_t N, int64_t C, int64_t S,
-                       int64_t G, const void *w, const void *b, double eps, void *mean, void *rstd)
+ops_status
+norm_group_blocks_cuda(const char *op, const ops_tensor *xt, ops_tensor *yt, int64_t N, int64_t C, int64_t S, int64_t G,
+                       const ops_tensor *wt, const ops_tensor *bt, double eps, ops_tensor *meant, ops_tensor *rstdt)
 {
+    const int dev = xt->storage->device.index;
+    const ops_dtype cd = xt->dtype;
+    const void *x = nrm_ptr(xt), *w = nrm_ptr(wt), *b = nrm_ptr(bt);
+    void *y = nrm_ptr(yt), *mean = nrm_ptr(meant), *rstd = nrm_ptr(rstdt);
     const int64_t NG = N * G;
     if (NG == 0)
         return OPS_OK;
@@ -156,10 +178,13 @@ nn_bn_stats_kernel(const T *x, int64_t N, int64_t C, int64_t S, double *stats)
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_bn_stats(const char *op, int dev, ops_dtype cd, const void *x, int64_t N, int64_t C, int64_t S,
-                     double *mean_host, double *m2_host)
+ops_status
+norm_batch_stats_cuda(const char *op, const ops_tensor *xt, int64_t N, int64_t C, int64_t S, double *mean_host,
+                      double *m2_host)
 {
+    const int dev = xt->storage->device.index;
+    const ops_dtype cd = xt->dtype;
+    const void *x = nrm_ptr(xt);
     if (C == 0)
         return OPS_OK;
     nn_dev_buf stats;
@@ -192,10 +217,14 @@ nn_bn_apply_kernel(const T *x, T *y, int64_t n, int64_t C, int64_t S, const doub
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_bn_apply(const char *op, int dev, ops_dtype cd, const void *x, void *y, int64_t N, int64_t C, int64_t S,
-                     const double *mean_host, const double *invstd_host, const void *w, const void *b)
+ops_status
+norm_batch_apply_cuda(const char *op, const ops_tensor *xt, ops_tensor *yt, int64_t N, int64_t C, int64_t S,
+                      const double *mean_host, const double *invstd_host, const ops_tensor *wt, const ops_tensor *bt)
 {
+    const int dev = xt->storage->device.index;
+    const ops_dtype cd = xt->dtype;
+    const void *x = nrm_ptr(xt), *w = nrm_ptr(wt), *b = nrm_ptr(bt);
+    void *y = nrm_ptr(yt);
     const int64_t n = N * C * S;
     if (n == 0)
         return OPS_OK;
@@ -230,10 +259,12 @@ nn_first_bad_kernel(const int64_t *k, int64_t n, int64_t bound, bool use_skip, i
     }
 }
 
-static ops_status
-nn_first_bad(const char *op, int dev, const int64_t *k, int64_t n, int64_t bound, bool use_skip, int64_t skip,
-             bool *found, int64_t *bad)
+ops_status
+nn_first_bad_index_cuda(const char *op, const ops_tensor *kt, int64_t bound, bool use_skip, int64_t skip, bool *found,
+                        int64_t *bad)
 {
+    const int dev = kt->storage->device.index;
+    const int64_t n = ops_tensor_numel(kt), *k = (const int64_t *)ops_tensor_data_ptr(kt);
     *found = false;
     if (n == 0)
         return OPS_OK;
@@ -251,20 +282,6 @@ nn_first_bad(const char *op, int dev, const int64_t *k, int64_t n, int64_t bound
     return nn_download(op, bad, k + pos, sizeof *bad);
 }
 
-extern "C" ops_status
-ops_nn_cuda_first_out_of_range(const char *op, int dev, const int64_t *k, int64_t n, int64_t bound, bool *found,
-                               int64_t *bad)
-{
-    return nn_first_bad(op, dev, k, n, bound, false, 0, found, bad);
-}
-
-extern "C" ops_status
-ops_nn_cuda_first_out_of_range_skip(const char *op, int dev, const int64_t *k, int64_t n, int64_t bound, int64_t skip,
-                                    bool *found, int64_t *bad)
-{
-    return nn_first_bad(op, dev, k, n, bound, true, skip, found, bad);
-}
-
 /* dst[i * D + j] = w[k[i] * ws0 + j * ws1], elements moved as raw words of E. */
 template <typename E>
 __global__ void
@@ -277,10 +294,15 @@ nn_embedding_kernel(const E *w, int64_t ws0, int64_t ws1, const int64_t *k, int6
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_embedding(const char *op, int dev, const void *wbase, int64_t ws0, int64_t ws1, size_t isz,
-                      const int64_t *k, int64_t n, int64_t D, void *dst)
+ops_status
+norm_embedding_rows_cuda(const char *op, const ops_tensor *weight, const ops_tensor *kt, ops_tensor *r)
 {
+    const int dev = weight->storage->device.index;
+    const size_t isz = ops_dtype_itemsize(weight->dtype);
+    const char *wbase = (const char *)weight->storage->data + weight->offset * (int64_t)isz;
+    const int64_t ws0 = weight->strides[0], ws1 = weight->strides[1], D = weight->sizes[1];
+    const int64_t n = ops_tensor_numel(kt), *k = (const int64_t *)ops_tensor_data_ptr(kt);
+    void *dst = ops_tensor_data_ptr(r);
     const int64_t total = n * D;
     if (total == 0)
         return OPS_OK;
@@ -306,67 +328,4 @@ ops_nn_cuda_embedding(const char *op, int dev, const void *wbase, int64_t ws0, i
     }
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
-}
-
-/* ---- entry points: the CPU file's device-generic drivers, on the inputs' device ---- */
-
-extern "C" ops_tensor *
-layer_norm_cuda(const ops_tensor *input, ops_int_list normalized_shape, const ops_tensor *weight,
-                const ops_tensor *bias, double eps, bool cudnn_enable)
-{
-    ops_cuda_device_guard g(input->storage->device.index);
-    return layer_norm_cpu(input, normalized_shape, weight, bias, eps, cudnn_enable);
-}
-
-extern "C" ops_status
-native_layer_norm_cuda(const ops_tensor *input, ops_int_list normalized_shape, const ops_tensor *weight,
-                       const ops_tensor *bias, double eps, ops_tensor **result0, ops_tensor **result1,
-                       ops_tensor **result2)
-{
-    ops_cuda_device_guard g(input->storage->device.index);
-    return native_layer_norm_cpu(input, normalized_shape, weight, bias, eps, result0, result1, result2);
-}
-
-extern "C" ops_tensor *
-batch_norm_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-                const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
-                double eps, bool cudnn_enabled)
-{
-    ops_cuda_device_guard g(input->storage->device.index);
-    return batch_norm_cpu(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled);
-}
-
-extern "C" ops_status
-native_batch_norm_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-                       const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
-                       double eps, ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    ops_cuda_device_guard g(input->storage->device.index);
-    return native_batch_norm_cpu(input, weight, bias, running_mean, running_var, training, momentum, eps, result0,
-                                 result1, result2);
-}
-
-extern "C" ops_tensor *
-group_norm_cuda(const ops_tensor *input, int64_t num_groups, const ops_tensor *weight, const ops_tensor *bias,
-                double eps, bool cudnn_enabled)
-{
-    ops_cuda_device_guard g(input->storage->device.index);
-    return group_norm_cpu(input, num_groups, weight, bias, eps, cudnn_enabled);
-}
-
-extern "C" ops_status
-native_group_norm_cuda(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, int64_t N, int64_t C,
-                       int64_t HxW, int64_t group, double eps, ops_tensor **result0, ops_tensor **result1,
-                       ops_tensor **result2)
-{
-    ops_cuda_device_guard g(input->storage->device.index);
-    return native_group_norm_cpu(input, weight, bias, N, C, HxW, group, eps, result0, result1, result2);
-}
-
-extern "C" ops_tensor *
-embedding_cuda(const ops_tensor *weight, const ops_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq,
-               bool sparse)
-{
-    ops_cuda_device_guard g(weight->storage->device.index);
-    return embedding_cpu(weight, indices, padding_idx, scale_grad_by_freq, sparse);
 }

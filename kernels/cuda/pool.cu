@@ -3,19 +3,21 @@
  * ops max_pool2d_with_indices_backward and adaptive_max_pool2d_backward (with their
  * out= forms).
  *
- * The entry points call the CPU files' device-generic drivers (kernels/cpu/pool.c,
- * nn_backward.c: argument checks, output sizes, out= handling), which hand the
- * geometry to the cores below.  Forward: one thread per output element, reading the
- * input through its strides, with the CPU's window rules (ops_nn_pool_window,
- * ops_nn_avg_window in kernels/nn_common.h), NaN winning and the first of equal
- * maxima kept, averages accumulated as the CPU does (float for float16/bfloat16,
- * int64 truncating for int64).  Backward: a checking kernel finds the first index
- * outside its plane (the driver fails with the CPU's message before anything is
- * written), then atomic adds scatter the gradient into a zeroed float or double
- * buffer (repeated indices sum in an order of their own: equal within rounding). */
+ * The CUDA loops of the stubs of kernels/pool.h; the drivers (kernels/pool.c:
+ * argument checks, output sizes, out= handling) hand them the geometry.  Forward: one
+ * thread per output element, reading the input through its strides, with the CPU's
+ * window rules (ops_nn_pool_window, ops_nn_avg_window in kernels/nn_common.h), NaN
+ * winning and the first of equal maxima kept, averages accumulated as the CPU does
+ * (float for float16/bfloat16, int64 truncating for int64).  Backward: the driver's
+ * index check (nn_first_bad_index) fails before anything is written; then atomic adds
+ * scatter the gradient into a zeroed float or double buffer (repeated indices sum in
+ * an order of their own: equal within rounding). */
+#include "kernels/pool.h"
 #include "nn_cuda.cuh"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+
+OPS_REGISTER_STUB(pool_windows, CUDA, pool_windows_cuda);
+OPS_REGISTER_STUB(pool_scatter_add, CUDA, pool_scatter_add_cuda);
 
 template <typename T> struct nn_pool_limits {
     /* the value of an empty window (never produced by valid geometry) */
@@ -104,9 +106,15 @@ nn_launch_avg(const ops_pool_geom *g, const void *x, void *out, int64_t total, c
     OPS_LAUNCH((nn_avg_pool_kernel<T, ACC>), nn_grid(total), NN_BLOCK, 0, s, *g, (const T *)x, (T *)out, total);
 }
 
-extern "C" ops_status
-ops_nn_cuda_pool(int dev, const ops_pool_geom *g, bool is_max, const void *x, void *out, int64_t *idx)
+ops_status
+pool_windows_cuda(const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
+                  ops_tensor *indices)
 {
+    (void)op; /* g->op names the op */
+    const int dev = self->storage->device.index;
+    const void *x = ops_tensor_data_ptr(self);
+    void *out = ops_tensor_data_ptr(values);
+    int64_t *idx = indices != NULL ? (int64_t *)ops_tensor_data_ptr(indices) : NULL;
     const int64_t total = g->nb * g->c * g->oh * g->ow;
     const cudaStream_t s = ops_cuda_current_stream(dev);
     if (total == 0)
@@ -150,10 +158,15 @@ nn_pool_scatter_kernel(const ACC *g, const int64_t *ix, ACC *res, int64_t total,
     }
 }
 
-extern "C" ops_status
-ops_nn_cuda_pool_scatter(const char *op, int dev, ops_dtype acc, const void *g, const int64_t *ix, void *res,
-                         int64_t planes, int64_t ohw, int64_t ihw)
+ops_status
+pool_scatter_add_cuda(const char *op, const ops_tensor *grad, const ops_tensor *ixt, ops_tensor *rest, int64_t planes,
+                      int64_t ohw, int64_t ihw)
 {
+    const int dev = rest->storage->device.index;
+    const ops_dtype acc = rest->dtype;
+    const void *g = ops_tensor_data_ptr(grad);
+    const int64_t *ix = (const int64_t *)ops_tensor_data_ptr(ixt);
+    void *res = ops_tensor_data_ptr(rest);
     const int64_t total = planes * ohw;
     if (total == 0)
         return OPS_OK;
@@ -166,137 +179,4 @@ ops_nn_cuda_pool_scatter(const char *op, int dev, ops_dtype acc, const void *g, 
                    total, ohw, ihw);
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
-}
-
-/* ---- entry points: the CPU files' device-generic drivers, on the inputs' device ---- */
-
-extern "C" ops_tensor *
-max_pool2d_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                ops_int_list dilation, bool ceil_mode)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return max_pool2d_cpu(self, kernel_size, stride, padding, dilation, ceil_mode);
-}
-
-extern "C" ops_status
-max_pool2d_with_indices_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
-                             ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **result0,
-                             ops_tensor **result1)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return max_pool2d_with_indices_cpu(self, kernel_size, stride, padding, dilation, ceil_mode, result0, result1);
-}
-
-extern "C" ops_status
-max_pool2d_with_indices_out_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
-                                 ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor *out,
-                                 ops_tensor *indices)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return max_pool2d_with_indices_out_cpu(self, kernel_size, stride, padding, dilation, ceil_mode, out, indices);
-}
-
-extern "C" ops_tensor *
-max_pool1d_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                ops_int_list dilation, bool ceil_mode)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return max_pool1d_cpu(self, kernel_size, stride, padding, dilation, ceil_mode);
-}
-
-extern "C" ops_status
-max_pool1d_with_indices_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
-                             ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **result0,
-                             ops_tensor **result1)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return max_pool1d_with_indices_cpu(self, kernel_size, stride, padding, dilation, ceil_mode, result0, result1);
-}
-
-extern "C" ops_tensor *
-avg_pool2d_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return avg_pool2d_cpu(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-}
-
-extern "C" ops_status
-avg_pool2d_out_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                    bool ceil_mode, bool count_include_pad, const int64_t *divisor_override, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return avg_pool2d_out_cpu(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out);
-}
-
-extern "C" ops_tensor *
-avg_pool1d_cuda(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                bool ceil_mode, bool count_include_pad)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return avg_pool1d_cpu(self, kernel_size, stride, padding, ceil_mode, count_include_pad);
-}
-
-extern "C" ops_tensor *
-adaptive_avg_pool2d_cuda(const ops_tensor *self, ops_int_list output_size)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return adaptive_avg_pool2d_cpu(self, output_size);
-}
-
-extern "C" ops_status
-adaptive_avg_pool2d_out_cuda(const ops_tensor *self, ops_int_list output_size, ops_tensor *out)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return adaptive_avg_pool2d_out_cpu(self, output_size, out);
-}
-
-extern "C" ops_status
-adaptive_max_pool2d_cuda(const ops_tensor *self, ops_int_list output_size, ops_tensor **result0, ops_tensor **result1)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return adaptive_max_pool2d_cpu(self, output_size, result0, result1);
-}
-
-extern "C" ops_status
-adaptive_max_pool2d_out_cuda(const ops_tensor *self, ops_int_list output_size, ops_tensor *out, ops_tensor *indices)
-{
-    ops_cuda_device_guard g(self->storage->device.index);
-    return adaptive_max_pool2d_out_cpu(self, output_size, out, indices);
-}
-
-extern "C" ops_tensor *
-max_pool2d_with_indices_backward_cuda(const ops_tensor *grad_output, const ops_tensor *self, ops_int_list kernel_size,
-                                      ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode,
-                                      const ops_tensor *indices)
-{
-    ops_cuda_device_guard g(grad_output->storage->device.index);
-    return max_pool2d_with_indices_backward_cpu(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
-                                                indices);
-}
-
-extern "C" ops_status
-max_pool2d_with_indices_backward_out_cuda(const ops_tensor *grad_output, const ops_tensor *self,
-                                          ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                                          ops_int_list dilation, bool ceil_mode, const ops_tensor *indices,
-                                          ops_tensor *grad_input)
-{
-    ops_cuda_device_guard g(grad_output->storage->device.index);
-    return max_pool2d_with_indices_backward_out_cpu(grad_output, self, kernel_size, stride, padding, dilation,
-                                                    ceil_mode, indices, grad_input);
-}
-
-extern "C" ops_tensor *
-adaptive_max_pool2d_backward_cuda(const ops_tensor *grad_output, const ops_tensor *self, const ops_tensor *indices)
-{
-    ops_cuda_device_guard g(grad_output->storage->device.index);
-    return adaptive_max_pool2d_backward_cpu(grad_output, self, indices);
-}
-
-extern "C" ops_status
-adaptive_max_pool2d_backward_out_cuda(const ops_tensor *grad_output, const ops_tensor *self, const ops_tensor *indices,
-                                      ops_tensor *grad_input)
-{
-    ops_cuda_device_guard g(grad_output->storage->device.index);
-    return adaptive_max_pool2d_backward_out_cpu(grad_output, self, indices, grad_input);
 }

@@ -403,6 +403,44 @@ h_nll_nd(ops_tensor *const *in)
     return r;
 }
 
+/* batch_norm in training writes its running statistics last: an allocation that
+ * fails anywhere, the staging of the new statistics included, leaves both running_mean
+ * and running_var as they were (the op failed), never one updated and the other not. */
+START_TEST(test_batch_norm_failure_leaves_running_stats)
+{
+    static const double xd[12] = {0.5, -1.0, 2.0, 1.5, 0.25, -0.5, -2.0, 1.0, 0.75, 0.0, -0.25, 1.25};
+    static const double rm0[3] = {0.0, 0.5, -0.5}, rv0[3] = {1.0, 2.0, 0.5};
+    ops_tensor *x = vec(xd, 4, 3), *w = vec((double[]){1.5, -0.5, 2.0}, 3, 0);
+    int ok_in_a_row = 0, failures = 0;
+    for (int64_t nth = 1; ok_in_a_row < 3 && nth < 1000; nth++) {
+        ops_tensor *rm = vec(rm0, 3, 0), *rv = vec(rv0, 3, 0);
+        ops_alloc_fail_nth(nth);
+        ops_tensor *y = ops_batch_norm(x, w, NULL, rm, rv, true, 0.1, 1e-5, true);
+        ops_alloc_fail_nth(0);
+        const double *m = ops_tensor_data_ptr(rm), *v = ops_tensor_data_ptr(rv);
+        if (y != NULL) {
+            ok_in_a_row++;
+            ck_assert_msg(m[1] != rm0[1] && v[1] != rv0[1], "allocation %lld: the running stats were not updated",
+                          (long long)nth);
+        } else {
+            ok_in_a_row = 0;
+            failures++;
+            for (int c = 0; c < 3; c++)
+                ck_assert_msg(m[c] == rm0[c] && v[c] == rv0[c],
+                              "allocation %lld failed but running stat %d changed: mean %g (was %g), var %g (was %g)",
+                              (long long)nth, c, m[c], rm0[c], v[c], rv0[c]);
+        }
+        ops_tensor_release(y);
+        ops_tensor_release(rm);
+        ops_tensor_release(rv);
+    }
+    ck_assert_int_eq(ok_in_a_row, 3);
+    ck_assert_int_gt(failures, 0);
+    ops_tensor_release(x);
+    ops_tensor_release(w);
+}
+END_TEST
+
 START_TEST(test_backward_helper_allocation_failures)
 {
     /* inputs: x (s0), a second operand (s1; weight), grad (sg) */
@@ -465,6 +503,7 @@ autograd_nn_suite(void)
     tcase_add_test(tc, test_cross_entropy_nd_and_probability_gradients);
     tcase_add_test(tc, test_conv_transpose_output_padding_past_stride);
     tcase_add_test(tc, test_backward_helper_allocation_failures);
+    tcase_add_test(tc, test_batch_norm_failure_leaves_running_stats);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,36 @@
+/* Internal: the pooling ops max_pool1d, max_pool2d, max_pool2d_with_indices,
+ * max_pool1d_with_indices, avg_pool1d, avg_pool2d, adaptive_avg_pool2d,
+ * adaptive_max_pool2d and the max pools' backward ops, one driver each for every
+ * device (kernels/pool.c: checks, output sizes, allocation, out=; the schema names
+ * them for `CPU, CUDA`).  The passes over the elements are the device's own, reached
+ * through the stubs below: the CPU loops in kernels/cpu/pool.c, the CUDA kernels in
+ * kernels/cuda/pool.cu, with the window rules of kernels/nn_common.h. */
+#ifndef OPS_KERNELS_POOL_H
+#define OPS_KERNELS_POOL_H
+
+#include "kernels/nn_common.h"
+#include "ops_internal.h"
+#include "ops_stub.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Max (values and, when indices is not NULL, int64 indices h * W + w) or average
+ * pooling of self (g->dt, strided as g->xs) as g describes, into the contiguous
+ * values (and indices) of g's output shape, which has elements. */
+OPS_DECLARE_STUB(pool_windows, ops_status,
+                 (const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
+                  ops_tensor *indices));
+
+/* res (planes x ihw, contiguous, zeroed, float or double) += grad (planes x ohw,
+ * contiguous, res's dtype) at the checked int64 indices ix (planes x ohw, contiguous):
+ * res[p, ix[p, j]] += grad[p, j]. */
+OPS_DECLARE_STUB(pool_scatter_add, ops_status,
+                 (const char *op, const ops_tensor *grad, const ops_tensor *ix, ops_tensor *res, int64_t planes,
+                  int64_t ohw, int64_t ihw));
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OPS_KERNELS_POOL_H */
