@@ -19,6 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
+from . import dtypes as dtypes_mod
+
 # ---- errors ---------------------------------------------------------------
 
 
@@ -295,6 +297,9 @@ class NativeFunction:
     out_no_overlap: Tuple[str, ...] = ()
     out_no_partial_overlap: Tuple[str, ...] = ()
     out_dtype_of: Optional[str] = None
+    # `dtypes:` (codegen/dtypes.py): the input dtypes the kernel entry accepts; None is
+    # every dtype (no key).  The glue refuses the others before dispatch.
+    dtypes: Optional[dtypes_mod.Dtypes] = None
     has_conformance: bool = False
     conformance_loc: Optional[Loc] = None              # the line of its key in a conformance file
     conformance_key_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)  # its keys' lines
@@ -703,7 +708,7 @@ _TAG_MAP = "tag:yaml.org,2002:map"
 _SCALAR_TAGS = frozenset((_TAG_STR, _TAG_BOOL, _TAG_INT, _TAG_FLOAT, _TAG_NULL))
 
 ENTRY_KEYS = ("func", "structured", "meta", "structured_delegate", "dispatch", "variants",
-              "device_check", "tags", "out_checks")
+              "device_check", "tags", "out_checks", "dtypes")
 OUT_CHECK_KEYS = ("no_overlap", "no_partial_overlap", "dtype")
 
 # Bounds on what the generator reads.  The schema is input a contributor (or a hostile
@@ -1080,6 +1085,13 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         nf.tags = tuple(_str_list(path, keys["tags"][1], errors, "'tags'"))
     if "out_checks" in keys:
         _parse_out_checks(path, nf, keys["out_checks"], errors)
+    if "dtypes" in keys:
+        kl, v = keys["dtypes"]
+        try:
+            nf.dtypes = dtypes_mod.parse(loader.construct_object(v, deep=True), f"{name}: dtypes")
+        except ValueError as e:
+            errors.add(kl, str(e))
+            raise _Fail()
 
     # Per-entry structure rules.
     if nf.structured:
@@ -1298,6 +1310,11 @@ def _build_model(path: str, loader: Any, root: Any) -> Model:
         if not target.structured:
             errors.add(dl, f"{nf.name}: structured_delegate '{target.name}' is not structured "
                            f"(line {target.loc.line})")
+            continue
+        if nf.dtypes is not None:
+            errors.add(nf.key_locs["dtypes"], f"{nf.name}: dtypes belong on '{target.name}' (line "
+                                              f"{target.loc.line}), the entry with the kernel; its "
+                                              "delegates accept what it accepts")
             continue
         why = _args_match(nf, target)
         if why is not None:
