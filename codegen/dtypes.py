@@ -6,7 +6,8 @@ the sets generated from it (gen_dtypes_h.py), and the conformance suite tests ex
 these dtypes and expects every other one to be refused (docs/conformance.md).
 """
 import dataclasses
-from typing import Optional, Tuple
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
 
 # ops_dtype's order (include/libops/ops_base.h), and the OPS_CASE_<NAME> / OPS_<NAME>
 # spelling of each in C.
@@ -94,10 +95,102 @@ def kernel_dtypes(accept: Tuple[str, ...], meta: Optional[str]) -> Tuple[str, ..
     return tuple(d for d in DTYPES if d in seen)
 
 
-def mask_expr(dts: Tuple[str, ...]) -> str:
-    """The C mask of a set, with the named masks of ops_dispatch.h where one fits."""
-    named = {DTYPE_SETS["all"]: "OPS_MASK_ALL", DTYPE_SETS["numeric"]: "OPS_MASK_NUMERIC",
+def mask_expr(dts: Tuple[str, ...], named_masks: bool = True) -> str:
+    """The C mask of a set: OPS_DTYPE_BIT()s (include/libops/ops_base.h), or where one fits
+    and named_masks, a named mask of runtime/dispatch/ops_dispatch.h."""
+    named = {} if not named_masks else {DTYPE_SETS["all"]: "OPS_MASK_ALL", DTYPE_SETS["numeric"]: "OPS_MASK_NUMERIC",
              DTYPE_SETS["floating"]: "OPS_MASK_FLOATING", DTYPE_SETS["integral"]: "OPS_MASK_INTEGRAL"}
     if dts in named:
         return named[dts]
     return "(" + " | ".join(f"OPS_DTYPE_BIT(OPS_{C_NAMES[d]})" for d in dts) + ")"
+
+
+# ---- kernels that dispatch over a declaration --------------------------------
+
+_DECLARED_USE_RE = re.compile(r"\b(\w*DECLARED\w*)\s*\(")
+_IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
+
+
+def _balanced(text: str, i: int) -> int:
+    """Index just past the parenthesis closing the one at text[i]."""
+    depth = 0
+    while i < len(text):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return i
+
+
+def _top_args(s: str) -> List[str]:
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur).strip())
+    return out
+
+
+def check_kernels(model, sources: Sequence[str], check_cuda: bool) -> None:
+    """A kernel that dispatches over declared dtypes (OPS_DISPATCH_DECLARED, or a local
+    macro with DECLARED in its name given the entry) must name an entry it is the kernel
+    of: exp_out_cpu dispatching over LOG_OUT would accept what log.out declares, not
+    what exp.out does.  SchemaError with the source's file:line."""
+    from .gen_dtypes_h import macro_name
+    from .model import _STRIP_RE, _blank, Errors, Loc
+
+    macros = {macro_name(nf): nf for nf in model.functions if nf.dispatch}
+    owners: Dict[str, List] = {}  # kernel name -> the entries it is the kernel of
+    for nf in model.functions:
+        for key, k in nf.dispatch.items():
+            if key == "CUDA" and not check_cuda:
+                continue
+            owners.setdefault(k, []).append(nf)
+    if not owners:
+        return
+    pat = re.compile(r"\b(" + "|".join(re.escape(k) for k in sorted(owners)) + r")\s*\(")
+    errors = Errors()
+    for src in sources:
+        if not src.endswith((".c", ".cu")):
+            continue
+        with open(src, encoding="utf-8", errors="replace") as f:
+            text = _STRIP_RE.sub(_blank, f.read())
+        for m in pat.finditer(text):
+            j = _balanced(text, m.end() - 1)
+            while j < len(text) and text[j].isspace():
+                j += 1
+            if j >= len(text) or text[j] != "{":
+                continue  # a call or a declaration, not the definition
+            end = j
+            depth = 0
+            while end < len(text):
+                if text[end] == "{":
+                    depth += 1
+                elif text[end] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                end += 1
+            body = text[j:end]
+            mine = owners[m.group(1)]
+            for u in _DECLARED_USE_RE.finditer(body):
+                close = _balanced(body, u.end() - 1)
+                for a in _top_args(body[u.end():close - 1]):
+                    if not _IDENT_RE.match(a) or a not in macros or any(macros[a] is nf for nf in mine):
+                        continue
+                    line = text.count("\n", 0, j + u.start()) + 1
+                    want = " or ".join(macro_name(nf) for nf in mine)
+                    errors.add(Loc(src, line), f"{m.group(1)}, the kernel of {', '.join(nf.name for nf in mine)}, "
+                                               f"dispatches over {a}, the dtypes {macros[a].name} declares; "
+                                               f"its own are {want}")
+    errors.raise_if_any()
