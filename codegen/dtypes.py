@@ -73,9 +73,9 @@ def parse(v, where: str) -> Dtypes:
         accept = parse_set(v["accept"], where)
         msg = v.get("message")
         if msg is not None and (not isinstance(msg, str) or not msg.strip()):
-            raise ValueError(f"{where}: dtypes' message must be a non-empty string")
+            raise ValueError(f"{where}: 'message' must be a non-empty string")
         if msg is not None and accept == DTYPES:
-            raise ValueError(f"{where}: dtypes' message is for refused dtypes, and every dtype is accepted")
+            raise ValueError(f"{where}: 'message' is for the refused dtypes, and every dtype is accepted")
         return Dtypes(accept, msg)
     return Dtypes(parse_set(v, where))
 
