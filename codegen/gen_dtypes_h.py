@@ -17,7 +17,7 @@ every dtype.  A header of its own, from its own small run, so that an edit of a
 declaration rebuilds the kernels that dispatch over declarations and nothing else.
 """
 
-from . import cnames, render
+from . import render
 from . import dtypes as dtypes_mod
 from .model import Model
 
