@@ -2,7 +2,9 @@
  * remainder, fmod, pow, maximum, minimum, atan2.
  *
  * The meta has converted both inputs to it->common_dtype (operands 1 and 2) and
- * chosen the output's dtype, so each kernel dispatches once on the common dtype.
+ * chosen the output's dtype, so each kernel dispatches once on the common dtype,
+ * over the dtypes its schema entry declares (OPS_DISPATCH_DECLARED, ops_dtypes.h) where
+ * one switch covers them; the generated glue has refused the others already.
  * The per-element arithmetic (integer division and remainder with PyTorch's rules,
  * floor division of floats, powi, NaN-propagating maximum) is
  * kernels/ops_elementwise_math.h's, and the checks are this file's exported

@@ -2,7 +2,9 @@
  *
  * Each kernel is the impl half of a structured op: the meta (runtime/dispatch/meta.c) has
  * already chosen the dtypes, so a kernel dispatches on it->common_dtype (the input
- * as the loop sees it) and writes operand 0 in it->result_dtype:
+ * as the loop sees it; over the dtypes its schema entry declares, DECLARED_KERNEL_ and
+ * OPS_DISPATCH_DECLARED of the generated ops_dtypes.h, where one switch covers them)
+ * and writes operand 0 in it->result_dtype:
  *   meta: unary        output dtype = input dtype;
  *   meta: unary_float  integral/bool inputs arrive converted to float32;
  *   meta: bool_out     output bool, input in its own dtype.

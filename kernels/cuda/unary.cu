@@ -5,7 +5,9 @@
  *
  * The meta has chosen the dtypes exactly as for the CPU kernel (unary, unary_float,
  * bool_out), so each kernel dispatches on it->common_dtype (the input as the loop
- * sees it) with the CPU kernel's dtype sets and error names.  The checks are
+ * sees it): over the dtypes its schema entry declares (UNARY_DECLARED_, ops_dtypes.h,
+ * the set the CPU kernel uses too) where one switch covers them, else with the CPU
+ * kernel's own dtype sets and error names.  The checks are
  * unary.c's ops_check_* and the per-element functions (libm picks included)
  * kernels/ops_elementwise_math.h's and ops_scalar_math.h's, so the two backends
  * compute the same expressions (the device's libm differs from glibc's by a few ulps
