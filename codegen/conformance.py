@@ -14,20 +14,15 @@ import ast
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import dtypes as dtypes_mod
 from .model import Loc, Model, NativeFunction, SchemaError
 
-DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64",
-          "float16", "bfloat16", "float32", "float64")
-INTEGRAL = DTYPES[1:6]
-FLOATING = DTYPES[6:]
-DTYPE_SETS = {
-    "all": DTYPES,
-    "numeric": INTEGRAL + FLOATING,
-    "floating": FLOATING,
-    "integral": INTEGRAL,
-    "integral_and_bool": ("bool",) + INTEGRAL,
-}
-KEYS = {"dtypes", "ref", "domain", "args", "fixed_dtypes", "compute", "special",
+# the dtype vocabulary is the schema's `dtypes:` key's (codegen/dtypes.py)
+DTYPES = dtypes_mod.DTYPES
+INTEGRAL = dtypes_mod.INTEGRAL
+FLOATING = dtypes_mod.FLOATING
+DTYPE_SETS = dtypes_mod.DTYPE_SETS
+KEYS = {"ref", "domain", "args", "fixed_dtypes", "compute", "special",
         "samples", "values", "tol", "torch", "note", "layouts", "promote",
         "errors", "shapes", "signed_zeros", "property", "returns", "gradcheck"}
 RETURN_KEYS = {"dtype", "compare"}
@@ -82,21 +77,6 @@ class Conformance:
     property: bool
     returns: Dict[str, Dict[str, Any]]  # return name -> {dtype: .., compare: ..}
     gradcheck: bool = True  # false: the gradient family skips it (docs/conformance.md)
-
-
-def _dtypes(v: Any, where: str) -> Tuple[str, ...]:
-    if isinstance(v, str):
-        if v in DTYPE_SETS:
-            return DTYPE_SETS[v]
-        if v in DTYPES:
-            return (v,)
-        raise ValueError(f"{where}: unknown dtype set '{v}' (one of {', '.join(DTYPE_SETS)})")
-    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
-        bad = [x for x in v if x not in DTYPES]
-        if bad:
-            raise ValueError(f"{where}: unknown dtype '{bad[0]}'")
-        return tuple(x for x in DTYPES if x in v)
-    raise ValueError(f"{where}: expected a dtype set name or a list of dtypes")
 
 
 # Python builtins a reference may use (tuple(...), [.. for i in ..], len(x), ...).
@@ -223,13 +203,17 @@ def parse(nf: NativeFunction) -> Conformance:
     c = nf.conformance
     if not isinstance(c, dict):
         raise ValueError(f"{where}: the metadata of {nf.name} must be a mapping")
+    if "dtypes" in c:
+        raise ValueError(f"{at('dtypes')}: 'dtypes' is not conformance metadata: the input dtypes an op "
+                         f"accepts are declared once, as `dtypes:` in the schema entry of {nf.name} "
+                         f"({nf.loc}), and the suite tests those (docs/codegen.md)")
     unknown = sorted(set(c) - KEYS, key=lambda k: nf.conformance_key_locs.get(k, loc).line)
     if unknown:
         raise ValueError(f"{at(unknown[0])}: unknown conformance key '{unknown[0]}' (known: {', '.join(sorted(KEYS))})")
     argnames = {a.name for a in nf.func.arguments}
     tensor_args = {a.name for a in nf.func.arguments if a.type.base == "Tensor"}
 
-    dtypes = _dtypes(c.get("dtypes", "all"), f"{at('dtypes')}: dtypes")
+    dtypes = nf.dtypes.accept if nf.dtypes is not None else DTYPES
     ref = c.get("ref")
     if ref is not None:
         if not isinstance(ref, str):

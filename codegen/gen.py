@@ -6,7 +6,8 @@ the registry, and for the registry alone: the one output that reads ops/conforma
            [--conformance ops/conformance/*.yaml] --out-dir DIR [--cuda] [--no-kernel-check]
            [--kernel-sources FILE...]
 
-Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, all; `check` only
+Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, dtypes_h, all;
+`check` only
 validates.  Every run validates the whole schema (both YAML files, the conformance files
 (docs/conformance.md: each key names an entry, the metadata present is well formed) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
@@ -24,6 +25,7 @@ if __package__ in (None, ""):
 
 from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
                      gen_glue, gen_kernels_h, gen_python, gen_registry, gen_stubs, model, render)
+from codegen import dtypes as dtypes_mod, gen_dtypes_h  # noqa: E402
 
 ARTIFACTS = {
     "functions_h": gen_functions_h,
@@ -34,6 +36,7 @@ ARTIFACTS = {
     "autograd": gen_autograd,
     "python": gen_python,
     "stubs": gen_stubs,
+    "dtypes_h": gen_dtypes_h,
 }
 
 
@@ -64,6 +67,8 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
     gen_python.check(m)  # the bindings' limits: `check` refuses what `python` would
     if kernel_check:
         model.check_kernels(m, kernel_sources, cuda)
+        # a kernel that dispatches over another entry's declared dtypes
+        dtypes_mod.check_kernels(m, kernel_sources, cuda)
     # the dispatch stubs the kernel sources declare and register (runtime/dispatch/ops_stub.h)
     m.stubs = gen_stubs.scan(kernel_sources, cuda)
     return m

@@ -10,6 +10,7 @@ import zlib
 from typing import List
 
 from . import cnames, gen_autograd, render
+from . import dtypes as dtypes_mod
 from .model import Model, NativeFunction
 
 N_SHARDS = 4
@@ -263,6 +264,17 @@ def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: b
         "ops_iter _it;",
         f"_st = ops_meta_{target.meta}(&_it, &_args);",
     ]
+    if target.dtypes is not None and not target.dtypes.everything:
+        # the declared input dtypes (`dtypes:`), after the meta's own checks (shapes, a
+        # where condition) as the kernel's dispatch did, before anything is written
+        first = 1 if target.meta == "where" else 0
+        scalars = "true" if target.meta == "clamp" else "false"
+        msg = cnames.c_string(target.dtypes.message) if target.dtypes.message else "NULL"
+        core += [
+            "if (OPS_LIKELY(_st == OPS_OK))",
+            f'    _st = ops_check_dtype_declared("{op}", ops_meta_input_dtype(&_args, {first}, {scalars}), '
+            f"{dtypes_mod.mask_expr(target.dtypes.accept, named_masks=False)}, {msg});",
+        ]
     core_tail = [
         f"    {ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(target)}, _it.device);",
         f'    _st = _fn != NULL ? _fn(&_it, {", ".join(kargs)}) : ops_dispatch_no_kernel("{op}", _it.device);',

@@ -2,7 +2,9 @@
  * remainder, fmod, pow, maximum, minimum, atan2.
  *
  * The meta has converted both inputs to it->common_dtype (operands 1 and 2) and
- * chosen the output's dtype, so each kernel dispatches once on the common dtype.
+ * chosen the output's dtype, so each kernel dispatches once on the common dtype,
+ * over the dtypes its schema entry declares (OPS_DISPATCH_DECLARED, ops_dtypes.h) where
+ * one switch covers them; the generated glue has refused the others already.
  * The per-element arithmetic (integer division and remainder with PyTorch's rules,
  * floor division of floats, powi, NaN-propagating maximum) is
  * kernels/ops_elementwise_math.h's, and the checks are this file's exported
@@ -15,6 +17,7 @@
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
+#include "ops_dtypes.h"
 #include "ops_kernels.h"
 
 /* ---- shared checks ------------------------------------------------------------- */
@@ -209,7 +212,7 @@ add_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_s
     const ops_status st = ops_check_alpha(it, alpha);
     if (st != OPS_OK)
         return st;
-    OPS_DISPATCH_ALL(it->common_dtype, it->op, {
+    OPS_DISPATCH_DECLARED(ADD_OUT, it->common_dtype, it->op, {
         const opmath_t a = OPS_SCALAR_AS(opmath_t, alpha);
         OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x + a * y);
     });
@@ -222,7 +225,7 @@ sub_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_s
     const ops_status st = ops_check_sub(it, self, other, alpha);
     if (st != OPS_OK)
         return st;
-    OPS_DISPATCH_NUMERIC(it->common_dtype, it->op, {
+    OPS_DISPATCH_DECLARED(SUB_OUT, it->common_dtype, it->op, {
         const opmath_t a = OPS_SCALAR_AS(opmath_t, alpha);
         OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x - a * y);
     });
@@ -249,7 +252,7 @@ div_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_FLOATING(it->common_dtype, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x / y););
+    OPS_DISPATCH_DECLARED(DIV_OUT, it->common_dtype, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x / y););
     return OPS_OK;
 }
 
@@ -292,7 +295,7 @@ pow_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
     const ops_status st = ops_check_pow(it, exponent);
     if (st != OPS_OK)
         return st;
-    OPS_DISPATCH_NUMERIC(it->common_dtype, it->op,
+    OPS_DISPATCH_DECLARED(POW_OUT, it->common_dtype, it->op,
                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_pow(x, y)););
     return OPS_OK;
 }
@@ -302,7 +305,7 @@ maximum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_ALL(it->common_dtype, it->op,
+    OPS_DISPATCH_DECLARED(MAXIMUM_OUT, it->common_dtype, it->op,
                      OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_max(x, y)););
     return OPS_OK;
 }
@@ -312,7 +315,7 @@ minimum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_ALL(it->common_dtype, it->op,
+    OPS_DISPATCH_DECLARED(MINIMUM_OUT, it->common_dtype, it->op,
                      OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_min(x, y)););
     return OPS_OK;
 }
@@ -322,7 +325,7 @@ atan2_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_FLOATING(it->common_dtype, it->op,
+    OPS_DISPATCH_DECLARED(ATAN2_OUT, it->common_dtype, it->op,
                           OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_atan2(x, y)););
     return OPS_OK;
 }

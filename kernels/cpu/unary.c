@@ -2,7 +2,9 @@
  *
  * Each kernel is the impl half of a structured op: the meta (runtime/dispatch/meta.c) has
  * already chosen the dtypes, so a kernel dispatches on it->common_dtype (the input
- * as the loop sees it) and writes operand 0 in it->result_dtype:
+ * as the loop sees it; over the dtypes its schema entry declares, DECLARED_KERNEL_ and
+ * OPS_DISPATCH_DECLARED of the generated ops_dtypes.h, where one switch covers them)
+ * and writes operand 0 in it->result_dtype:
  *   meta: unary        output dtype = input dtype;
  *   meta: unary_float  integral/bool inputs arrive converted to float32;
  *   meta: bool_out     output bool, input in its own dtype.
@@ -18,6 +20,7 @@
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
+#include "ops_dtypes.h"
 #include "ops_kernels.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
@@ -27,7 +30,17 @@
                          OPS_CASE_INT8(__VA_ARGS__) OPS_CASE_INT16(__VA_ARGS__)          \
                              OPS_CASE_INT32(__VA_ARGS__) OPS_CASE_INT64(__VA_ARGS__))
 
-/* A kernel over the floating dtypes with output = input dtype: EXPR in terms of x. */
+/* A kernel over the dtypes its schema entry declares (ENTRY: EXP_OUT for exp.out,
+ * generated ops_dtypes.h) with output = input dtype: EXPR in terms of x. */
+#define DECLARED_KERNEL_(IT, ENTRY, NAME, EXPR)                                          \
+    do {                                                                                 \
+        OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, NAME,                           \
+                              OPS_UNARY_KERNEL((IT), scalar_t, scalar_t, EXPR););        \
+        return OPS_OK;                                                                   \
+    } while (0)
+
+/* The floating half of a kernel that handles the other dtypes itself (abs, floor, ...):
+ * EXPR in terms of x, output = input dtype. */
 #define FLOATING_KERNEL_(IT, NAME, EXPR)                                                 \
     do {                                                                                 \
         OPS_DISPATCH_FLOATING((IT)->common_dtype, NAME,                                  \
@@ -54,7 +67,7 @@ neg_out_cpu(ops_iter *it, const ops_tensor *self)
     if (st != OPS_OK)
         return st;
     /* Integers wrap (-(-128) is -128 in int8), as PyTorch's. */
-    OPS_DISPATCH_NUMERIC(it->common_dtype, "neg", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, -x););
+    OPS_DISPATCH_DECLARED(NEG_OUT, it->common_dtype, "neg", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, -x););
     return OPS_OK;
 }
 
@@ -127,7 +140,7 @@ ops_status
 reciprocal_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "reciprocal", (opmath_t)1 / x);
+    DECLARED_KERNEL_(it, RECIPROCAL_OUT, "reciprocal", (opmath_t)1 / x);
 }
 
 ops_status
@@ -149,7 +162,7 @@ square_out_cpu(ops_iter *it, const ops_tensor *self)
     if (st != OPS_OK)
         return st;
     /* Integers wrap on overflow, as PyTorch's. */
-    OPS_DISPATCH_NUMERIC(it->common_dtype, "square", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x * x););
+    OPS_DISPATCH_DECLARED(SQUARE_OUT, it->common_dtype, "square", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x * x););
     return OPS_OK;
 }
 
@@ -157,14 +170,14 @@ ops_status
 sqrt_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sqrt", ops_math_sqrt(x));
+    DECLARED_KERNEL_(it, SQRT_OUT, "sqrt", ops_math_sqrt(x));
 }
 
 ops_status
 rsqrt_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "rsqrt", ops_math_rsqrt(x));
+    DECLARED_KERNEL_(it, RSQRT_OUT, "rsqrt", ops_math_rsqrt(x));
 }
 
 /* ---- exponentials and logarithms ---------------------------------------------- */
@@ -173,49 +186,49 @@ ops_status
 exp_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "exp", ops_math_exp(x));
+    DECLARED_KERNEL_(it, EXP_OUT, "exp", ops_math_exp(x));
 }
 
 ops_status
 exp2_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "exp2", ops_math_exp2(x));
+    DECLARED_KERNEL_(it, EXP2_OUT, "exp2", ops_math_exp2(x));
 }
 
 ops_status
 expm1_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "expm1", ops_math_expm1(x));
+    DECLARED_KERNEL_(it, EXPM1_OUT, "expm1", ops_math_expm1(x));
 }
 
 ops_status
 log_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log", ops_math_log(x));
+    DECLARED_KERNEL_(it, LOG_OUT, "log", ops_math_log(x));
 }
 
 ops_status
 log2_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log2", ops_math_log2(x));
+    DECLARED_KERNEL_(it, LOG2_OUT, "log2", ops_math_log2(x));
 }
 
 ops_status
 log10_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log10", ops_math_log10(x));
+    DECLARED_KERNEL_(it, LOG10_OUT, "log10", ops_math_log10(x));
 }
 
 ops_status
 log1p_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "log1p", ops_math_log1p(x));
+    DECLARED_KERNEL_(it, LOG1P_OUT, "log1p", ops_math_log1p(x));
 }
 
 /* ---- trigonometric and hyperbolic --------------------------------------------- */
@@ -224,84 +237,84 @@ ops_status
 sin_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sin", ops_math_sin(x));
+    DECLARED_KERNEL_(it, SIN_OUT, "sin", ops_math_sin(x));
 }
 
 ops_status
 cos_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "cos", ops_math_cos(x));
+    DECLARED_KERNEL_(it, COS_OUT, "cos", ops_math_cos(x));
 }
 
 ops_status
 tan_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "tan", ops_math_tan(x));
+    DECLARED_KERNEL_(it, TAN_OUT, "tan", ops_math_tan(x));
 }
 
 ops_status
 asin_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "asin", ops_math_asin(x));
+    DECLARED_KERNEL_(it, ASIN_OUT, "asin", ops_math_asin(x));
 }
 
 ops_status
 acos_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "acos", ops_math_acos(x));
+    DECLARED_KERNEL_(it, ACOS_OUT, "acos", ops_math_acos(x));
 }
 
 ops_status
 atan_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "atan", ops_math_atan(x));
+    DECLARED_KERNEL_(it, ATAN_OUT, "atan", ops_math_atan(x));
 }
 
 ops_status
 sinh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sinh", ops_math_sinh(x));
+    DECLARED_KERNEL_(it, SINH_OUT, "sinh", ops_math_sinh(x));
 }
 
 ops_status
 cosh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "cosh", ops_math_cosh(x));
+    DECLARED_KERNEL_(it, COSH_OUT, "cosh", ops_math_cosh(x));
 }
 
 ops_status
 tanh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "tanh", ops_math_tanh(x));
+    DECLARED_KERNEL_(it, TANH_OUT, "tanh", ops_math_tanh(x));
 }
 
 ops_status
 asinh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "asinh", ops_math_asinh(x));
+    DECLARED_KERNEL_(it, ASINH_OUT, "asinh", ops_math_asinh(x));
 }
 
 ops_status
 acosh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "acosh", ops_math_acosh(x));
+    DECLARED_KERNEL_(it, ACOSH_OUT, "acosh", ops_math_acosh(x));
 }
 
 ops_status
 atanh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "atanh", ops_math_atanh(x));
+    DECLARED_KERNEL_(it, ATANH_OUT, "atanh", ops_math_atanh(x));
 }
 
 /* ---- activations and special functions ---------------------------------------- */
@@ -310,28 +323,28 @@ ops_status
 sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "sigmoid", ops_math_sigmoid(x));
+    DECLARED_KERNEL_(it, SIGMOID_OUT, "sigmoid", ops_math_sigmoid(x));
 }
 
 ops_status
 erf_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "erf", ops_math_erf(x));
+    DECLARED_KERNEL_(it, ERF_OUT, "erf", ops_math_erf(x));
 }
 
 ops_status
 erfc_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "erfc", ops_math_erfc(x));
+    DECLARED_KERNEL_(it, ERFC_OUT, "erfc", ops_math_erfc(x));
 }
 
 ops_status
 silu_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "silu", ops_math_silu(x));
+    DECLARED_KERNEL_(it, SILU_OUT, "silu", ops_math_silu(x));
 }
 
 ops_status
@@ -358,8 +371,8 @@ gelu_out_cpu(ops_iter *it, const ops_tensor *self, const char *approximate)
     if (st != OPS_OK)
         return st;
     if (tanh_form)
-        FLOATING_KERNEL_(it, "gelu", ops_math_gelu_tanh(x));
-    FLOATING_KERNEL_(it, "gelu", ops_math_gelu(x));
+        DECLARED_KERNEL_(it, GELU_OUT, "gelu", ops_math_gelu_tanh(x));
+    DECLARED_KERNEL_(it, GELU_OUT, "gelu", ops_math_gelu(x));
 }
 
 /* ---- rounding ------------------------------------------------------------------ */
@@ -432,7 +445,7 @@ round_decimals_out_cpu(ops_iter *it, const ops_tensor *self, int64_t decimals)
     const bool neg = decimals < 0;
     const double p = pow(10.0, neg ? -(double)decimals : (double)decimals);
     const float pf = (float)p;
-    OPS_DISPATCH_FLOATING(it->common_dtype, "round",
+    OPS_DISPATCH_DECLARED(ROUND_DECIMALS_OUT, it->common_dtype, "round",
                           OPS_UNARY_KERNEL(it, scalar_t, scalar_t,
                                            _Generic(x, float: round_decimals_f32_(x, pf, neg),
                                                     default: round_decimals_f64_(x, p, neg))););
@@ -452,7 +465,7 @@ ops_status
 frac_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    FLOATING_KERNEL_(it, "frac", ops_math_frac(x));
+    DECLARED_KERNEL_(it, FRAC_OUT, "frac", ops_math_frac(x));
 }
 
 /* ---- logical and bitwise -------------------------------------------------------- */
@@ -462,7 +475,7 @@ logical_not_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     /* NaN is nonzero, so logical_not(NaN) is false. */
-    OPS_DISPATCH_ALL(it->common_dtype, "logical_not", OPS_UNARY_KERNEL(it, bool, scalar_t, !x););
+    OPS_DISPATCH_DECLARED(LOGICAL_NOT_OUT, it->common_dtype, "logical_not", OPS_UNARY_KERNEL(it, bool, scalar_t, !x););
     return OPS_OK;
 }
 

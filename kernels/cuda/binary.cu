@@ -10,9 +10,16 @@
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
+#include "ops_dtypes.h"
 #include "ops_kernels.h"
 
 namespace {
+
+/* Every input and the output in the common dtype, over the dtypes the schema entry
+ * declares (ENTRY: ADD_OUT for add.out, generated ops_dtypes.h). */
+#define BINARY_DECLARED_(ENTRY, IT, F)                                                   \
+    OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, (IT)->op,                           \
+                          return ops_cuda_elementwise<scalar_t, scalar_t, scalar_t>((IT), F);)
 
 /* Every input and the output in the common dtype. */
 #define BINARY_(DISPATCH, IT, F)                                                         \
@@ -137,7 +144,7 @@ add_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_
     const ops_status st = ops_check_alpha(it, alpha);
     if (st != OPS_OK)
         return st;
-    BINARY_(OPS_DISPATCH_ALL, it, add_op<opmath_t>{OPS_SCALAR_AS(opmath_t, alpha)});
+    BINARY_DECLARED_(ADD_OUT, it, add_op<opmath_t>{OPS_SCALAR_AS(opmath_t, alpha)});
     return OPS_OK;
 }
 
@@ -147,7 +154,7 @@ sub_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_
     const ops_status st = ops_check_sub(it, self, other, alpha);
     if (st != OPS_OK)
         return st;
-    BINARY_(OPS_DISPATCH_NUMERIC, it, sub_op<opmath_t>{OPS_SCALAR_AS(opmath_t, alpha)});
+    BINARY_DECLARED_(SUB_OUT, it, sub_op<opmath_t>{OPS_SCALAR_AS(opmath_t, alpha)});
     return OPS_OK;
 }
 
@@ -156,7 +163,7 @@ mul_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    BINARY_(OPS_DISPATCH_ALL, it, mul_op());
+    BINARY_DECLARED_(MUL_OUT, it, mul_op());
     return OPS_OK;
 }
 
@@ -165,7 +172,7 @@ div_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    BINARY_(OPS_DISPATCH_FLOATING, it, div_op());
+    BINARY_DECLARED_(DIV_OUT, it, div_op());
     return OPS_OK;
 }
 
@@ -204,7 +211,7 @@ pow_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
     const ops_status st = ops_check_pow(it, exponent);
     if (st != OPS_OK)
         return st;
-    BINARY_(OPS_DISPATCH_NUMERIC, it, pow_op());
+    BINARY_DECLARED_(POW_OUT, it, pow_op());
     return OPS_OK;
 }
 
@@ -213,7 +220,7 @@ maximum_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    BINARY_(OPS_DISPATCH_ALL, it, maximum_op());
+    BINARY_DECLARED_(MAXIMUM_OUT, it, maximum_op());
     return OPS_OK;
 }
 
@@ -222,7 +229,7 @@ minimum_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    BINARY_(OPS_DISPATCH_ALL, it, minimum_op());
+    BINARY_DECLARED_(MINIMUM_OUT, it, minimum_op());
     return OPS_OK;
 }
 
@@ -231,6 +238,6 @@ atan2_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    BINARY_(OPS_DISPATCH_FLOATING, it, atan2_op());
+    BINARY_DECLARED_(ATAN2_OUT, it, atan2_op());
     return OPS_OK;
 }

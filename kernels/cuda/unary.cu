@@ -5,7 +5,9 @@
  *
  * The meta has chosen the dtypes exactly as for the CPU kernel (unary, unary_float,
  * bool_out), so each kernel dispatches on it->common_dtype (the input as the loop
- * sees it) with the CPU kernel's dtype sets and error names.  The checks are
+ * sees it): over the dtypes its schema entry declares (UNARY_DECLARED_, ops_dtypes.h,
+ * the set the CPU kernel uses too) where one switch covers them, else with the CPU
+ * kernel's own dtype sets and error names.  The checks are
  * unary.c's ops_check_* and the per-element functions (libm picks included)
  * kernels/ops_elementwise_math.h's and ops_scalar_math.h's, so the two backends
  * compute the same expressions (the device's libm differs from glibc's by a few ulps
@@ -13,11 +15,20 @@
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
+#include "ops_dtypes.h"
 #include "ops_kernels.h"
 
 /* Output and input in the input's dtype / output bool. */
 #define UNARY_(DISPATCH, IT, NAME, F)                                                    \
     DISPATCH((IT)->common_dtype, NAME, return ops_cuda_elementwise<scalar_t, scalar_t>((IT), F);)
+/* Over the dtypes the schema entry declares (ENTRY: SQRT_OUT for sqrt.out, generated
+ * ops_dtypes.h), output and input in the input's dtype / output bool. */
+#define UNARY_DECLARED_(ENTRY, IT, NAME, F)                                              \
+    OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, NAME,                               \
+                          return ops_cuda_elementwise<scalar_t, scalar_t>((IT), F);)
+#define UNARY_TO_BOOL_DECLARED_(ENTRY, IT, NAME, F)                                      \
+    OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, NAME,                               \
+                          return ops_cuda_elementwise<bool, scalar_t>((IT), F);)
 #define UNARY_TO_BOOL_(DISPATCH, IT, NAME, F)                                            \
     DISPATCH((IT)->common_dtype, NAME, return ops_cuda_elementwise<bool, scalar_t>((IT), F);)
 
@@ -158,182 +169,208 @@ extern "C" ops_status
 sqrt_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "sqrt", sqrt_op());
+    UNARY_DECLARED_(SQRT_OUT, it, "sqrt", sqrt_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 rsqrt_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "rsqrt", rsqrt_op());
+    UNARY_DECLARED_(RSQRT_OUT, it, "rsqrt", rsqrt_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 exp_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "exp", exp_op());
+    UNARY_DECLARED_(EXP_OUT, it, "exp", exp_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 exp2_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "exp2", exp2_op());
+    UNARY_DECLARED_(EXP2_OUT, it, "exp2", exp2_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 expm1_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "expm1", expm1_op());
+    UNARY_DECLARED_(EXPM1_OUT, it, "expm1", expm1_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 log_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "log", log_op());
+    UNARY_DECLARED_(LOG_OUT, it, "log", log_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 log2_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "log2", log2_op());
+    UNARY_DECLARED_(LOG2_OUT, it, "log2", log2_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 log10_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "log10", log10_op());
+    UNARY_DECLARED_(LOG10_OUT, it, "log10", log10_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 log1p_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "log1p", log1p_op());
+    UNARY_DECLARED_(LOG1P_OUT, it, "log1p", log1p_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 sin_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "sin", sin_op());
+    UNARY_DECLARED_(SIN_OUT, it, "sin", sin_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 cos_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "cos", cos_op());
+    UNARY_DECLARED_(COS_OUT, it, "cos", cos_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 tan_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "tan", tan_op());
+    UNARY_DECLARED_(TAN_OUT, it, "tan", tan_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 asin_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "asin", asin_op());
+    UNARY_DECLARED_(ASIN_OUT, it, "asin", asin_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 acos_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "acos", acos_op());
+    UNARY_DECLARED_(ACOS_OUT, it, "acos", acos_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 atan_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "atan", atan_op());
+    UNARY_DECLARED_(ATAN_OUT, it, "atan", atan_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 sinh_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "sinh", sinh_op());
+    UNARY_DECLARED_(SINH_OUT, it, "sinh", sinh_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 cosh_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "cosh", cosh_op());
+    UNARY_DECLARED_(COSH_OUT, it, "cosh", cosh_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 tanh_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "tanh", tanh_op());
+    UNARY_DECLARED_(TANH_OUT, it, "tanh", tanh_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 asinh_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "asinh", asinh_op());
+    UNARY_DECLARED_(ASINH_OUT, it, "asinh", asinh_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 acosh_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "acosh", acosh_op());
+    UNARY_DECLARED_(ACOSH_OUT, it, "acosh", acosh_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 atanh_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "atanh", atanh_op());
+    UNARY_DECLARED_(ATANH_OUT, it, "atanh", atanh_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 sigmoid_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "sigmoid", sigmoid_op());
+    UNARY_DECLARED_(SIGMOID_OUT, it, "sigmoid", sigmoid_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 erf_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "erf", erf_op());
+    UNARY_DECLARED_(ERF_OUT, it, "erf", erf_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 erfc_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "erfc", erfc_op());
+    UNARY_DECLARED_(ERFC_OUT, it, "erfc", erfc_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 silu_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "silu", silu_op());
+    UNARY_DECLARED_(SILU_OUT, it, "silu", silu_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
 frac_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    return floating_op(it, "frac", frac_op());
+    UNARY_DECLARED_(FRAC_OUT, it, "frac", frac_op());
+    return OPS_OK;
 }
 
 extern "C" ops_status
@@ -376,7 +413,8 @@ round_decimals_out_cuda(ops_iter *it, const ops_tensor *self, int64_t decimals)
     (void)self;
     const bool neg = decimals < 0;
     const double p = pow(10.0, neg ? -(double)decimals : (double)decimals);
-    return floating_op(it, "round", round_decimals_op{p, neg});
+    UNARY_DECLARED_(ROUND_DECIMALS_OUT, it, "round", (round_decimals_op{p, neg}));
+    return OPS_OK;
 }
 
 extern "C" ops_status
@@ -402,7 +440,7 @@ neg_out_cuda(ops_iter *it, const ops_tensor *self)
     if (st != OPS_OK)
         return st;
     /* integers wrap (-(-128) is -128 in int8), as on the CPU */
-    UNARY_(OPS_DISPATCH_NUMERIC, it, "neg", neg_op());
+    UNARY_DECLARED_(NEG_OUT, it, "neg", neg_op());
     return OPS_OK;
 }
 
@@ -461,7 +499,7 @@ extern "C" ops_status
 reciprocal_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    UNARY_(OPS_DISPATCH_FLOATING, it, "reciprocal", reciprocal_op());
+    UNARY_DECLARED_(RECIPROCAL_OUT, it, "reciprocal", reciprocal_op());
     return OPS_OK;
 }
 
@@ -472,7 +510,7 @@ square_out_cuda(ops_iter *it, const ops_tensor *self)
     const ops_status st = ops_check_square(it->common_dtype);
     if (st != OPS_OK)
         return st;
-    UNARY_(OPS_DISPATCH_NUMERIC, it, "square", square_op());
+    UNARY_DECLARED_(SQUARE_OUT, it, "square", square_op());
     return OPS_OK;
 }
 
@@ -485,9 +523,9 @@ gelu_out_cuda(ops_iter *it, const ops_tensor *self, const char *approximate)
     if (st != OPS_OK)
         return st;
     if (tanh_form)
-        UNARY_(OPS_DISPATCH_FLOATING, it, "gelu", gelu_tanh_op());
+        UNARY_DECLARED_(GELU_OUT, it, "gelu", gelu_tanh_op());
     else
-        UNARY_(OPS_DISPATCH_FLOATING, it, "gelu", gelu_op());
+        UNARY_DECLARED_(GELU_OUT, it, "gelu", gelu_op());
     return OPS_OK;
 }
 
@@ -496,7 +534,7 @@ logical_not_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     /* NaN is nonzero, so logical_not(NaN) is false */
-    UNARY_TO_BOOL_(OPS_DISPATCH_ALL, it, "logical_not", logical_not_op());
+    UNARY_TO_BOOL_DECLARED_(LOGICAL_NOT_OUT, it, "logical_not", logical_not_op());
     return OPS_OK;
 }
 

@@ -3,6 +3,7 @@
  * ops), then hands over to ops_iter_build(), which does the rest. */
 #include <string.h>
 
+#include "ops_dispatch.h"
 #include "ops_iter.h"
 
 static inline const char *
@@ -32,6 +33,24 @@ common_dtype(const ops_meta_args *a, int first, int count)
         return dt;
     const int n = a->ntensors - first < count ? a->ntensors - first : count;
     return ops_result_type(n, a->tensors + first, 0, NULL);
+}
+
+ops_dtype
+ops_meta_input_dtype(const ops_meta_args *a, int first, bool scalars)
+{
+    if (scalars)
+        return ops_result_type(a->ntensors, a->tensors, a->nscalars, a->scalars);
+    return common_dtype(a, first, a->ntensors - first);
+}
+
+ops_status
+ops_check_dtype_declared(const char *op, ops_dtype dt, unsigned mask, const char *message)
+{
+    if (dt == OPS_DTYPE_NONE || (mask & OPS_DTYPE_BIT(dt)))
+        return OPS_OK;
+    if (message != NULL)
+        return ops_fail(OPS_ERR_DTYPE, "%s: %s", op_name(op), message);
+    return ops_fail_dtype(op, dt, mask);
 }
 
 static ops_status

@@ -78,6 +78,16 @@ typedef struct ops_meta_args {
     const char *strs[2];
 } ops_meta_args;
 
+/* The input dtype an entry's `dtypes:` declaration is about (docs/codegen.md): the
+ * promoted dtype of the tensor inputs from a->tensors[first] on (where: 1, past the
+ * condition), with the Scalars too when `scalars` (clamp, as its meta), before a *_float
+ * family converts integers.  OPS_DTYPE_NONE when there are no inputs. */
+OPS_API ops_dtype ops_meta_input_dtype(const ops_meta_args *a, int first, bool scalars);
+/* The glue's check of a declared dtype set (mask of OPS_DTYPE_BIT) before dispatch:
+ * OPS_ERR_DTYPE "op: <message>" when message is not NULL, else ops_fail_dtype's
+ * "op: dtype X is not supported (supported: ...)".  OPS_DTYPE_NONE passes. */
+OPS_API ops_status ops_check_dtype_declared(const char *op, ops_dtype dt, unsigned mask, const char *message);
+
 typedef struct ops_iter {
     const char *op;
     ops_iter_mode mode;

@@ -35,6 +35,7 @@ CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden", "-fwrapv", "-Wall"
 
 sys.path.insert(0, ROOT)
 from codegen import cnames, gen, gen_glue, model  # noqa: E402
+from codegen import dtypes as dtypes_mod  # noqa: E402
 
 FIX_NATIVE = os.path.join(FIXTURES, "native_functions.yaml")
 FIX_DERIVS = os.path.join(FIXTURES, "derivatives.yaml")
@@ -100,6 +101,9 @@ class Rejections(unittest.TestCase):
         "out_checks_not_out", "out_checks_not_tensor", "out_checks_inplace_dtype",
         # the metadata lives in ops/conformance/*.yaml (issue 16)
         "conformance_in_schema",
+        # `dtypes:`, the one declaration of an op's input dtypes (issue 16)
+        "dtypes_unknown_set", "dtypes_unknown_dtype", "dtypes_empty", "dtypes_twice", "dtypes_mapping_key",
+        "dtypes_message_all", "dtypes_on_delegate",
     ]
     # ops/conformance/*.yaml, checked against fixtures/native_functions.yaml
     REQUIRED_CONFORMANCE = [
@@ -107,6 +111,8 @@ class Rejections(unittest.TestCase):
         "misspelt", "not_owner", "unknown_key", "not_a_mapping",
         # keys the case generator would ignore for that kind of entry
         "values_structured", "sample_out_structured", "special_sampled", "args_without_shapes", "promote_unary",
+        # the dtypes are the schema's (issue 16)
+        "dtypes_in_conformance",
     ]
     REQUIRED_DERIVATIVES = [
         "unknown_op", "schema_mismatch", "key_not_argument", "key_not_tensor", "unknown_call",
@@ -160,9 +166,9 @@ class Rejections(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             a, b = os.path.join(d, "a.yaml"), os.path.join(d, "b.yaml")
             with open(a, "w") as f:
-                f.write("neg.out:\n  dtypes: floating\n")
+                f.write("neg.out:\n  note: a\n")
             with open(b, "w") as f:
-                f.write("# b\n\nneg.out: {dtypes: all}\n")
+                f.write("# b\n\nneg.out: {note: b}\n")
             p = run_gen("check", "--native", FIX_NATIVE, "--conformance", a, b, "--no-kernel-check")
             self.assertEqual(p.returncode, 1)
             self.assertEqual(p.stderr.strip().splitlines(), [f"{b}:3: second metadata for 'neg.out' (first at {a}:1)"])
@@ -183,7 +189,9 @@ class Rejections(unittest.TestCase):
         self.assertEqual(model.conformance_files(FIX_NATIVE), [os.path.join(FIXTURES, "conformance", "fixture.yaml")])
         m = model.load_model(FIX_NATIVE)
         self.assertTrue(m.by_name["add.out"].has_conformance)
-        self.assertEqual(m.by_name["add.out"].conformance["dtypes"], "numeric")
+        self.assertEqual(m.by_name["add.out"].conformance["ref"], "np.add(self, other * alpha)")
+        # the dtypes are the schema's own key, read with or without the metadata
+        self.assertEqual(m.by_name["add.out"].dtypes.accept, dtypes_mod.DTYPE_SETS["numeric"])
         self.assertFalse(m.by_name["neg.out"].has_conformance)
         self.assertFalse(model.load_model(FIX_NATIVE, conformance=()).by_name["add.out"].has_conformance)
 
@@ -211,6 +219,24 @@ class Rejections(unittest.TestCase):
             p = run_gen("check", "--native", y, "--cuda", "--kernel-sources", FIX_KERNELS)
             self.assertEqual(p.returncode, 1)
             self.assertIn(f"{y}:4: zeros: dispatch kernel 'zeros_cuda_missing' (CUDA)", p.stderr)
+
+    def test_kernel_dispatching_over_another_entrys_dtypes(self):
+        """A kernel whose dtype switch names another entry's declaration is refused at the
+        line of that switch (it would accept what the other entry declares)."""
+        with tempfile.TemporaryDirectory() as d:
+            k = os.path.join(d, "kernels.c")
+            with open(FIX_KERNELS, encoding="utf-8") as f:
+                text = f.read()
+            self.assertIn("OPS_DISPATCH_DECLARED(NEG_OUT,", text)
+            with open(k, "w", encoding="utf-8") as f:
+                f.write(text.replace("OPS_DISPATCH_DECLARED(NEG_OUT,", "OPS_DISPATCH_DECLARED(ADD_OUT,"))
+            line = text[:text.index("OPS_DISPATCH_DECLARED(NEG_OUT,")].count("\n") + 1
+            p = run_gen("check", "--native", FIX_NATIVE, "--kernel-sources", k)
+            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.stderr.strip().splitlines(),
+                             [f"{k}:{line}: neg_out_cpu, the kernel of neg.out, dispatches over ADD_OUT, the "
+                              "dtypes add.out declares; its own are NEG_OUT"])
+            self.assertEqual(run_gen("check", "--native", FIX_NATIVE, "--kernel-sources", FIX_KERNELS).returncode, 0)
 
     def test_all_errors_reported_in_file_order(self):
         with tempfile.TemporaryDirectory() as d:
@@ -520,7 +546,7 @@ class Generated(unittest.TestCase):
     def test_outputs(self):
         self.assertEqual(sorted(os.listdir(self.out)), sorted(
             ["ops_functions.h", "ops_kernels.h", "ops_op_ids.h", "ops_dispatch.c", "ops_registry.c",
-             "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c"]
+             "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c", "ops_dtypes.h"]
             + [f"ops_glue_{i}.c" for i in range(gen_glue.N_SHARDS)]))
 
     def test_first_line_says_generated(self):
@@ -649,6 +675,45 @@ class Generated(unittest.TestCase):
         self.assertIn('ops_dispatch_no_kernel("zeros", _dev)', body("ops_zeros"))
         # int[N] lengths are checked.
         self.assertIn("stride.len != 2", body("ops_base_conv_like"))
+
+    def test_declared_dtypes(self):
+        """`dtypes:` is checked by the glue after the meta and before the kernel (every
+        form of the op, the delegates included), with the declared message if any; the
+        kernels get the set as an X-macro in ops_dtypes.h."""
+        glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))
+
+        def body(c_name):
+            m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", glue, re.S)
+            self.assertIsNotNone(m, c_name)
+            return m.group(1)
+        numeric = " | ".join(f"OPS_DTYPE_BIT(OPS_{d.upper()})" for d in dtypes_mod.DTYPE_SETS["numeric"])
+        for c_name, op in (("ops_base_add", "add"), ("ops_base_add_scalar_", "add_"), ("ops_base_add_out", "add")):
+            with self.subTest(entry=c_name):
+                b = body(c_name)
+                check = (f'_st = ops_check_dtype_declared("{op}", ops_meta_input_dtype(&_args, 0, false), '
+                         f"({numeric}), NULL);")
+                self.assertIn(check, b)
+                self.assertLess(b.index("ops_meta_binary(&_it, &_args)"), b.index(check))
+                self.assertLess(b.index(check), b.index("ops_dispatch_lookup"))
+        self.assertIn('"negation of this dtype is not supported");', body("ops_base_neg"))
+        # an entry without dtypes: (every dtype) has no check
+        self.assertNotIn("ops_check_dtype_declared", body("ops_base_div_scalar_mode"))
+        h = self.read("ops_dtypes.h")
+        self.assertIn("#define OPS_DTYPES_NEG_OUT(M, ...) M(INT64, __VA_ARGS__) M(FLOAT32, __VA_ARGS__) "
+                      "M(FLOAT64, __VA_ARGS__)\n", h)
+        self.assertIn("#define OPS_DTYPE_MASK_NEG_OUT (OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT32) | "
+                      "OPS_DTYPE_BIT(OPS_FLOAT64))\n", h)
+        self.assertIn("#define OPS_DTYPE_MASK_ADD_OUT OPS_MASK_NUMERIC\n", h)
+
+    def test_kernel_dtypes_follow_the_meta(self):
+        """A *_float family hands integral and bool inputs over as the default float dtype."""
+        allf = dtypes_mod.DTYPE_SETS["all"]
+        self.assertEqual(dtypes_mod.kernel_dtypes(allf, "unary_float"), dtypes_mod.FLOATING)
+        self.assertEqual(dtypes_mod.kernel_dtypes(("int64",), "binary_float"), ("float32", "float64"))
+        self.assertEqual(dtypes_mod.kernel_dtypes(("float16",), "unary_float"), ("float16",))
+        self.assertEqual(dtypes_mod.kernel_dtypes(("int32", "float16"), "div_mode"),
+                         ("int32", "float16", "float32", "float64"))
+        self.assertEqual(dtypes_mod.kernel_dtypes(("bool",), "bool_out"), ("bool",))
 
     def test_no_strings_or_hashing_on_the_success_path(self):
         glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))

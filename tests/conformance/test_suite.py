@@ -137,6 +137,14 @@ class Suite(unittest.TestCase):
     def write_tree(self, name, schema, conf_text):
         """<tmp>/<name>/native_functions.yaml and its conformance/ops.yaml (found by
         gen_cases.py and gen.py as the files beside the schema)."""
+        # The input dtypes are declared in the schema entry (`dtypes:`, docs/codegen.md), not
+        # in the metadata: the metadata strings below keep them beside the rest for brevity,
+        # and they move onto the first entry (the kernel's) here.
+        m = re.search(r"^  dtypes: (.*)\n", conf_text, re.M)
+        if m:
+            conf_text = conf_text[:m.start()] + conf_text[m.end():]
+            at = schema.index("  dispatch:")
+            schema = schema[:at] + f"  dtypes: {m.group(1)}\n" + schema[at:]
         d = os.path.join(self.tmp.name, name)
         os.makedirs(os.path.join(d, "conformance"), exist_ok=True)
         path, conf_path = os.path.join(d, "native_functions.yaml"), os.path.join(d, "conformance", "ops.yaml")
@@ -190,6 +198,20 @@ class Suite(unittest.TestCase):
         for reason, conf in bad.items():
             with self.subTest(reason=reason):
                 self.assert_refused(conf, reason)
+
+    def test_dtypes_left_in_metadata(self):
+        """The dtypes are the schema's: a `dtypes:` in a conformance file is refused, with
+        its file:line, by the case generator and by the library's generator."""
+        path, conf_path = self.write_tree("dtypes_in_conf", NEG, NEG_CONF.format(conf=dedent2(GOOD)).replace(
+            "  ref:", "  dtypes: floating\n  ref:"))
+        where = f"{conf_path}:{key_line(conf_path, 'dtypes')}: "
+        p, _ = self.gen_cases(path)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(where + "'dtypes' is not conformance metadata", p.stderr)
+        q = subprocess.run([py(), self.codegen, "check", "--native", path, "--no-kernel-check"],
+                           capture_output=True, text=True)
+        self.assertEqual(q.returncode, 1, q.stderr)
+        self.assertIn(where + "'dtypes' is not conformance metadata", q.stderr)
 
     def test_kernel_without_metadata_fails_the_cases_build(self):
         path, _ = self.write_tree("missing", NEG, "# no metadata\n")

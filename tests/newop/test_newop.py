@@ -17,9 +17,12 @@ source tree (never on the developer's tree or build dirs):
      run, with value runs in each declared dtype and only rejections in the others;
   3. remove the entry's NumPy reference: the suite must fail (NumPy has no np.logit,
      so the default reference does not exist);
-  4. declare float16, which the kernel does not dispatch: the runner must fail (and
-     this edit of the conformance file alone recompiles no kernel and no glue);
-  5. leave out float64, which the kernel computes: the runner must fail.
+  4. an edit of the conformance file alone recompiles no kernel and no glue; declare
+     float16 (the schema's `dtypes:`), which the kernel does not dispatch: the runner
+     must fail;
+  5. leave out float64, which the kernel computes: the generated glue now refuses it
+     before the kernel runs (the declaration decides, not the kernel), so the suite
+     passes with float64 only as rejections, and a call says why.
 
 In step 2 a reduction-like op is added beside it the way the doc's "A reduction-like
 op" says: ptp.yaml appended to the schema, ptp_conformance.yaml to
@@ -198,9 +201,10 @@ def runner(build, extra=(), show=True, op=OP):
 
 
 def edit_dtypes(yaml_path: str, pristine: str, fixture: str, new_tail: str) -> None:
-    """The tree's conformance file with logit's metadata whose dtypes list ends in new_tail."""
+    """The tree's schema with logit's entries whose dtypes list (the schema's `dtypes:`,
+    docs/codegen.md) ends in new_tail."""
     edited = fixture.replace("int64, float32, float64]", new_tail)
-    check(edited != fixture, "logit_conformance.yaml's dtypes line is not the one this test edits")
+    check(edited != fixture, "logit.yaml's dtypes line is not the one this test edits")
     write(yaml_path, pristine.rstrip("\n") + "\n" + edited)
 
 
@@ -375,31 +379,37 @@ def main() -> int:
         check(line is not None, "the failure does not say that logit's reference is missing:\n" + tail(out))
         say("   the suite fails: " + line.strip())
 
-        # 4. a dtype the kernel does not dispatch, declared: the runner fails
-        edit_dtypes(conf_path, pristine_conf, fixture, "int64, float16, float32, float64]")
-        say("4. declared float16 in logit's dtypes (the kernel dispatches float32 and float64 only)")
+        # 4. the metadata is not the API: an edit of it redoes only the registry (which
+        # carries it as JSON) and the cases, no kernel or glue file is compiled again
+        write(conf_path, pristine_conf.rstrip("\n") + "\n" + fixture.replace(
+            "  special: true", "  special: true\n  note: the inverse of sigmoid"))
+        say("4. added a note: to logit's conformance metadata")
         rc, out = ninja(args, build, TARGETS)
-        # the metadata is not the API: only the registry (which carries it as JSON) and
-        # the cases are redone, no kernel or glue file is compiled again
         compiled = re.findall(r"Compiling C object \S+", out)
         check(any("ops_registry" in c for c in compiled) and "conformance-cases" in out
               and not any(re.search(r"kernels_|ops_glue|ops_dispatch|ops_autograd", c) for c in compiled),
               "an edit of ops/conformance/unary.yaml rebuilt more than the registry and the cases:\n" + tail(out, 40))
         say(f"   rebuilt only the registry and the cases ({len(compiled)} C objects compiled: "
             f"{', '.join(c.split()[-1] for c in compiled)})")
+        # a dtype the kernel does not dispatch, declared: the runner fails
+        logit_yaml = read(os.path.join(HERE, "logit.yaml"))
+        edit_dtypes(yaml_path, pristine_yaml, logit_yaml, "int64, float16, float32, float64]")
+        say("   declared float16 in logit.out's dtypes (the kernel dispatches float32 and float64 only)")
+        ninja(args, build, TARGETS)
         rc, out = runner(build)
         check(rc != 0, "with float16 declared, the conformance runner still passed")
         say("   the runner fails: " + failure(out, "logit: dtype float16 is not supported"))
 
-        # 5. and the other way: a dtype the kernel computes, not declared: the runner fails
-        edit_dtypes(conf_path, pristine_conf, fixture, "int64, float32]")
+        # 5. and the other way: a dtype the kernel computes, not declared: the glue
+        # refuses it before dispatch, so the kernel cannot accept more than the schema says
+        edit_dtypes(yaml_path, pristine_yaml, logit_yaml, "int64, float32]")
         say("5. left float64 out of logit's dtypes (the kernel computes it)")
         ninja(args, build, TARGETS)
-        rc, out = runner(build)
-        check(rc != 0, "with float64 undeclared, the conformance runner still passed")
-        text = failure(out, "the call succeeded")
-        check("float64" in text, "the runner failed, but not on float64: " + text)
-        say("   the runner fails: " + text)
+        rc, out = runner(build, ["--dtype", "float64"], show=False)
+        check(rc == 0, "with float64 undeclared, the glue did not refuse it:\n" + tail(out, 40))
+        r = report(out)
+        check(r["runs"] == 0 and r["errors"] > 0, f"float64 undeclared: expected only rejection cases, got {r}")
+        say(f"   the glue refuses float64 before the kernel: {r['errors']} rejection checks passed, no value run")
         ok = True
     except Failure as e:
         print(f"newop: FAIL: {e}", flush=True)
