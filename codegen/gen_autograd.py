@@ -31,10 +31,9 @@ import ast
 import re
 from typing import Dict, List, Optional, Tuple
 
-from . import cnames, render
+from . import cnames, render, shards
 from .model import Argument, Model, NativeFunction, SchemaError
 
-OUTPUTS = ("ops_autograd_gen.h", "ops_autograd_gen.c")
 
 # Helpers of runtime/autograd/backward/ a formula may call: C function and parameter kinds
 # ("shape": an argument name, passed as its kept ndim and sizes; "listshape": a Tensor[]
@@ -1131,24 +1130,57 @@ def wrapped_entries(model: Model, gens) -> Dict[int, Tuple[str, Optional[NodeGen
     return out
 
 
+def entry_point_families(model: Model) -> Dict[str, str]:
+    """ops_base_<op> and ops_ag_<op> of every entry that has them -> the entry's family
+    (codegen/shards.py): the generated C includes the shards it names."""
+    plan = shards.plan(model)
+    gens = [g for g in model.autograd if isinstance(g, NodeGen)]
+    out = {}
+    wraps = wrapped_entries(model, gens)
+    for nf in model.functions:
+        w = wraps.get(id(nf))
+        if w is None:
+            continue
+        fam = plan.of(nf)
+        out["ops_base_" + nf.func.c_name[4:]] = fam
+        if isinstance(w[1], NodeGen):
+            out["ops_ag_" + nf.func.c_name[4:]] = fam
+    return out
+
+
 def generate(model: Model, inputs) -> dict:
+    """ops_autograd_gen.c (every node), ops_autograd_gen_<family>.h (the entry points of
+    a family's entries: the glue of that family includes it) and ops_autograd_gen.h
+    (every shard, and the formula tables)."""
+    plan = shards.plan(model)
     gens = [g for g in model.autograd if isinstance(g, NodeGen)]
     nodes = [_node_text(g) for g in gens]
     records = []
     wraps = wrapped_entries(model, gens)
+    by_shard = {n: {"bases": [], "records": []} for n in plan.names}
     for nf in model.functions:
         w = wraps.get(id(nf))
         if w is None or not isinstance(w[1], NodeGen):
             continue
-        records.append(_record(w[1], nf, w[0] == "inplace"))
-    bases = []
+        r = _record(w[1], nf, w[0] == "inplace")
+        records.append(r)
+        by_shard[plan.of(nf)]["records"].append(r)
     for nf in model.functions:
         if id(nf) in wraps:
             s = nf.func
-            bases.append({"ret": cnames.return_type(s), "name": "ops_base_" + s.c_name[4:],
-                          "params": cnames.param_list(cnames.params(s))})
+            by_shard[plan.of(nf)]["bases"].append({"ret": cnames.return_type(s), "name": "ops_base_" + s.c_name[4:],
+                                                   "params": cnames.param_list(cnames.params(s))})
     banner = render.banner("gen_autograd.py", inputs)
-    return {
-        "ops_autograd_gen.h": render.render("ops_autograd_gen.h.j2", banner=banner, bases=bases, records=records),
-        "ops_autograd_gen.c": render.render("ops_autograd_gen.c.j2", banner=banner, nodes=nodes, records=records),
+    body = render.render("ops_autograd_gen.c.j2", banner="", includes=[], nodes=nodes, records=records)
+    includes = ([f"ops_functions_{f}.h" for f in shards.scan_names(body, shards.public_names(model))]
+                + [f"ops_autograd_gen_{f}.h" for f in shards.scan_names(body, entry_point_families(model))])
+    out = {
+        "ops_autograd_gen.h": render.render("ops_autograd_gen.h.j2", banner=banner, shards=plan.names),
+        "ops_autograd_gen.c": render.render("ops_autograd_gen.c.j2", banner=banner, includes=includes,
+                                            nodes=nodes, records=records),
     }
+    for name, d in by_shard.items():
+        out[f"ops_autograd_gen_{name}.h"] = render.render(
+            "ops_autograd_gen_shard.h.j2", banner=banner, shard=name,
+            guard=f"OPS_AUTOGRAD_GEN_{name.upper()}_H", **d)
+    return out
