@@ -15,7 +15,7 @@
 #include "ops_dispatch.h"
 #include "ops_elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_kernels.h"
+#include "ops_kernels_binary.h"
 
 /* ---- shared checks ------------------------------------------------------------- */
 

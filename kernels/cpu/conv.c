@@ -32,8 +32,7 @@
 #include <string.h>
 
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_kernels_conv.h"
 #include "kernels/linalg_common.h"
 
 /* ---- argument checks ----------------------------------------------------------------- */

@@ -9,7 +9,7 @@
 
 #include "ops_cuda_backend.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_copy.h"
 
 /* A new tensor on device with t's sizes laid out as memory_format says (None is
  * preserve_format: t's strides when t is dense, else t's dim order), holding t's values

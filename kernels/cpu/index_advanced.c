@@ -15,7 +15,7 @@
 #include "cpu_util.h"
 #include "index_check.h"
 #include "index_util.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_advanced.h"
 
 void
 idx_plan_release(adv_plan *p)

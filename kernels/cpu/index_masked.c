@@ -10,7 +10,7 @@
 #include "index_check.h"
 #include "index_util.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_masked.h"
 
 ops_status
 idx_check_select_mask(const char *op, const ops_tensor *mask)

@@ -12,7 +12,7 @@
 #include "cpu_util.h"
 #include "index_check.h"
 #include "index_util.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_take.h"
 
 /* Element offset of t's linear-th element (row-major). */
 static int64_t

@@ -20,8 +20,9 @@
 #include <string.h>
 
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_core.h"
+#include "ops_kernels_linalg.h"
 #include "kernels/linalg_common.h"
 
 /* Output columns one pass of the loop kernel accumulates (kept on the stack). */

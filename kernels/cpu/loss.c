@@ -21,7 +21,7 @@
 
 #include "kernels/nn_common.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_loss.h"
 
 enum { LOSS_NONE = 0, LOSS_MEAN = 1, LOSS_SUM = 2 };
 

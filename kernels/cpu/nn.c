@@ -27,8 +27,9 @@
 
 #include "kernels/nn_common.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_kernels_nn.h"
 
 #ifdef _OPENMP
 #define NN_PARALLEL_FOR_(COND) OPS_PRAGMA_(omp parallel for schedule(static) num_threads(ops_get_num_threads()) if (COND))

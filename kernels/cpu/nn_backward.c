@@ -14,8 +14,9 @@
 
 #include "kernels/nn_common.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_kernels_nn_backward.h"
 
 #define NNB_MASK (OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | \
                   OPS_DTYPE_BIT(OPS_FLOAT64))

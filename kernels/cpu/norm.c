@@ -24,8 +24,15 @@
 
 #include "kernels/nn_common.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index.h"
+#include "ops_functions_index_add.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_sort.h"
+#include "ops_kernels_norm.h"
 
 #ifdef _OPENMP
 #define NRM_SIMD_SUM_(v) OPS_PRAGMA_(omp simd reduction(+ : v))

@@ -20,8 +20,9 @@
 
 #include "kernels/nn_common.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_core.h"
+#include "ops_functions_pool.h"
+#include "ops_kernels_pool.h"
 
 /* the geometry (kernels/nn_common.h), shared with kernels/cuda/pool.cu */
 typedef ops_pool_geom pool_geom;

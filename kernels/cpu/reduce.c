@@ -30,8 +30,10 @@
 
 #include "cpu_util.h"
 #include "kernels/ops_reduce_common.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_reduce.h"
+#include "ops_kernels_reduce.h"
 #ifdef OPS_WITH_CUDA
 #include "ops_cuda_backend.h"
 #endif

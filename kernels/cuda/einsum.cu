@@ -1,7 +1,7 @@
 /* einsum (CUDA): the CPU's composite (kernels/cpu/einsum.c) over views, sum and bmm,
  * which dispatch to their own CUDA kernels; only the entry point is per device. */
 #include "cuda_common.h"
-#include "ops_kernels.h"
+#include "ops_kernels_einsum.h"
 
 #include "kernels/linalg_common.h"
 

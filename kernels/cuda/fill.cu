@@ -4,7 +4,7 @@
  * element whatever its strides; one kernel per element size serves every dtype. */
 #include "ops_convert.h"
 #include "ops_cuda_loops.cuh"
-#include "ops_kernels.h"
+#include "ops_kernels_fill.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
  * once to the result dtype.  Target indices are checked by a kernel whose first bad
  * target is read back (the driver fails before anything is written). */
 #include "nn_cuda.cuh"
-#include "ops_kernels.h"
+#include "ops_kernels_loss.h"
 
 __global__ void
 nn_pointwise_loss_kernel(int kind, double *x, const double *y, int64_t n, double param)

@@ -12,7 +12,7 @@
 #include "nn_cuda.cuh"
 #include "ops_cuda_loops.cuh"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_nn.h"
 
 /* ---- the gather engine ---------------------------------------------------------------- */
 

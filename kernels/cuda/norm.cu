@@ -11,7 +11,7 @@
  * statistics (read back: the host combines them with the running statistics as the
  * CPU does) and one thread per element to apply them. */
 #include "nn_cuda.cuh"
-#include "ops_kernels.h"
+#include "ops_kernels_norm.h"
 
 /* The mean and biased variance of the n contiguous elements at x (two passes, double
  * sums); every thread of the block gets them. */

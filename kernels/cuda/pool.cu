@@ -15,7 +15,8 @@
  * buffer (repeated indices sum in an order of their own: equal within rounding). */
 #include "nn_cuda.cuh"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_nn_backward.h"
+#include "ops_kernels_pool.h"
 
 template <typename T> struct nn_pool_limits {
     /* the value of an empty window (never produced by valid geometry) */

@@ -17,7 +17,7 @@
 // Only the order of the additions differs from the CPU (a tree instead of pairwise
 // blocks), so floating results agree within rounding and integer ones exactly.
 #include "ops_cuda_reduce.cuh"
-#include "ops_kernels.h"
+#include "ops_kernels_reduce.h"
 
 template <typename T> using red_opmath_t = typename ops_opmath<T>::type;
 

@@ -18,7 +18,8 @@
 //    cases); integer scans and cummax/cummin stay exact.
 // The entry points run kernels/cpu/reduce.c's driver (dtype rules, conversion, out=).
 #include "ops_cuda_reduce.cuh"
-#include "ops_kernels.h"
+#include "ops_kernels_reduce.h"
+#include "ops_kernels_scan.h"
 
 #define SCAN_PER_THREAD 16
 #define SCAN_TILE (RED_BLOCK_THREADS * SCAN_PER_THREAD)

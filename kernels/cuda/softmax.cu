@@ -8,7 +8,8 @@
 //    inner is large), in the CPU's order.
 // The entry points run kernels/cpu/reduce.c's driver (dtype checks, conversion, out=).
 #include "ops_cuda_reduce.cuh"
-#include "ops_kernels.h"
+#include "ops_kernels_reduce.h"
+#include "ops_kernels_softmax.h"
 
 // Lines shorter than this take a thread each even when contiguous.
 #define SOFTMAX_ROW_MIN_LEN 64

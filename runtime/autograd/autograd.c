@@ -28,7 +28,11 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
 #endif
 
 /* ---- grad mode ---------------------------------------------------------------- */
