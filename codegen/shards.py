@@ -70,11 +70,9 @@ class Plan:
         kernels = sorted({k for nf in m.functions for k in nf.dispatch.values()})
         # kernel -> sorted shards of the files defining it ([] if unplaced)
         where: Dict[str, set] = {}
-        for src in sources:
-            if not src.endswith(SOURCE_EXTS + (".h", ".cuh")):
-                continue
+        for src, defined in _model.definitions_by_source(sources, kernels).items():
             s = stem(src) if src.endswith(SOURCE_EXTS) and stem(src) in known else CORE
-            for k in _model.defined_functions([src], kernels):
+            for k in defined:
                 where.setdefault(k, set()).add(s)
         self.kernel_shards: Dict[str, List[str]] = {k: sorted(where.get(k, ())) for k in kernels}
         self.family: Dict[int, str] = {}
