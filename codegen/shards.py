@@ -42,14 +42,15 @@ def stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
+def _is_kernel_file(src: str) -> bool:
+    """A C/CUDA source in a `kernels` folder (kernels/, kernels/cpu/, kernels/cuda/)."""
+    parts = os.path.normpath(src).replace(os.sep, "/").split("/")
+    return "kernels" in parts[:-1] and src.endswith(SOURCE_EXTS)
+
+
 def default_shards(sources: Sequence[str]) -> List[str]:
-    """The stems of the C/CUDA sources in a `kernels` folder, plus `core`, sorted."""
-    names = {CORE}
-    for src in sources:
-        parts = os.path.normpath(src).replace(os.sep, "/").split("/")
-        if "kernels" in parts[:-1] and src.endswith(SOURCE_EXTS):
-            names.add(stem(src))
-    return sorted(names)
+    """The stems of the kernel files, plus `core`, sorted."""
+    return sorted({CORE} | {stem(src) for src in sources if _is_kernel_file(src)})
 
 
 def check_names(names: Iterable[str]) -> List[str]:
@@ -71,7 +72,7 @@ class Plan:
         # kernel -> sorted shards of the files defining it ([] if unplaced)
         where: Dict[str, set] = {}
         for src, defined in _model.definitions_by_source(sources, kernels).items():
-            s = stem(src) if src.endswith(SOURCE_EXTS) and stem(src) in known else CORE
+            s = stem(src) if _is_kernel_file(src) and stem(src) in known else CORE
             for k in defined:
                 where.setdefault(k, set()).add(s)
         self.kernel_shards: Dict[str, List[str]] = {k: sorted(where.get(k, ())) for k in kernels}
