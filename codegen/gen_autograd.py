@@ -388,5 +388,5 @@ def generate(model: Model, inputs) -> dict:
     for name, d in by_shard.items():
         out[f"ops_autograd_gen_{name}.h"] = render.render(
             "ops_autograd_gen_shard.h.j2", banner=banner, shard=name,
-            guard=f"OPS_AUTOGRAD_GEN_{name.upper()}_H", **d)
+            guard=f"OPS_GENERATED_AUTOGRAD_{name.upper()}_H", **d)
     return out

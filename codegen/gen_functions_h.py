@@ -21,6 +21,6 @@ def generate(model: Model, inputs) -> dict:
     out = {"ops_functions.h": render.render("ops_functions.h.j2", banner=banner, shards=plan.names)}
     for name, functions in by_shard.items():
         out[f"ops_functions_{name}.h"] = render.render("ops_functions_shard.h.j2", banner=banner, shard=name,
-                                                       guard=f"OPS_FUNCTIONS_{name.upper()}_H",
+                                                       guard=f"OPS_GENERATED_FUNCTIONS_{name.upper()}_H",
                                                        functions=functions)
     return out

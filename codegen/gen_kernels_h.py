@@ -40,5 +40,5 @@ def generate(model: Model, inputs) -> dict:
     out = {"ops_kernels.h": render.render("ops_kernels.h.j2", banner=banner, shards=plan.names, ops=unplaced)}
     for name, ops in by_shard.items():
         out[f"ops_kernels_{name}.h"] = render.render("ops_kernels_shard.h.j2", banner=banner, shard=name,
-                                                     guard=f"OPS_KERNELS_{name.upper()}_H", ops=ops)
+                                                     guard=f"OPS_GENERATED_KERNELS_{name.upper()}_H", ops=ops)
     return out

@@ -865,6 +865,24 @@ class Shards(unittest.TestCase):
         files = sorted(os.path.join(self.out, n) for n in g if n.endswith(".c") and n != "python_bindings.c")
         self.assertEqual(compile_c(files, RUNTIME_INC + [self.out]), {})
 
+    def test_guards_do_not_clash(self):
+        """A shard is named after a kernel file, and kernels/random.h guards itself with
+        OPS_KERNELS_RANDOM_H: the generated shards' guards have a prefix of their own, and
+        no hand-written header uses it (a clash silently drops the prototypes)."""
+        g = self.generate(self.NATIVE)
+        for name, (text, _) in g.items():
+            m = re.search(r"^#ifndef (\w+)$", text, re.M)
+            if re.fullmatch(r"ops_(functions|kernels|autograd_gen)_\w+\.h", name):
+                with self.subTest(shard=name):
+                    self.assertIsNotNone(m)
+                    self.assertTrue(m.group(1).startswith("OPS_GENERATED_"), m.group(1))
+        for path in glob.glob(os.path.join(ROOT, "**", "*.h"), recursive=True) + \
+                glob.glob(os.path.join(ROOT, "**", "*.cuh"), recursive=True):
+            if os.sep + "build" in path[len(ROOT):]:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                self.assertNotRegex(f.read(), r"#ifndef OPS_GENERATED_", path)
+
     def test_bad_shard_name(self):
         with open(self.native, "w", encoding="utf-8") as f:
             f.write(self.NATIVE)
