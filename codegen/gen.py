@@ -4,7 +4,7 @@ the registry, and for the registry alone: the one output that reads ops/conforma
 
     gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
            [--conformance ops/conformance/*.yaml] --out-dir DIR [--cuda] [--no-kernel-check]
-           [--kernel-sources FILE...]
+           [--kernel-sources FILE...] [--shards NAME...]
 
 Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, dtypes_h, all;
 `check` only
@@ -24,7 +24,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
-                     gen_glue, gen_kernels_h, gen_python, gen_registry, gen_stubs, model, render)
+                     gen_glue, gen_kernels_h, gen_python, gen_registry, gen_stubs, model, render, shards)
 from codegen import dtypes as dtypes_mod, gen_dtypes_h  # noqa: E402
 
 ARTIFACTS = {
@@ -41,7 +41,7 @@ ARTIFACTS = {
 
 
 def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: bool,
-         conformance_paths=None) -> model.Model:
+         conformance_paths=None, shard_names=None) -> model.Model:
     """Parse and validate everything; raises model.SchemaError.  conformance_paths None:
     the conformance files beside the schema (model.conformance_files)."""
     m = model.load_model(native, conformance=())
@@ -71,6 +71,8 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
         dtypes_mod.check_kernels(m, kernel_sources, cuda)
     # the dispatch stubs the kernel sources declare and register (runtime/dispatch/ops_stub.h)
     m.stubs = gen_stubs.scan(kernel_sources, cuda)
+    # which header / glue shard each kernel and entry goes to (codegen/shards.py)
+    m.shards = shards.Plan(m, kernel_sources, shard_names)
     return m
 
 
@@ -93,6 +95,9 @@ def main(argv=None) -> int:
     p.add_argument("--kernel-sources", nargs="*", default=[],
                    help="C/CUDA sources and kernel headers: they must define every dispatch kernel, and "
                         "declare and register the dispatch stubs")
+    p.add_argument("--shards", nargs="*", default=None,
+                   help="the shard names (generated/meson.build: the stems of kernels/**/*.c and *.cu); "
+                        "default: derived from --kernel-sources (codegen/shards.py)")
     p.add_argument("--no-kernel-check", action="store_true",
                    help="do not require dispatch kernels to be defined (generator tests)")
     p.add_argument("--cuda", action="store_true", help="the CUDA backend is built: check CUDA kernels too")
@@ -105,7 +110,7 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     try:
         m = load(args.native, args.derivatives, args.kernel_sources, not args.no_kernel_check, args.cuda,
-                 args.conformance)
+                 args.conformance, args.shards)
     except model.SchemaError as e:
         for msg in e.messages:
             print(msg, file=sys.stderr)

@@ -2,25 +2,24 @@
 
 Argument checks, the same-device check, the device choice, then either the
 structured path (meta family -> kernel from the table -> finish) or a plain call
-of the entry's kernel.  Entries are spread over a fixed number of files by a stable
-hash of the op's base name, so an edit to one op recompiles one shard.
+of the entry's kernel.  One file per op family (ops_glue_<family>.c, codegen/shards.py)
+holds that family's entries and dispatch table, and includes only the header shards
+its code names, so adding an op recompiles its own family's glue and nothing else of
+the glue.
 """
 
-import zlib
 from typing import List
 
-from . import cnames, gen_autograd, render
+from . import cnames, gen_autograd, gen_dispatch, render, shards
 from . import dtypes as dtypes_mod
 from .model import Model, NativeFunction
-
-N_SHARDS = 4
-OUTPUTS = tuple(f"ops_glue_{i}.c" for i in range(N_SHARDS))
 
 _MODES = {"functional": "OPS_ITER_FUNCTIONAL", "inplace": "OPS_ITER_INPLACE", "out": "OPS_ITER_OUT"}
 
 
-def shard_of(nf: NativeFunction) -> int:
-    return zlib.crc32(nf.func.base_name.encode("utf-8")) % N_SHARDS
+def shard_of(model: Model, nf: NativeFunction) -> str:
+    """The glue file of an entry: ops_glue_<its family>.c."""
+    return shards.plan(model).of(nf)
 
 
 class _Body:
@@ -429,20 +428,47 @@ def _wrapper_body(nf: NativeFunction, kind: str, g) -> List[str]:
     return ["    " + x for x in lines]
 
 
+def _kernel_headers(plan: "shards.Plan", tab: dict) -> List[str]:
+    """The kernel header shards that declare the kernels of a table (the umbrella for
+    a kernel no scanned source defines, unless it is a CUDA cell of a CPU-only build)."""
+    hs = set()
+    for r in tab["rows"]:
+        for c in r["cells"]:
+            where = plan.kernel_shards.get(c["kernel"])
+            if where:
+                hs.update(f"ops_kernels_{s}.h" for s in where)
+            elif c["guard"] is None:
+                hs.add("ops_kernels.h")
+    return sorted(hs)
+
+
 def generate(model: Model, inputs) -> dict:
-    shards = [[] for _ in range(N_SHARDS)]
+    plan = shards.plan(model)
+    groups = {n: [] for n in plan.names}
+    entries = {n: [] for n in plan.names}
     wraps = gen_autograd.wrapped_entries(model, model.autograd)
     for nf in model.functions:
+        fam = plan.of(nf)
+        entries[fam].append(nf)
         f = _function(nf)
         w = wraps.get(id(nf))
         if w is not None:
             pub = dict(f)
             f = dict(f, c_name="ops_base_" + nf.func.c_name[4:], internal=True)
             pub["body"] = _wrapper(nf, w[0], w[1])
-            shards[shard_of(nf)].append(f)
+            groups[fam].append(f)
             f = pub
-        shards[shard_of(nf)].append(f)
+        groups[fam].append(f)
+    public = shards.public_names(model)
+    autograd = gen_autograd.entry_point_families(model)
     banner = render.banner("gen_glue.py", inputs)
-    return {f"ops_glue_{i}.c": render.render("ops_glue.c.j2", banner=banner, shard=i, nshards=N_SHARDS,
-                                             functions=fns)
-            for i, fns in enumerate(shards)}
+    out = {}
+    for name, fns in groups.items():
+        tab = gen_dispatch.table(entries[name])
+        body = render.render("ops_glue.c.j2", banner="", shard=name, includes=[], functions=fns, **tab)
+        includes = (_kernel_headers(plan, tab)
+                    + [f"ops_functions_{s}.h" for s in shards.scan_names(body, public)]
+                    + [f"ops_autograd_gen_{s}.h" for s in shards.scan_names(body, autograd)])
+        out[f"ops_glue_{name}.c"] = render.render("ops_glue.c.j2", banner=banner, shard=name,
+                                                  includes=includes, functions=fns, **tab)
+    return out

@@ -1,31 +1,44 @@
-"""ops_kernels.h: the prototype of every kernel named in a `dispatch:` map, so a
-kernel that does not match its schema fails to compile (docs/codegen.md)."""
+"""ops_kernels.h and its shards: the prototype of every kernel named in a `dispatch:`
+map, so a kernel that does not match its schema fails to compile (docs/codegen.md).
 
-from . import cnames, render
+ops_kernels_<stem>.h declares the kernels defined in the kernel files of that stem
+(codegen/shards.py): a kernel file includes its own shard, and adding a kernel
+elsewhere does not rebuild it.  ops_kernels.h includes every shard and declares the
+kernels no scanned source defines (CUDA kernels in a CPU-only build)."""
+
+from . import cnames, render, shards
 from .model import DISPATCH_KEYS, Model
-
-OUTPUTS = ("ops_kernels.h",)
 
 
 def generate(model: Model, inputs) -> dict:
-    ops, seen = [], set()
+    plan = shards.plan(model)
+    by_shard = {n: [] for n in plan.names}
+    unplaced = []
+    seen = set()
     for nf in model.functions:
         if not nf.dispatch:
             continue
         ret = cnames.kernel_return_type(nf)
         ps = cnames.param_list(cnames.kernel_params(nf))
-        kernels = []
+        per = {}  # shard -> kernels of this entry declared there
         for key in DISPATCH_KEYS:  # a fixed order, whatever the YAML's
             k = nf.dispatch.get(key)
             if k is None or k in seen:
                 continue
             seen.add(k)
-            kernels.append({"key": key, "prototype": cnames.decl(ret, k) + "(" + ps + ")"})
-        if kernels:
-            ops.append({
+            kernel = {"key": key, "prototype": cnames.decl(ret, k) + "(" + ps + ")"}
+            for s in plan.kernel_shards.get(k) or [None]:
+                per.setdefault(s, []).append(kernel)
+        for s, kernels in per.items():
+            op = {
                 "schema": cnames.c_comment(nf.schema_text),
                 "how": f"structured, meta: {nf.meta}" if nf.structured else "dispatch",
                 "kernels": kernels,
-            })
-    text = render.render("ops_kernels.h.j2", banner=render.banner("gen_kernels_h.py", inputs), ops=ops)
-    return {"ops_kernels.h": text}
+            }
+            (unplaced if s is None else by_shard[s]).append(op)
+    banner = render.banner("gen_kernels_h.py", inputs)
+    out = {"ops_kernels.h": render.render("ops_kernels.h.j2", banner=banner, shards=plan.names, ops=unplaced)}
+    for name, ops in by_shard.items():
+        out[f"ops_kernels_{name}.h"] = render.render("ops_kernels_shard.h.j2", banner=banner, shard=name,
+                                                     guard=f"OPS_GENERATED_KERNELS_{name.upper()}_H", ops=ops)
+    return out

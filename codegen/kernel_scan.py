@@ -3,7 +3,7 @@
 Part of the model (codegen/model.py re-exports it)."""
 
 import re
-from typing import Sequence
+from typing import Dict, Sequence
 
 from .model_types import Errors, Model
 
@@ -20,32 +20,44 @@ def _blank(m: "re.Match") -> str:
     return re.sub(r"[^\n]", " ", s)  # keep line structure
 
 
-def defined_functions(sources: Sequence[str], names: Sequence[str]) -> set:
-    """Which of `names` have a C function definition (`name(...) {`) in `sources`."""
-    if not names:
-        return set()
-    pat = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(set(names))) + r")\s*\(")
-    found = set()
+_CALL_RE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_PAREN_RE = re.compile(r"[()]")
+_BRACE_RE = re.compile(r"\s*\{")
+
+
+def definitions_by_source(sources: Sequence[str], names: Sequence[str]) -> Dict[str, set]:
+    """Which of `names` each source defines: `name(...) {` outside comments and
+    strings.  (Every identifier followed by `(` is looked up in a set: one regex with
+    hundreds of alternatives is fifty times slower.)"""
+    wanted = set(names)
+    out: Dict[str, set] = {}
     for src in sources:
+        found: set = set()
+        out[src] = found
+        if not wanted:
+            continue
         with open(src, encoding="utf-8", errors="replace") as f:
             text = _STRIP_RE.sub(_blank, f.read())
-        for m in pat.finditer(text):
-            if m.group(1) in found:
+        for m in _CALL_RE.finditer(text):
+            name = m.group(1)
+            if name not in wanted or name in found:
                 continue
-            depth, i = 0, m.end() - 1
-            while i < len(text):
-                if text[i] == "(":
-                    depth += 1
-                elif text[i] == ")":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                i += 1
-            j = i + 1
-            while j < len(text) and text[j].isspace():
-                j += 1
-            if j < len(text) and text[j] == "{":
-                found.add(m.group(1))
+            depth, end = 0, None
+            for p in _PAREN_RE.finditer(text, m.end() - 1):  # to the matching ')'
+                depth += 1 if p.group(0) == "(" else -1
+                if depth == 0:
+                    end = p.end()
+                    break
+            if end is not None and _BRACE_RE.match(text, end):
+                found.add(name)
+    return out
+
+
+def defined_functions(sources: Sequence[str], names: Sequence[str]) -> set:
+    """Which of `names` have a C function definition (`name(...) {`) in `sources`."""
+    found: set = set()
+    for defined in definitions_by_source(sources, names).values():
+        found |= defined
     return found
 
 

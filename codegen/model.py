@@ -37,4 +37,4 @@ from .yaml_input import (
 from .entries import (
     _args_match, _build_model, _entry_keys, _kernel_signature, _parse_entry, _parse_out_checks,
     conformance_files, load_conformance, load_model, suggest)
-from .kernel_scan import _STRIP_RE, _blank, check_kernels, defined_functions
+from .kernel_scan import _STRIP_RE, _blank, check_kernels, defined_functions, definitions_by_source

@@ -24,8 +24,8 @@
 #include "kernels/creation.h"
 #include "ops_convert.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_creation.h"
+#include "ops_kernels_creation.h"
 
 /* ---- shared checks ------------------------------------------------------------ */
 

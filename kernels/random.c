@@ -28,8 +28,8 @@
 
 #include "kernels/random.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
 
 /* ---- common steps ----------------------------------------------------------------- */
 

@@ -20,8 +20,10 @@
 
 #include "kernels/shape.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_shape.h"
+#include "ops_kernels_shape.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 

@@ -18,7 +18,7 @@
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_kernels.h"
+#include "ops_kernels_activation.h"
 
 /* A kernel over the floating dtypes with output = input dtype.  PRE declares the
  * opmath_t parameters the expression uses; EXPR is in terms of x. */

@@ -7,7 +7,7 @@
  * binary) take integral and bool inputs. */
 #include "ops_dispatch.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_kernels.h"
+#include "ops_kernels_compare.h"
 
 /* ---- comparisons ----------------------------------------------------------------- */
 

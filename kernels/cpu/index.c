@@ -10,7 +10,7 @@
 
 #include "kernels/index_check.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index.h"
 
 /* Element offset (in elements, from the storage start) of t's linear-th element
  * in row-major order. */

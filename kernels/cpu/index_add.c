@@ -12,7 +12,7 @@
 #include "cpu_util.h"
 #include "kernels/index_check.h"
 #include "index_util.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_add.h"
 
 /* The k-th index (int32 or int64). */
 static int64_t

@@ -15,7 +15,7 @@
 #include "cpu_util.h"
 #include "kernels/index_check.h"
 #include "index_util.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_advanced.h"
 
 /* Every index of the plan in [-size, size) of its dim. */
 static ops_status

@@ -10,7 +10,7 @@
 #include "kernels/index_check.h"
 #include "index_util.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_masked.h"
 
 /* Number of true elements of mask read broadcast to (nd, shape) with strides mst. */
 static int64_t

@@ -19,7 +19,7 @@
 #include "cpu_util.h"
 #include "kernels/index_check.h"
 #include "index_util.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_scatter.h"
 
 #define SC_MAX(a, v) OPS_IX_MAX(a, v)
 #define SC_MIN(a, v) OPS_IX_MIN(a, v)

@@ -12,7 +12,7 @@
 #include "cpu_util.h"
 #include "kernels/index_check.h"
 #include "index_util.h"
-#include "ops_kernels.h"
+#include "ops_kernels_index_take.h"
 
 /* Every index in [-numel, numel): PyTorch's take/put message otherwise. */
 static ops_status

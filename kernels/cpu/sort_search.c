@@ -21,8 +21,7 @@
 #include <string.h>
 
 #include "cpu_util.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_kernels_sort_search.h"
 #include "kernels/search_common.h"
 
 /* self converted to dt, contiguous (a new reference; self itself when it already is). */

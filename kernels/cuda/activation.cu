@@ -9,7 +9,7 @@
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_kernels.h"
+#include "ops_kernels_activation.h"
 
 /* selu's constants (Klambauer et al. 2017), the values PyTorch uses. */
 #define SELU_ALPHA_ 1.6732632423543772848170429916717

@@ -7,7 +7,7 @@
  * rules for out-of-range counts are kernels/ops_elementwise_math.h's, the CPU's. */
 #include "ops_cuda_loops.cuh"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_kernels.h"
+#include "ops_kernels_compare.h"
 
 /* Every dtype in, bool out / integral and bool in and out. */
 #define COMPARE_(IT, F)                                                                  \

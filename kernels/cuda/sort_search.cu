@@ -23,7 +23,7 @@
 #include "cuda_common.h"
 #include "ops_cuda_launch.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_sort_search.h"
 
 #include "kernels/search_common.h"
 

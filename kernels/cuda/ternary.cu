@@ -8,7 +8,7 @@
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_kernels.h"
+#include "ops_kernels_ternary.h"
 
 namespace {
 

@@ -12,7 +12,9 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_reduce.h"
 #endif
 
 static const ops_gradcheck_options DEFAULTS = {1e-6, 1e-5, 1e-3, 12345};

@@ -8,7 +8,11 @@
 #include "ops_optim.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_ternary.h"
+#include "ops_functions_unary.h"
 #endif
 
 typedef enum { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;

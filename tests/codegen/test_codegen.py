@@ -34,7 +34,7 @@ BUILD_ROOT = os.environ.get("OPS_BUILD_ROOT")
 CFLAGS = ["-std=c11", "-D_GNU_SOURCE", "-fvisibility=hidden", "-fwrapv", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 sys.path.insert(0, ROOT)
-from codegen import cnames, gen, gen_glue, model  # noqa: E402
+from codegen import cnames, gen, model  # noqa: E402
 from codegen import dtypes as dtypes_mod  # noqa: E402
 
 FIX_NATIVE = os.path.join(FIXTURES, "native_functions.yaml")
@@ -543,11 +543,18 @@ class Generated(unittest.TestCase):
         with open(os.path.join(self.out, name), encoding="utf-8") as f:
             return f.read()
 
+    def read_all(self, pattern):
+        """The generated files matching a glob pattern, concatenated (an umbrella and
+        its shards)."""
+        return "".join(self.read(os.path.basename(p)) for p in sorted(glob.glob(os.path.join(self.out, pattern))))
+
     def test_outputs(self):
+        # The fixture's kernels are in no kernels/ folder: one shard, `core`.
         self.assertEqual(sorted(os.listdir(self.out)), sorted(
-            ["ops_functions.h", "ops_kernels.h", "ops_op_ids.h", "ops_dispatch.c", "ops_registry.c",
+            ["ops_functions.h", "ops_kernels.h", "ops_glue.h", "ops_dispatch.c", "ops_registry.c",
              "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c", "ops_dtypes.h"]
-            + [f"ops_glue_{i}.c" for i in range(gen_glue.N_SHARDS)]))
+            + [f"ops_{kind}_core.{ext}" for kind, ext in
+               (("functions", "h"), ("kernels", "h"), ("autograd_gen", "h"), ("glue", "c"))]))
 
     def test_first_line_says_generated(self):
         for name in os.listdir(self.out):
@@ -558,7 +565,8 @@ class Generated(unittest.TestCase):
                 self.assertNotIn(self.tmp, first)
 
     def test_public_prototypes(self):
-        h = self.read("ops_functions.h")
+        self.assertIn('#include "ops_functions_core.h"', self.read("ops_functions.h"))
+        h = self.read_all("ops_functions*.h")
         self.assertIn('#include "ops_base.h"', h)
         self.assertIn('#include "ops_tensor.h"', h)
         expected = {
@@ -606,7 +614,7 @@ class Generated(unittest.TestCase):
                 self.assertIn(f"/* {schema} */\nOPS_API {proto};\n", h)
 
     def test_kernel_prototypes(self):
-        h = self.read("ops_kernels.h")
+        h = self.read_all("ops_kernels*.h")
         self.assertIn('#include "ops_iter.h"', h)
         for proto in [
             "ops_status add_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_scalar alpha);",
@@ -623,7 +631,7 @@ class Generated(unittest.TestCase):
         self.assertNotIn("add_scalar", h)
 
     def test_dispatch_table(self):
-        c = self.read("ops_dispatch.c")
+        c = self.read_all("ops_glue_*.c")  # each family's table is in its glue
 
         def row(op_id):
             m = re.search(r"\[" + op_id + r"\] = \{[^\n]*\n(.*?)\n    \},", c, re.S)
@@ -640,7 +648,7 @@ class Generated(unittest.TestCase):
         self.assertNotIn("[OPS_OP_ADD_SCALAR]", c)  # delegates have no row
 
     def test_glue_paths(self):
-        glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))
+        glue = self.read_all("ops_glue_*.c")
 
         def body(c_name):
             m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", glue, re.S)
@@ -680,7 +688,7 @@ class Generated(unittest.TestCase):
         """`dtypes:` is checked by the glue after the meta and before the kernel (every
         form of the op, the delegates included), with the declared message if any; the
         kernels get the set as an X-macro in ops_dtypes.h."""
-        glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))
+        glue = self.read_all("ops_glue_*.c")
 
         def body(c_name):
             m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", glue, re.S)
@@ -716,7 +724,7 @@ class Generated(unittest.TestCase):
         self.assertEqual(dtypes_mod.kernel_dtypes(("bool",), "bool_out"), ("bool",))
 
     def test_no_strings_or_hashing_on_the_success_path(self):
-        glue = "".join(self.read(f"ops_glue_{i}.c") for i in range(gen_glue.N_SHARDS))
+        glue = self.read_all("ops_glue_*.c")
         code = re.sub(r"/\*.*?\*/", "", glue, flags=re.S)
         for bad in ("strcmp", "strlen", "hash", "printf", "ops_registry_find"):
             self.assertFalse(bad in code, f"'{bad}' in the generated glue")
@@ -833,13 +841,119 @@ class Incremental(unittest.TestCase):
             self.generate(out, native)
             after = self.snapshot(out)
             changed = {n for n in after if after[n][1] != before[n][1]}
-            cat_shard = f"ops_glue_{gen_glue.shard_of(model.load_model(native).by_name['cat'])}.c"
-            # The schema comment and the registry's default string show the default.
-            self.assertEqual(changed, {"ops_functions.h", "ops_kernels.h", "ops_registry.c", cat_shard,
-                                       "python_bindings.c"})
+            # The schema comment and the registry's default string show the default; the
+            # fixture's one shard is `core` (class Shards splits a schema over several).
+            self.assertEqual(changed, {"ops_functions_core.h", "ops_kernels_core.h", "ops_registry.c",
+                                       "ops_glue_core.c", "python_bindings.c"})
             for n in after:
                 if n not in changed:
                     self.assertEqual(after[n][0], before[n][0], n)
+
+
+class Shards(unittest.TestCase):
+    """Headers and glue split by op family (codegen/shards.py): a kernel file's shard
+    declares its kernels only, and adding an op rewrites only its family's files."""
+
+    NATIVE = ("- func: neg(Tensor self) -> Tensor\n  dispatch:\n    CPU: neg_cpu\n"
+              "- func: zeros(int[] size) -> Tensor\n  dispatch:\n    CPU: zeros_cpu\n"
+              "- func: ones(int[] size) -> Tensor\n  dispatch:\n    CompositeExplicitAutograd: ones_impl\n")
+    ADDED = "- func: abs(Tensor self) -> Tensor\n  dispatch:\n    CPU: abs_cpu\n"
+    UNARY = ("ops_tensor *neg_cpu(const ops_tensor *self) { (void)self; return NULL; }\n"
+             "ops_tensor *abs_cpu(const ops_tensor *self) { (void)self; return NULL; }\n")
+    CREATION = "ops_tensor *zeros_cpu(ops_int_list size) { (void)size; return NULL; }\n"
+    VIEWS = "ops_tensor *ones_impl(ops_int_list size) { (void)size; return NULL; }\n"
+
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="codegen-shards-")
+        self.addCleanup(shutil.rmtree, self.d, True)
+        self.sources = []
+        for rel, text in (("kernels/cpu/unary.c", self.UNARY), ("kernels/cpu/creation.c", self.CREATION),
+                          ("runtime/views.c", self.VIEWS)):
+            path = os.path.join(self.d, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            self.sources.append(path)
+        self.native = os.path.join(self.d, "native_functions.yaml")
+        self.out = os.path.join(self.d, "out")
+
+    def generate(self, text):
+        with open(self.native, "w", encoding="utf-8") as f:
+            f.write(text)
+        p = run_gen("all", "--native", self.native, "--out-dir", self.out, "--kernel-sources", *self.sources)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        snap = {}
+        for name in sorted(os.listdir(self.out)):
+            path = os.path.join(self.out, name)
+            with open(path, encoding="utf-8") as f:
+                snap[name] = (f.read(), os.stat(path).st_mtime_ns)
+        return snap
+
+    def test_families(self):
+        g = self.generate(self.NATIVE)
+        # one shard per kernel file stem under kernels/, plus core (the views' runtime file)
+        self.assertEqual(sorted(n for n in g if n.startswith("ops_glue_")),
+                         ["ops_glue_core.c", "ops_glue_creation.c", "ops_glue_unary.c"])
+        self.assertIn("ops_neg(", g["ops_functions_unary.h"][0])
+        self.assertNotIn("ops_zeros(", g["ops_functions_unary.h"][0])
+        self.assertIn("ops_zeros(", g["ops_functions_creation.h"][0])
+        self.assertIn("ops_ones(", g["ops_functions_core.h"][0])
+        self.assertIn("neg_cpu(const ops_tensor *self);", g["ops_kernels_unary.h"][0])
+        self.assertNotIn("zeros_cpu", g["ops_kernels_unary.h"][0])
+        for fam in ("core", "creation", "unary"):
+            self.assertIn(f'#include "ops_functions_{fam}.h"', g["ops_functions.h"][0])
+            self.assertIn(f'#include "ops_kernels_{fam}.h"', g["ops_kernels.h"][0])
+        glue = g["ops_glue_unary.c"][0]
+        self.assertIn('#include "ops_kernels_unary.h"', glue)
+        self.assertIn('#include "ops_functions_unary.h"', glue)
+        self.assertNotIn("creation", glue)
+        self.assertIn("[OPS_OP_NEG] = { /* neg */", glue)
+        self.assertNotIn("OPS_OP_ZEROS", glue)
+
+    def test_adding_an_op_rewrites_its_family_only(self):
+        before = self.generate(self.NATIVE)
+        old = time.time() - 3600
+        for name in before:
+            os.utime(os.path.join(self.out, name), (old, old))
+        before = {n: (t, os.stat(os.path.join(self.out, n)).st_mtime_ns) for n, (t, _) in before.items()}
+        after = self.generate(self.NATIVE + self.ADDED)
+        self.assertEqual(set(after), set(before))  # the same outputs: the list is the kernel files'
+        changed = {n for n in after if after[n][1] != before[n][1]}
+        self.assertEqual(changed, {"ops_functions_unary.h", "ops_kernels_unary.h", "ops_glue_unary.c",
+                                   "ops_autograd_gen_unary.h", "ops_registry.c", "python_bindings.c"})
+        self.assertIn("abs_cpu", after["ops_kernels_unary.h"][0])
+
+    def test_compiles(self):
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        g = self.generate(self.NATIVE)
+        files = sorted(os.path.join(self.out, n) for n in g if n.endswith(".c") and n != "python_bindings.c")
+        self.assertEqual(compile_c(files, RUNTIME_INC + [self.out]), {})
+
+    def test_guards_do_not_clash(self):
+        """A shard is named after a kernel file, and kernels/random.h guards itself with
+        OPS_KERNELS_RANDOM_H: the generated shards' guards have a prefix of their own, and
+        no hand-written header uses it (a clash silently drops the prototypes)."""
+        g = self.generate(self.NATIVE)
+        for name, (text, _) in g.items():
+            m = re.search(r"^#ifndef (\w+)$", text, re.M)
+            if re.fullmatch(r"ops_(functions|kernels|autograd_gen)_\w+\.h", name):
+                with self.subTest(shard=name):
+                    self.assertIsNotNone(m)
+                    self.assertTrue(m.group(1).startswith("OPS_GENERATED_"), m.group(1))
+        for path in glob.glob(os.path.join(ROOT, "**", "*.h"), recursive=True) + \
+                glob.glob(os.path.join(ROOT, "**", "*.cuh"), recursive=True):
+            if os.sep + "build" in path[len(ROOT):]:
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                self.assertNotRegex(f.read(), r"#ifndef OPS_GENERATED_", path)
+
+    def test_bad_shard_name(self):
+        with open(self.native, "w", encoding="utf-8") as f:
+            f.write(self.NATIVE)
+        p = run_gen("check", "--native", self.native, "--shards", "a-b", "--kernel-sources", *self.sources)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("--shards: 'a-b' is not a valid shard name", p.stderr)
 
 
 class Stubs(unittest.TestCase):
@@ -944,14 +1058,12 @@ class Stubs(unittest.TestCase):
             out = os.path.join(d, "out")
             p = run_gen("all", "--native", y, "--out-dir", out, "--cuda", "--kernel-sources", FIX_KERNELS)
             self.assertEqual(p.returncode, 0, p.stderr)
-            with open(os.path.join(out, "ops_dispatch.c"), encoding="utf-8") as f:
-                table = f.read()
-            self.assertIn("[OPS_CPU] = (ops_kernel_fn)zeros_cpu,", table)
-            self.assertIn("[OPS_CUDA] = (ops_kernel_fn)zeros_cpu,", table)
-            glue = ""
+            glue = ""  # the dispatch tables are in the glue, one per family
             for g in glob.glob(os.path.join(out, "ops_glue_*.c")):
                 with open(g, encoding="utf-8") as f:
                     glue += f.read()
+            self.assertIn("[OPS_CPU] = (ops_kernel_fn)zeros_cpu,", glue)
+            self.assertIn("[OPS_CUDA] = (ops_kernel_fn)zeros_cpu,", glue)
             self.assertIn("ops_device_guard_enter(_dev)", glue)  # the op's device is current around the call
             for bad, frag in (("CPU, CUDA, CPU", "dispatch key 'CPU' is given twice"),
                               ("CPU, TPU", "unknown dispatch key 'TPU'"),
@@ -971,8 +1083,11 @@ class RealSchema(unittest.TestCase):
     def test_generates_and_compiles(self):
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
+            # the kernel sources place each entry in its family's shard, as in the build
+            sources = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.[ch]"))
+                             + glob.glob(os.path.join(ROOT, "kernels", "cpu", "*.c")))
             p = run_gen("all", "--native", REAL_NATIVE, "--derivatives", REAL_DERIVS, "--out-dir", d,
-                        "--no-kernel-check", "--time")
+                        "--no-kernel-check", "--time", "--kernel-sources", *sources)
             elapsed = time.perf_counter() - t0
             self.assertEqual(p.returncode, 0, p.stderr)
             print(f"\n[timing] real schema, whole command (python start-up included): {elapsed * 1000:.0f} ms; "

@@ -8,7 +8,7 @@
 #include <math.h>
 
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_logit.h"
 
 static inline float
 logit_f32(float x, bool clamp, float lo, float hi)

@@ -5,10 +5,10 @@
  * device: dim None / one dim / a list, keepdim, the shape of the result, out=, and the
  * rules asked for (a floating input; no empty reduction, which has no range).  It
  * hands over the input as nout contiguous rows of nred elements; this file computes
- * a row, in float32 and float64 (the dtypes the conformance metadata declares). */
+ * a row, in float32 and float64 (the dtypes its schema entry declares). */
 #include "kernels/reduce.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_ptp.h"
 
 #define PTP_ROWS_(T)                                                                     \
     do {                                                                                 \

@@ -106,6 +106,13 @@ def read(path: str) -> str:
         return f.read()
 
 
+def read_generated(build: str, prefix: str) -> str:
+    """Every generated header named prefix*.h (an umbrella and its family shards)."""
+    d = os.path.join(build, "generated")
+    return "".join(read(os.path.join(d, n)) for n in sorted(os.listdir(d))
+                   if n.startswith(prefix) and n.endswith(".h"))
+
+
 def write(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
@@ -251,7 +258,7 @@ def main() -> int:
                        "-Dtests=true"], env=env, timeout=600)
         check(rc == 0, "meson setup failed:\n" + tail(out, 40))
         ninja(args, build, TARGETS)
-        header = read(os.path.join(build, "generated", "ops_functions.h"))
+        header = read_generated(build, "ops_functions")
         check("ops_logit" not in header, "ops_logit is declared before the op was added")
         say("1. built the unmodified copy (libops.a, cases.bin, conformance runner)")
 
@@ -287,23 +294,33 @@ def main() -> int:
               "the incremental build did not compile kernels/cpu/logit.c (the new kernel file was not "
               "picked up):\n" + tail(out, 40))
         say("   ninja re-ran meson (the YAML is a configure dependency) and compiled kernels/cpu/logit.c")
+        # The generated headers are split by op family (docs/codegen.md "Shards"): the
+        # other kernel files include only their own family's, which did not change.
+        others = sorted(set(re.findall(r"kernels[/_](?:cpu[/_])?(\w+)\.c", out)) - {"logit", "ptp"})
+        check(not others, "adding logit and ptp recompiled other kernel files: " + ", ".join(others))
+        say("   and no other kernel file (the generated headers are split by op family)")
 
         header = read(os.path.join(build, "generated", "ops_functions.h"))
+        check('#include "ops_functions_logit.h"' in header, "ops_functions.h does not include ops_functions_logit.h")
+        header = read(os.path.join(build, "generated", "ops_functions_logit.h"))
         for proto in PROTOTYPES:
-            check(proto in header, f"ops_functions.h does not declare '{proto}'")
-        kernels_h = read(os.path.join(build, "generated", "ops_kernels.h"))
-        check(KERNEL_PROTOTYPE in kernels_h, f"ops_kernels.h does not declare '{KERNEL_PROTOTYPE}'")
+            check(proto in header, f"ops_functions_logit.h does not declare '{proto}'")
+        kernels_h = read(os.path.join(build, "generated", "ops_kernels_logit.h"))
+        check(KERNEL_PROTOTYPE in kernels_h, f"ops_kernels_logit.h does not declare '{KERNEL_PROTOTYPE}'")
         registry = read(os.path.join(build, "generated", "ops_registry.c"))
         check("logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)" in registry,
               "ops_registry.c has no entry for logit.out")
-        say("   ops_functions.h declares ops_logit, ops_logit_out, ops_logit_; ops_kernels.h logit_out_cpu")
+        say("   ops_functions_logit.h declares ops_logit, ops_logit_out, ops_logit_; ops_kernels_logit.h "
+            "logit_out_cpu")
+        header = read(os.path.join(build, "generated", "ops_functions_ptp.h"))
+        kernels_h = read(os.path.join(build, "generated", "ops_kernels_ptp.h"))
         for proto in RED_PROTOTYPES:
-            check(proto in header, f"ops_functions.h does not declare '{proto}'")
+            check(proto in header, f"ops_functions_ptp.h does not declare '{proto}'")
         for proto in RED_KERNEL_PROTOTYPES:
-            check(proto in kernels_h, f"ops_kernels.h does not declare '{proto}'")
+            check(proto in kernels_h, f"ops_kernels_ptp.h does not declare '{proto}'")
         check(re.search(r"kernels[/_]cpu[/_]ptp\.c", out) is not None,
               "the incremental build did not compile kernels/cpu/ptp.c:\n" + tail(out, 40))
-        say("   ops_functions.h declares ops_ptp, ops_ptp_out; ops_kernels.h ptp_cpu, ptp_out_cpu")
+        say("   ops_functions_ptp.h declares ops_ptp, ops_ptp_out; ops_kernels_ptp.h ptp_cpu, ptp_out_cpu")
 
         # the reduction-like op's conformance: every form run, the declared dtypes only
         rc, out = runner(build, ["--coverage"], op=RED_OP)

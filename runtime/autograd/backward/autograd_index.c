@@ -24,7 +24,20 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index.h"
+#include "ops_functions_index_add.h"
+#include "ops_functions_index_masked.h"
+#include "ops_functions_index_scatter.h"
+#include "ops_functions_index_take.h"
+#include "ops_functions_nn.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_shape.h"
+#include "ops_functions_ternary.h"
 #endif
 
 /* Intermediates of one helper, released together at its end. */

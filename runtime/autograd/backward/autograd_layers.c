@@ -9,7 +9,16 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_conv.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index_scatter.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_nn_backward.h"
+#include "ops_functions_pool.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_unary.h"
 #endif
 
 /* ---- matmul, linear ----------------------------------------------------------------- */

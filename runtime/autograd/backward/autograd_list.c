@@ -13,7 +13,12 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_einsum.h"
+#include "ops_functions_index_advanced.h"
+#include "ops_functions_shape.h"
 #endif
 
 ops_status

@@ -11,7 +11,13 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_shape.h"
+#include "ops_functions_unary.h"
 #endif
 
 /* ---- losses --------------------------------------------------------------------------- */

@@ -19,7 +19,20 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_activation.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_conv.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_nn.h"
+#include "ops_functions_nn_backward.h"
+#include "ops_functions_pool.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_ternary.h"
+#include "ops_functions_unary.h"
 #endif
 
 /* A chain of public-op calls, each result checked: on NULL, go to done. */

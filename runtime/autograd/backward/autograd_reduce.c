@@ -18,7 +18,15 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index_scatter.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_shape.h"
+#include "ops_functions_ternary.h"
+#include "ops_functions_unary.h"
 #endif
 
 /* Temporaries of one helper, released together at its single exit. */
