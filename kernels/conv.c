@@ -14,8 +14,7 @@
 
 #include "kernels/conv.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_kernels_conv.h"
 
 /* ---- argument checks ----------------------------------------------------------------- */
 

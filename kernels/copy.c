@@ -10,7 +10,7 @@
 
 #include "kernels/copy.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_copy.h"
 
 /* The device whose copy_values loop moves src's values into dst: the one that is
  * not the host (dst's when both are devices: the CUDA loop handles any pair). */

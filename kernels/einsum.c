@@ -26,8 +26,12 @@
 #include <string.h>
 
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_reduce.h"
+#include "ops_kernels_einsum.h"
 
 #define EIN_LABELS 52      /* A-Z then a-z */
 #define EIN_ELLIPSIS 52    /* marker in an operand's label list */

@@ -7,8 +7,6 @@
 
 #include "kernels/index_check.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
 
 #define SORT_NUMERIC_MASK                                                                           \
     (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \

@@ -16,8 +16,8 @@
 
 #include "kernels/linalg.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_binary.h"
+#include "ops_kernels_linalg.h"
 
 /* ---- BLAS addressing and the plan (shared by the backends) --------------------------- */
 

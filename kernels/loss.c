@@ -24,7 +24,7 @@
 
 #include "kernels/loss.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_loss.h"
 
 enum { LOSS_NONE = 0, LOSS_MEAN = 1, LOSS_SUM = 2 };
 

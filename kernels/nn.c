@@ -28,8 +28,9 @@
 
 #include "kernels/nn.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_kernels_nn.h"
 
 
 /* Marks an output position that takes the fill value (constant padding). */

@@ -19,8 +19,15 @@
 
 #include "kernels/norm.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index.h"
+#include "ops_functions_index_add.h"
+#include "ops_functions_reduce_norm.h"
+#include "ops_functions_sort_unique.h"
+#include "ops_kernels_norm.h"
 
 /* ---- shared pieces ---------------------------------------------------------------- */
 

@@ -25,8 +25,11 @@
 
 #include "kernels/pool.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_pool.h"
+#include "ops_kernels_pool.h"
 
 /* the geometry (kernels/nn_common.h), shared with the loops */
 typedef ops_pool_geom pool_geom;

@@ -30,6 +30,7 @@
 #include "ops_dispatch.h"
 #include "ops_functions_copy.h"
 #include "ops_functions_creation.h"
+#include "ops_kernels_random.h"
 
 /* ---- common steps ----------------------------------------------------------------- */
 

@@ -20,8 +20,10 @@
 #include <string.h>
 
 #include "kernels/reduce.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_reduce.h"
+#include "ops_kernels_reduce.h"
 
 /* Marks the reduced dims of a tensor of rank ndim in mask; dims NULL or empty: all.
  * Errors name the op: out-of-range and repeated dims. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kernels/reduce.h"
-#include "ops_kernels.h"
+#include "ops_kernels_reduce_dim.h"
 
 /* The lines along dim of self: outer of them before it, len elements each, inner apart. */
 static void

@@ -6,8 +6,9 @@
 #include <string.h>
 
 #include "kernels/reduce.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_reduce_norm.h"
+#include "ops_kernels_reduce_norm.h"
 
 /* ---- norm, frobenius_norm, linalg_vector_norm ------------------------------------------ */
 

@@ -11,7 +11,7 @@
 
 #include "kernels/search_common.h"
 #include "ops_dispatch.h"
-#include "ops_kernels.h"
+#include "ops_kernels_search.h"
 
 /* ---- the checks both backends run (kernels/search_common.h) ------------------------- */
 

@@ -18,7 +18,7 @@
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_dtypes.h"
-#include "ops_kernels.h"
+#include "ops_kernels_binary.h"
 
 /* ---- shared checks ------------------------------------------------------------- */
 

@@ -26,8 +26,6 @@
 
 #include "kernels/conv.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
 
 /* ---- typed gathers ----------------------------------------------------------------- */
 

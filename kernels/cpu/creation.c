@@ -7,7 +7,6 @@
 #include "kernels/creation.h"
 #include "ops_convert.h"
 #include "ops_dispatch.h"
-#include "ops_kernels_creation.h"
 
 OPS_REGISTER_STUB(creation_fill_bytes, CPU, creation_fill_bytes_cpu);
 OPS_REGISTER_STUB(creation_sequence, CPU, creation_sequence_cpu);

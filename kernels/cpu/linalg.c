@@ -15,8 +15,8 @@
 
 #include "kernels/linalg.h"
 #include "ops_dispatch.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_core.h"
+#include "ops_kernels_linalg.h"
 
 /* Output columns one pass of the loop kernel accumulates (kept on the stack). */
 #define LA_BLOCK 64

@@ -11,7 +11,6 @@
 #include "kernels/random.h"
 #include "ops_dispatch.h"
 #include "ops_functions_copy.h"
-#include "ops_kernels_random.h"
 
 #ifdef _OPENMP
 #define RAND_PARALLEL_FOR_ _Pragma("omp parallel for if (n >= OPS_GRAIN_SIZE) num_threads(nthreads) schedule(static)")

@@ -40,7 +40,6 @@
 #include "kernels/index_check.h"
 #include "sort_pairs.h"
 #include "kernels/ops_index_math.h"
-#include "ops_functions_copy.h"
 #include "ops_kernels_sort.h"
 
 /* Lines up to this long are insertion-sorted (a radix pass costs 256 counters). */

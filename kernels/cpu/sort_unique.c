@@ -9,8 +9,8 @@
 #include "cpu_util.h"
 #include "kernels/index_check.h"
 #include "kernels/ops_index_math.h"
-#include "ops_functions.h"
-#include "ops_kernels.h"
+#include "ops_functions_copy.h"
+#include "ops_kernels_sort_unique.h"
 #include "sort_pairs.h"
 
 /* ---- unique ------------------------------------------------------------------------- */

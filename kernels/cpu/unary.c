@@ -21,7 +21,7 @@
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_dtypes.h"
-#include "ops_kernels.h"
+#include "ops_kernels_unary.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
  * where x < 0 is always false and the compiler says so). */

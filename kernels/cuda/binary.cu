@@ -11,7 +11,7 @@
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_dtypes.h"
-#include "ops_kernels.h"
+#include "ops_kernels_binary.h"
 
 namespace {
 

@@ -21,7 +21,6 @@
 #include "cuda_common.h"
 #include "ops_cuda_launch.h"
 #include "ops_dispatch.h"
-#include "ops_kernels_conv.h"
 
 #include "kernels/conv.h"
 #include "linalg_cuda.h"

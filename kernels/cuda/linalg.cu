@@ -24,7 +24,6 @@
 #include "cuda_common.h"
 #include "ops_cuda_launch.h"
 #include "ops_dispatch.h"
-#include "ops_kernels_linalg.h"
 
 #include "kernels/linalg.h"
 #include "linalg_cuda.h"

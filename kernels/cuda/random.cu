@@ -21,7 +21,6 @@
 #include "cuda_common.h"
 #include "kernels/random.h"
 #include "ops_cuda_launch.h"
-#include "ops_kernels_random.h"
 #include "strided_index.h"
 
 namespace {

@@ -17,7 +17,6 @@
 #include "cuda_common.h"
 #include "ops_cuda_backend.h"
 #include "ops_iter.h"
-#include "ops_kernels_transfer.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_dtypes.h"
-#include "ops_kernels.h"
+#include "ops_kernels_unary.h"
 
 /* Output and input in the input's dtype / output bool. */
 #define UNARY_(DISPATCH, IT, NAME, F)                                                    \

@@ -28,7 +28,9 @@
 #include "ops_autograd_engine.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
 #endif
 
 /* ---- AccumulateGrad ----------------------------------------------------------- */

@@ -9,7 +9,8 @@
 #include "ops_autograd_engine.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
 #endif
 
 /* The nodes of a view's history.  Both know the geometry of the root base (sizes,

@@ -15,7 +15,6 @@
 #include "ops_functions_creation.h"
 #include "ops_functions_index_scatter.h"
 #include "ops_functions_linalg.h"
-#include "ops_functions_nn_backward.h"
 #include "ops_functions_pool.h"
 #include "ops_functions_reduce.h"
 #include "ops_functions_unary.h"

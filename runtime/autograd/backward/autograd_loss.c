@@ -16,6 +16,7 @@
 #include "ops_functions_core.h"
 #include "ops_functions_creation.h"
 #include "ops_functions_reduce.h"
+#include "ops_functions_reduce_dim.h"
 #include "ops_functions_shape.h"
 #include "ops_functions_unary.h"
 #endif

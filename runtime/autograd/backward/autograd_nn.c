@@ -28,7 +28,6 @@
 #include "ops_functions_creation.h"
 #include "ops_functions_linalg.h"
 #include "ops_functions_nn.h"
-#include "ops_functions_nn_backward.h"
 #include "ops_functions_pool.h"
 #include "ops_functions_reduce.h"
 #include "ops_functions_ternary.h"

@@ -24,6 +24,7 @@
 #include "ops_functions_creation.h"
 #include "ops_functions_index_scatter.h"
 #include "ops_functions_reduce.h"
+#include "ops_functions_reduce_dim.h"
 #include "ops_functions_shape.h"
 #include "ops_functions_ternary.h"
 #include "ops_functions_unary.h"
