@@ -400,8 +400,6 @@ run_backward(const char *op, int n, const ops_tensor *const *outs, ops_tensor *c
     if (root_nodes != NULL) /* zeroed at once: done releases its entries */
         memset(root_nodes, 0, (size_t)(n > 0 ? n : 1) * sizeof *root_nodes);
     root_slots = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *root_slots);
-    if (root_nodes != NULL) /* released at done: no garbage when root_slots failed */
-        memset(root_nodes, 0, (size_t)(n > 0 ? n : 1) * sizeof *root_nodes);
     if (root_nodes == NULL || root_slots == NULL) {
         st = ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         goto done;
