@@ -210,10 +210,10 @@ def runner(build, extra=(), show=True, op=OP):
 
 def edit_dtypes(yaml_path: str, pristine: str, fixture: str, new_tail: str) -> None:
     """The tree's schema with logit's entries whose dtypes list (the schema's `dtypes:`,
-    docs/codegen.md) ends in new_tail."""
+    docs/codegen.md) ends in new_tail, and ptp's entries as step 2 appended them."""
     edited = fixture.replace("int64, float32, float64]", new_tail)
     check(edited != fixture, "logit.yaml's dtypes line is not the one this test edits")
-    write(yaml_path, pristine.rstrip("\n") + "\n" + edited)
+    write(yaml_path, pristine.rstrip("\n") + "\n" + edited.rstrip("\n") + "\n\n" + read(os.path.join(HERE, "ptp.yaml")))
 
 
 def failure(output: str, fragment: str) -> str:
