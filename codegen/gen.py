@@ -6,7 +6,7 @@ the registry, and for the registry alone: the one output that reads ops/conforma
            [--conformance ops/conformance/*.yaml] --out-dir DIR [--cuda] [--no-kernel-check]
            [--kernel-sources FILE...] [--shards NAME...]
 
-Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, dtypes_h, all;
+Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, all;
 `check` only
 validates.  Every run validates the whole schema (both YAML files, the conformance files
 (docs/conformance.md: each key names an entry, the metadata present is well formed) and, unless
@@ -25,7 +25,7 @@ if __package__ in (None, ""):
 
 from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
                      gen_glue, gen_kernels_h, gen_python, gen_registry, gen_stubs, model, render, shards)
-from codegen import dtypes as dtypes_mod, gen_dtypes_h  # noqa: E402
+from codegen import dtypes as dtypes_mod  # noqa: E402
 
 ARTIFACTS = {
     "functions_h": gen_functions_h,
@@ -36,7 +36,6 @@ ARTIFACTS = {
     "autograd": gen_autograd,
     "python": gen_python,
     "stubs": gen_stubs,
-    "dtypes_h": gen_dtypes_h,
 }
 
 

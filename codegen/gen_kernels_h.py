@@ -4,9 +4,12 @@ map, so a kernel that does not match its schema fails to compile (docs/codegen.m
 ops_kernels_<stem>.h declares the kernels defined in the kernel files of that stem
 (codegen/shards.py): a kernel file includes its own shard, and adding a kernel
 elsewhere does not rebuild it.  ops_kernels.h includes every shard and declares the
-kernels no scanned source defines (CUDA kernels in a CPU-only build)."""
+kernels no scanned source defines (CUDA kernels in a CPU-only build).  Beside each
+entry's prototypes: the dtype set its `dtypes:` declares, as the kernel sees it
+(codegen/gen_dtypes_h.py).  An entry whose kernels live in two stems has its set in
+both shards: the definitions are the same tokens, which C and C++ allow."""
 
-from . import cnames, render, shards
+from . import cnames, gen_dtypes_h, render, shards
 from .model import DISPATCH_KEYS, Model
 
 
@@ -34,6 +37,7 @@ def generate(model: Model, inputs) -> dict:
                 "schema": cnames.c_comment(nf.schema_text),
                 "how": f"structured, meta: {nf.meta}" if nf.structured else "dispatch",
                 "kernels": kernels,
+                "dtypes": gen_dtypes_h.entry_set(nf),
             }
             (unplaced if s is None else by_shard[s]).append(op)
     banner = render.banner("gen_kernels_h.py", inputs)

@@ -3,7 +3,7 @@
  *
  * The meta has converted both inputs to it->common_dtype (operands 1 and 2) and
  * chosen the output's dtype, so each kernel dispatches once on the common dtype,
- * over the dtypes its schema entry declares (OPS_DISPATCH_DECLARED, ops_dtypes.h) where
+ * over the dtypes its schema entry declares (OPS_DISPATCH_DECLARED, ops_kernels_binary.h) where
  * one switch covers them; the generated glue has refused the others already.
  * The per-element arithmetic (integer division and remainder with PyTorch's rules,
  * floor division of floats, powi, NaN-propagating maximum) is
@@ -17,7 +17,6 @@
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_dtypes.h"
 #include "ops_kernels_binary.h"
 
 /* ---- shared checks ------------------------------------------------------------- */

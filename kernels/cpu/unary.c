@@ -3,7 +3,7 @@
  * Each kernel is the impl half of a structured op: the meta (runtime/dispatch/meta.c) has
  * already chosen the dtypes, so a kernel dispatches on it->common_dtype (the input
  * as the loop sees it; over the dtypes its schema entry declares, DECLARED_KERNEL_ and
- * OPS_DISPATCH_DECLARED of the generated ops_dtypes.h, where one switch covers them)
+ * OPS_DISPATCH_DECLARED over the set generated in ops_kernels_unary.h, where one switch covers them)
  * and writes operand 0 in it->result_dtype:
  *   meta: unary        output dtype = input dtype;
  *   meta: unary_float  integral/bool inputs arrive converted to float32;
@@ -20,7 +20,6 @@
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_dtypes.h"
 #include "ops_kernels_unary.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
@@ -31,7 +30,7 @@
                              OPS_CASE_INT32(__VA_ARGS__) OPS_CASE_INT64(__VA_ARGS__))
 
 /* A kernel over the dtypes its schema entry declares (ENTRY: EXP_OUT for exp.out,
- * generated ops_dtypes.h) with output = input dtype: EXPR in terms of x. */
+ * generated ops_kernels_unary.h) with output = input dtype: EXPR in terms of x. */
 #define DECLARED_KERNEL_(IT, ENTRY, NAME, EXPR)                                          \
     do {                                                                                 \
         OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, NAME,                           \

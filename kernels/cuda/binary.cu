@@ -10,13 +10,12 @@
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_dtypes.h"
 #include "ops_kernels_binary.h"
 
 namespace {
 
 /* Every input and the output in the common dtype, over the dtypes the schema entry
- * declares (ENTRY: ADD_OUT for add.out, generated ops_dtypes.h). */
+ * declares (ENTRY: ADD_OUT for add.out, generated ops_kernels_binary.h). */
 #define BINARY_DECLARED_(ENTRY, IT, F)                                                   \
     OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, (IT)->op,                           \
                           return ops_cuda_elementwise<scalar_t, scalar_t, scalar_t>((IT), F);)

@@ -5,7 +5,7 @@
  *
  * The meta has chosen the dtypes exactly as for the CPU kernel (unary, unary_float,
  * bool_out), so each kernel dispatches on it->common_dtype (the input as the loop
- * sees it): over the dtypes its schema entry declares (UNARY_DECLARED_, ops_dtypes.h,
+ * sees it): over the dtypes its schema entry declares (UNARY_DECLARED_, ops_kernels_unary.h,
  * the set the CPU kernel uses too) where one switch covers them, else with the CPU
  * kernel's own dtype sets and error names.  The checks are
  * unary.c's ops_check_* and the per-element functions (libm picks included)
@@ -15,14 +15,13 @@
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
-#include "ops_dtypes.h"
 #include "ops_kernels_unary.h"
 
 /* Output and input in the input's dtype / output bool. */
 #define UNARY_(DISPATCH, IT, NAME, F)                                                    \
     DISPATCH((IT)->common_dtype, NAME, return ops_cuda_elementwise<scalar_t, scalar_t>((IT), F);)
 /* Over the dtypes the schema entry declares (ENTRY: SQRT_OUT for sqrt.out, generated
- * ops_dtypes.h), output and input in the input's dtype / output bool. */
+ * ops_kernels_unary.h), output and input in the input's dtype / output bool. */
 #define UNARY_DECLARED_(ENTRY, IT, NAME, F)                                              \
     OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, NAME,                               \
                           return ops_cuda_elementwise<scalar_t, scalar_t>((IT), F);)

@@ -190,6 +190,19 @@ OPS_API ops_status ops_fail_dtype(const char *op, ops_dtype dt, unsigned support
     OPS_DISPATCH_CASES(DT, NAME, OPS_MASK_INTEGRAL | OPS_DTYPE_BIT(OPS_BOOL),          \
                          OPS_CASE_BOOL(__VA_ARGS__) OPS_CASES_INTEGRAL_(__VA_ARGS__))
 
+/* Dispatch over the dtypes an op's schema entry declares (`dtypes:`,
+ * docs/codegen.md "Dtypes"): ENTRY is the entry's C name without ops_, upper-case
+ * (EXP_OUT for exp.out), whose set OPS_DTYPES_<ENTRY>(M, ...) and OPS_DTYPE_MASK_<ENTRY>
+ * the kernel's generated shard (ops_kernels_<file>.h) defines:
+ *
+ *   OPS_DISPATCH_DECLARED(EXP_OUT, it->common_dtype, "exp", body);
+ *
+ * The generated glue has already refused the undeclared dtypes, so the default case
+ * only guards a direct call. */
+#define OPS_DTYPES_CASE_(DTYPE, ...) OPS_CASE_##DTYPE(__VA_ARGS__)
+#define OPS_DISPATCH_DECLARED(ENTRY, DT, NAME, ...)                                      \
+    OPS_DISPATCH_CASES(DT, NAME, OPS_DTYPE_MASK_##ENTRY, OPS_DTYPES_##ENTRY(OPS_DTYPES_CASE_, __VA_ARGS__))
+
 /* ---- elementwise loops over a built iterator ---------------------------------
  *
  * Each macro runs EXPR for every element of the iterator, split across threads above

@@ -552,7 +552,7 @@ class Generated(unittest.TestCase):
         # The fixture's kernels are in no kernels/ folder: one shard, `core`.
         self.assertEqual(sorted(os.listdir(self.out)), sorted(
             ["ops_functions.h", "ops_kernels.h", "ops_glue.h", "ops_dispatch.c", "ops_registry.c",
-             "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c", "ops_dtypes.h"]
+             "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c"]
             + [f"ops_{kind}_core.{ext}" for kind, ext in
                (("functions", "h"), ("kernels", "h"), ("autograd_gen", "h"), ("glue", "c"))]))
 
@@ -687,7 +687,7 @@ class Generated(unittest.TestCase):
     def test_declared_dtypes(self):
         """`dtypes:` is checked by the glue after the meta and before the kernel (every
         form of the op, the delegates included), with the declared message if any; the
-        kernels get the set as an X-macro in ops_dtypes.h."""
+        kernels get the set as an X-macro in their kernel header (ops_kernels_<file>.h)."""
         glue = self.read_all("ops_glue_*.c")
 
         def body(c_name):
@@ -706,7 +706,7 @@ class Generated(unittest.TestCase):
         self.assertIn('"negation of this dtype is not supported");', body("ops_base_neg"))
         # an entry without dtypes: (every dtype) has no check
         self.assertNotIn("ops_check_dtype_declared", body("ops_base_div_scalar_mode"))
-        h = self.read("ops_dtypes.h")
+        h = self.read("ops_kernels_core.h")
         self.assertIn("#define OPS_DTYPES_NEG_OUT(M, ...) M(INT64, __VA_ARGS__) M(FLOAT32, __VA_ARGS__) "
                       "M(FLOAT64, __VA_ARGS__)\n", h)
         self.assertIn("#define OPS_DTYPE_MASK_NEG_OUT (OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT32) | "
@@ -919,11 +919,8 @@ class Shards(unittest.TestCase):
         after = self.generate(self.NATIVE + self.ADDED)
         self.assertEqual(set(after), set(before))  # the same outputs: the list is the kernel files'
         changed = {n for n in after if after[n][1] != before[n][1]}
-        # (ops_dtypes.h holds every kernel entry's dtype set: the kernels that dispatch over
-        # declarations, unary and binary ones today, are rebuilt by any added op)
         self.assertEqual(changed, {"ops_functions_unary.h", "ops_kernels_unary.h", "ops_glue_unary.c",
-                                   "ops_autograd_gen_unary.h", "ops_registry.c", "python_bindings.c",
-                                   "ops_dtypes.h"})
+                                   "ops_autograd_gen_unary.h", "ops_registry.c", "python_bindings.c"})
         self.assertIn("abs_cpu", after["ops_kernels_unary.h"][0])
 
     def test_compiles(self):
