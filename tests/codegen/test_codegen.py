@@ -732,8 +732,11 @@ class RealSchema(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
             # the kernel sources place each entry in its family's shard, as in the build
+            # (the CUDA files too: with a CUDA build's ops_config.h the glue's CUDA cells
+            # are compiled, and their kernels are declared in the shards of the .cu files)
             sources = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.[ch]"))
-                             + glob.glob(os.path.join(ROOT, "kernels", "cpu", "*.c")))
+                             + glob.glob(os.path.join(ROOT, "kernels", "cpu", "*.c"))
+                             + glob.glob(os.path.join(ROOT, "kernels", "cuda", "*.cu")))
             p = run_gen("all", "--native", REAL_NATIVE, "--derivatives", REAL_DERIVS, "--out-dir", d,
                         "--no-kernel-check", "--time", "--kernel-sources", *sources)
             elapsed = time.perf_counter() - t0
