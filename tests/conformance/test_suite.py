@@ -313,7 +313,11 @@ class Suite(unittest.TestCase):
         self.assertIn("coverage complete", r.stdout)
         self.assertRegex(r.stdout, r"conformance: 1 ops, [1-9][0-9]* op x dtype x variant runs, [1-9][0-9]* error "
                                    r"cases, [1-9][0-9]* fault-injection points, [1-9][0-9]* gradchecks "
-                                   r"\(0 without double backward, 0 refused by their formula\), [1-9][0-9]* skipped \(CUDA")
+                                   r"\(0 without double backward, 0 refused by their formula\), "
+                                   # without a device the CUDA runs are skipped and counted; with one
+                                   # (an emulated build) they ran and were compared with the CPU
+                                   r"([1-9][0-9]* skipped \(CUDA|0 skipped \(CUDA: ran\).*\n"
+                                   r"conformance: CUDA: [1-9][0-9]* runs on cuda:0 compared with the cpu)")
         # the same cases without --op: every other registry entry lacks a run
         full = self.run_runner(cases)
         self.assertEqual(full.returncode, 1)
