@@ -582,13 +582,18 @@ START_TEST(test_check_same_device)
     ck_assert_int_eq(ops_check_same_device("add", 3, ts, NULL, &dev), OPS_ERR_DEVICE);
     ck_assert_str_eq(ops_last_error(), "add: expected all tensors to be on the same device, but found argument 0 on "
                                        "cpu and argument 2 on cuda:0");
-    char *s = ops_tensor_to_string(b);
-    ck_assert_ptr_null(s);
-    ck_assert_int_eq(ops_last_status(), OPS_ERR_DEVICE);
-    ops_scalar sc;
-    ops_tensor *one = ops_tensor_new_view(b, 0, NULL, NULL, 0);
-    ck_assert_int_eq(ops_tensor_item(one, &sc), OPS_ERR_DEVICE);
-    ops_tensor_release(one);
+    /* Reading it is refused without a CUDA device; with one (the emulated build) the
+     * read would copy from the host pointer as from device memory, so the label proves
+     * nothing there: test_cuda.c reads real device tensors. */
+    if (ops_cuda_device_count() == 0) {
+        char *s = ops_tensor_to_string(b);
+        ck_assert_ptr_null(s);
+        ck_assert_int_eq(ops_last_status(), OPS_ERR_DEVICE);
+        ops_scalar sc;
+        ops_tensor *one = ops_tensor_new_view(b, 0, NULL, NULL, 0);
+        ck_assert_int_eq(ops_tensor_item(one, &sc), OPS_ERR_DEVICE);
+        ops_tensor_release(one);
+    }
     b->storage->device = OPS_DEVICE_CPU;
     ops_tensor_release(a);
     ops_tensor_release(b);
