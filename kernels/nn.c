@@ -85,7 +85,9 @@ ops_tensor *
 nn_one_hot(const ops_tensor *self, int64_t num_classes)
 {
     const char *op = "one_hot";
-    if (self->dtype != OPS_INT64)
+    /* the declared dtypes (`dtypes:` with its message, which the generated glue gives
+     * before the kernel runs; this guards a direct call) */
+    if (!(OPS_DTYPE_MASK_ONE_HOT & OPS_DTYPE_BIT(self->dtype)))
         return ops_fail_null(OPS_ERR_DTYPE, "one_hot: one_hot is only applicable to index tensor of type "
                                             "LongTensor.");
     if (self->ndim + 1 > OPS_MAX_DIMS)
