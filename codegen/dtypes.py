@@ -23,8 +23,8 @@ DTYPE_SETS = {
     "integral": INTEGRAL,
     "integral_and_bool": ("bool",) + INTEGRAL,
 }
-# keys of the mapping form `dtypes: {accept: numeric, message: "..."}`
-MAPPING_KEYS = ("accept", "message")
+# keys of the mapping form `dtypes: {accept: numeric, message: "...", of: [self, target]}`
+MAPPING_KEYS = ("accept", "message", "of")
 # meta families whose integral and bool inputs reach the kernel converted to the default
 # float dtype, float32 or float64 (runtime/dispatch/meta.c: to_float); div_mode does so
 # for rounding_mode=None only, so its kernel sees the declared dtypes and those two.
@@ -57,6 +57,11 @@ class Dtypes:
     after "<op>: " (None: the generic "dtype X is not supported (supported: ...)")."""
     accept: Tuple[str, ...]
     message: Optional[str] = None
+    # `of:` (an entry with a plain kernel): the Tensor arguments whose promoted dtype
+    # (ops_promote_types, a None skipped) the glue checks before dispatch.  None: the
+    # glue does not check a plain entry's declaration (its kernel refuses, through the
+    # same set: OPS_DTYPE_MASK_<ENTRY>); a structured entry's meta family decides.
+    of: Optional[Tuple[str, ...]] = None
 
     @property
     def everything(self) -> bool:
@@ -76,8 +81,43 @@ def parse(v, where: str) -> Dtypes:
             raise ValueError(f"{where}: 'message' must be a non-empty string")
         if msg is not None and accept == DTYPES:
             raise ValueError(f"{where}: 'message' is for the refused dtypes, and every dtype is accepted")
-        return Dtypes(accept, msg)
+        of = v.get("of")
+        if of is not None:
+            if isinstance(of, str):
+                of = [of]
+            if not (isinstance(of, list) and of and all(isinstance(x, str) for x in of)):
+                raise ValueError(f"{where}: 'of' must be a Tensor argument name or a non-empty list of them")
+            if len(set(of)) != len(of):
+                raise ValueError(f"{where}: 'of' names an argument twice")
+            if accept == DTYPES:
+                raise ValueError(f"{where}: 'of' says which arguments the glue checks, and every dtype is accepted")
+            of = tuple(of)
+        return Dtypes(accept, msg, of)
     return Dtypes(parse_set(v, where))
+
+
+def check_of(nf, where: str) -> None:
+    """`of:` names Tensor arguments of a plain entry (ValueError otherwise): the glue
+    checks their promoted dtype before the kernel runs (gen_glue.py plain_dtype_check)."""
+    d = nf.dtypes
+    if d is None or d.of is None:
+        return
+    if nf.structured:
+        raise ValueError(f"{where}: 'of' is for an entry with a plain kernel; a structured entry's glue "
+                         "checks the promoted dtype of its Tensor inputs as its meta family sees them")
+    tensors = [a.name for a in nf.func.arguments if a.type.is_tensor]
+    for n in d.of:
+        if n not in tensors:
+            raise ValueError(f"{where}: 'of' names '{n}', not a Tensor argument of {nf.name} "
+                             f"(those: {', '.join(tensors) or 'none'})")
+
+
+def glue_checked(nf) -> bool:
+    """The glue refuses the undeclared dtypes of this entry before its kernel runs."""
+    d = nf.dtypes
+    if d is None or d.everything:
+        return False
+    return nf.is_structured_path if d.of is None else True
 
 
 def kernel_dtypes(accept: Tuple[str, ...], meta: Optional[str]) -> Tuple[str, ...]:
@@ -108,6 +148,9 @@ def mask_expr(dts: Tuple[str, ...], named_masks: bool = True) -> str:
 # ---- kernels that dispatch over a declaration --------------------------------
 
 _DECLARED_USE_RE = re.compile(r"\b(\w*DECLARED\w*)\s*\(")
+# a kernel that checks or dispatches over a set by its mask (a driver converting to a
+# compute dtype refuses with ops_fail_dtype(op, dt, OPS_DTYPE_MASK_<ENTRY>))
+_MASK_USE_RE = re.compile(r"\bOPS_DTYPE_MASK_(\w+)")
 _IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
 
 
@@ -183,14 +226,17 @@ def check_kernels(model, sources: Sequence[str], check_cuda: bool) -> None:
                 end += 1
             body = text[j:end]
             mine = owners[m.group(1)]
+            uses = []  # (offset in body, entry macro named)
             for u in _DECLARED_USE_RE.finditer(body):
                 close = _balanced(body, u.end() - 1)
-                for a in _top_args(body[u.end():close - 1]):
-                    if not _IDENT_RE.match(a) or a not in macros or any(macros[a] is nf for nf in mine):
-                        continue
-                    line = text.count("\n", 0, j + u.start()) + 1
-                    want = " or ".join(macro_name(nf) for nf in mine)
-                    errors.add(Loc(src, line), f"{m.group(1)}, the kernel of {', '.join(nf.name for nf in mine)}, "
-                                               f"dispatches over {a}, the dtypes {macros[a].name} declares; "
-                                               f"its own are {want}")
+                uses += [(u.start(), a) for a in _top_args(body[u.end():close - 1]) if _IDENT_RE.match(a)]
+            uses += [(u.start(), u.group(1)) for u in _MASK_USE_RE.finditer(body)]
+            for off, a in sorted(uses):
+                if a not in macros or any(macros[a] is nf for nf in mine):
+                    continue
+                line = text.count("\n", 0, j + off) + 1
+                want = " or ".join(macro_name(nf) for nf in mine)
+                errors.add(Loc(src, line), f"{m.group(1)}, the kernel of {', '.join(nf.name for nf in mine)}, "
+                                           f"dispatches over {a}, the dtypes {macros[a].name} declares; "
+                                           f"its own are {want}")
     errors.raise_if_any()

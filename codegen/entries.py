@@ -181,6 +181,7 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         kl, v = keys["dtypes"]
         try:
             nf.dtypes = dtypes_mod.parse(loader.construct_object(v, deep=True), f"{name}: dtypes")
+            dtypes_mod.check_of(nf, f"{name}: dtypes")
         except ValueError as e:
             errors.add(kl, str(e))
             raise _Fail()

@@ -135,6 +135,7 @@ def _function(nf: NativeFunction) -> dict:
     if structured:
         _structured(nf, b, op, ptr, st_declared)
     else:
+        _plain_dtype_check(nf, b, op, err_ret)
         k = nf
         ftype = cnames.kernel_fn_type(k)
         b(f"{ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(k)}, _dev);")
@@ -211,6 +212,35 @@ def _out_checks(nf: NativeFunction, b: _Body, op: str, err_ret: str, st_declared
         b(f'_st = ops_check_out_list("{op}", "{written}", {out}, {n}, "{n}", {"true" if ok else "false"});')
         b("if (OPS_UNLIKELY(_st != OPS_OK))")
         b(f"    return {err_ret};")
+
+
+def _plain_dtype_check(nf: NativeFunction, b: _Body, op: str, err_ret: str) -> bool:
+    """A plain entry's `dtypes:` with `of:` (codegen/dtypes.py): the promoted dtype of the
+    named Tensor arguments (ops_promote_types, as the kernels promote; a None skipped)
+    must be declared, checked after the argument, device and out= checks and before the
+    kernel, with the generic message or the declared one.  True when it emitted one."""
+    d = nf.dtypes
+    if d is None or d.of is None or not dtypes_mod.glue_checked(nf):
+        return False
+    args = {a.name: a for a in nf.func.arguments}
+    b("{")
+    b.depth += 1
+    b("ops_dtype _dt = OPS_DTYPE_NONE;")
+    for n in d.of:
+        promote = f"_dt = _dt == OPS_DTYPE_NONE ? ops_tensor_dtype({n}) : ops_promote_types(_dt, ops_tensor_dtype({n}));"
+        if args[n].type.optional:
+            b(f"if ({n} != NULL)")
+            b(f"    {promote}")
+        else:
+            b(promote)
+    msg = cnames.c_string(d.message) if d.message else "NULL"
+    b(f'const ops_status _dst = ops_check_dtype_declared("{op}", _dt, '
+      f"{dtypes_mod.mask_expr(d.accept, named_masks=False)}, {msg});")
+    b("if (OPS_UNLIKELY(_dst != OPS_OK))")
+    b(f"    return {'_dst' if err_ret == '_st' else err_ret};")
+    b.depth -= 1
+    b("}")
+    return True
 
 
 def _shared_kernel(nf: NativeFunction) -> bool:

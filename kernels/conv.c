@@ -35,10 +35,12 @@ conv_param(const char *op, const char *name, ops_int_list l, int nsp, int64_t *v
                     ops_shape_str(l.len <= OPS_MAX_DIMS ? (int)l.len : OPS_MAX_DIMS, l.data, buf, sizeof buf));
 }
 
-/* PyTorch's CPU dtypes: floating and every integer type for conv (slow_conv2d), floating
- * and int64 for the transposed ops (slow_conv_transpose2d); never bool. */
+/* The input's dtype among the entry's declared ones (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>:
+ * PyTorch's CPU dtypes, floating and every integer type for conv (slow_conv2d), floating
+ * and int64 for the transposed ops (slow_conv_transpose2d); never bool), checked after
+ * input, weight and bias are found to have one dtype. */
 static ops_status
-conv_check_dtypes(const char *op, bool transposed, const ops_tensor *input, const ops_tensor *weight,
+conv_check_dtypes(const char *op, unsigned declared, const ops_tensor *input, const ops_tensor *weight,
                   const ops_tensor *bias)
 {
     if (bias != NULL && bias->dtype != input->dtype)
@@ -47,9 +49,8 @@ conv_check_dtypes(const char *op, bool transposed, const ops_tensor *input, cons
     if (weight->dtype != input->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and weight type (%s) should be the same", op,
                         ops_dtype_name(input->dtype), ops_dtype_name(weight->dtype));
-    const unsigned mask = transposed ? OPS_MASK_FLOATING | OPS_DTYPE_BIT(OPS_INT64) : OPS_MASK_NUMERIC;
-    if (!(mask & OPS_DTYPE_BIT(input->dtype)))
-        return ops_fail_dtype(op, input->dtype, mask);
+    if (!(declared & OPS_DTYPE_BIT(input->dtype)))
+        return ops_fail_dtype(op, input->dtype, declared);
     return OPS_OK;
 }
 
@@ -300,12 +301,13 @@ conv_exec(ops_conv_geom *g, const ops_tensor *input, const ops_tensor *weight, c
 
 /* conv1d/conv2d with explicit padding (pad_lo == pad_hi unless "same" made them differ). */
 static ops_tensor *
-conv_forward(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-             const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi, const int64_t *dil, int64_t groups)
+conv_forward(const char *op, unsigned declared, int nsp, const ops_tensor *input, const ops_tensor *weight,
+             const ops_tensor *bias, const int64_t *stride, const int64_t *pad_lo, const int64_t *pad_hi,
+             const int64_t *dil, int64_t groups)
 {
     ops_conv_geom g = {.op = op, .nsp = nsp, .transposed = false};
     ops_tensor *r = NULL;
-    if (conv_check_dtypes(op, false, input, weight, bias) != OPS_OK ||
+    if (conv_check_dtypes(op, declared, input, weight, bias) != OPS_OK ||
         conv_setup(&g, input, weight, bias, stride, pad_lo, pad_hi, dil, NULL, groups) != OPS_OK)
         return NULL;
     conv_exec(&g, input, weight, bias, input->ndim == nsp + 2, &r);
@@ -313,21 +315,21 @@ conv_forward(const char *op, int nsp, const ops_tensor *input, const ops_tensor 
 }
 
 static ops_tensor *
-conv_lists(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-           ops_int_list stride, ops_int_list padding, ops_int_list dilation, int64_t groups)
+conv_lists(const char *op, unsigned declared, int nsp, const ops_tensor *input, const ops_tensor *weight,
+           const ops_tensor *bias, ops_int_list stride, ops_int_list padding, ops_int_list dilation, int64_t groups)
 {
     int64_t s[OPS_CONV_MAX_SP], p[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP];
     if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "padding", padding, nsp, p) != OPS_OK ||
         conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
         return NULL;
-    return conv_forward(op, nsp, input, weight, bias, s, p, p, d, groups);
+    return conv_forward(op, declared, nsp, input, weight, bias, s, p, p, d, groups);
 }
 
 /* The padding="valid"/"same" overloads (PyTorch's _convolution_mode). "same" pads
  * d * (k - 1) in all, the odd one after (on the right), as PyTorch does. */
 static ops_tensor *
-conv_mode(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-          ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+conv_mode(const char *op, unsigned declared, int nsp, const ops_tensor *input, const ops_tensor *weight,
+          const ops_tensor *bias, ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
 {
     int64_t s[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP], lo[OPS_CONV_MAX_SP] = {0, 0}, hi[OPS_CONV_MAX_SP] = {0, 0};
     if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
@@ -346,13 +348,13 @@ conv_mode(const char *op, int nsp, const ops_tensor *input, const ops_tensor *we
     } else if (strcmp(padding, "valid") != 0) {
         return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid padding string: '%s'", op, padding);
     }
-    return conv_forward(op, nsp, input, weight, bias, s, lo, hi, d, groups);
+    return conv_forward(op, declared, nsp, input, weight, bias, s, lo, hi, d, groups);
 }
 
 static ops_tensor *
-conv_transpose(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
-               ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
-               ops_int_list dilation)
+conv_transpose(const char *op, unsigned declared, int nsp, const ops_tensor *input, const ops_tensor *weight,
+               const ops_tensor *bias, ops_int_list stride, ops_int_list padding, ops_int_list output_padding,
+               int64_t groups, ops_int_list dilation)
 {
     int64_t s[OPS_CONV_MAX_SP], p[OPS_CONV_MAX_SP], o[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP];
     if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "padding", padding, nsp, p) != OPS_OK ||
@@ -361,7 +363,7 @@ conv_transpose(const char *op, int nsp, const ops_tensor *input, const ops_tenso
         return NULL;
     ops_conv_geom g = {.op = op, .nsp = nsp, .transposed = true};
     ops_tensor *r = NULL;
-    if (conv_check_dtypes(op, true, input, weight, bias) != OPS_OK ||
+    if (conv_check_dtypes(op, declared, input, weight, bias) != OPS_OK ||
         conv_setup(&g, input, weight, bias, s, p, p, d, o, groups) != OPS_OK)
         return NULL;
     conv_exec(&g, input, weight, bias, input->ndim == nsp + 2, &r);
@@ -374,36 +376,38 @@ ops_tensor *
 conv_conv1d(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
             ops_int_list padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_lists("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+    return conv_lists("conv1d", OPS_DTYPE_MASK_CONV1D, 1, input, weight, bias, stride, padding, dilation, groups);
 }
 
 ops_tensor *
 conv_conv2d(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
             ops_int_list padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_lists("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+    return conv_lists("conv2d", OPS_DTYPE_MASK_CONV2D, 2, input, weight, bias, stride, padding, dilation, groups);
 }
 
 ops_tensor *
 conv_conv1d_padding(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
                     const char *padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_mode("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
+    return conv_mode("conv1d", OPS_DTYPE_MASK_CONV1D_PADDING, 1, input, weight, bias, stride, padding, dilation,
+                     groups);
 }
 
 ops_tensor *
 conv_conv2d_padding(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
                     const char *padding, ops_int_list dilation, int64_t groups)
 {
-    return conv_mode("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
+    return conv_mode("conv2d", OPS_DTYPE_MASK_CONV2D_PADDING, 2, input, weight, bias, stride, padding, dilation,
+                     groups);
 }
 
 ops_tensor *
 conv_conv_transpose1d(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
                       ops_int_list padding, ops_int_list output_padding, int64_t groups, ops_int_list dilation)
 {
-    return conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation);
+    return conv_transpose("conv_transpose1d", OPS_DTYPE_MASK_CONV_TRANSPOSE1D, 1, input, weight, bias, stride,
+                          padding, output_padding, groups, dilation);
 }
 
 ops_tensor *
@@ -411,6 +415,6 @@ conv_conv_transpose2d_input(const ops_tensor *input, const ops_tensor *weight, c
                             ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
                             ops_int_list dilation)
 {
-    return conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
-                          dilation);
+    return conv_transpose("conv_transpose2d", OPS_DTYPE_MASK_CONV_TRANSPOSE2D_INPUT, 2, input, weight, bias, stride,
+                          padding, output_padding, groups, dilation);
 }

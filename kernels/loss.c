@@ -40,9 +40,11 @@ loss_check_reduction(const char *op, int64_t reduction)
 }
 
 /* The result dtype of a loss over these operands (NULL entries skipped): promoted,
- * and floating. */
+ * and one of the entry's declared dtypes (`dtypes:`, mask OPS_DTYPE_MASK_<ENTRY>) over
+ * the same operands as its `of:`.  The generated glue has refused the others before the
+ * kernel runs; this guards a direct call. */
 static ops_status
-loss_dtype(const char *op, int n, const ops_tensor *const *ts, ops_dtype *rd)
+loss_dtype(const char *op, unsigned declared, int n, const ops_tensor *const *ts, ops_dtype *rd)
 {
     ops_dtype dt = OPS_DTYPE_NONE;
     for (int i = 0; i < n; i++) {
@@ -50,8 +52,8 @@ loss_dtype(const char *op, int n, const ops_tensor *const *ts, ops_dtype *rd)
             continue;
         dt = dt == OPS_DTYPE_NONE ? ts[i]->dtype : ops_promote_types(dt, ts[i]->dtype);
     }
-    if (!ops_dtype_is_floating(dt))
-        return ops_fail_dtype(op, dt, OPS_MASK_FLOATING);
+    if (!(declared & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, declared);
     *rd = dt;
     return OPS_OK;
 }
@@ -143,13 +145,13 @@ loss_finish(const char *op, ops_tensor *r, ops_tensor *out, ops_tensor **result)
 typedef enum { PW_MSE, PW_L1, PW_SMOOTH_L1, PW_HUBER } pw_kind;
 
 static ops_status
-pointwise_loss(const char *op, pw_kind kind, const ops_tensor *self, const ops_tensor *target, int64_t reduction,
-               double param, ops_tensor *out, ops_tensor **result)
+pointwise_loss(const char *op, unsigned declared, pw_kind kind, const ops_tensor *self, const ops_tensor *target,
+               int64_t reduction, double param, ops_tensor *out, ops_tensor **result)
 {
     ops_status st;
     ops_dtype rd = OPS_FLOAT32;
     const ops_tensor *ts[2] = {self, target};
-    if ((st = loss_dtype(op, 2, ts, &rd)) != OPS_OK || (st = loss_check_reduction(op, reduction)) != OPS_OK)
+    if ((st = loss_dtype(op, declared, 2, ts, &rd)) != OPS_OK || (st = loss_check_reduction(op, reduction)) != OPS_OK)
         return st;
     if (kind == PW_SMOOTH_L1 && param < 0)
         return ops_fail(OPS_ERR_VALUE, "%s: smooth_l1_loss does not support negative values for beta.", op);
@@ -185,21 +187,21 @@ ops_tensor *
 loss_mse(const ops_tensor *self, const ops_tensor *target, int64_t reduction)
 {
     ops_tensor *r = NULL;
-    pointwise_loss("mse_loss", PW_MSE, self, target, reduction, 0, NULL, &r);
+    pointwise_loss("mse_loss", OPS_DTYPE_MASK_MSE_LOSS, PW_MSE, self, target, reduction, 0, NULL, &r);
     return r;
 }
 
 ops_status
 loss_mse_out(const ops_tensor *self, const ops_tensor *target, int64_t reduction, ops_tensor *out)
 {
-    return pointwise_loss("mse_loss", PW_MSE, self, target, reduction, 0, out, NULL);
+    return pointwise_loss("mse_loss", OPS_DTYPE_MASK_MSE_LOSS_OUT, PW_MSE, self, target, reduction, 0, out, NULL);
 }
 
 ops_tensor *
 loss_l1(const ops_tensor *self, const ops_tensor *target, int64_t reduction)
 {
     ops_tensor *r = NULL;
-    pointwise_loss("l1_loss", PW_L1, self, target, reduction, 0, NULL, &r);
+    pointwise_loss("l1_loss", OPS_DTYPE_MASK_L1_LOSS, PW_L1, self, target, reduction, 0, NULL, &r);
     return r;
 }
 
@@ -207,7 +209,8 @@ ops_tensor *
 loss_smooth_l1(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double beta)
 {
     ops_tensor *r = NULL;
-    pointwise_loss("smooth_l1_loss", PW_SMOOTH_L1, self, target, reduction, beta, NULL, &r);
+    pointwise_loss("smooth_l1_loss", OPS_DTYPE_MASK_SMOOTH_L1_LOSS, PW_SMOOTH_L1, self, target, reduction, beta, NULL,
+                   &r);
     return r;
 }
 
@@ -215,14 +218,15 @@ ops_status
 loss_smooth_l1_out(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double beta,
                    ops_tensor *out)
 {
-    return pointwise_loss("smooth_l1_loss", PW_SMOOTH_L1, self, target, reduction, beta, out, NULL);
+    return pointwise_loss("smooth_l1_loss", OPS_DTYPE_MASK_SMOOTH_L1_LOSS_OUT, PW_SMOOTH_L1, self, target, reduction,
+                          beta, out, NULL);
 }
 
 ops_tensor *
 loss_huber(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double delta)
 {
     ops_tensor *r = NULL;
-    pointwise_loss("huber_loss", PW_HUBER, self, target, reduction, delta, NULL, &r);
+    pointwise_loss("huber_loss", OPS_DTYPE_MASK_HUBER_LOSS, PW_HUBER, self, target, reduction, delta, NULL, &r);
     return r;
 }
 
@@ -230,7 +234,8 @@ ops_status
 loss_huber_out(const ops_tensor *self, const ops_tensor *target, int64_t reduction, double delta,
                ops_tensor *out)
 {
-    return pointwise_loss("huber_loss", PW_HUBER, self, target, reduction, delta, out, NULL);
+    return pointwise_loss("huber_loss", OPS_DTYPE_MASK_HUBER_LOSS_OUT, PW_HUBER, self, target, reduction, delta, out,
+                          NULL);
 }
 
 /* ---- binary cross entropy ------------------------------------------------------------ */
@@ -238,14 +243,14 @@ loss_huber_out(const ops_tensor *self, const ops_tensor *target, int64_t reducti
 /* PyTorch's CPU kernel: target and input of one shape (weight broadcast to it),
  * input in [0, 1], each log clamped at -100 so that 0 and 1 give finite losses. */
 static ops_status
-bce_impl(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
-         ops_tensor *out, ops_tensor **result)
+bce_impl(unsigned declared, const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
+         int64_t reduction, ops_tensor *out, ops_tensor **result)
 {
     const char *op = "binary_cross_entropy";
     ops_status st;
     ops_dtype rd = OPS_FLOAT32;
     const ops_tensor *ts[3] = {self, target, weight};
-    if ((st = loss_dtype(op, 3, ts, &rd)) != OPS_OK || (st = loss_check_reduction(op, reduction)) != OPS_OK)
+    if ((st = loss_dtype(op, declared, 3, ts, &rd)) != OPS_OK || (st = loss_check_reduction(op, reduction)) != OPS_OK)
         return st;
     if (self->ndim != target->ndim ||
         memcmp(self->sizes, target->sizes, (size_t)self->ndim * sizeof(int64_t)) != 0) {
@@ -288,7 +293,7 @@ loss_binary_cross_entropy(const ops_tensor *self, const ops_tensor *target, cons
                           int64_t reduction)
 {
     ops_tensor *r = NULL;
-    bce_impl(self, target, weight, reduction, NULL, &r);
+    bce_impl(OPS_DTYPE_MASK_BINARY_CROSS_ENTROPY, self, target, weight, reduction, NULL, &r);
     return r;
 }
 
@@ -296,7 +301,7 @@ ops_status
 loss_binary_cross_entropy_out(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
                               int64_t reduction, ops_tensor *out)
 {
-    return bce_impl(self, target, weight, reduction, out, NULL);
+    return bce_impl(OPS_DTYPE_MASK_BINARY_CROSS_ENTROPY_OUT, self, target, weight, reduction, out, NULL);
 }
 
 /* PyTorch's composite: (1 - t) * x - (1 + (pos_weight - 1) * t) * log_sigmoid(x),
@@ -310,7 +315,8 @@ loss_binary_cross_entropy_with_logits(const ops_tensor *self, const ops_tensor *
     const char *op = "binary_cross_entropy_with_logits";
     ops_dtype rd = OPS_FLOAT32;
     const ops_tensor *ts[4] = {self, target, weight, pos_weight};
-    if (loss_dtype(op, 4, ts, &rd) != OPS_OK || loss_check_reduction(op, reduction) != OPS_OK)
+    if (loss_dtype(op, OPS_DTYPE_MASK_BINARY_CROSS_ENTROPY_WITH_LOGITS, 4, ts, &rd) != OPS_OK ||
+        loss_check_reduction(op, reduction) != OPS_OK)
         return NULL;
     if (self->ndim != target->ndim ||
         memcmp(self->sizes, target->sizes, (size_t)self->ndim * sizeof(int64_t)) != 0) {
@@ -467,15 +473,17 @@ cls_log_softmax(const char *op, const cls_geom *g, ops_tensor *x)
 
 /* nll_loss, nll_loss2d and nll_loss_nd (rules tells which). */
 static ops_status
-nll_impl(const char *op, cls_rules rules, const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
-         int64_t reduction, int64_t ignore_index, ops_tensor *out, ops_tensor **result)
+nll_impl(const char *op, unsigned declared, cls_rules rules, const ops_tensor *self, const ops_tensor *target,
+         const ops_tensor *weight, int64_t reduction, int64_t ignore_index, ops_tensor *out, ops_tensor **result)
 {
     ops_status st;
     ops_dtype rd = OPS_FLOAT32;
     cls_geom g;
     const ops_tensor *ts[2] = {self, weight};
-    if ((st = loss_dtype(op, 2, ts, &rd)) != OPS_OK || (st = loss_check_reduction(op, reduction)) != OPS_OK ||
-        (st = cls_geometry(op, self, target, rules, &g)) != OPS_OK || (st = cls_check_weight(op, weight, g.C)) != OPS_OK)
+    if ((st = loss_dtype(op, declared, 2, ts, &rd)) != OPS_OK ||
+        (st = loss_check_reduction(op, reduction)) != OPS_OK ||
+        (st = cls_geometry(op, self, target, rules, &g)) != OPS_OK ||
+        (st = cls_check_weight(op, weight, g.C)) != OPS_OK)
         return st;
     const int64_t nt = g.N * g.S; /* target positions */
     ops_tensor *x = NULL, *t = NULL, *w = NULL, *lt = NULL, *r = NULL;
@@ -504,7 +512,7 @@ loss_nll(const ops_tensor *self, const ops_tensor *target, const ops_tensor *wei
          int64_t ignore_index)
 {
     ops_tensor *r = NULL;
-    nll_impl("nll_loss", CLS_1D2D, self, target, weight, reduction, ignore_index, NULL, &r);
+    nll_impl("nll_loss", OPS_DTYPE_MASK_NLL_LOSS, CLS_1D2D, self, target, weight, reduction, ignore_index, NULL, &r);
     return r;
 }
 
@@ -512,7 +520,8 @@ ops_status
 loss_nll_out(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
              int64_t ignore_index, ops_tensor *out)
 {
-    return nll_impl("nll_loss", CLS_1D2D, self, target, weight, reduction, ignore_index, out, NULL);
+    return nll_impl("nll_loss", OPS_DTYPE_MASK_NLL_LOSS_OUT, CLS_1D2D, self, target, weight, reduction, ignore_index,
+                    out, NULL);
 }
 
 ops_tensor *
@@ -520,7 +529,7 @@ loss_nll2d(const ops_tensor *self, const ops_tensor *target, const ops_tensor *w
            int64_t ignore_index)
 {
     ops_tensor *r = NULL;
-    nll_impl("nll_loss2d", CLS_2D, self, target, weight, reduction, ignore_index, NULL, &r);
+    nll_impl("nll_loss2d", OPS_DTYPE_MASK_NLL_LOSS2D, CLS_2D, self, target, weight, reduction, ignore_index, NULL, &r);
     return r;
 }
 
@@ -528,7 +537,8 @@ ops_status
 loss_nll2d_out(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight, int64_t reduction,
                int64_t ignore_index, ops_tensor *out)
 {
-    return nll_impl("nll_loss2d", CLS_2D, self, target, weight, reduction, ignore_index, out, NULL);
+    return nll_impl("nll_loss2d", OPS_DTYPE_MASK_NLL_LOSS2D_OUT, CLS_2D, self, target, weight, reduction, ignore_index,
+                    out, NULL);
 }
 
 ops_tensor *
@@ -536,7 +546,7 @@ loss_nll_nd(const ops_tensor *self, const ops_tensor *target, const ops_tensor *
             int64_t ignore_index)
 {
     ops_tensor *r = NULL;
-    nll_impl("nll_loss_nd", CLS_ND, self, target, weight, reduction, ignore_index, NULL, &r);
+    nll_impl("nll_loss_nd", OPS_DTYPE_MASK_NLL_LOSS_ND, CLS_ND, self, target, weight, reduction, ignore_index, NULL, &r);
     return r;
 }
 
@@ -606,7 +616,8 @@ loss_cross_entropy(const ops_tensor *self, const ops_tensor *target, const ops_t
     ops_dtype rd = OPS_FLOAT32;
     cls_geom g;
     const ops_tensor *ts[2] = {self, weight};
-    if (loss_dtype(op, 2, ts, &rd) != OPS_OK || loss_check_reduction(op, reduction) != OPS_OK)
+    if (loss_dtype(op, OPS_DTYPE_MASK_CROSS_ENTROPY_LOSS, 2, ts, &rd) != OPS_OK ||
+        loss_check_reduction(op, reduction) != OPS_OK)
         return NULL;
     if (!(label_smoothing >= 0 && label_smoothing <= 1))
         return ops_fail_null(OPS_ERR_VALUE, "%s: label_smoothing must be between 0.0 and 1.0. Got: %g", op,

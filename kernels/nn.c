@@ -85,7 +85,9 @@ ops_tensor *
 nn_one_hot(const ops_tensor *self, int64_t num_classes)
 {
     const char *op = "one_hot";
-    if (self->dtype != OPS_INT64)
+    /* the declared dtypes (`dtypes:` with its message, which the generated glue gives
+     * before the kernel runs; this guards a direct call) */
+    if (!(OPS_DTYPE_MASK_ONE_HOT & OPS_DTYPE_BIT(self->dtype)))
         return ops_fail_null(OPS_ERR_DTYPE, "one_hot: one_hot is only applicable to index tensor of type "
                                             "LongTensor.");
     if (self->ndim + 1 > OPS_MAX_DIMS)
@@ -379,19 +381,17 @@ nearest_idx(int64_t j, int64_t in, int64_t out, const double *scales)
     return f < (float)(in - 1) ? (int64_t)f : in - 1;
 }
 
-#define NEAREST_MASK_                                                                              \
-    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) |        \
-     OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
-
-/* upsample_nearest{1,2}d: a gather; scales[i] is the i-th spatial dim's (may be NULL). */
+/* upsample_nearest{1,2}d: a gather; scales[i] is the i-th spatial dim's (may be NULL).
+ * declared: the entry's dtypes (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>), checked after the
+ * sizes. */
 static ops_tensor *
-upsample_nearest_impl(const char *op, const ops_tensor *self, ops_int_list output_size, int k,
+upsample_nearest_impl(const char *op, unsigned declared, const ops_tensor *self, ops_int_list output_size, int k,
                       const double *const *scales)
 {
     if (upsample_check(op, self, output_size, k) != OPS_OK)
         return NULL;
-    if (!(NEAREST_MASK_ & OPS_DTYPE_BIT(self->dtype))) {
-        ops_fail_dtype(op, self->dtype, NEAREST_MASK_);
+    if (!(declared & OPS_DTYPE_BIT(self->dtype))) {
+        ops_fail_dtype(op, self->dtype, declared);
         return NULL;
     }
     nn_gather g = {.op = op, .src = self, .ndim = k + 2, .sizes = {self->sizes[0], self->sizes[1]}};
@@ -419,15 +419,17 @@ ops_tensor *
 nn_upsample_nearest1d(const ops_tensor *self, ops_int_list output_size, const double *scales)
 {
     const double *sc[1] = {scales};
-    return upsample_nearest_impl("upsample_nearest1d", self, output_size, 1, sc);
+    return upsample_nearest_impl("upsample_nearest1d", OPS_DTYPE_MASK_UPSAMPLE_NEAREST1D, self, output_size, 1, sc);
 }
 
 ops_status
 nn_upsample_nearest1d_out(const ops_tensor *self, ops_int_list output_size, const double *scales, ops_tensor *out)
 {
     const double *sc[1] = {scales};
-    return ops_write_out("upsample_nearest1d", upsample_nearest_impl("upsample_nearest1d", self, output_size, 1, sc),
-                         out);
+    return ops_write_out(
+        "upsample_nearest1d",
+        upsample_nearest_impl("upsample_nearest1d", OPS_DTYPE_MASK_UPSAMPLE_NEAREST1D_OUT, self, output_size, 1, sc),
+        out);
 }
 
 ops_tensor *
@@ -435,7 +437,7 @@ nn_upsample_nearest2d(const ops_tensor *self, ops_int_list output_size, const do
                       const double *scales_w)
 {
     const double *sc[2] = {scales_h, scales_w};
-    return upsample_nearest_impl("upsample_nearest2d", self, output_size, 2, sc);
+    return upsample_nearest_impl("upsample_nearest2d", OPS_DTYPE_MASK_UPSAMPLE_NEAREST2D, self, output_size, 2, sc);
 }
 
 ops_status
@@ -443,8 +445,10 @@ nn_upsample_nearest2d_out(const ops_tensor *self, ops_int_list output_size, cons
                           const double *scales_w, ops_tensor *out)
 {
     const double *sc[2] = {scales_h, scales_w};
-    return ops_write_out("upsample_nearest2d", upsample_nearest_impl("upsample_nearest2d", self, output_size, 2, sc),
-                         out);
+    return ops_write_out(
+        "upsample_nearest2d",
+        upsample_nearest_impl("upsample_nearest2d", OPS_DTYPE_MASK_UPSAMPLE_NEAREST2D_OUT, self, output_size, 2, sc),
+        out);
 }
 
 /* Source indices and weights of one output dim, for float (T = float) or double
@@ -489,15 +493,16 @@ NN_LINEAR_TABLE_(linear_table_f32, float, floorf)
 NN_LINEAR_TABLE_(linear_table_f64, double, floor)
 
 
-/* upsample_linear1d (k = 1) and upsample_bilinear2d (k = 2), the floating dtypes. */
+/* upsample_linear1d (k = 1) and upsample_bilinear2d (k = 2), the floating dtypes (the
+ * entry's declared ones, `declared`). */
 static ops_tensor *
-upsample_linear_impl(const char *op, const ops_tensor *self, ops_int_list output_size, int k, bool align_corners,
-                     const double *scales_h, const double *scales_w)
+upsample_linear_impl(const char *op, unsigned declared, const ops_tensor *self, ops_int_list output_size, int k,
+                     bool align_corners, const double *scales_h, const double *scales_w)
 {
     if (upsample_check(op, self, output_size, k) != OPS_OK)
         return NULL;
-    if (!ops_dtype_is_floating(self->dtype)) {
-        ops_fail_dtype(op, self->dtype, OPS_MASK_FLOATING);
+    if (!(declared & OPS_DTYPE_BIT(self->dtype))) {
+        ops_fail_dtype(op, self->dtype, declared);
         return NULL;
     }
     const int64_t nb = self->sizes[0], nc = self->sizes[1];
@@ -540,7 +545,8 @@ done:
 ops_tensor *
 nn_upsample_linear1d(const ops_tensor *self, ops_int_list output_size, bool align_corners, const double *scales)
 {
-    return upsample_linear_impl("upsample_linear1d", self, output_size, 1, align_corners, NULL, scales);
+    return upsample_linear_impl("upsample_linear1d", OPS_DTYPE_MASK_UPSAMPLE_LINEAR1D, self, output_size, 1,
+                                align_corners, NULL, scales);
 }
 
 ops_status
@@ -548,7 +554,8 @@ nn_upsample_linear1d_out(const ops_tensor *self, ops_int_list output_size, bool 
                          ops_tensor *out)
 {
     return ops_write_out("upsample_linear1d",
-                         upsample_linear_impl("upsample_linear1d", self, output_size, 1, align_corners, NULL, scales),
+                         upsample_linear_impl("upsample_linear1d", OPS_DTYPE_MASK_UPSAMPLE_LINEAR1D_OUT, self,
+                                              output_size, 1, align_corners, NULL, scales),
                          out);
 }
 
@@ -556,7 +563,8 @@ ops_tensor *
 nn_upsample_bilinear2d(const ops_tensor *self, ops_int_list output_size, bool align_corners,
                        const double *scales_h, const double *scales_w)
 {
-    return upsample_linear_impl("upsample_bilinear2d", self, output_size, 2, align_corners, scales_h, scales_w);
+    return upsample_linear_impl("upsample_bilinear2d", OPS_DTYPE_MASK_UPSAMPLE_BILINEAR2D, self, output_size, 2,
+                                align_corners, scales_h, scales_w);
 }
 
 ops_status
@@ -565,7 +573,9 @@ nn_upsample_bilinear2d_out(const ops_tensor *self, ops_int_list output_size, boo
 {
     return ops_write_out(
         "upsample_bilinear2d",
-        upsample_linear_impl("upsample_bilinear2d", self, output_size, 2, align_corners, scales_h, scales_w), out);
+        upsample_linear_impl("upsample_bilinear2d", OPS_DTYPE_MASK_UPSAMPLE_BILINEAR2D_OUT, self, output_size, 2,
+                             align_corners, scales_h, scales_w),
+        out);
 }
 
 /* ---- pixel_shuffle, pixel_unshuffle ------------------------------------------------- */
@@ -707,18 +717,19 @@ done:
     return st;
 }
 
-/* The dtype check before the iterator is built (the loops accept only floating). */
+/* The dtype check before the iterator is built: a's dtype among the entry's declared
+ * ones (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>: floating, what the loops accept). */
 static ops_status
-nn_binary_checked(const char *op, nn_binary_kind kind, const ops_tensor *a, const ops_tensor *b, ops_tensor *out,
-                  ops_tensor **result)
+nn_binary_checked(const char *op, unsigned declared, nn_binary_kind kind, const ops_tensor *a, const ops_tensor *b,
+                  ops_tensor *out, ops_tensor **result)
 {
-    if (!ops_dtype_is_floating(a->dtype))
-        return ops_fail_dtype(op, a->dtype, OPS_MASK_FLOATING);
+    if (!(declared & OPS_DTYPE_BIT(a->dtype)))
+        return ops_fail_dtype(op, a->dtype, declared);
     return nn_binary(op, kind, a, b, out, result);
 }
 
 static ops_status
-glu_impl(const ops_tensor *self, int64_t dim, ops_tensor *out, ops_tensor **result)
+glu_impl(unsigned declared, const ops_tensor *self, int64_t dim, ops_tensor *out, ops_tensor **result)
 {
     if (self->ndim == 0)
         return ops_fail(OPS_ERR_SHAPE, "glu: glu does not support scalars because halving size must be even");
@@ -734,7 +745,8 @@ glu_impl(const ops_tensor *self, int64_t dim, ops_tensor *out, ops_tensor **resu
     ops_tensor *a = ops_tensor_new_view(self, (int)self->ndim, sz, self->strides, self->offset);
     ops_tensor *b = ops_tensor_new_view(self, (int)self->ndim, sz, self->strides,
                                         self->offset + (n / 2) * self->strides[dim]);
-    ops_status st = a != NULL && b != NULL ? nn_binary_checked("glu", NN_GLU, a, b, out, result) : ops_last_status();
+    ops_status st =
+        a != NULL && b != NULL ? nn_binary_checked("glu", declared, NN_GLU, a, b, out, result) : ops_last_status();
     ops_tensor_release(a);
     ops_tensor_release(b);
     return st;
@@ -744,14 +756,14 @@ ops_tensor *
 nn_glu(const ops_tensor *self, int64_t dim)
 {
     ops_tensor *r = NULL;
-    glu_impl(self, dim, NULL, &r);
+    glu_impl(OPS_DTYPE_MASK_GLU, self, dim, NULL, &r);
     return r;
 }
 
 ops_status
 nn_glu_out(const ops_tensor *self, int64_t dim, ops_tensor *out)
 {
-    return glu_impl(self, dim, out, NULL);
+    return glu_impl(OPS_DTYPE_MASK_GLU_OUT, self, dim, out, NULL);
 }
 
 ops_tensor *
@@ -790,7 +802,7 @@ nn_prelu(const ops_tensor *self, const ops_tensor *weight)
     if (w == NULL)
         return NULL;
     ops_tensor *r = NULL;
-    nn_binary_checked("prelu", NN_PRELU, self, w, NULL, &r);
+    nn_binary_checked("prelu", OPS_DTYPE_MASK_PRELU, NN_PRELU, self, w, NULL, &r);
     ops_tensor_release(w);
     return r;
 }

@@ -71,12 +71,15 @@ nrm_cast(const char *op, ops_tensor *t, ops_dtype dt)
     return c;
 }
 
-/* The dtype the normalizations compute in, after checking input is floating. */
+/* The dtype the normalizations compute in, after checking input's dtype is one the
+ * entry declares (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>; floating, the compute dtype being
+ * float32 or float64).  Where the entry says `of: input`, the generated glue has
+ * refused the others before the kernel runs; this guards a direct call. */
 static ops_status
-nrm_compute_dtype(const char *op, const ops_tensor *input, ops_dtype *cd)
+nrm_compute_dtype(const char *op, unsigned declared, const ops_tensor *input, ops_dtype *cd)
 {
-    if (!ops_dtype_is_floating(input->dtype))
-        return ops_fail_dtype(op, input->dtype, OPS_MASK_FLOATING);
+    if (!(declared & OPS_DTYPE_BIT(input->dtype)))
+        return ops_fail_dtype(op, input->dtype, declared);
     *cd = input->dtype == OPS_FLOAT64 ? OPS_FLOAT64 : OPS_FLOAT32;
     return OPS_OK;
 }
@@ -129,13 +132,13 @@ nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
 /* layer_norm over the trailing dims normalized_shape; *mean and *rstd (shape
  * input.shape[:axis] + [1] * len(normalized_shape)) when mean is not NULL. */
 static ops_status
-ln_impl(const char *op, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight, const ops_tensor *bias,
-        double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
+ln_impl(const char *op, unsigned declared, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight,
+        const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
 {
     char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
     ops_status st = OPS_OK;
     ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
+    if ((st = nrm_compute_dtype(op, declared, input, &cd)) != OPS_OK)
         return st;
     const int nn = (int)ns.len;
     if (nn < 1)
@@ -210,7 +213,7 @@ norm_layer_norm(const ops_tensor *input, ops_int_list normalized_shape, const op
 {
     (void)cudnn_enable; /* PyTorch's flag for its cuDNN path; no meaning here */
     ops_tensor *r = NULL;
-    ln_impl("layer_norm", input, normalized_shape, weight, bias, eps, &r, NULL, NULL);
+    ln_impl("layer_norm", OPS_DTYPE_MASK_LAYER_NORM, input, normalized_shape, weight, bias, eps, &r, NULL, NULL);
     return r;
 }
 
@@ -219,7 +222,8 @@ norm_native_layer_norm(const ops_tensor *input, ops_int_list normalized_shape, c
                        const ops_tensor *bias, double eps, ops_tensor **result0, ops_tensor **result1,
                        ops_tensor **result2)
 {
-    return ln_impl("native_layer_norm", input, normalized_shape, weight, bias, eps, result0, result1, result2);
+    return ln_impl("native_layer_norm", OPS_DTYPE_MASK_NATIVE_LAYER_NORM, input, normalized_shape, weight, bias, eps,
+                   result0, result1, result2);
 }
 
 /* ---- batch_norm ------------------------------------------------------------------------ */
@@ -227,13 +231,13 @@ norm_native_layer_norm(const ops_tensor *input, ops_int_list normalized_shape, c
  * NULL): the batch statistics in training, empty [0] tensors in evaluation, as
  * PyTorch's CPU kernel returns. */
 static ops_status
-bn_impl(const char *op, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+bn_impl(const char *op, unsigned declared, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
         const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum, double eps,
         ops_tensor **result, ops_tensor **save_mean, ops_tensor **save_invstd)
 {
     ops_status st = OPS_OK;
     ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
+    if ((st = nrm_compute_dtype(op, declared, input, &cd)) != OPS_OK)
         return st;
     if (input->ndim < 2 && save_mean == NULL && ops_tensor_numel(input) == 0) {
         /* PyTorch's batch_norm returns a copy of an empty input before it looks for a
@@ -378,7 +382,8 @@ norm_batch_norm(const ops_tensor *input, const ops_tensor *weight, const ops_ten
 {
     (void)cudnn_enabled; /* PyTorch's flag for its cuDNN path; no meaning here */
     ops_tensor *r = NULL;
-    bn_impl("batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps, &r, NULL, NULL);
+    bn_impl("batch_norm", OPS_DTYPE_MASK_BATCH_NORM, input, weight, bias, running_mean, running_var, training, momentum,
+            eps, &r, NULL, NULL);
     return r;
 }
 
@@ -387,21 +392,21 @@ norm_native_batch_norm(const ops_tensor *input, const ops_tensor *weight, const 
                        const ops_tensor *running_mean, const ops_tensor *running_var, bool training, double momentum,
                        double eps, ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
 {
-    return bn_impl("native_batch_norm", input, weight, bias, running_mean, running_var, training, momentum, eps,
-                   result0, result1, result2);
+    return bn_impl("native_batch_norm", OPS_DTYPE_MASK_NATIVE_BATCH_NORM, input, weight, bias, running_mean, running_var,
+                   training, momentum, eps, result0, result1, result2);
 }
 
 /* ---- group_norm ------------------------------------------------------------------------ */
 /* group_norm of input seen as (N, C, S) in G groups (the caller checked the input's
  * geometry); *mean and *rstd of shape [N, G] when mean is not NULL. */
 static ops_status
-gn_impl(const char *op, const ops_tensor *input, int64_t N, int64_t C, int64_t S, int64_t G, const ops_tensor *weight,
-        const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
+gn_impl(const char *op, unsigned declared, const ops_tensor *input, int64_t N, int64_t C, int64_t S, int64_t G,
+        const ops_tensor *weight, const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
 {
     char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
     ops_status st = OPS_OK;
     ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, input, &cd)) != OPS_OK)
+    if ((st = nrm_compute_dtype(op, declared, input, &cd)) != OPS_OK)
         return st;
     if (G <= 0 || C % G != 0)
         return ops_fail(OPS_ERR_SHAPE,
@@ -466,7 +471,8 @@ norm_group_norm(const ops_tensor *input, int64_t num_groups, const ops_tensor *w
     for (int d = 2; d < input->ndim; d++)
         S *= input->sizes[d];
     ops_tensor *r = NULL;
-    gn_impl("group_norm", input, input->sizes[0], input->sizes[1], S, num_groups, weight, bias, eps, &r, NULL, NULL);
+    gn_impl("group_norm", OPS_DTYPE_MASK_GROUP_NORM, input, input->sizes[0], input->sizes[1], S, num_groups, weight, bias,
+            eps, &r, NULL, NULL);
     return r;
 }
 
@@ -485,7 +491,8 @@ norm_native_group_norm(const ops_tensor *input, const ops_tensor *weight, const 
                         " elements per channel, but got input of shape %s",
                         op, N, C, HxW, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
     }
-    return gn_impl(op, input, N, C, HxW, group, weight, bias, eps, result0, result1, result2);
+    return gn_impl(op, OPS_DTYPE_MASK_NATIVE_GROUP_NORM, input, N, C, HxW, group, weight, bias, eps, result0, result1,
+                   result2);
 }
 
 /* ---- embedding ------------------------------------------------------------------------- */

@@ -174,11 +174,6 @@ pool2d_setup(pool_geom *g, const ops_tensor *self, ops_int_list kernel_size, ops
 
 /* ---- the driver -------------------------------------------------------------------- */
 
-/* The dtypes each op takes (PyTorch's CPU kernels). */
-#define POOL_MASK_MAX (OPS_MASK_NUMERIC)
-#define POOL_MASK_FLOAT (OPS_MASK_FLOATING)
-#define POOL_MASK_AVG (OPS_MASK_FLOATING | OPS_DTYPE_BIT(OPS_INT64))
-
 /* Pool self as g describes into new tensors: *values (and *indices when indices is not
  * NULL; max pooling only). */
 static ops_status
@@ -215,6 +210,8 @@ done:
     return st;
 }
 
+/* dt among the dtypes an op's entry declares (`dtypes:`: PyTorch's CPU kernels'), its
+ * OPS_DTYPE_MASK_<ENTRY>, which each kernel below passes down as `declared`. */
 static ops_status
 pool_check_dtype(const char *op, ops_dtype dt, unsigned mask)
 {
@@ -274,13 +271,14 @@ done:
 /* ---- max_pool2d, max_pool2d_with_indices, max_pool1d ------------------------------- */
 
 static ops_status
-max_pool2d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
-                ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values, ops_tensor **indices)
+max_pool2d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
+                ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
+                ops_tensor **indices)
 {
     pool_geom g = {.op = op};
     ops_status st;
     if ((st = pool2d_setup(&g, self, kernel_size, stride, padding, &dilation, ceil_mode)) != OPS_OK ||
-        (st = pool_check_dtype(op, self->dtype, POOL_MASK_MAX)) != OPS_OK)
+        (st = pool_check_dtype(op, self->dtype, declared)) != OPS_OK)
         return st;
     return pool_run(&g, self, true, values, indices);
 }
@@ -290,7 +288,8 @@ pool_max_pool2d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
                 ops_int_list dilation, bool ceil_mode)
 {
     ops_tensor *r = NULL;
-    max_pool2d_core("max_pool2d", self, kernel_size, stride, padding, dilation, ceil_mode, &r, NULL);
+    max_pool2d_core("max_pool2d", OPS_DTYPE_MASK_MAX_POOL2D, self, kernel_size, stride, padding, dilation, ceil_mode,
+                    &r, NULL);
     return r;
 }
 
@@ -300,8 +299,8 @@ pool_max_pool2d_with_indices(const ops_tensor *self, ops_int_list kernel_size, o
                              ops_tensor **result1)
 {
     ops_tensor *v = NULL, *ix = NULL;
-    ops_status st = max_pool2d_core("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation,
-                                    ceil_mode, &v, &ix);
+    ops_status st = max_pool2d_core("max_pool2d_with_indices", OPS_DTYPE_MASK_MAX_POOL2D_WITH_INDICES, self,
+                                    kernel_size, stride, padding, dilation, ceil_mode, &v, &ix);
     if (st == OPS_OK) {
         *result0 = v;
         *result1 = ix;
@@ -322,15 +321,16 @@ pool_max_pool2d_with_indices_out(const ops_tensor *self, ops_int_list kernel_siz
         return st;
     if (ops_tensor_may_overlap(out, indices))
         return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
-    if ((st = max_pool2d_core(op, self, kernel_size, stride, padding, dilation, ceil_mode, &v, &ix)) != OPS_OK)
+    if ((st = max_pool2d_core(op, OPS_DTYPE_MASK_MAX_POOL2D_WITH_INDICES_OUT, self, kernel_size, stride, padding,
+                              dilation, ceil_mode, &v, &ix)) != OPS_OK)
         return st;
     return pool_write_two(op, v, ix, out, indices);
 }
 
 /* PyTorch's check_max_pool1d, then the pool (indices too when asked). */
 static ops_status
-max_pool1d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
-                ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
+max_pool1d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
+                ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
                 ops_tensor **indices)
 {
     char buf[OPS_SHAPE_STR_LEN];
@@ -391,7 +391,7 @@ max_pool1d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size
     if (g.ow <= 0)
         return ops_fail(OPS_ERR_SHAPE, "%s: max_pool1d() Invalid computed output size: %lld", op,
                         (long long)g.ow);
-    ops_status st = pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT);
+    ops_status st = pool_check_dtype(op, self->dtype, declared);
     if (st != OPS_OK)
         return st;
     return pool_run(&g, self, true, values, indices);
@@ -402,7 +402,8 @@ pool_max_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
                 ops_int_list dilation, bool ceil_mode)
 {
     ops_tensor *r = NULL;
-    max_pool1d_core("max_pool1d", self, kernel_size, stride, padding, dilation, ceil_mode, &r, NULL);
+    max_pool1d_core("max_pool1d", OPS_DTYPE_MASK_MAX_POOL1D, self, kernel_size, stride, padding, dilation, ceil_mode,
+                    &r, NULL);
     return r;
 }
 
@@ -413,8 +414,8 @@ pool_max_pool1d_with_indices(const ops_tensor *self, ops_int_list kernel_size, o
                              ops_tensor **result1)
 {
     ops_tensor *v = NULL, *ix = NULL;
-    ops_status st = max_pool1d_core("max_pool1d_with_indices", self, kernel_size, stride, padding, dilation,
-                                    ceil_mode, &v, &ix);
+    ops_status st = max_pool1d_core("max_pool1d_with_indices", OPS_DTYPE_MASK_MAX_POOL1D_WITH_INDICES, self,
+                                    kernel_size, stride, padding, dilation, ceil_mode, &v, &ix);
     if (st == OPS_OK) {
         *result0 = v;
         *result1 = ix;
@@ -425,8 +426,9 @@ pool_max_pool1d_with_indices(const ops_tensor *self, ops_int_list kernel_size, o
 /* ---- avg_pool2d, avg_pool1d ---------------------------------------------------------- */
 
 static ops_tensor *
-avg_pool2d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
-                ops_int_list padding, bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)
+avg_pool2d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
+                ops_int_list stride, ops_int_list padding, bool ceil_mode, bool count_include_pad,
+                const int64_t *divisor_override)
 {
     pool_geom g = {.op = op, .count_include_pad = count_include_pad};
     if (kernel_size.len != 1 && kernel_size.len != 2)
@@ -441,7 +443,7 @@ avg_pool2d_core(const char *op, const ops_tensor *self, ops_int_list kernel_size
         return ops_fail_null(OPS_ERR_VALUE, "%s: divisor must be not zero", op);
     g.divisor = divisor_override != NULL ? *divisor_override : 0;
     if (pool2d_setup(&g, self, kernel_size, stride, padding, NULL, ceil_mode) != OPS_OK ||
-        pool_check_dtype(op, self->dtype, POOL_MASK_AVG) != OPS_OK)
+        pool_check_dtype(op, self->dtype, declared) != OPS_OK)
         return NULL;
     ops_tensor *r = NULL;
     pool_run(&g, self, false, &r, NULL);
@@ -452,8 +454,8 @@ ops_tensor *
 pool_avg_pool2d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
                 bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)
 {
-    return avg_pool2d_core("avg_pool2d", self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                           divisor_override);
+    return avg_pool2d_core("avg_pool2d", OPS_DTYPE_MASK_AVG_POOL2D, self, kernel_size, stride, padding, ceil_mode,
+                           count_include_pad, divisor_override);
 }
 
 ops_status
@@ -465,7 +467,9 @@ pool_avg_pool2d_out(const ops_tensor *self, ops_int_list kernel_size, ops_int_li
     if (st != OPS_OK)
         return st;
     return ops_write_out(
-        op, avg_pool2d_core(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
+        op,
+        avg_pool2d_core(op, OPS_DTYPE_MASK_AVG_POOL2D_OUT, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override),
         out);
 }
 
@@ -498,7 +502,7 @@ pool_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
     const int64_t k2[2] = {1, kernel_size.data[0]}, s2[2] = {1, lists[1].data[0]}, p2[2] = {0, padding.data[0]};
     if (pool2d_setup(&g, &v, (ops_int_list){k2, 2}, (ops_int_list){s2, 2}, (ops_int_list){p2, 2}, NULL,
                      ceil_mode) != OPS_OK ||
-        pool_check_dtype(op, self->dtype, POOL_MASK_AVG) != OPS_OK)
+        pool_check_dtype(op, self->dtype, OPS_DTYPE_MASK_AVG_POOL1D) != OPS_OK)
         return NULL;
     g.nsp = 1; /* a 1-D result */
     ops_tensor *r = NULL;
@@ -509,7 +513,7 @@ pool_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
 /* ---- adaptive_avg_pool2d, adaptive_max_pool2d ---------------------------------------- */
 
 static ops_status
-adaptive_setup(pool_geom *g, const ops_tensor *self, ops_int_list output_size, bool is_max)
+adaptive_setup(pool_geom *g, unsigned declared, const ops_tensor *self, ops_int_list output_size, bool is_max)
 {
     const char *op = g->op;
     char buf[OPS_SHAPE_STR_LEN];
@@ -539,14 +543,14 @@ adaptive_setup(pool_geom *g, const ops_tensor *self, ops_int_list output_size, b
     /* the grain estimate reads kh * kw: the largest window */
     g->kh = g->oh > 0 ? ops_ceil_div_i64(g->ih, g->oh) + 1 : 1;
     g->kw = g->ow > 0 ? ops_ceil_div_i64(g->iw, g->ow) + 1 : 1;
-    return pool_check_dtype(op, self->dtype, POOL_MASK_FLOAT);
+    return pool_check_dtype(op, self->dtype, declared);
 }
 
 static ops_tensor *
-adaptive_avg_core(const ops_tensor *self, ops_int_list output_size)
+adaptive_avg_core(unsigned declared, const ops_tensor *self, ops_int_list output_size)
 {
     pool_geom g = {.op = "adaptive_avg_pool2d"};
-    if (adaptive_setup(&g, self, output_size, false) != OPS_OK)
+    if (adaptive_setup(&g, declared, self, output_size, false) != OPS_OK)
         return NULL;
     ops_tensor *r = NULL;
     pool_run(&g, self, false, &r, NULL);
@@ -556,7 +560,7 @@ adaptive_avg_core(const ops_tensor *self, ops_int_list output_size)
 ops_tensor *
 pool_adaptive_avg_pool2d(const ops_tensor *self, ops_int_list output_size)
 {
-    return adaptive_avg_core(self, output_size);
+    return adaptive_avg_core(OPS_DTYPE_MASK_ADAPTIVE_AVG_POOL2D, self, output_size);
 }
 
 ops_status
@@ -565,14 +569,15 @@ pool_adaptive_avg_pool2d_out(const ops_tensor *self, ops_int_list output_size, o
     ops_status st = pool_check_out("adaptive_avg_pool2d", "out", out, self->dtype);
     if (st != OPS_OK)
         return st;
-    return ops_write_out("adaptive_avg_pool2d", adaptive_avg_core(self, output_size), out);
+    return ops_write_out("adaptive_avg_pool2d",
+                         adaptive_avg_core(OPS_DTYPE_MASK_ADAPTIVE_AVG_POOL2D_OUT, self, output_size), out);
 }
 
 static ops_status
-adaptive_max_core(const ops_tensor *self, ops_int_list output_size, ops_tensor **v, ops_tensor **ix)
+adaptive_max_core(unsigned declared, const ops_tensor *self, ops_int_list output_size, ops_tensor **v, ops_tensor **ix)
 {
     pool_geom g = {.op = "adaptive_max_pool2d"};
-    ops_status st = adaptive_setup(&g, self, output_size, true);
+    ops_status st = adaptive_setup(&g, declared, self, output_size, true);
     if (st != OPS_OK)
         return st;
     return pool_run(&g, self, true, v, ix);
@@ -582,7 +587,7 @@ ops_status
 pool_adaptive_max_pool2d(const ops_tensor *self, ops_int_list output_size, ops_tensor **result0, ops_tensor **result1)
 {
     ops_tensor *v = NULL, *ix = NULL;
-    ops_status st = adaptive_max_core(self, output_size, &v, &ix);
+    ops_status st = adaptive_max_core(OPS_DTYPE_MASK_ADAPTIVE_MAX_POOL2D, self, output_size, &v, &ix);
     if (st == OPS_OK) {
         *result0 = v;
         *result1 = ix;
@@ -601,7 +606,7 @@ pool_adaptive_max_pool2d_out(const ops_tensor *self, ops_int_list output_size, o
         return st;
     if (ops_tensor_may_overlap(out, indices))
         return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
-    if ((st = adaptive_max_core(self, output_size, &v, &ix)) != OPS_OK)
+    if ((st = adaptive_max_core(OPS_DTYPE_MASK_ADAPTIVE_MAX_POOL2D_OUT, self, output_size, &v, &ix)) != OPS_OK)
         return st;
     return pool_write_two(op, v, ix, out, indices);
 }
@@ -648,17 +653,16 @@ adaptive_max_pool1d_impl(const ops_tensor *self, ops_int_list output_size, ops_t
 
 /* ---- the max pools' backward ops ---------------------------------------------------- */
 
-#define NNB_MASK (OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | \
-                  OPS_DTYPE_BIT(OPS_FLOAT64))
-
-/* The checks shared by both ops: dtypes, ranks, and grad_output/indices/self agreeing
- * on every dim but the pooled two. */
+/* The checks shared by both ops: dtypes (self's among the entry's declared ones:
+ * `dtypes:`, OPS_DTYPE_MASK_<ENTRY>), ranks, and grad_output/indices/self agreeing on
+ * every dim but the pooled two. */
 static ops_status
-check_common(const char *op, const ops_tensor *grad_output, const ops_tensor *self, const ops_tensor *indices)
+check_common(const char *op, unsigned declared, const ops_tensor *grad_output, const ops_tensor *self,
+             const ops_tensor *indices)
 {
     char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    if (!(NNB_MASK & OPS_DTYPE_BIT(self->dtype)))
-        return ops_fail_dtype(op, self->dtype, NNB_MASK);
+    if (!(declared & OPS_DTYPE_BIT(self->dtype)))
+        return ops_fail_dtype(op, self->dtype, declared);
     if (grad_output->dtype != self->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Expected grad_output to have dtype %s (self's), but got %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(grad_output->dtype));
@@ -745,9 +749,9 @@ pair_of(ops_int_list l, int64_t *a, int64_t *b)
 }
 
 static ops_tensor *
-max_pool_backward_core(const ops_tensor *grad_output, const ops_tensor *self, ops_int_list kernel_size,
-                       ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode,
-                       const ops_tensor *indices)
+max_pool_backward_core(unsigned declared, const ops_tensor *grad_output, const ops_tensor *self,
+                       ops_int_list kernel_size, ops_int_list stride, ops_int_list padding, ops_int_list dilation,
+                       bool ceil_mode, const ops_tensor *indices)
 {
     const char *op = "max_pool2d_with_indices_backward";
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
@@ -768,7 +772,7 @@ max_pool_backward_core(const ops_tensor *grad_output, const ops_tensor *self, op
         return ops_fail_null(OPS_ERR_VALUE,
                              "%s: kernel_size, stride and dilation must be positive and padding non-negative", op);
     if (self->ndim != 3 && self->ndim != 4) {
-        check_common(op, grad_output, self, indices); /* fails, naming the dtype or rank at fault */
+        check_common(op, declared, grad_output, self, indices); /* fails, naming the dtype or rank at fault */
         return NULL;
     }
     const int nd = self->ndim;
@@ -785,7 +789,7 @@ max_pool_backward_core(const ops_tensor *grad_output, const ops_tensor *self, op
                                  ops_shape_str(nd, want, b1, sizeof b1),
                                  ops_shape_str(ts[t]->ndim, ts[t]->sizes, b2, sizeof b2));
         }
-    if (check_common(op, grad_output, self, indices) != OPS_OK)
+    if (check_common(op, declared, grad_output, self, indices) != OPS_OK)
         return NULL;
     return pool_indices_scatter(op, grad_output, self, indices);
 }
@@ -795,7 +799,8 @@ pool_max_pool2d_with_indices_backward(const ops_tensor *grad_output, const ops_t
                                       ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode,
                                       const ops_tensor *indices)
 {
-    return max_pool_backward_core(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    return max_pool_backward_core(OPS_DTYPE_MASK_MAX_POOL2D_WITH_INDICES_BACKWARD, grad_output, self, kernel_size,
+                                  stride, padding, dilation, ceil_mode, indices);
 }
 
 ops_status
@@ -809,15 +814,18 @@ pool_max_pool2d_with_indices_backward_out(const ops_tensor *grad_output, const o
         return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(grad_input->dtype));
     return ops_write_out(
-        op, max_pool_backward_core(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices),
+        op,
+        max_pool_backward_core(OPS_DTYPE_MASK_MAX_POOL2D_WITH_INDICES_BACKWARD_GRAD_INPUT, grad_output, self,
+                               kernel_size, stride, padding, dilation, ceil_mode, indices),
         grad_input);
 }
 
 static ops_tensor *
-adaptive_backward_core(const ops_tensor *grad_output, const ops_tensor *self, const ops_tensor *indices)
+adaptive_backward_core(unsigned declared, const ops_tensor *grad_output, const ops_tensor *self,
+                       const ops_tensor *indices)
 {
     const char *op = "adaptive_max_pool2d_backward";
-    if (check_common(op, grad_output, self, indices) != OPS_OK)
+    if (check_common(op, declared, grad_output, self, indices) != OPS_OK)
         return NULL;
     return pool_indices_scatter(op, grad_output, self, indices);
 }
@@ -825,7 +833,7 @@ adaptive_backward_core(const ops_tensor *grad_output, const ops_tensor *self, co
 ops_tensor *
 pool_adaptive_max_pool2d_backward(const ops_tensor *grad_output, const ops_tensor *self, const ops_tensor *indices)
 {
-    return adaptive_backward_core(grad_output, self, indices);
+    return adaptive_backward_core(OPS_DTYPE_MASK_ADAPTIVE_MAX_POOL2D_BACKWARD, grad_output, self, indices);
 }
 
 ops_status
@@ -836,5 +844,7 @@ pool_adaptive_max_pool2d_backward_out(const ops_tensor *grad_output, const ops_t
     if (grad_input->dtype != self->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(grad_input->dtype));
-    return ops_write_out(op, adaptive_backward_core(grad_output, self, indices), grad_input);
+    return ops_write_out(
+        op, adaptive_backward_core(OPS_DTYPE_MASK_ADAPTIVE_MAX_POOL2D_BACKWARD_GRAD_INPUT, grad_output, self, indices),
+        grad_input);
 }

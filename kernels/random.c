@@ -85,12 +85,15 @@ fill_inplace(const char *op, ops_tensor *self, ops_rand_kind kind, double a, dou
 
 /* ---- argument checks ------------------------------------------------------------------ */
 
+/* dt is one of the dtypes the entry declares (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>).  For
+ * an entry whose `of:` names self, the generated glue has refused the others before
+ * the kernel runs; this guards a direct call. */
 static bool
-check_floating(const char *op, ops_dtype dt)
+check_declared(const char *op, ops_dtype dt, unsigned declared)
 {
-    if (ops_dtype_is_floating(dt))
+    if (declared & OPS_DTYPE_BIT(dt))
         return true;
-    ops_fail_dtype(op, dt, OPS_MASK_FLOATING);
+    ops_fail_dtype(op, dt, declared);
     return false;
 }
 
@@ -125,7 +128,7 @@ random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_de
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = ops_default_float_dtype();
-    if (!check_floating("rand", dtype))
+    if (!check_declared("rand", dtype, OPS_DTYPE_MASK_RAND))
         return NULL;
     return filled_or_null("rand", new_factory_tensor("rand", size, dtype, device), OPS_RAND_UNIFORM, 0.0, 1.0, 0, 0,
                           generator);
@@ -136,7 +139,7 @@ random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_d
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = ops_default_float_dtype();
-    if (!check_floating("randn", dtype))
+    if (!check_declared("randn", dtype, OPS_DTYPE_MASK_RANDN))
         return NULL;
     return filled_or_null("randn", new_factory_tensor("randn", size, dtype, device), OPS_RAND_NORMAL, 0.0, 1.0, 0, 0,
                           generator);
@@ -146,7 +149,7 @@ ops_tensor *
 random_rand_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
                  ops_memory_format memory_format)
 {
-    if (!check_floating("rand_like", dtype == OPS_DTYPE_NONE ? self->dtype : dtype))
+    if (!check_declared("rand_like", dtype == OPS_DTYPE_NONE ? self->dtype : dtype, OPS_DTYPE_MASK_RAND_LIKE))
         return NULL;
     return filled_or_null("rand_like", ops_empty_like(self, dtype, device, memory_format), OPS_RAND_UNIFORM, 0.0,
                           1.0, 0, 0, generator);
@@ -156,7 +159,8 @@ ops_tensor *
 random_randn_like(const ops_tensor *self, ops_generator *generator, ops_dtype dtype, ops_device device,
                   ops_memory_format memory_format)
 {
-    if (!check_floating("randn_like", dtype == OPS_DTYPE_NONE ? self->dtype : dtype))
+    if (!check_declared("randn_like", dtype == OPS_DTYPE_NONE ? self->dtype : dtype,
+                        OPS_DTYPE_MASK_RANDN_LIKE))
         return NULL;
     return filled_or_null("randn_like", ops_empty_like(self, dtype, device, memory_format), OPS_RAND_NORMAL, 0.0,
                           1.0, 0, 0, generator);
@@ -182,7 +186,7 @@ ops_status
 random_uniform_(ops_tensor *self, double from, double to, ops_generator *generator)
 {
     const char *op = "uniform_";
-    if (!check_floating(op, self->dtype))
+    if (!check_declared(op, self->dtype, OPS_DTYPE_MASK_UNIFORM_))
         return ops_last_status();
     if (!(from <= to))
         return ops_fail(OPS_ERR_VALUE, "%s: uniform_ expects to return a [from, to) range, but found from=%.17g > to=%.17g",
@@ -198,7 +202,7 @@ ops_status
 random_normal_(ops_tensor *self, double mean, double std, ops_generator *generator)
 {
     const char *op = "normal_";
-    if (!check_floating(op, self->dtype))
+    if (!check_declared(op, self->dtype, OPS_DTYPE_MASK_NORMAL_))
         return ops_last_status();
     if (!(std >= 0.0))
         return ops_fail(OPS_ERR_VALUE, "%s: normal expects std >= 0.0, but found std %.17g", op, std);
@@ -209,7 +213,7 @@ ops_status
 random_exponential_(ops_tensor *self, double lambd, ops_generator *generator)
 {
     const char *op = "exponential_";
-    if (!check_floating(op, self->dtype))
+    if (!check_declared(op, self->dtype, OPS_DTYPE_MASK_EXPONENTIAL_))
         return ops_last_status();
     if (!(lambd > 0.0))
         return ops_fail(OPS_ERR_VALUE, "%s: exponential_ expects lambda > 0.0, but found lambda=%.17g", op, lambd);
@@ -462,12 +466,12 @@ bernoulli_invalid(const char *op, double v)
     return ops_fail(OPS_ERR_VALUE, "%s: Expected p_in >= 0 && p_in <= 1 to be true, but got p=%.17g", op, v);
 }
 
-ops_tensor *
-random_bernoulli(const ops_tensor *self, ops_generator *generator)
+static ops_tensor *
+bernoulli_impl(unsigned declared, const ops_tensor *self, ops_generator *generator)
 {
     const char *op = "bernoulli";
     ops_tensor *p = NULL, *r = NULL;
-    if (!check_floating(op, self->dtype))
+    if (!check_declared(op, self->dtype, declared))
         return NULL;
     p = ops_contiguous(self, OPS_CONTIGUOUS_FORMAT);
     if (p == NULL)
@@ -494,10 +498,16 @@ done:
     return r;
 }
 
+ops_tensor *
+random_bernoulli(const ops_tensor *self, ops_generator *generator)
+{
+    return bernoulli_impl(OPS_DTYPE_MASK_BERNOULLI, self, generator);
+}
+
 ops_status
 random_bernoulli_out(const ops_tensor *self, ops_generator *generator, ops_tensor *out)
 {
-    return ops_write_out("bernoulli", random_bernoulli(self, generator), out);
+    return ops_write_out("bernoulli", bernoulli_impl(OPS_DTYPE_MASK_BERNOULLI_OUT, self, generator), out);
 }
 
 static ops_status

@@ -5,6 +5,7 @@
  * PyTorch's rules. */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops_functions.h"
@@ -73,6 +74,59 @@ START_TEST(test_null_tensor_arguments)
     ck_assert_float_eq(o[0], 1);
     ck_assert_float_eq(o[1], 2);
     ops_tensor_release(x);
+    ops_tensor_release(out);
+}
+END_TEST
+
+/* `dtypes:` with `of:` on an entry with a plain kernel (docs/codegen.md "Dtypes"): the
+ * glue refuses an undeclared dtype of those arguments with the message the kernel
+ * gave (the generic one, or the entry's own), before anything is written; where the
+ * kernel looks at something else first (group_norm's geometry: no `of:`), that error
+ * still comes first. */
+START_TEST(test_declared_dtypes_of_plain_entries)
+{
+    static const char floating[] = "(supported: float16, bfloat16, float32, float64)";
+    char want[160];
+    const int64_t is[] = {1, 0};
+    const float xs[] = {0.25f, 0.5f};
+    ops_tensor *a = i64(is, 2), *b = i64(is, 2), *x = f32(xs, 2);
+    ops_tensor *out = f32(xs, 2);
+
+    ck_assert_int_eq(ops_mse_loss_out(a, b, 1, out), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "mse_loss: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+    assert_f32(out, xs, 2); /* untouched */
+    /* the promoted dtype of self and target: float32 with int64 is float32 */
+    ops_tensor *r = ops_mse_loss(x, a, 1);
+    ck_assert_ptr_nonnull(r);
+    ops_tensor_release(r);
+
+    /* nll_loss: self and weight (its int64 target is not a declared input); the dtype
+     * before the target's shape (a 1-D input wants a 0-D target), as in the kernel */
+    ck_assert_ptr_null(ops_nll_loss(a, b, NULL, 1, -100));
+    snprintf(want, sizeof want, "nll_loss: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    ck_assert_ptr_null(ops_layer_norm(a, (ops_int_list){(int64_t[]){2}, 1}, NULL, NULL, 1e-5, true));
+    snprintf(want, sizeof want, "layer_norm: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    ck_assert_int_eq(ops_uniform_(a, 0, 1, NULL), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "uniform_: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(((const int64_t *)ops_tensor_data_ptr(a))[0], 1); /* untouched */
+
+    /* the entry's own message */
+    ck_assert_ptr_null(ops_one_hot(x, -1));
+    assert_error(OPS_ERR_DTYPE, "one_hot: one_hot is only applicable to index tensor of type LongTensor.");
+
+    /* no `of:`: the kernel's geometry check first, then its dtype check */
+    ck_assert_ptr_null(ops_group_norm(a, 1, NULL, NULL, 1e-5, true));
+    assert_error(OPS_ERR_SHAPE, "group_norm: Expected at least 2 dimensions for input tensor but received 1");
+
+    ops_tensor_release(x);
+    ops_tensor_release(a);
+    ops_tensor_release(b);
     ops_tensor_release(out);
 }
 END_TEST
@@ -294,6 +348,7 @@ suite(void)
     TCase *tc = tcase_create("glue");
     tcase_add_test(tc, test_null_tensor_arguments);
     tcase_add_test(tc, test_bad_int_list);
+    tcase_add_test(tc, test_declared_dtypes_of_plain_entries);
     tcase_add_test(tc, test_factory_device);
     tcase_add_test(tc, test_structured_forms_agree);
     tcase_add_test(tc, test_scalar_overloads_wrap_numbers);
