@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import yaml
 
+from . import checks
 from . import dtypes as dtypes_mod
 from .model_types import (
     COMPOSITE_KEY, DISPATCH_KEYS, Errors, FunctionSchema, ITER_MAX_INPUTS, ITER_MAX_STRS, Loc,
@@ -185,6 +186,8 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         except ValueError as e:
             errors.add(kl, str(e))
             raise _Fail()
+    if "check" in keys:
+        checks.parse(path, nf, keys["check"], errors)
 
     # Per-entry structure rules.
     if nf.structured:
@@ -427,6 +430,7 @@ def _build_model(path: str, loader: Any, root: Any) -> Model:
                 errors.add(nf.dispatch_locs[key], f"{nf.name}: kernel '{k}' is also the kernel of "
                                                   f"'{prev[0].name}' (line {prev[0].loc.line}), whose "
                                                   "kernel signature differs")
+    checks.validate(functions, by_c, kernels, errors)
 
     groups: Dict[Tuple, NativeFunctionsGroup] = {}
     for nf in functions:

@@ -23,7 +23,7 @@ import time
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from codegen import (conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
+from codegen import (checks, conformance, derivatives, gen_autograd, gen_dispatch, gen_functions_h,  # noqa: E402
                      gen_glue, gen_kernels_h, gen_python, gen_registry, gen_stubs, model, render, shards)
 from codegen import dtypes as dtypes_mod  # noqa: E402
 
@@ -66,6 +66,7 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
     gen_python.check(m)  # the bindings' limits: `check` refuses what `python` would
     if kernel_check:
         model.check_kernels(m, kernel_sources, cuda)
+        checks.check_defined(m, kernel_sources)  # the `check:` functions
         # a kernel that dispatches over another entry's declared dtypes
         dtypes_mod.check_kernels(m, kernel_sources, cuda)
     # the dispatch stubs the kernel sources declare and register (runtime/dispatch/ops_stub.h)

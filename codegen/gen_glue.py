@@ -10,7 +10,7 @@ the glue.
 
 from typing import List
 
-from . import cnames, gen_autograd, gen_dispatch, render, shards
+from . import checks, cnames, gen_autograd, gen_dispatch, render, shards
 from . import dtypes as dtypes_mod
 from .model import Model, NativeFunction
 
@@ -304,9 +304,8 @@ def _structured(nf: NativeFunction, b: _Body, op: str, ptr: bool, st_declared: b
             f'    _st = ops_check_dtype_declared("{op}", ops_meta_input_dtype(&_args, {first}, {scalars}), '
             f"{dtypes_mod.mask_expr(target.dtypes.accept, named_masks=False)}, {msg});",
         ]
-    core_tail = [
-        f"    {ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(target)}, _it.device);",
-        f'    _st = _fn != NULL ? _fn(&_it, {", ".join(kargs)}) : ops_dispatch_no_kernel("{op}", _it.device);',
+    # the lookup, the entry's `check:` if any (codegen/checks.py), the kernel
+    core_tail = checks.glue_call(target, op, ftype, kargs) + [
         "}",
         "if (OPS_LIKELY(_st == OPS_OK))",
         "    _st = ops_iter_finish(&_it);",
@@ -496,7 +495,7 @@ def generate(model: Model, inputs) -> dict:
     for name, fns in groups.items():
         tab = gen_dispatch.table(entries[name])
         body = render.render("ops_glue.c.j2", banner="", shard=name, includes=[], functions=fns, **tab)
-        includes = (_kernel_headers(plan, tab)
+        includes = (sorted(set(_kernel_headers(plan, tab)) | set(checks.glue_headers(plan, entries[name])))
                     + [f"ops_functions_{s}.h" for s in shards.scan_names(body, public)]
                     + [f"ops_autograd_gen_{s}.h" for s in shards.scan_names(body, autograd)])
         out[f"ops_glue_{name}.c"] = render.render("ops_glue.c.j2", banner=banner, shard=name,

@@ -7,9 +7,12 @@ elsewhere does not rebuild it.  ops_kernels.h includes every shard and declares 
 kernels no scanned source defines (CUDA kernels in a CPU-only build).  Beside each
 entry's prototypes: the dtype set its `dtypes:` declares, as the kernel sees it
 (codegen/gen_dtypes_h.py).  An entry whose kernels live in two stems has its set in
-both shards: the definitions are the same tokens, which C and C++ allow."""
+both shards: the definitions are the same tokens, which C and C++ allow.  An entry's
+`check:` function is declared in the shard of the file defining it, as a kernel is
+(codegen/checks.py), without a dtype set there unless a kernel of the entry lives in
+that file too."""
 
-from . import cnames, gen_dtypes_h, render, shards
+from . import checks, cnames, gen_dtypes_h, render, shards
 from .model import DISPATCH_KEYS, Model
 
 
@@ -32,12 +35,14 @@ def generate(model: Model, inputs) -> dict:
             kernel = {"key": key, "prototype": cnames.decl(ret, k) + "(" + ps + ")"}
             for s in plan.kernel_shards.get(k) or [None]:
                 per.setdefault(s, []).append(kernel)
+        checks.add_prototype(nf, plan, per, seen)
         for s, kernels in per.items():
             op = {
                 "schema": cnames.c_comment(nf.schema_text),
                 "how": f"structured, meta: {nf.meta}" if nf.structured else "dispatch",
                 "kernels": kernels,
-                "dtypes": gen_dtypes_h.entry_set(nf),
+                # (not beside a `check:` prototype alone: a check reads no dtype set)
+                "dtypes": gen_dtypes_h.entry_set(nf) if any(k["key"] != "check" for k in kernels) else None,
             }
             (unplaced if s is None else by_shard[s]).append(op)
     banner = render.banner("gen_kernels_h.py", inputs)

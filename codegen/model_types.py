@@ -294,6 +294,9 @@ class NativeFunction:
     # `dtypes:` (codegen/dtypes.py): the input dtypes the kernel entry accepts; None is
     # every dtype (no key).  The glue refuses the others before dispatch.
     dtypes: Optional[dtypes_mod.Dtypes] = None
+    # `check:` (codegen/checks.py): the argument check the glue runs before the kernel,
+    # on a structured entry; None when it has none.
+    check: Optional[str] = None
     has_conformance: bool = False
     conformance_loc: Optional[Loc] = None              # the line of its key in a conformance file
     conformance_key_locs: Dict[str, Loc] = dataclasses.field(default_factory=dict)  # its keys' lines

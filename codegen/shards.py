@@ -68,7 +68,9 @@ class Plan:
     def __init__(self, m: "_model.Model", sources: Sequence[str], names: Optional[Sequence[str]]):
         self.names = check_names(default_shards(sources) if names is None else names)
         known = set(self.names)
-        kernels = sorted({k for nf in m.functions for k in nf.dispatch.values()})
+        # (the `check:` functions are placed as kernels are: codegen/checks.py)
+        kernels = sorted({k for nf in m.functions for k in nf.dispatch.values()}
+                         | {nf.check for nf in m.functions if nf.check is not None})
         # kernel -> sorted shards of the files defining it ([] if unplaced)
         where: Dict[str, set] = {}
         for src, defined in _model.definitions_by_source(sources, kernels).items():

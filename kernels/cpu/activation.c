@@ -9,11 +9,11 @@
  * for float64) before the loop, as PyTorch converts them to its opmath type.  The
  * formulas and their evaluation order follow PyTorch's scalar kernels
  * (aten/src/ATen/native/cpu/Activation.cpp), so NaN, infinities and signed zeros
- * come out the same way.  The formulas live in kernels/ops_elementwise_math.h and the
- * checks are this file's ops_check_* (runtime/dispatch/ops_elementwise_check.h), both shared
- * with kernels/cuda/activation.cu. */
+ * come out the same way.  The formulas live in kernels/ops_elementwise_math.h, shared
+ * with kernels/cuda/activation.cu; the argument checks (celu's alpha, hardtanh's and
+ * threshold's integer limits) are the entries' `check:` functions
+ * (kernels/elementwise_check.c), run by the glue before the kernel. */
 #include <math.h>
-#include <stdint.h>
 
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
@@ -74,22 +74,10 @@ selu_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
-ops_check_celu(const char *op, double alpha)
-{
-    /* PyTorch refuses alpha = 0 (celu divides by it). */
-    if (alpha == 0)
-        return ops_fail(OPS_ERR_VALUE, "%s: ZeroDivisionError: alpha must not be 0", op);
-    return OPS_OK;
-}
-
-ops_status
 celu_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar alpha)
 {
     (void)self;
-    const double a = ops_scalar_to_double(alpha);
-    const ops_status st = ops_check_celu(it->op, a);
-    if (st != OPS_OK)
-        return st;
+    const double a = ops_scalar_to_double(alpha); /* not 0: ops_check_celu */
     /* celu(x, alpha) = elu(x, alpha, 1, 1 / alpha) */
     return elu_common(it, a, 1.0, 1.0 / a);
 }
@@ -103,35 +91,16 @@ softplus_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar beta, ops_scal
                 ops_math_softplus(x, bb, tt));
 }
 
-/* hardtanh is PyTorch's clamp with legacy rules: bool is refused, integer inputs take
- * the limits truncated to int64 (toLong) and uint8 refuses negative limits; the
- * limits never promote the input. */
-ops_status
-ops_check_hardtanh(const ops_iter *it, ops_scalar min_val, ops_scalar max_val, int64_t *lo, int64_t *hi)
-{
-    const ops_dtype dt = it->common_dtype;
-    *lo = *hi = 0;
-    if (dt == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Bool inputs not supported for hardtanh", it->op);
-    if (ops_dtype_is_integral(dt, false)) {
-        *lo = ops_scalar_to_int64(min_val);
-        *hi = ops_scalar_to_int64(max_val);
-        if (dt == OPS_UINT8 && (*lo < 0 || *hi < 0))
-            return ops_fail(OPS_ERR_VALUE, "%s: cannot do hardtanh on an unsigned type with negative limits",
-                            it->op);
-    }
-    return OPS_OK;
-}
-
+/* hardtanh is PyTorch's clamp with legacy rules: integer inputs take the limits
+ * truncated to int64 (toLong); the limits never promote the input.  Bool, and uint8
+ * with a negative limit, were refused before the kernel (the entry's dtypes,
+ * ops_check_hardtanh). */
 ops_status
 hardtanh_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar min_val, ops_scalar max_val)
 {
     (void)self;
-    int64_t lo, hi;
-    const ops_status st = ops_check_hardtanh(it, min_val, max_val, &lo, &hi);
-    if (st != OPS_OK)
-        return st;
     if (ops_dtype_is_integral(it->common_dtype, false)) {
+        const int64_t lo = ops_scalar_to_int64(min_val), hi = ops_scalar_to_int64(max_val);
         OPS_DISPATCH_INTEGRAL(it->common_dtype, it->op, {
             OPS_UNARY_KERNEL(it, scalar_t, scalar_t, (scalar_t)ops_math_hardtanh_i64((int64_t)x, lo, hi));
         });
@@ -163,19 +132,12 @@ mish_out_cpu(ops_iter *it, const ops_tensor *self)
     ACT_KERNEL_(it, (void)0, ops_math_mish(x));
 }
 
-ops_status
-ops_check_softsign(ops_dtype dt)
-{
-    if (dt == OPS_BOOL)
-        return ops_fail_dtype("softsign", dt, OPS_MASK_NUMERIC);
-    return OPS_OK;
-}
-
+/* integers are computed in float (meta unary_float); bool is refused by the entry's
+ * dtypes, as PyTorch's x / (1 + x.abs()) fails in abs */
 ops_status
 softsign_out_cpu(ops_iter *it, const ops_tensor *self)
 {
-    if (ops_check_softsign(self->dtype) != OPS_OK)
-        return ops_last_status();
+    (void)self;
     ACT_KERNEL_(it, (void)0, ops_math_softsign(x));
 }
 
@@ -186,58 +148,16 @@ log_sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
     ACT_KERNEL_(it, (void)0, ops_math_log_sigmoid(x));
 }
 
-/* PyTorch's Scalar::to<T>() for an integer T (checked_convert): a value outside T's
- * range is an error naming T as PyTorch's message does; fractions truncate. */
-static ops_status
-threshold_int_arg(const char *op, ops_dtype dt, ops_scalar s, int64_t *v)
-{
-    static const struct {
-        int64_t lo, hi;
-        const char *name;
-    } lim[] = {
-        [OPS_UINT8] = {0, 255, "uint8_t"},           [OPS_INT8] = {-128, 127, "int8_t"},
-        [OPS_INT16] = {-32768, 32767, "int16_t"},    [OPS_INT32] = {INT32_MIN, INT32_MAX, "int"},
-        [OPS_INT64] = {INT64_MIN, INT64_MAX, "int64_t"},
-    };
-    bool bad;
-    if (s.kind == OPS_SCALAR_FLOAT)
-        bad = !(s.v.f > (double)lim[dt].lo - 1.0 && s.v.f < (double)lim[dt].hi + 1.0);
-    else
-        bad = ops_scalar_to_int64(s) < lim[dt].lo || ops_scalar_to_int64(s) > lim[dt].hi;
-    if (bad)
-        return ops_fail(OPS_ERR_VALUE, "%s: value cannot be converted to type %s without overflow", op,
-                        lim[dt].name);
-    *v = ops_scalar_to_int64(s);
-    return OPS_OK;
-}
-
-ops_status
-ops_check_threshold(const ops_iter *it, ops_scalar threshold, ops_scalar value, int64_t *t, int64_t *v)
-{
-    const ops_dtype dt = it->common_dtype;
-    *t = *v = 0;
-    if (!(OPS_MASK_NUMERIC & OPS_DTYPE_BIT(dt)))
-        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
-    if (!ops_dtype_is_integral(dt, false))
-        return OPS_OK;
-    ops_status st;
-    if ((st = threshold_int_arg(it->op, dt, threshold, t)) != OPS_OK)
-        return st;
-    return threshold_int_arg(it->op, dt, value, v);
-}
-
 /* threshold: x <= threshold ? value : x, over every numeric dtype (PyTorch's CPU
- * set); threshold and value are converted to the input's type first. */
+ * set); threshold and value are converted to the input's type first (for an integer
+ * type, ops_check_threshold has checked that they fit). */
 ops_status
 threshold_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar threshold, ops_scalar value)
 {
     (void)self;
-    int64_t t, v;
-    const ops_status st = ops_check_threshold(it, threshold, value, &t, &v);
-    if (st != OPS_OK)
-        return st;
     const ops_dtype dt = it->common_dtype;
     if (ops_dtype_is_integral(dt, false)) {
+        const int64_t t = ops_scalar_to_int64(threshold), v = ops_scalar_to_int64(value);
         OPS_DISPATCH_INTEGRAL(dt, it->op, {
             const scalar_t tt = (scalar_t)t, vv = (scalar_t)v;
             OPS_UNARY_KERNEL(it, scalar_t, scalar_t, ops_math_threshold(x, tt, vv));

@@ -4,8 +4,9 @@
  * Operand 0 is the output; the inputs follow in schema order (clamp.Tensor: self,
  * then whichever bounds are present).  Floating clamps and bounds propagate NaN
  * from any side, as PyTorch's clamp does.  The per-element arithmetic is
- * kernels/ops_elementwise_math.h's and the checks are this file's ops_check_*
- * (runtime/dispatch/ops_elementwise_check.h), both shared with kernels/cuda/ternary.cu. */
+ * kernels/ops_elementwise_math.h's, shared with kernels/cuda/ternary.cu; the argument
+ * checks are the entries' `check:` functions (kernels/elementwise_check.c), run by the
+ * glue before the kernel. */
 #include <math.h>
 
 #include "ops_dispatch.h"
@@ -49,26 +50,9 @@ where_out_cpu(ops_iter *it, const ops_tensor *condition, const ops_tensor *self,
 /* ---- clamp ---------------------------------------------------------------------- */
 
 ops_status
-ops_check_clamp(const ops_iter *it, const ops_scalar *min, const ops_scalar *max)
-{
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
-    ops_status st = OPS_OK;
-    if (min && (st = ops_check_scalar_fits(it->op, "min", *min, ops_opmath_dtype(dt))) != OPS_OK)
-        return st;
-    if (max && (st = ops_check_scalar_fits(it->op, "max", *max, ops_opmath_dtype(dt))) != OPS_OK)
-        return st;
-    return OPS_OK;
-}
-
-ops_status
 clamp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_scalar *min, const ops_scalar *max)
 {
     (void)self;
-    const ops_status st = ops_check_clamp(it, min, max);
-    if (st != OPS_OK)
-        return st;
     const ops_dtype dt = it->common_dtype;
     if (ops_dtype_is_floating(dt)) {
         /* a missing bound is an infinite one, which max/min pass through */
@@ -92,9 +76,7 @@ ops_status
 clamp_tensor_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *min, const ops_tensor *max)
 {
     (void)self;
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    const ops_dtype dt = it->common_dtype; /* numeric, by the entry's dtypes */
     if (min && max)
         OPS_DISPATCH_NUMERIC(dt, it->op,
                              OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t,
@@ -111,31 +93,12 @@ clamp_tensor_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *min
 /* ---- lerp ----------------------------------------------------------------------- */
 
 ops_status
-ops_check_lerp(const ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight,
-               bool *scalar_weight, double *weight_value)
-{
-    if (end->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: expected dtype %s for `end` but got dtype %s", it->op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(end->dtype));
-    *scalar_weight = (weight->flags & OPS_TENSOR_WRAPPED_NUMBER) != 0;
-    if (!*scalar_weight && weight->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: expected dtype %s for `weight` but got dtype %s", it->op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(weight->dtype));
-    /* A wrapped Scalar lives in host memory whatever the op's device. */
-    *weight_value =
-        *scalar_weight ? ops_scalar_to_double(ops_scalar_load(ops_tensor_data_ptr(weight), weight->dtype)) : 0.0;
-    return OPS_OK;
-}
-
-ops_status
 lerp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight)
 {
-    bool scalar_weight;
+    (void)self;
+    (void)end;
     double wv;
-    const ops_status st = ops_check_lerp(it, self, end, weight, &scalar_weight, &wv);
-    if (st != OPS_OK)
-        return st;
-    if (scalar_weight) {
+    if (ops_lerp_scalar_weight(weight, &wv)) {
         /* A Scalar weight is used at opmath precision, not rounded to self's dtype. */
         OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
             const opmath_t w = (opmath_t)wv;
@@ -152,24 +115,12 @@ lerp_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *end, const 
 /* ---- addcmul, addcdiv ----------------------------------------------------------- */
 
 ops_status
-ops_check_addcmul(const ops_iter *it, ops_scalar value)
-{
-    const ops_dtype dt = it->common_dtype;
-    if (dt == OPS_BOOL)
-        return ops_fail_dtype(it->op, dt, OPS_MASK_NUMERIC);
-    return ops_check_scalar_fits(it->op, "value", value, ops_opmath_dtype(dt));
-}
-
-ops_status
 addcmul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
                 ops_scalar value)
 {
     (void)self;
     (void)tensor1;
     (void)tensor2;
-    const ops_status st = ops_check_addcmul(it, value);
-    if (st != OPS_OK)
-        return st;
     OPS_DISPATCH_NUMERIC(it->common_dtype, it->op, {
         const opmath_t v = OPS_SCALAR_AS(opmath_t, value);
         OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, x + v * y * z);
@@ -178,28 +129,12 @@ addcmul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1,
 }
 
 ops_status
-ops_check_addcdiv(const ops_iter *it, const ops_tensor *tensor1, const ops_tensor *tensor2, ops_scalar value)
-{
-    if (ops_dtype_is_integral(tensor1->dtype, true) && ops_dtype_is_integral(tensor2->dtype, true))
-        return ops_fail(OPS_ERR_DTYPE,
-                        "%s: Integer division with addcdiv is no longer supported, and in a future release "
-                        "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
-                        "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to("
-                        "input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for float "
-                        "inputs. The future addcdiv behavior is just the latter implementation: (input + value "
-                        "* tensor1 / tensor2), for all dtypes.",
-                        it->op);
-    return ops_check_scalar_fits(it->op, "value", value, ops_opmath_dtype(it->common_dtype));
-}
-
-ops_status
 addcdiv_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1, const ops_tensor *tensor2,
                 ops_scalar value)
 {
     (void)self;
-    const ops_status st = ops_check_addcdiv(it, tensor1, tensor2, value);
-    if (st != OPS_OK)
-        return st;
+    (void)tensor1;
+    (void)tensor2;
     OPS_DISPATCH_FLOATING(it->common_dtype, it->op, {
         const opmath_t v = OPS_SCALAR_AS(opmath_t, value);
         OPS_TERNARY_KERNEL(it, scalar_t, scalar_t, scalar_t, scalar_t, x + v * y / z);

@@ -13,9 +13,7 @@
  * vectorises the ones whose body has no call: neg, abs, relu, square, reciprocal,
  * and floor/ceil/trunc/round/frac, which ops_scalar_math.h writes branch-free for
  * that reason; the rest call libm per element. */
-#include <float.h>
 #include <math.h>
-#include <string.h>
 
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
@@ -50,21 +48,9 @@
 /* ---- sign and magnitude ------------------------------------------------------ */
 
 ops_status
-ops_check_neg(ops_dtype dt)
-{
-    if (dt == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "neg: negation, the `-` operator, on a bool tensor is not supported; "
-                                       "to invert a mask, use bitwise_not or logical_not instead");
-    return OPS_OK;
-}
-
-ops_status
 neg_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    const ops_status st = ops_check_neg(it->common_dtype);
-    if (st != OPS_OK)
-        return st;
     /* Integers wrap (-(-128) is -128 in int8), as PyTorch's. */
     OPS_DISPATCH_DECLARED(NEG_OUT, it->common_dtype, "neg", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, -x););
     return OPS_OK;
@@ -108,21 +94,10 @@ sign_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
-ops_check_relu(ops_dtype dt)
-{
-    if (dt == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "relu: boolean inputs are not supported");
-    return OPS_OK;
-}
-
-ops_status
 relu_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     const ops_dtype dt = it->common_dtype;
-    const ops_status st = ops_check_relu(dt);
-    if (st != OPS_OK)
-        return st;
     if (ops_dtype_is_floating(dt))
         FLOATING_KERNEL_(it, "relu", ops_math_relu(x));
     if (dt == OPS_UINT8) {
@@ -142,24 +117,12 @@ reciprocal_out_cpu(ops_iter *it, const ops_tensor *self)
     DECLARED_KERNEL_(it, RECIPROCAL_OUT, "reciprocal", (opmath_t)1 / x);
 }
 
-ops_status
-ops_check_square(ops_dtype dt)
-{
-    /* PyTorch's square(bool) is pow(self, 2), an int64 tensor; a dtype-keeping
-     * unary op cannot give that, so bool is refused rather than answered in bool. */
-    if (dt == OPS_BOOL)
-        return ops_fail(OPS_ERR_DTYPE, "square: dtype bool is not supported (PyTorch computes square "
-                                       "of a bool tensor as int64: convert it first)");
-    return OPS_OK;
-}
-
+/* PyTorch's square(bool) is pow(self, 2), an int64 tensor; a dtype-keeping unary op
+ * cannot give that, so the entry's dtypes refuse bool rather than answer in bool. */
 ops_status
 square_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    const ops_status st = ops_check_square(it->common_dtype);
-    if (st != OPS_OK)
-        return st;
     /* Integers wrap on overflow, as PyTorch's. */
     OPS_DISPATCH_DECLARED(SQUARE_OUT, it->common_dtype, "square", OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x * x););
     return OPS_OK;
@@ -347,51 +310,22 @@ silu_out_cpu(ops_iter *it, const ops_tensor *self)
 }
 
 ops_status
-ops_check_gelu_approximate(const char *approximate, bool *tanh_form)
-{
-    /* Checked before the dtype, as PyTorch's meta does; NULL is the default. */
-    *tanh_form = false;
-    if (approximate == NULL || strcmp(approximate, "none") == 0)
-        return OPS_OK;
-    if (strcmp(approximate, "tanh") == 0) {
-        *tanh_form = true;
-        return OPS_OK;
-    }
-    return ops_fail(OPS_ERR_VALUE, "gelu: approximate argument must be either none or tanh, got '%s'",
-                    approximate);
-}
-
-ops_status
 gelu_out_cpu(ops_iter *it, const ops_tensor *self, const char *approximate)
 {
     (void)self;
-    bool tanh_form;
-    const ops_status st = ops_check_gelu_approximate(approximate, &tanh_form);
-    if (st != OPS_OK)
-        return st;
-    if (tanh_form)
+    /* approximate is "none" or "tanh": the glue has run the entry's check (ops_check_gelu) */
+    if (ops_gelu_tanh_form(approximate))
         DECLARED_KERNEL_(it, GELU_OUT, "gelu", ops_math_gelu_tanh(x));
     DECLARED_KERNEL_(it, GELU_OUT, "gelu", ops_math_gelu(x));
 }
 
 /* ---- rounding ------------------------------------------------------------------ */
 
-/* floor, ceil, round and trunc leave integers as they are (a copy) and refuse bool,
- * as PyTorch does. */
-ops_status
-ops_check_rounding_dtype(const char *op, ops_dtype dt)
-{
-    if (dt == OPS_BOOL)
-        return ops_fail_dtype(op, OPS_BOOL, OPS_MASK_NUMERIC);
-    return OPS_OK;
-}
-
+/* floor, ceil, round and trunc leave integers as they are (a copy), as PyTorch does;
+ * their entries' dtypes refuse bool. */
 static ops_status
 integral_identity(ops_iter *it, const char *op)
 {
-    const ops_status st = ops_check_rounding_dtype(op, it->common_dtype);
-    if (st != OPS_OK)
-        return st;
     OPS_DISPATCH_INTEGRAL(it->common_dtype, op, OPS_UNARY_KERNEL(it, scalar_t, scalar_t, x););
     return OPS_OK;
 }
@@ -530,21 +464,6 @@ isfinite_out_cpu(ops_iter *it, const ops_tensor *self)
         return bool_constant(it, true);
     OPS_DISPATCH_FLOATING(it->common_dtype, "isfinite", OPS_UNARY_KERNEL(it, bool, scalar_t, isfinite(x)););
     return OPS_OK;
-}
-
-double
-ops_nan_to_num_limit(ops_dtype dt)
-{
-    switch (dt) {
-    case OPS_FLOAT16:
-        return 65504.0;
-    case OPS_BFLOAT16:
-        return 3.3895313892515355e38;
-    case OPS_FLOAT32:
-        return (double)FLT_MAX;
-    default:
-        return DBL_MAX;
-    }
 }
 
 ops_status

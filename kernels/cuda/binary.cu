@@ -1,12 +1,14 @@
 /* Binary arithmetic kernels (CUDA): add, sub, mul, div (true, trunc, floor),
  * remainder, fmod, pow, maximum, minimum, atan2 -- kernels/cpu/binary.c on the device.
  *
- * Same dtypes, checks and arithmetic as the CPU kernels: the checks are
- * binary.c's ops_check_* (runtime/dispatch/ops_elementwise_check.h), the per-element
- * functions kernels/ops_elementwise_math.h's.  A zero integer divisor is found by a
+ * Same dtypes and arithmetic as the CPU kernels: the per-element functions are
+ * kernels/ops_elementwise_math.h's, and the argument checks the entries' `check:`
+ * functions (kernels/elementwise_check.c), run by the glue before either kernel.  A zero integer divisor is found by a
  * checking kernel (ops_cuda_any) before anything is written.  The iterator has
  * converted both inputs to it->common_dtype; the launcher handles strides, broadcast
  * and host-scalar operands (a CPU 0-dim tensor or Python number). */
+#include <string.h>
+
 #include "ops_cuda_loops.cuh"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
@@ -114,15 +116,13 @@ check_divisor(const ops_iter *it)
     return found ? ops_fail_zero_division(it->op) : OPS_OK;
 }
 
-/* The rounding divisions and remainders: bool refused, integer divisors checked for
- * zero first, floats follow IEEE. */
+/* The rounding divisions and remainders (numeric dtypes, by their entries): integer
+ * divisors checked for zero first, floats follow IEEE. */
 template <typename F>
 ops_status
 division(ops_iter *it, F f)
 {
-    ops_status st = ops_check_division_dtype(it);
-    if (st != OPS_OK)
-        return st;
+    ops_status st;
     if (ops_dtype_is_floating(it->common_dtype)) {
         BINARY_(OPS_DISPATCH_FLOATING, it, f);
         return OPS_OK;
@@ -140,9 +140,6 @@ add_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_
 {
     (void)self;
     (void)other;
-    const ops_status st = ops_check_alpha(it, alpha);
-    if (st != OPS_OK)
-        return st;
     BINARY_DECLARED_(ADD_OUT, it, add_op<opmath_t>{OPS_SCALAR_AS(opmath_t, alpha)});
     return OPS_OK;
 }
@@ -150,9 +147,8 @@ add_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_
 extern "C" ops_status
 sub_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_scalar alpha)
 {
-    const ops_status st = ops_check_sub(it, self, other, alpha);
-    if (st != OPS_OK)
-        return st;
+    (void)self;
+    (void)other;
     BINARY_DECLARED_(SUB_OUT, it, sub_op<opmath_t>{OPS_SCALAR_AS(opmath_t, alpha)});
     return OPS_OK;
 }
@@ -180,11 +176,10 @@ div_out_mode_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other,
 {
     if (rounding_mode == NULL)
         return div_out_cuda(it, self, other);
-    bool trunc_mode;
-    const ops_status st = ops_check_rounding_mode(it->op, rounding_mode, &trunc_mode);
-    if (st != OPS_OK)
-        return st;
-    return trunc_mode ? division(it, div_trunc_op()) : division(it, div_floor_op());
+    /* "trunc" or "floor": the meta (ops_meta_div_mode) refused any other mode */
+    if (strcmp(rounding_mode, "trunc") == 0)
+        return division(it, div_trunc_op());
+    return division(it, div_floor_op());
 }
 
 extern "C" ops_status
@@ -207,9 +202,7 @@ extern "C" ops_status
 pow_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
 {
     (void)self;
-    const ops_status st = ops_check_pow(it, exponent);
-    if (st != OPS_OK)
-        return st;
+    (void)exponent;
     BINARY_DECLARED_(POW_OUT, it, pow_op());
     return OPS_OK;
 }

@@ -2,7 +2,8 @@
  * clamp (Scalar and Tensor bounds), lerp, addcmul, addcdiv.
  *
  * Operand 0 is the output; the inputs follow in schema order (clamp.Tensor: self,
- * then whichever bounds are present).  The checks are ternary.c's ops_check_* and the
+ * then whichever bounds are present).  The argument checks are the entries' `check:`
+ * functions (kernels/elementwise_check.c), run by the glue before the kernel, and the
  * per-element functions kernels/ops_elementwise_math.h's (NaN-propagating clamp,
  * PyTorch's two-sided lerp), the CPU's. */
 #include "ops_cuda_loops.cuh"
@@ -93,9 +94,6 @@ extern "C" ops_status
 clamp_out_cuda(ops_iter *it, const ops_tensor *self, const ops_scalar *min, const ops_scalar *max)
 {
     (void)self;
-    const ops_status st = ops_check_clamp(it, min, max);
-    if (st != OPS_OK)
-        return st;
     const ops_dtype dt = it->common_dtype;
     if (ops_dtype_is_floating(dt)) {
         /* a missing bound is an infinite one, which max/min pass through */
@@ -118,9 +116,7 @@ clamp_out_cuda(ops_iter *it, const ops_tensor *self, const ops_scalar *min, cons
 extern "C" ops_status
 clamp_tensor_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *min, const ops_tensor *max)
 {
-    (void)self;
-    if (it->common_dtype == OPS_BOOL)
-        return ops_fail_dtype(it->op, OPS_BOOL, OPS_MASK_NUMERIC);
+    (void)self; /* numeric, by the entry's dtypes */
     if (min && max)
         TERNARY_(OPS_DISPATCH_NUMERIC, it, clamp3_op());
     else if (min)
@@ -133,12 +129,10 @@ clamp_tensor_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *mi
 extern "C" ops_status
 lerp_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *end, const ops_tensor *weight)
 {
-    bool scalar_weight;
+    (void)self;
+    (void)end;
     double wv;
-    const ops_status st = ops_check_lerp(it, self, end, weight, &scalar_weight, &wv);
-    if (st != OPS_OK)
-        return st;
-    if (scalar_weight)
+    if (ops_lerp_scalar_weight(weight, &wv))
         TERNARY_(OPS_DISPATCH_FLOATING, it, lerp_scalar_op<opmath_t>{(opmath_t)wv});
     else
         TERNARY_(OPS_DISPATCH_FLOATING, it, lerp_op());
@@ -152,9 +146,6 @@ addcmul_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1
     (void)self;
     (void)tensor1;
     (void)tensor2;
-    const ops_status st = ops_check_addcmul(it, value);
-    if (st != OPS_OK)
-        return st;
     TERNARY_(OPS_DISPATCH_NUMERIC, it, addcmul_op<opmath_t>{OPS_SCALAR_AS(opmath_t, value)});
     return OPS_OK;
 }
@@ -164,9 +155,8 @@ addcdiv_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *tensor1
                  ops_scalar value)
 {
     (void)self;
-    const ops_status st = ops_check_addcdiv(it, tensor1, tensor2, value);
-    if (st != OPS_OK)
-        return st;
+    (void)tensor1;
+    (void)tensor2;
     TERNARY_(OPS_DISPATCH_FLOATING, it, addcdiv_op<opmath_t>{OPS_SCALAR_AS(opmath_t, value)});
     return OPS_OK;
 }

@@ -7,9 +7,9 @@
  * bool_out), so each kernel dispatches on it->common_dtype (the input as the loop
  * sees it): over the dtypes its schema entry declares (UNARY_DECLARED_, ops_kernels_unary.h,
  * the set the CPU kernel uses too) where one switch covers them, else with the CPU
- * kernel's own dtype sets and error names.  The checks are
- * unary.c's ops_check_* and the per-element functions (libm picks included)
- * kernels/ops_elementwise_math.h's and ops_scalar_math.h's, so the two backends
+ * kernel's own dtype sets and error names.  The argument checks ran in the glue (the
+ * entries' dtypes and `check:` functions), and the per-element functions (libm picks
+ * included) are kernels/ops_elementwise_math.h's and ops_scalar_math.h's, so the two backends
  * compute the same expressions (the device's libm differs from glibc's by a few ulps
  * for the transcendental functions). */
 #include "ops_cuda_loops.cuh"
@@ -90,13 +90,11 @@ template <typename T> struct nan_to_num_op {
     OPS_HOST_DEVICE T operator()(T x) const { return ops_math_nan_to_num(x, nan_v, posinf_v, neginf_v); }
 };
 
-/* floor, ceil, round and trunc of an integer tensor: a copy; bool refused. */
+/* floor, ceil, round and trunc of an integer tensor: a copy (bool is refused by their
+ * entries' dtypes). */
 ops_status
 integral_identity(ops_iter *it, const char *op)
 {
-    const ops_status st = ops_check_rounding_dtype(op, it->common_dtype);
-    if (st != OPS_OK)
-        return st;
     UNARY_(OPS_DISPATCH_INTEGRAL, it, op, identity_op());
     return OPS_OK;
 }
@@ -435,9 +433,6 @@ extern "C" ops_status
 neg_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    const ops_status st = ops_check_neg(it->common_dtype);
-    if (st != OPS_OK)
-        return st;
     /* integers wrap (-(-128) is -128 in int8), as on the CPU */
     UNARY_DECLARED_(NEG_OUT, it, "neg", neg_op());
     return OPS_OK;
@@ -481,9 +476,6 @@ relu_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     const ops_dtype dt = it->common_dtype;
-    const ops_status st = ops_check_relu(dt);
-    if (st != OPS_OK)
-        return st;
     if (ops_dtype_is_floating(dt)) {
         UNARY_(OPS_DISPATCH_FLOATING, it, "relu", relu_float_op());
         return OPS_OK;
@@ -506,9 +498,6 @@ extern "C" ops_status
 square_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    const ops_status st = ops_check_square(it->common_dtype);
-    if (st != OPS_OK)
-        return st;
     UNARY_DECLARED_(SQUARE_OUT, it, "square", square_op());
     return OPS_OK;
 }
@@ -517,11 +506,8 @@ extern "C" ops_status
 gelu_out_cuda(ops_iter *it, const ops_tensor *self, const char *approximate)
 {
     (void)self;
-    bool tanh_form;
-    const ops_status st = ops_check_gelu_approximate(approximate, &tanh_form);
-    if (st != OPS_OK)
-        return st;
-    if (tanh_form)
+    /* approximate is "none" or "tanh": the glue has run the entry's check (ops_check_gelu) */
+    if (ops_gelu_tanh_form(approximate))
         UNARY_DECLARED_(GELU_OUT, it, "gelu", gelu_tanh_op());
     else
         UNARY_DECLARED_(GELU_OUT, it, "gelu", gelu_op());

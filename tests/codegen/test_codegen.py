@@ -39,6 +39,9 @@ class Rejections(unittest.TestCase):
         # `dtypes:`, the one declaration of an op's input dtypes (issue 16)
         "dtypes_unknown_set", "dtypes_unknown_dtype", "dtypes_empty", "dtypes_twice", "dtypes_mapping_key",
         "dtypes_message_all", "dtypes_on_delegate",
+        # `check:`, an op's argument check run once by the glue (issue 16)
+        "check_not_ident", "check_on_delegate", "check_on_dispatch_entry", "check_signature_clash",
+        "check_kernel_name", "check_missing",
     ]
     # ops/conformance/*.yaml, checked against fixtures/native_functions.yaml
     REQUIRED_CONFORMANCE = [
@@ -648,6 +651,73 @@ class Generated(unittest.TestCase):
                       "OPS_DTYPE_BIT(OPS_FLOAT64))\n", h)
         self.assertIn("#define OPS_DTYPE_MASK_ADD_OUT OPS_MASK_NUMERIC\n", h)
 
+    def test_argument_check(self):
+        """`check:` is called by the glue after the meta and the declared-dtype check and
+        before the kernel, once the device has a kernel (every form of the op, the
+        delegates with their wrapped Scalars included); its prototype is generated beside
+        the kernels', without a dtype set of its own."""
+        glue = self.read_all("ops_glue_*.c")
+
+        def body(c_name):
+            m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", glue, re.S)
+            self.assertIsNotNone(m, c_name)
+            return m.group(1)
+        for c_name, op, args in (("ops_base_add", "add", "self, other, alpha"),
+                                 ("ops_base_add_scalar_", "add_", "self, _w_other, alpha"),
+                                 ("ops_base_add_out", "add", "self, other, alpha")):
+            with self.subTest(entry=c_name):
+                b = body(c_name)
+                check = (f"_st = _fn != NULL ? ops_check_fixture_add(&_it, {args}) : "
+                         f'ops_dispatch_no_kernel("{op}", _it.device);')
+                call = f"_st = _fn(&_it, {args});"
+                self.assertEqual(b.count(check), 1)
+                self.assertEqual(b.count(call), 1)
+                self.assertLess(b.index("ops_meta_binary(&_it, &_args)"), b.index("ops_check_dtype_declared"))
+                self.assertLess(b.index("ops_check_dtype_declared"), b.index("ops_dispatch_lookup"))
+                self.assertLess(b.index("ops_dispatch_lookup"), b.index(check))
+                self.assertLess(b.index(check), b.index(call))
+                self.assertLess(b.index(call), b.index("ops_iter_finish"))
+        self.assertIn("ops_check_fixture_clamp(&_it, self, min, max)", body("ops_base_clamp"))
+        # an entry without `check:` calls its kernel straight after the lookup
+        self.assertNotIn("ops_check_fixture", body("ops_base_mul"))
+        self.assertIn('_st = _fn != NULL ? _fn(&_it, self, other) : ops_dispatch_no_kernel("mul", _it.device);',
+                      body("ops_base_mul"))
+        h = self.read("ops_kernels_core.h")
+        self.assertEqual(h.count("ops_status ops_check_fixture_add(const ops_iter *it, const ops_tensor *self, "
+                                 "const ops_tensor *other, ops_scalar alpha); /* check */\n"), 1)
+        self.assertIn("ops_status ops_check_fixture_clamp(const ops_iter *it, const ops_tensor *self, "
+                      "const ops_scalar *min, const ops_scalar *max); /* check */\n", h)
+
+    def test_check_in_its_own_shard(self):
+        """A check defined in kernels/<stem>.c is declared in ops_kernels_<stem>.h (with no
+        dtype set), which the glue of its entry's family includes."""
+        tmp = tempfile.mkdtemp(prefix="codegen-check-")
+        try:
+            kdir = os.path.join(tmp, "kernels", "cpu")
+            os.makedirs(kdir)
+            with open(FIX_KERNELS, encoding="utf-8") as f:
+                text = f.read()
+            i = text.index("ops_status\nops_check_fixture_add(")
+            j = text.index("/* dispatching over the dtypes neg.out declares")
+            with open(os.path.join(kdir, "binary.c"), "w", encoding="utf-8") as f:
+                f.write(text[:i] + text[j:])
+            with open(os.path.join(tmp, "kernels", "argcheck.c"), "w", encoding="utf-8") as f:
+                f.write('#include "ops_kernels.h"\n#define USE(x) (void)(x)\n' + text[i:j])
+            out = os.path.join(tmp, "out")
+            p = run_gen("all", "--native", FIX_NATIVE, "--derivatives", FIX_DERIVS, "--out-dir", out,
+                        "--kernel-sources", os.path.join(kdir, "binary.c"), os.path.join(tmp, "kernels", "argcheck.c"))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "ops_kernels_argcheck.h"), encoding="utf-8") as f:
+                h = f.read()
+            self.assertIn("ops_status ops_check_fixture_add(const ops_iter *it,", h)
+            self.assertNotIn("OPS_DTYPES_", h)
+            with open(os.path.join(out, "ops_kernels_binary.h"), encoding="utf-8") as f:
+                self.assertNotIn("ops_check_fixture_add", f.read())
+            with open(os.path.join(out, "ops_glue_binary.c"), encoding="utf-8") as f:
+                self.assertIn('#include "ops_kernels_argcheck.h"', f.read())
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_kernel_dtypes_follow_the_meta(self):
         """A *_float family hands integral and bool inputs over as the default float dtype."""
         allf = dtypes_mod.DTYPE_SETS["all"]
@@ -719,6 +789,20 @@ class Generated(unittest.TestCase):
             f.write('#include "ops_kernels.h"\n'
                     "ops_status\nadd_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, "
                     "double alpha)\n{\n    (void)it, (void)self, (void)other, (void)alpha;\n    return OPS_OK;\n}\n")
+        failures = compile_c([src], RUNTIME_INC + [self.out])
+        self.assertIn(src, failures)
+        self.assertIn("conflicting types", failures[src])
+
+    def test_check_signature_drift_fails_to_compile(self):
+        """A `check:` function whose prototype differs from its entry's must not compile
+        (here: a non-const iterator)."""
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        src = os.path.join(self.tmp, "check_drift.c")
+        with open(src, "w") as f:
+            f.write('#include "ops_kernels.h"\n'
+                    "ops_status\nops_check_fixture_add(ops_iter *it, const ops_tensor *self, const ops_tensor *other, "
+                    "ops_scalar alpha)\n{\n    (void)it, (void)self, (void)other, (void)alpha;\n    return OPS_OK;\n}\n")
         failures = compile_c([src], RUNTIME_INC + [self.out])
         self.assertIn(src, failures)
         self.assertIn("conflicting types", failures[src])

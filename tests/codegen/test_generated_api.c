@@ -50,6 +50,15 @@ assert_error(ops_status want, const char *msg)
 
 /* ---- the glue ---------------------------------------------------------- */
 
+static void
+assert_error_prefix(ops_status want, const char *prefix)
+{
+    ck_assert_int_eq(ops_last_status(), want);
+    ck_assert_msg(strncmp(ops_last_error(), prefix, strlen(prefix)) == 0, "got '%s', want '%s...'",
+                  ops_last_error(), prefix);
+    ops_clear_error();
+}
+
 START_TEST(test_null_tensor_arguments)
 {
     const float xs[] = {1, 2};
@@ -218,6 +227,56 @@ END_TEST
 
 /* ---- the registry ------------------------------------------------------ */
 
+/* An entry's `check:` (docs/codegen.md "Argument checks") runs in the glue for every
+ * form of the op, named by that form, after the meta and the declared dtypes and before
+ * the kernel: nothing is written when it refuses. */
+START_TEST(test_argument_check_every_form)
+{
+    const float xs[] = {-1, 2};
+    ops_tensor *x = f32(xs, 2);
+    const float os[] = {7, 8};
+    ops_tensor *out = f32(os, 2);
+    const ops_scalar zero = OPS_SCALAR_FLOAT(0.0);
+
+    ck_assert_ptr_null(ops_celu(x, zero));
+    assert_error(OPS_ERR_VALUE, "celu: ZeroDivisionError: alpha must not be 0");
+    ck_assert_int_eq(ops_celu_(x, zero), OPS_ERR_VALUE);
+    assert_error(OPS_ERR_VALUE, "celu_: ZeroDivisionError: alpha must not be 0");
+    assert_f32(x, xs, 2);
+    ck_assert_int_eq(ops_celu_out(x, zero, out), OPS_ERR_VALUE);
+    assert_error(OPS_ERR_VALUE, "celu: ZeroDivisionError: alpha must not be 0");
+    assert_f32(out, os, 2); /* not written */
+
+    /* the declared dtypes come first: celu takes floating dtypes */
+    const int64_t ns[] = {1, 2};
+    ops_tensor *n = i64(ns, 2);
+    ck_assert_ptr_null(ops_celu(n, zero));
+    assert_error_prefix(OPS_ERR_DTYPE, "celu: dtype int64 is not supported");
+    /* and the meta's errors before both: add's shapes, then its alpha */
+    const int64_t ms[] = {1, 2, 3};
+    ops_tensor *m = i64(ms, 3);
+    ck_assert_ptr_null(ops_add(n, m, OPS_SCALAR_FLOAT(0.5)));
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_SHAPE);
+    ck_assert_ptr_null(strstr(ops_last_error(), "alpha"));
+    ops_clear_error();
+    ck_assert_ptr_null(ops_add(n, n, OPS_SCALAR_FLOAT(0.5)));
+    assert_error(OPS_ERR_VALUE, "add: For integral input tensors, argument alpha must not be a floating point number.");
+
+    /* the in-place form of a check that reads the iterator's dtype: hardtanh's uint8 limits */
+    ops_tensor *u = ops_to_dtype(n, OPS_UINT8, false, false, OPS_PRESERVE_FORMAT);
+    ck_assert_ptr_nonnull(u);
+    ck_assert_int_eq(ops_hardtanh_(u, OPS_SCALAR_INT(-1), OPS_SCALAR_INT(1)), OPS_ERR_VALUE);
+    assert_error(OPS_ERR_VALUE, "hardtanh_: cannot do hardtanh on an unsigned type with negative limits");
+    ck_assert_int_eq(((const uint8_t *)ops_tensor_data_ptr(u))[1], 2);
+
+    ops_tensor_release(u);
+    ops_tensor_release(m);
+    ops_tensor_release(n);
+    ops_tensor_release(out);
+    ops_tensor_release(x);
+}
+END_TEST
+
 START_TEST(test_registry_lookup)
 {
     int n = ops_registry_count();
@@ -352,6 +411,7 @@ suite(void)
     tcase_add_test(tc, test_factory_device);
     tcase_add_test(tc, test_structured_forms_agree);
     tcase_add_test(tc, test_scalar_overloads_wrap_numbers);
+    tcase_add_test(tc, test_argument_check_every_form);
     suite_add_tcase(s, tc);
     tc = tcase_create("registry");
     tcase_add_test(tc, test_registry_lookup);
