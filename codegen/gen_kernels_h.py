@@ -36,6 +36,7 @@ def generate(model: Model, inputs) -> dict:
             op = {
                 "schema": cnames.c_comment(nf.schema_text),
                 "how": f"structured, meta: {nf.meta}" if nf.structured else "dispatch",
+                "reduction": nf.reduce_target is not None,
                 "kernels": kernels,
                 "dtypes": gen_dtypes_h.entry_set(nf),
             }
