@@ -29,8 +29,11 @@ KINDS = {
     "argmax": "RED_ARGMAX", "argmin": "RED_ARGMIN", "norm": "RED_NORM", "max_dim": "RED_MAXDIM",
     "min_dim": "RED_MINDIM", "aminmax": "RED_AMINMAX", "rows": "RED_ROWS",
 }
-# flags of `reduce: [rows, ...]` -> kernels/reduce.h's rules
-ROW_FLAGS = {"floating": "REDUCE_META_FLOATING", "no_identity": "REDUCE_META_NO_IDENTITY"}
+# flags of `reduce: [rows, ...]` (and norm's) -> kernels/reduce.h's rules
+ROW_FLAGS = {"floating": "REDUCE_META_FLOATING", "no_identity": "REDUCE_META_NO_IDENTITY",
+             "linalg": "REDUCE_META_LINALG"}
+# the flags each kind takes
+KIND_FLAGS = {"rows": ("floating", "no_identity"), "norm": ("linalg",)}
 
 FAMILY_ARGS = ("self", "dim", "keepdim", "dtype")
 
@@ -48,11 +51,12 @@ def parse_rule(v, name: str) -> Tuple[str, Tuple[str, ...]]:
     kind, flags = v[0].strip(), tuple(x.strip() for x in v[1:])
     if kind not in KINDS:
         raise ValueError(f"{name}: unknown reduce kind '{kind}' (known: {', '.join(KINDS)})")
-    if flags and kind != "rows":
+    allowed = KIND_FLAGS.get(kind, ())
+    if flags and not allowed:
         raise ValueError(f"{name}: reduce flags ({', '.join(flags)}) are for `rows` only; a kind has its own rule")
     for f in flags:
-        if f not in ROW_FLAGS:
-            raise ValueError(f"{name}: unknown reduce flag '{f}' (known: {', '.join(ROW_FLAGS)})")
+        if f not in allowed:
+            raise ValueError(f"{name}: unknown reduce flag '{f}' for {kind} (known: {', '.join(allowed)})")
     if len(set(flags)) != len(flags):
         raise ValueError(f"{name}: a reduce flag is given twice")
     return kind, flags
@@ -122,7 +126,7 @@ def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
     for n, a in mine.items():
         if n not in t_extra:
             return f"argument '{n}' has no place in {tn} (its arguments: {', '.join(a.name for a in ts.non_out_arguments)})"
-        if a.type != t_extra[n].type:
+        if a.type != t_extra[n].type and not _to_optional(a, t_extra[n]):
             return f"argument '{n}' is {a.type} where {tn} has {t_extra[n].type}"
     for n, a in t_extra.items():
         if n not in mine and _none(a) is None:
@@ -141,6 +145,13 @@ def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
     else:
         return "an in-place entry cannot delegate to a reduction"
     return None
+
+
+def _to_optional(a, t) -> bool:
+    """A delegate's `Scalar p` (`int`, `float`, `bool`) may stand where the structured
+    entry has `Scalar? p`: it is passed by address (norm.Scalar's p=2)."""
+    return (t.type.optional and not a.type.optional and not a.type.is_list and not t.type.is_list
+            and a.type.base == t.type.base and a.type.base in ("Scalar", "int", "float", "bool"))
 
 
 def _none(a) -> Optional[str]:
@@ -205,7 +216,11 @@ def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
             ps = [n for _, n, _ in cnames.out_params(s)]
             results = ps + ["NULL"] * (2 - len(ps))
     rules = " | ".join(ROW_FLAGS[f] for f in flags) if flags else "0u"
-    kargs = ["&_r"] + [a.name if a.name in names else _none(a) for a in extras(target)]
+    mine = {a.name: a for a in s.arguments}
+    kargs = ["&_r"]
+    for a in extras(target):
+        d = mine.get(a.name)
+        kargs.append(_none(a) if d is None else f"&{d.name}" if _to_optional(d, a) else d.name)
     if ptr:
         b("ops_tensor *_result = NULL;")
     if not st_declared:

@@ -217,6 +217,34 @@ red_rows_meta(ops_reduce *r, const char *op, unsigned rules, const ops_tensor *s
     return OPS_OK;
 }
 
+/* The norms' dtypes, with torch.norm's messages or (linalg) torch.linalg.vector_norm's:
+ * a floating input and dtype, a dtype the input converts to without narrowing. */
+static ops_status
+red_norm_dtypes(const char *op, bool linalg, const ops_tensor *self, ops_dtype dtype)
+{
+    if (!ops_dtype_is_floating(self->dtype))
+        return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: Expected a floating point or complex tensor as input. Got %s",
+                                 op, ops_dtype_name(self->dtype))
+                      : ops_fail(OPS_ERR_DTYPE,
+                                 "%s: input dtype should be either floating point or complex. Got %s instead.", op,
+                                 ops_dtype_name(self->dtype));
+    if (dtype != OPS_DTYPE_NONE) {
+        if (!ops_dtype_is_floating(dtype))
+            return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: dtype should be floating point or complex, but got %s", op,
+                                     ops_dtype_name(dtype))
+                          : ops_fail(OPS_ERR_DTYPE,
+                                     "%s: the desired output dtype should be either floating point or complex. Got "
+                                     "%s instead.",
+                                     op, ops_dtype_name(dtype));
+        if (ops_promote_types(self->dtype, dtype) != dtype)
+            return ops_fail(OPS_ERR_DTYPE,
+                            "%s: the dtype of the input (%s) should be convertible without narrowing to the "
+                            "specified dtype (%s)",
+                            op, ops_dtype_name(self->dtype), ops_dtype_name(dtype));
+    }
+    return OPS_OK;
+}
+
 static ops_status
 red_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops_tensor *self,
          const ops_int_list *dims, bool keepdim, ops_dtype dtype, const ops_tensor *out, const ops_tensor *out2,
@@ -286,7 +314,9 @@ red_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops
     case RED_ARGMIN:
         rd = OPS_INT64;
         break;
-    case RED_NORM: /* the dtypes were checked by norm_impl */
+    case RED_NORM:
+        if ((st = red_norm_dtypes(op, (rules & REDUCE_META_LINALG) != 0, self, dtype)) != OPS_OK)
+            return st;
         cd = dtype != OPS_DTYPE_NONE ? dtype : self->dtype;
         rd = cd;
         break;
@@ -374,6 +404,9 @@ reduce_family_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules,
     r->op = op;
     r->kind = kind;
     r->device = ops_tensor_device(self);
+    r->self = self;
+    r->dims = dims;
+    r->dtype = dtype;
     r->src = r->res = r->res2 = NULL;
     r->nout = r->nred = 1;
     const ops_status st = red_meta(r, op, kind, rules, self, dims, keepdim, dtype, out, out2, two);

@@ -76,14 +76,20 @@ ops_status red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r
  * runs the element loops (reduce_family_loop), an op outside the kinds (`reduce: [rows,
  * ...]`: ptp, docs/adding-an-op.md) computes its rows itself. */
 
-/* rules of an op outside the kinds (or-ed; `reduce: [rows, floating, no_identity]`) */
+/* rules of an op outside the kinds (or-ed; `reduce: [rows, floating, no_identity]`), and norm's */
 #define REDUCE_META_FLOATING 1u    /* self must be floating: "<op>: expected a floating point input, but got int64" */
 #define REDUCE_META_NO_IDENTITY 2u /* reducing nothing is an error (amax's messages) */
+/* RED_NORM's dtype messages are torch.linalg.vector_norm's (`reduce: [norm, linalg]`) */
+#define REDUCE_META_LINALG 4u
 
 typedef struct ops_reduce {
     const char *op;        /* the schema name, for messages */
     red_kind kind;         /* the op's rule (RED_ROWS: its own rows) */
     ops_device device;     /* self's */
+    /* the call's arguments, borrowed for its duration (a kernel's own checks: norm's) */
+    const ops_tensor *self;
+    const ops_int_list *dims; /* as given: NULL or empty is every dim */
+    ops_dtype dtype;          /* as given: OPS_DTYPE_NONE is None */
     bool mask[OPS_MAX_DIMS]; /* the reduced dims of self */
     /* a kind: self in the dtype computed in (any strides).  RED_ROWS: self (its dtype),
      * contiguous, nout rows of nred elements: the reduced elements of output o in row o,
