@@ -787,6 +787,12 @@ class Reductions(unittest.TestCase):
         # the op's own argument, None where a form lacks it
         self.assertIn("_fn(&_r, correction)", self.body("ops_base_var_correction"))
         self.assertIn("_fn(&_r, NULL)", self.body("ops_base_var_plain"))
+        # a form's Scalar p where the structured entry has Scalar? p: passed by address;
+        # a kind's flag (norm's linalg messages)
+        self.assertIn("_fn(&_r, &p)", self.body("ops_base_norm_scalar"))
+        self.assertEqual(meta("ops_base_norm_scalar"),
+                         '"norm", RED_NORM, REDUCE_META_LINALG, self, NULL, false, OPS_DTYPE_NONE, NULL, NULL, false')
+        self.assertIn("self, &dim, keepdim, dtype, out, NULL, false", meta("ops_base_norm_dtype_out"))
         # an op outside the kinds: its rules
         self.assertIn('"ptp", RED_ROWS, REDUCE_META_FLOATING | REDUCE_META_NO_IDENTITY, self, dim, keepdim',
                       meta("ops_base_ptp_out"))
@@ -822,7 +828,9 @@ class Reductions(unittest.TestCase):
                     "ops_status\nreduce_kind_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n"
                     "ops_status\nvar_kernel_cpu(ops_reduce *r, const ops_scalar *correction)\n{\n"
                     "    (void)r, (void)correction;\n    return OPS_OK;\n}\n"
-                    "ops_status\nptp_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n")
+                    "ops_status\nptp_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n"
+                    "ops_status\nnorm_kernel(ops_reduce *r, const ops_scalar *p)\n{\n"
+                    "    (void)r, (void)p;\n    return OPS_OK;\n}\n")
         files = [os.path.join(self.tmp, "ops_glue_core.c"), src]
         for extra in ([], ["-DOPS_WITH_CUDA=1"]):
             with self.subTest(flags=extra):
