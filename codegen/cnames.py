@@ -101,6 +101,9 @@ def kernel_fn_type(nf: NativeFunction) -> str:
 def kernel_params(nf: NativeFunction) -> List[str]:
     """docs/codegen.md "Kernel signatures"."""
     s = nf.func
+    if nf.reduce_target is not None and nf.structured:
+        from . import reduction  # (it spells its types with this module)
+        return reduction.kernel_params(nf)
     if nf.structured:
         return ["ops_iter *it"] + [decl(c_type(a), a.name) for a in s.non_out_arguments]
     return params(s)

@@ -213,7 +213,8 @@ def parse(nf: NativeFunction) -> Conformance:
     argnames = {a.name for a in nf.func.arguments}
     tensor_args = {a.name for a in nf.func.arguments if a.type.base == "Tensor"}
 
-    dtypes = nf.dtypes.accept if nf.dtypes is not None else DTYPES
+    decl = (nf.reduce_target or nf).dtypes  # a reduction's forms: its structured entry's
+    dtypes = decl.accept if decl is not None else DTYPES
     ref = c.get("ref")
     if ref is not None:
         if not isinstance(ref, str):
@@ -333,7 +334,7 @@ PROMOTING_METAS = ("binary", "binary_float", "bool_out", "div_mode", "where")
 def _check_used(nf: NativeFunction, c: Dict[str, Any], at) -> None:
     """Refuse a key the suite would ignore for this entry (docs/conformance.md, "Which keys
     apply where")."""
-    if nf.structured:
+    if nf.structured and nf.reduce_target is None:  # (a reduction's cases are its samples)
         for k, why in SAMPLED_ONLY.items():
             if k in c:
                 raise ValueError(f"{at(k)}: {k}: would be ignored: {nf.name} is structured (meta: {nf.meta}), "
@@ -438,7 +439,7 @@ def _returns(v: Any, nf: NativeFunction, where: str) -> Dict[str, Dict[str, Any]
     if v is None:
         return {}
     names = nf.func.return_names
-    if nf.structured:
+    if nf.structured and nf.reduce_target is None:
         raise ValueError(f"{where}: returns is for entries with a dispatch kernel; a structured entry's "
                          f"result dtype follows its meta")
     if not isinstance(v, dict):
@@ -474,7 +475,13 @@ def _is_int_list_arg(nf: NativeFunction, name: str) -> bool:
 
 def owners(model: Model) -> List[NativeFunction]:
     """Entries that own a kernel and so must carry conformance metadata."""
-    return [nf for nf in model.functions if nf.dispatch]
+    return [nf for nf in model.functions if _owns_cases(nf)]
+
+
+def _owns_cases(nf: NativeFunction) -> bool:
+    """An entry with a kernel, or a form of a reduction (each form keeps its own cases:
+    its arguments differ from its structured entry's)."""
+    return bool(nf.dispatch) or nf.reduce_target is not None
 
 
 def primary_entries(model: Model, owner: NativeFunction) -> List[NativeFunction]:
@@ -529,11 +536,11 @@ def _validate(model: Model, require: bool) -> Dict[str, Conformance]:
     out: Dict[str, Conformance] = {}
     for nf in model.functions:
         if nf.conformance is None:
-            if require and nf.dispatch:
+            if require and _owns_cases(nf):
                 errors.append(f"{nf.loc}: {nf.name} has a kernel but no conformance metadata (a key "
                               f"'{nf.name}:' in ops/conformance/<family>.yaml; docs/conformance.md)")
             continue
-        if not nf.dispatch:
+        if not _owns_cases(nf):
             errors.append(f"{nf.conformance_loc}: {nf.name}: conformance belongs on the entry that owns the "
                           f"kernel ({nf.structured_delegate or 'this entry has none'})")
             continue

@@ -14,6 +14,7 @@ import yaml
 
 from . import checks
 from . import dtypes as dtypes_mod
+from . import reduction
 from .model_types import (
     COMPOSITE_KEY, DISPATCH_KEYS, Errors, FunctionSchema, ITER_MAX_INPUTS, ITER_MAX_STRS, Loc,
     META_FAMILIES, Model, NativeFunction, NativeFunctionsGroup, SchemaError, Type, _Fail, _excerpt)
@@ -120,8 +121,19 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
     if "meta" in keys:
         kl, v = keys["meta"]
         nf.meta = scalar_str(path, v, errors, "'meta'")
-        if nf.meta not in META_FAMILIES:
-            errors.add(kl, f"{name}: unknown meta family '{nf.meta}' (known: {', '.join(META_FAMILIES)})")
+        if nf.meta not in META_FAMILIES and not reduction.is_family(nf.meta):
+            errors.add(kl, f"{name}: unknown meta family '{nf.meta}' (known: "
+                           f"{', '.join(META_FAMILIES + reduction.FAMILIES)})")
+            raise _Fail()
+    if "reduce" in keys:
+        kl, v = keys["reduce"]
+        try:
+            nf.reduce_rule = reduction.parse_rule(loader.construct_object(v, deep=True), name)
+        except ValueError as e:
+            errors.add(kl, str(e))
+            raise _Fail()
+        if not reduction.is_family(nf.meta):
+            errors.add(kl, f"{name}: 'reduce' is the rule of a `meta: reduction` entry")
             raise _Fail()
     if "structured_delegate" in keys:
         kl, v = keys["structured_delegate"]
@@ -204,10 +216,16 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         if nf.structured_delegate is not None:
             errors.add(keys["structured_delegate"][0], f"{name}: a structured entry cannot delegate")
             raise _Fail()
-        if len(schema.out_arguments) != 1:
+        if reduction.is_family(nf.meta):
+            why = reduction.check_structured(nf)
+            if why is not None:
+                errors.add(keys["meta"][0], why)
+                raise _Fail()
+            nf.reduce_target = nf
+        elif len(schema.out_arguments) != 1:
             errors.add(floc, f"{name}: a structured entry has exactly one out= argument")
             raise _Fail()
-        ins = schema.non_out_arguments
+        ins = schema.non_out_arguments if nf.reduce_target is None else []
         if any(a.name == "it" for a in ins):
             errors.add(floc, f"{name}: argument name 'it' is the iterator's in a structured kernel")
             raise _Fail()
@@ -258,6 +276,8 @@ def _args_match(delegate: NativeFunction, target: NativeFunction) -> Optional[st
 def _kernel_signature(nf: NativeFunction) -> Tuple:
     """What determines a kernel's C prototype (docs/codegen.md "Kernel signatures")."""
     s = nf.func
+    if nf.reduce_target is not None:
+        return reduction.kernel_signature(nf)
     if nf.structured:
         return ("iter", tuple((a.type, a.is_write) for a in s.non_out_arguments))
     return ("plain", tuple((a.type, a.is_write) for a in s.arguments),
@@ -411,6 +431,14 @@ def _build_model(path: str, loader: Any, root: Any) -> Model:
             errors.add(nf.key_locs["dtypes"], f"{nf.name}: dtypes belong on '{target.name}' (line "
                                               f"{target.loc.line}), the entry with the kernel; its "
                                               "delegates accept what it accepts")
+            continue
+        if target.reduce_target is not None:
+            why = reduction.check_delegate(nf, target)
+            if why is not None:
+                errors.add(dl, f"{nf.name}: its arguments do not map onto structured_delegate '{target.name}' "
+                               f"(line {target.loc.line}): {why}")
+                continue
+            nf.reduce_target = target
             continue
         why = _args_match(nf, target)
         if why is not None:

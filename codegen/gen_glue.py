@@ -10,7 +10,7 @@ the glue.
 
 from typing import List
 
-from . import checks, cnames, gen_autograd, gen_dispatch, render, shards
+from . import checks, cnames, gen_autograd, gen_dispatch, reduction, render, shards
 from . import dtypes as dtypes_mod
 from .model import Model, NativeFunction
 
@@ -53,7 +53,8 @@ def _function(nf: NativeFunction) -> dict:
     ptr = cnames.returns_tensor(s)
     fail = "ops_fail_null" if ptr else "ops_fail"
     err_ret = "NULL" if ptr else "_st"
-    structured = nf.is_structured_path
+    # (a reduction's forms take the plain path's device steps, then their own step 3)
+    structured = nf.is_structured_path and nf.reduce_target is None
     b = _Body()
 
     # 1. Arguments the schema does not allow to be None, and malformed lists.
@@ -134,6 +135,8 @@ def _function(nf: NativeFunction) -> dict:
         st_declared = True
     if structured:
         _structured(nf, b, op, ptr, st_declared)
+    elif nf.reduce_target is not None:
+        reduction.glue(nf, b, op, ptr, st_declared)
     else:
         _plain_dtype_check(nf, b, op, err_ret)
         k = nf

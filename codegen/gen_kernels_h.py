@@ -40,6 +40,7 @@ def generate(model: Model, inputs) -> dict:
             op = {
                 "schema": cnames.c_comment(nf.schema_text),
                 "how": f"structured, meta: {nf.meta}" if nf.structured else "dispatch",
+                "reduction": nf.reduce_target is not None,
                 "kernels": kernels,
                 # (not beside a `check:` prototype alone: a check reads no dtype set)
                 "dtypes": gen_dtypes_h.entry_set(nf) if any(k["key"] != "check" for k in kernels) else None,

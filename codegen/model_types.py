@@ -278,6 +278,11 @@ class NativeFunction:
     meta: Optional[str] = None
     structured_delegate: Optional[str] = None
     delegate: Optional["NativeFunction"] = None  # resolved structured_delegate
+    # the reduction family (`meta: reduction`, codegen/reduction.py): the structured entry's
+    # rule (`reduce:`, (kind, flags)), and on it and its delegates the structured entry
+    # whose kernel their glue calls (not `delegate`: an elementwise delegate is another path)
+    reduce_rule: Optional[Tuple[str, Tuple[str, ...]]] = None
+    reduce_target: Optional["NativeFunction"] = None
     dispatch: Dict[str, str] = dataclasses.field(default_factory=dict)
     variants: Tuple[str, ...] = ("function",)
     device_check: bool = True     # False for `device_check: NoCheck`

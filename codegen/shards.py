@@ -84,7 +84,7 @@ class Plan:
                 self.family[id(nf)] = self._family_of(nf)
         for nf in m.functions:
             if not nf.dispatch:
-                target = nf.delegate
+                target = nf.delegate or nf.reduce_target
                 self.family[id(nf)] = self.family.get(id(target), CORE) if target is not None else CORE
 
     def _family_of(self, nf) -> str:

@@ -37,6 +37,8 @@ typedef enum {
     RED_MAXDIM, /* max.dim: values and int64 indices (one reduced dim) */
     RED_MINDIM,
     RED_AMINMAX, /* aminmax: the minimum and (into the second result) the maximum */
+    RED_ROWS,    /* no loop of the kinds: an op of the reduction family that computes its own rows
+                    (kernels/reduce.h); the loops never see it */
 } red_kind;
 
 /* The one-dim ops: each line along dim is transformed on its own. */

@@ -4,11 +4,15 @@
  * all, any, logsumexp (the norms: kernels/reduce_norm.c).  The schema names these
  * functions for `CPU, CUDA`.
  *
- * Every variant of an op (functional, out=, dim, dim out=) funnels into one driver,
- * reduce_core2: the dims to reduce (dim=None and dim lists alike), the dtype computed
- * in and the result's, the op's argument checks with their messages, out= checks,
- * allocation on the input's device, then the element loops through the reduce_loop
- * stub (kernels/cpu/reduce.c, kernels/cuda/reduce.cu).  The input is first converted
+ * Every form of an op (functional, out=, dim, dim out=, dim=None) is the structured
+ * family `meta: reduction` (docs/codegen.md): the generated glue runs this file's meta
+ * step, reduce_family_meta (the dims to reduce, dim=None and dim lists alike, the
+ * dtype computed in and the result's by the op's kind, its argument checks with their
+ * messages, out= checks, allocation on the input's device), then the op's one kernel
+ * (reduce_kind_kernel, reduce_var_kernel: the element loops through the reduce_loop
+ * stub, kernels/cpu/reduce.c and kernels/cuda/reduce.cu), then reduce_family_finish.
+ * The drivers outside the family (norm, max()/min(), the unbiased= forms) call the
+ * three steps at once, reduce_core2.  The input is first converted
  * to the dtype the op computes in when that differs (sum of int32 is an int64 sum,
  * sum(dtype=float64) a float64 one).
  *
@@ -165,24 +169,95 @@ red_out_shape(const ops_tensor *self, const bool *mask, bool keepdim, int64_t *o
     return ond;
 }
 
-/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); arg is
- * var/std's correction or norm's order.  Kinds with a second result (var_mean's means
- * with RED_VAR/RED_STD, max.dim's indices) write it into out2 or *result2 when either
- * is given. */
-ops_status
-reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-             ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
-             ops_tensor **result2)
+/* The rows of an op outside the kinds (RED_ROWS): its rules, out= in self's dtype, self
+ * permuted so that the kept dims come first and the reduced ones last, whose
+ * contiguous copy is then the rows. */
+static ops_status
+red_rows_meta(ops_reduce *r, const char *op, unsigned rules, const ops_tensor *self, const ops_int_list *dims,
+              bool keepdim, const ops_tensor *out)
+{
+    int64_t osz[OPS_MAX_DIMS], perm[OPS_MAX_DIMS];
+    ops_status st;
+    if ((st = red_dims(op, self->ndim, dims, r->mask)) != OPS_OK)
+        return st;
+    if ((rules & REDUCE_META_FLOATING) && !ops_dtype_is_floating(self->dtype))
+        return ops_fail(OPS_ERR_DTYPE, "%s: expected a floating point input, but got %s", op,
+                        ops_dtype_name(self->dtype));
+    if (rules & REDUCE_META_NO_IDENTITY) {
+        if ((dims == NULL || dims->len == 0) && ops_shape_numel(self->ndim, self->sizes) == 0)
+            return ops_fail(OPS_ERR_INDEX,
+                            "%s: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                            "reduction dim with the 'dim' argument.",
+                            op);
+        for (int d = 0; d < self->ndim; d++)
+            if (r->mask[d] && self->sizes[d] == 0)
+                return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
+    }
+    const int ond = red_out_shape(self, r->mask, keepdim, osz);
+    if (out != NULL && (st = red_check_out(op, out, self->dtype, ond, osz)) != OPS_OK)
+        return st;
+    int np = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (!r->mask[d]) {
+            perm[np++] = d;
+            r->nout *= self->sizes[d];
+        }
+    for (int d = 0; d < self->ndim; d++)
+        if (r->mask[d]) {
+            perm[np++] = d;
+            r->nred *= self->sizes[d];
+        }
+    ops_tensor *view = ops_permute(self, (ops_int_list){perm, np});
+    if (view == NULL)
+        return ops_last_status();
+    r->src = red_convert(op, view, self->dtype, true);
+    ops_tensor_release(view);
+    if (r->src == NULL || (r->res = ops_tensor_new(op, ond, osz, NULL, self->dtype, r->device)) == NULL)
+        return ops_last_status();
+    return OPS_OK;
+}
+
+/* The norms' dtypes, with torch.norm's messages or (linalg) torch.linalg.vector_norm's:
+ * a floating input and dtype, a dtype the input converts to without narrowing. */
+static ops_status
+red_norm_dtypes(const char *op, bool linalg, const ops_tensor *self, ops_dtype dtype)
+{
+    if (!ops_dtype_is_floating(self->dtype))
+        return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: Expected a floating point or complex tensor as input. Got %s",
+                                 op, ops_dtype_name(self->dtype))
+                      : ops_fail(OPS_ERR_DTYPE,
+                                 "%s: input dtype should be either floating point or complex. Got %s instead.", op,
+                                 ops_dtype_name(self->dtype));
+    if (dtype != OPS_DTYPE_NONE) {
+        if (!ops_dtype_is_floating(dtype))
+            return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: dtype should be floating point or complex, but got %s", op,
+                                     ops_dtype_name(dtype))
+                          : ops_fail(OPS_ERR_DTYPE,
+                                     "%s: the desired output dtype should be either floating point or complex. Got "
+                                     "%s instead.",
+                                     op, ops_dtype_name(dtype));
+        if (ops_promote_types(self->dtype, dtype) != dtype)
+            return ops_fail(OPS_ERR_DTYPE,
+                            "%s: the dtype of the input (%s) should be convertible without narrowing to the "
+                            "specified dtype (%s)",
+                            op, ops_dtype_name(self->dtype), ops_dtype_name(dtype));
+    }
+    return OPS_OK;
+}
+
+static ops_status
+red_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops_tensor *self,
+         const ops_int_list *dims, bool keepdim, ops_dtype dtype, const ops_tensor *out, const ops_tensor *out2,
+         bool two)
 {
     ops_status st = OPS_OK;
-    ops_tensor *src = NULL, *res = NULL, *res2 = NULL;
-    bool mask[OPS_MAX_DIMS];
     int64_t osz[OPS_MAX_DIMS];
-    const bool two = out2 != NULL || result2 != NULL;
+    if (kind == RED_ROWS)
+        return red_rows_meta(r, op, rules, self, dims, keepdim, out);
 
-    if ((st = red_dims(op, self->ndim, dims, mask)) != OPS_OK)
+    if ((st = red_dims(op, self->ndim, dims, r->mask)) != OPS_OK)
         return st;
-    const int ond = red_out_shape(self, mask, keepdim, osz);
+    const int ond = red_out_shape(self, r->mask, keepdim, osz);
 
     /* the dtype computed in (cd) and the result's (rd) */
     ops_dtype cd = self->dtype, rd;
@@ -239,7 +314,9 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
     case RED_ARGMIN:
         rd = OPS_INT64;
         break;
-    case RED_NORM: /* the dtypes were checked by norm_impl */
+    case RED_NORM:
+        if ((st = red_norm_dtypes(op, (rules & REDUCE_META_LINALG) != 0, self, dtype)) != OPS_OK)
+            return st;
         cd = dtype != OPS_DTYPE_NONE ? dtype : self->dtype;
         rd = cd;
         break;
@@ -266,7 +343,7 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
     }
     if (kind == RED_MAXDIM || kind == RED_MINDIM) {
         for (int d = 0; d < self->ndim; d++)
-            if (mask[d] && self->sizes[d] == 0)
+            if (r->mask[d] && self->sizes[d] == 0)
                 return ops_fail(OPS_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", op, d);
     }
     if (kind == RED_AMAX || kind == RED_AMIN || kind == RED_ARGMAX || kind == RED_ARGMIN) {
@@ -278,7 +355,7 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
                                 op);
         } else {
             for (int d = 0; d < self->ndim; d++)
-                if (mask[d] && self->sizes[d] == 0)
+                if (r->mask[d] && self->sizes[d] == 0)
                     return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
         }
     }
@@ -287,7 +364,7 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
             return ops_fail(OPS_ERR_VALUE,
                             "%s: cannot compute aminmax over an empty dimension as the operation has no identity.", op);
         for (int d = 0; d < self->ndim; d++)
-            if (mask[d] && self->sizes[d] == 0)
+            if (r->mask[d] && self->sizes[d] == 0)
                 return ops_fail(OPS_ERR_VALUE, "%s: Expected reduction dim %d to have non-zero size.", op, d);
     }
     const ops_dtype rd2 = kind == RED_MAXDIM || kind == RED_MINDIM ? OPS_INT64 : rd;
@@ -298,285 +375,111 @@ reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_in
         return st;
     }
 
-    if ((src = red_convert(op, self, kind == RED_ALL || kind == RED_ANY ? self->dtype : cd, false)) == NULL) {
-        st = ops_last_status();
-        goto done;
-    }
-    const ops_device dev = ops_tensor_device(self);
-    if ((res = ops_tensor_new(op, ond, osz, NULL, rd, dev)) == NULL ||
-        (two && (res2 = ops_tensor_new(op, ond, osz, NULL, rd2, dev)) == NULL)) {
-        st = ops_last_status();
-        goto done;
-    }
-    if ((st = OPS_STUB_CALL(reduce_loop, dev, op, kind, src, mask, arg, res, res2)) != OPS_OK)
-        goto done;
-    if (out2 != NULL) {
-        st = red_finish_out2(op, out, res, out2, res2);
-    } else if (out != NULL) {
-        st = red_finish_out(op, out, res);
-    } else {
-        *result = res;
-        res = NULL;
-        if (two) {
-            *result2 = res2;
-            res2 = NULL;
-        }
-    }
-done:
-    ops_tensor_release(src);
-    ops_tensor_release(res);
-    ops_tensor_release(res2);
+    if ((r->src = red_convert(op, self, kind == RED_ALL || kind == RED_ANY ? self->dtype : cd, false)) == NULL)
+        return ops_last_status();
+    for (int d = 0; d < self->ndim; d++)
+        if (r->mask[d])
+            r->nred *= self->sizes[d];
+    r->nout = ops_shape_numel(ond, osz);
+    if ((r->res = ops_tensor_new(op, ond, osz, NULL, rd, r->device)) == NULL ||
+        (two && (r->res2 = ops_tensor_new(op, ond, osz, NULL, rd2, r->device)) == NULL))
+        return ops_last_status();
+    return OPS_OK;
+}
+
+static void
+red_release(ops_reduce *r)
+{
+    ops_tensor_release(r->src);
+    ops_tensor_release(r->res);
+    ops_tensor_release(r->res2);
+    r->src = r->res = r->res2 = NULL;
+}
+
+ops_status
+reduce_family_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops_tensor *self,
+                   const ops_int_list *dims, bool keepdim, ops_dtype dtype, const ops_tensor *out,
+                   const ops_tensor *out2, bool two)
+{
+    r->op = op;
+    r->kind = kind;
+    r->device = ops_tensor_device(self);
+    r->self = self;
+    r->dims = dims;
+    r->dtype = dtype;
+    r->src = r->res = r->res2 = NULL;
+    r->nout = r->nred = 1;
+    const ops_status st = red_meta(r, op, kind, rules, self, dims, keepdim, dtype, out, out2, two);
+    if (st != OPS_OK)
+        red_release(r);
     return st;
 }
 
-/* reduce_core2 for the ops with one result. */
-static ops_status
-reduce_core(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-            ops_dtype dtype, double arg, ops_tensor *out, ops_tensor **result)
+ops_status
+reduce_family_loop(ops_reduce *r, double arg)
 {
-    return reduce_core2(op, kind, self, dims, keepdim, dtype, arg, out, NULL, result, NULL);
+    return OPS_STUB_CALL(reduce_loop, r->device, r->op, r->kind, r->src, r->mask, arg, r->res, r->res2);
 }
 
-/* reduce_core for the ops without a correction. */
+ops_status
+reduce_family_finish(ops_reduce *r, ops_status st, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
+                     ops_tensor **result2)
+{
+    if (st == OPS_OK) {
+        if (out2 != NULL) {
+            st = red_finish_out2(r->op, out, r->res, out2, r->res2);
+        } else if (out != NULL) {
+            st = red_finish_out(r->op, out, r->res);
+        } else {
+            *result = r->res;
+            r->res = NULL;
+            if (result2 != NULL) {
+                *result2 = r->res2;
+                r->res2 = NULL;
+            }
+        }
+    }
+    red_release(r);
+    return st;
+}
+
+/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); arg is
+ * var/std's correction or norm's order.  Kinds with a second result (var_mean's means
+ * with RED_VAR/RED_STD, max.dim's indices) write it into out2 or *result2 when either
+ * is given.  The family's three steps in one call, for the drivers outside it (norm,
+ * max()/min()). */
+ops_status
+reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
+             ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
+             ops_tensor **result2)
+{
+    ops_reduce r;
+    ops_status st = reduce_family_meta(&r, op, kind, 0, self, dims, keepdim, dtype, out, out2,
+                                       out2 != NULL || result2 != NULL);
+    if (st != OPS_OK)
+        return st;
+    return reduce_family_finish(&r, reduce_family_loop(&r, arg), out, out2, result, result2);
+}
+
+/* reduce_core2 for the ops with one result and no argument (max(), min()). */
 static ops_status
 reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
             ops_dtype dtype, ops_tensor *out, ops_tensor **result)
 {
-    return reduce_core(op, kind, self, dims, keepdim, dtype, 1.0, out, result);
+    return reduce_core2(op, kind, self, dims, keepdim, dtype, 1.0, out, NULL, result, NULL);
 }
 
-static ops_tensor *
-reduce_new(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-           ops_dtype dtype)
-{
-    ops_tensor *r = NULL;
-    reduce_impl(op, kind, self, dims, keepdim, dtype, NULL, &r);
-    return r;
-}
+/* ---- the kernels of the structured family (`meta: reduction`) ----------------------------
+ * The generated glue of every form (functional, out=, dim, dim out=, dim=None) has run
+ * reduce_family_meta with the op's kind (its `reduce:` in the schema) and runs
+ * reduce_family_finish after the kernel: what is left is the loops. */
 
-/* ---- entry points ---------------------------------------------------------------------- */
-
-ops_tensor *
-reduce_sum(const ops_tensor *self, ops_dtype dtype)
-{
-    return reduce_new("sum", RED_SUM, self, NULL, false, dtype);
-}
-
+/* sum, nansum, mean, nanmean, prod, amax, amin, all, any, logsumexp, argmax, argmin,
+ * max.dim, min.dim, aminmax: the kind's loops, no argument of their own. */
 ops_status
-reduce_sum_out(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
+reduce_kind_kernel(ops_reduce *r)
 {
-    return reduce_impl("sum", RED_SUM, self, NULL, false, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_sum_dim(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
-{
-    return reduce_new("sum", RED_SUM, self, dim, keepdim, dtype);
-}
-
-ops_status
-reduce_sum_dim_out(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
-{
-    return reduce_impl("sum", RED_SUM, self, dim, keepdim, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_nansum(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
-{
-    return reduce_new("nansum", RED_NANSUM, self, dim, keepdim, dtype);
-}
-
-ops_status
-reduce_nansum_out(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
-{
-    return reduce_impl("nansum", RED_NANSUM, self, dim, keepdim, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_mean(const ops_tensor *self, ops_dtype dtype)
-{
-    return reduce_new("mean", RED_MEAN, self, NULL, false, dtype);
-}
-
-ops_status
-reduce_mean_out(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
-{
-    return reduce_impl("mean", RED_MEAN, self, NULL, false, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_mean_dim(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
-{
-    return reduce_new("mean", RED_MEAN, self, dim, keepdim, dtype);
-}
-
-ops_status
-reduce_mean_dim_out(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
-{
-    return reduce_impl("mean", RED_MEAN, self, dim, keepdim, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_prod(const ops_tensor *self, ops_dtype dtype)
-{
-    return reduce_new("prod", RED_PROD, self, NULL, false, dtype);
-}
-
-ops_status
-reduce_prod_out(const ops_tensor *self, ops_dtype dtype, ops_tensor *out)
-{
-    return reduce_impl("prod", RED_PROD, self, NULL, false, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_prod_dim(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_new("prod", RED_PROD, self, &d, keepdim, dtype);
-}
-
-ops_status
-reduce_prod_dim_out(const ops_tensor *self, int64_t dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_impl("prod", RED_PROD, self, &d, keepdim, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_amax(const ops_tensor *self, ops_int_list dim, bool keepdim)
-{
-    return reduce_new("amax", RED_AMAX, self, &dim, keepdim, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_amax_out(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
-{
-    return reduce_impl("amax", RED_AMAX, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_amin(const ops_tensor *self, ops_int_list dim, bool keepdim)
-{
-    return reduce_new("amin", RED_AMIN, self, &dim, keepdim, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_amin_out(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
-{
-    return reduce_impl("amin", RED_AMIN, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_all(const ops_tensor *self)
-{
-    return reduce_new("all", RED_ALL, self, NULL, false, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_all_out(const ops_tensor *self, ops_tensor *out)
-{
-    return reduce_impl("all", RED_ALL, self, NULL, false, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_all_dim(const ops_tensor *self, int64_t dim, bool keepdim)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_new("all", RED_ALL, self, &d, keepdim, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_all_dim_out(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_impl("all", RED_ALL, self, &d, keepdim, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_any(const ops_tensor *self)
-{
-    return reduce_new("any", RED_ANY, self, NULL, false, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_any_out(const ops_tensor *self, ops_tensor *out)
-{
-    return reduce_impl("any", RED_ANY, self, NULL, false, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_any_dim(const ops_tensor *self, int64_t dim, bool keepdim)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_new("any", RED_ANY, self, &d, keepdim, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_any_dim_out(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *out)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_impl("any", RED_ANY, self, &d, keepdim, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_logsumexp(const ops_tensor *self, ops_int_list dim, bool keepdim)
-{
-    return reduce_new("logsumexp", RED_LSE, self, &dim, keepdim, OPS_DTYPE_NONE);
-}
-
-ops_status
-reduce_logsumexp_out(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
-{
-    return reduce_impl("logsumexp", RED_LSE, self, &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_nanmean(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
-{
-    return reduce_new("nanmean", RED_NANMEAN, self, dim, keepdim, dtype);
-}
-
-ops_status
-reduce_nanmean_out(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_dtype dtype, ops_tensor *out)
-{
-    return reduce_impl("nanmean", RED_NANMEAN, self, dim, keepdim, dtype, out, NULL);
-}
-
-/* argmax/argmin: dim NULL reduces every dim (the flat index). */
-static ops_status
-arg_impl(const char *op, red_kind kind, const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out,
-         ops_tensor **result)
-{
-    const ops_int_list d = {dim, 1};
-    return reduce_impl(op, kind, self, dim != NULL ? &d : NULL, keepdim, OPS_DTYPE_NONE, out, result);
-}
-
-ops_tensor *
-reduce_argmax(const ops_tensor *self, const int64_t *dim, bool keepdim)
-{
-    ops_tensor *r = NULL;
-    arg_impl("argmax", RED_ARGMAX, self, dim, keepdim, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_argmax_out(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out)
-{
-    return arg_impl("argmax", RED_ARGMAX, self, dim, keepdim, out, NULL);
-}
-
-ops_tensor *
-reduce_argmin(const ops_tensor *self, const int64_t *dim, bool keepdim)
-{
-    ops_tensor *r = NULL;
-    arg_impl("argmin", RED_ARGMIN, self, dim, keepdim, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_argmin_out(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out)
-{
-    return arg_impl("argmin", RED_ARGMIN, self, dim, keepdim, out, NULL);
+    return reduce_family_loop(r, 1.0);
 }
 
 /* var/std: correction None is 1 (Bessel's). */
@@ -586,37 +489,15 @@ red_correction(const ops_scalar *correction)
     return correction != NULL ? ops_scalar_to_double(*correction) : 1.0;
 }
 
-ops_tensor *
-reduce_var_correction(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim)
-{
-    ops_tensor *r = NULL;
-    reduce_core("var", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL, &r);
-    return r;
-}
-
+/* var, std, var_mean, std_mean (correction= forms): the loops with the divisor's
+ * correction. */
 ops_status
-reduce_var_correction_out(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
-                       ops_tensor *out)
+reduce_var_kernel(ops_reduce *r, const ops_scalar *correction)
 {
-    return reduce_core("var", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out, NULL);
+    return reduce_family_loop(r, red_correction(correction));
 }
 
-ops_tensor *
-reduce_std_correction(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim)
-{
-    ops_tensor *r = NULL;
-    reduce_core("std", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_std_correction_out(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
-                       ops_tensor *out)
-{
-    return reduce_core("std", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out, NULL);
-}
-
-/* ---- max, min: whole tensor, and over one dim with indices ------------------------- */
+/* ---- max(), min(): every element, out= of any dtype the result can be cast to --------- */
 
 /* max()/min() of every element; out= may have any dtype the result can be cast to. */
 static ops_status
@@ -671,82 +552,7 @@ reduce_min_unary_out(const ops_tensor *self, ops_tensor *out)
     return minmax_all("min", RED_AMIN, self, out, NULL);
 }
 
-/* max.dim/min.dim: values (self's dtype) and int64 indices along dim. */
-static ops_status
-minmax_dim(const char *op, red_kind kind, const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *values_out,
-           ops_tensor *indices_out, ops_tensor **values, ops_tensor **indices)
-{
-    const ops_int_list d = {&dim, 1};
-    return reduce_core2(op, kind, self, &d, keepdim, OPS_DTYPE_NONE, 0.0, values_out, indices_out, values, indices);
-}
-
-ops_status
-reduce_max_dim(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor **values, ops_tensor **indices)
-{
-    return minmax_dim("max", RED_MAXDIM, self, dim, keepdim, NULL, NULL, values, indices);
-}
-
-ops_status
-reduce_max_dim_max(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *max, ops_tensor *max_values)
-{
-    /* PyTorch's names: max holds the values, max_values the indices */
-    return minmax_dim("max", RED_MAXDIM, self, dim, keepdim, max, max_values, NULL, NULL);
-}
-
-ops_status
-reduce_min_dim(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor **values, ops_tensor **indices)
-{
-    return minmax_dim("min", RED_MINDIM, self, dim, keepdim, NULL, NULL, values, indices);
-}
-
-ops_status
-reduce_min_dim_min(const ops_tensor *self, int64_t dim, bool keepdim, ops_tensor *min, ops_tensor *min_indices)
-{
-    return minmax_dim("min", RED_MINDIM, self, dim, keepdim, min, min_indices, NULL, NULL);
-}
-
-/* ---- aminmax --------------------------------------------------------------------------- */
-
-/* The minimum and the maximum in one pass over dim (NULL: every element); NaN
- * propagates into both, as PyTorch's (and NumPy's amin/amax). */
-static ops_status
-aminmax_impl(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *out_min, ops_tensor *out_max,
-             ops_tensor **min, ops_tensor **max)
-{
-    const ops_int_list d = {dim, 1};
-    return reduce_core2("aminmax", RED_AMINMAX, self, dim != NULL ? &d : NULL, keepdim, OPS_DTYPE_NONE, 0.0, out_min,
-                        out_max, min, max);
-}
-
-ops_status
-reduce_aminmax(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor **min, ops_tensor **max)
-{
-    return aminmax_impl(self, dim, keepdim, NULL, NULL, min, max);
-}
-
-ops_status
-reduce_aminmax_out(const ops_tensor *self, const int64_t *dim, bool keepdim, ops_tensor *min, ops_tensor *max)
-{
-    return aminmax_impl(self, dim, keepdim, min, max, NULL, NULL);
-}
-
-/* ---- var_mean, std_mean ---------------------------------------------------------------- */
-
-ops_status
-reduce_var_mean_correction(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
-                        ops_tensor **result0, ops_tensor **result1)
-{
-    return reduce_core2("var_mean", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL,
-                        NULL, result0, result1);
-}
-
-ops_status
-reduce_var_mean_correction_out(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction,
-                            bool keepdim, ops_tensor *out0, ops_tensor *out1)
-{
-    return reduce_core2("var_mean", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out0,
-                        out1, NULL, NULL);
-}
+/* ---- var_mean, std_mean with `unbiased` ------------------------------------------------- */
 
 ops_status
 reduce_var_mean(const ops_tensor *self, bool unbiased, ops_tensor **result0, ops_tensor **result1)
@@ -764,22 +570,6 @@ reduce_var_mean_dim(const ops_tensor *self, const ops_int_list *dim, bool unbias
 }
 
 ops_status
-reduce_std_mean_correction(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction, bool keepdim,
-                        ops_tensor **result0, ops_tensor **result1)
-{
-    return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), NULL,
-                        NULL, result0, result1);
-}
-
-ops_status
-reduce_std_mean_correction_out(const ops_tensor *self, const ops_int_list *dim, const ops_scalar *correction,
-                            bool keepdim, ops_tensor *out0, ops_tensor *out1)
-{
-    return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, red_correction(correction), out0,
-                        out1, NULL, NULL);
-}
-
-ops_status
 reduce_std_mean(const ops_tensor *self, bool unbiased, ops_tensor **result0, ops_tensor **result1)
 {
     return reduce_core2("std_mean", RED_STD, self, NULL, false, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
@@ -792,79 +582,6 @@ reduce_std_mean_dim(const ops_tensor *self, const ops_int_list *dim, bool unbias
 {
     return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
                         result0, result1);
-}
-
-/* ---- reduce_meta: the meta step for reduction-like ops outside the kinds --------------- */
-
-ops_status
-reduce_meta(const char *op, const ops_tensor *self, const ops_int_list *dims, bool keepdim, unsigned rules,
-            const ops_tensor *out, reduce_meta_out *m)
-{
-    bool mask[OPS_MAX_DIMS];
-    int64_t osz[OPS_MAX_DIMS], perm[OPS_MAX_DIMS];
-    ops_status st;
-    m->rows = m->result = NULL;
-    m->nout = m->nred = 1;
-    if ((st = red_dims(op, self->ndim, dims, mask)) != OPS_OK)
-        return st;
-    if ((rules & REDUCE_META_FLOATING) && !ops_dtype_is_floating(self->dtype))
-        return ops_fail(OPS_ERR_DTYPE, "%s: expected a floating point input, but got %s", op,
-                        ops_dtype_name(self->dtype));
-    if (rules & REDUCE_META_NO_IDENTITY) {
-        if ((dims == NULL || dims->len == 0) && ops_shape_numel(self->ndim, self->sizes) == 0)
-            return ops_fail(OPS_ERR_INDEX,
-                            "%s: Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                            "reduction dim with the 'dim' argument.",
-                            op);
-        for (int d = 0; d < self->ndim; d++)
-            if (mask[d] && self->sizes[d] == 0)
-                return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
-    }
-    const int ond = red_out_shape(self, mask, keepdim, osz);
-    if (out != NULL && (st = red_check_out(op, out, self->dtype, ond, osz)) != OPS_OK)
-        return st;
-    /* the kept dims first, the reduced ones last: a contiguous copy is then the rows */
-    int np = 0;
-    for (int d = 0; d < self->ndim; d++)
-        if (!mask[d]) {
-            perm[np++] = d;
-            m->nout *= self->sizes[d];
-        }
-    for (int d = 0; d < self->ndim; d++)
-        if (mask[d]) {
-            perm[np++] = d;
-            m->nred *= self->sizes[d];
-        }
-    ops_tensor *view = ops_permute(self, (ops_int_list){perm, np});
-    if (view == NULL)
-        return ops_last_status();
-    m->rows = red_convert(op, view, self->dtype, true);
-    ops_tensor_release(view);
-    if (m->rows == NULL ||
-        (m->result = ops_tensor_new(op, ond, osz, NULL, self->dtype, ops_tensor_device(self))) == NULL) {
-        st = ops_last_status();
-        ops_tensor_release(m->rows);
-        m->rows = NULL;
-        return st;
-    }
-    return OPS_OK;
-}
-
-ops_status
-reduce_meta_finish(const char *op, ops_status st, reduce_meta_out *m, ops_tensor *out, ops_tensor **result)
-{
-    if (st == OPS_OK) {
-        if (out != NULL) {
-            st = red_finish_out(op, out, m->result);
-        } else {
-            *result = m->result;
-            m->result = NULL;
-        }
-    }
-    ops_tensor_release(m->rows);
-    ops_tensor_release(m->result);
-    m->rows = m->result = NULL;
-    return st;
 }
 
 /* ---- var/std with `unbiased` (CompositeExplicitAutograd) ---------------------------------

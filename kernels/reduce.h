@@ -67,34 +67,55 @@ ops_status red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r);
 ops_status red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r0, ops_tensor *out1,
                            const ops_tensor *r1);
 
-/* ---- the meta step of a reduction-like op outside the kinds ---------------------------------
+/* ---- the structured reduction family (`meta: reduction`, docs/codegen.md) -----------------
  *
- * A new op that reduces dims (dim=None, one dim or a list, keepdim, out=) need not
- * become a red_kind: its kernel file, one per backend, calls reduce_meta for
- * everything but the arithmetic, loops over the rows it is given, and ends with
- * reduce_meta_finish (docs/adding-an-op.md, "A reduction-like op"). */
+ * The generated glue of every form of a reduction (functional, out=, dim, dim out=,
+ * dim=None) runs the family's meta step, reduce_family_meta, then the op's one kernel
+ * (`ops_status k(ops_reduce *r, <the op's own arguments>)`, declared by the schema),
+ * then reduce_family_finish.  The kernel sees only what the meta made: a kind's kernel
+ * runs the element loops (reduce_family_loop), an op outside the kinds (`reduce: [rows,
+ * ...]`: ptp, docs/adding-an-op.md) computes its rows itself. */
 
-/* rules of reduce_meta (or-ed) */
+/* rules of an op outside the kinds (or-ed; `reduce: [rows, floating, no_identity]`), and norm's */
 #define REDUCE_META_FLOATING 1u    /* self must be floating: "<op>: expected a floating point input, but got int64" */
 #define REDUCE_META_NO_IDENTITY 2u /* reducing nothing is an error (amax's messages) */
+/* RED_NORM's dtype messages are torch.linalg.vector_norm's (`reduce: [norm, linalg]`) */
+#define REDUCE_META_LINALG 4u
 
-typedef struct {
-    ops_tensor *rows;   /* self (its dtype) on its device, contiguous: nout rows of nred elements, the
-                           reduced elements of output o in row o, in their row-major order */
-    ops_tensor *result; /* contiguous, the output's shape and self's dtype, on self's device: nout elements */
+typedef struct ops_reduce {
+    const char *op;        /* the schema name, for messages */
+    red_kind kind;         /* the op's rule (RED_ROWS: its own rows) */
+    ops_device device;     /* self's */
+    /* the call's arguments, borrowed for its duration (a kernel's own checks: norm's) */
+    const ops_tensor *self;
+    const ops_int_list *dims; /* as given: NULL or empty is every dim */
+    ops_dtype dtype;          /* as given: OPS_DTYPE_NONE is None */
+    bool mask[OPS_MAX_DIMS]; /* the reduced dims of self */
+    /* a kind: self in the dtype computed in (any strides).  RED_ROWS: self (its dtype),
+     * contiguous, nout rows of nred elements: the reduced elements of output o in row o,
+     * in their row-major order */
+    ops_tensor *src;
+    ops_tensor *res;  /* contiguous, the output's shape and dtype, on device: nout elements */
+    ops_tensor *res2; /* the second result (var_mean's means, max.dim's indices, aminmax's
+                         maxima), or NULL */
     int64_t nout, nred;
-} reduce_meta_out;
+} ops_reduce;
 
-/* Checks dims against self (out of range, repeated: the reductions' messages), the
- * rules, and out= (self's dtype, no internal overlap); then makes m's rows and its
- * result.  On failure nothing is allocated and m holds no tensor. */
-ops_status reduce_meta(const char *op, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-                       unsigned rules, const ops_tensor *out, reduce_meta_out *m);
-/* The last step: when st is OPS_OK, m's result goes into out (resized when its shape
- * differs) or to *result (out NULL); m's tensors are released either way.  Returns
- * st, or the error of the write. */
-ops_status reduce_meta_finish(const char *op, ops_status st, reduce_meta_out *m, ops_tensor *out,
-                              ops_tensor **result);
+/* The meta step: dims (NULL or empty: all) against self (out of range, repeated), the
+ * rule's dtypes (the result's from dtype, NONE: the op's rule, and out's), its identity
+ * checks, out= (dtype, no internal overlap; out2 too, and no overlap of the two), then
+ * src and the results.  two: the op has a second result.  On failure r holds no tensor. */
+ops_status reduce_family_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops_tensor *self,
+                              const ops_int_list *dims, bool keepdim, ops_dtype dtype, const ops_tensor *out,
+                              const ops_tensor *out2, bool two);
+/* A kind's loops, through the reduce_loop stub of r's device; arg is var/std's
+ * correction or norm's order (1.0 where the kind has none). */
+ops_status reduce_family_loop(ops_reduce *r, double arg);
+/* The last step: when st is OPS_OK, r's results go into out/out2 (resized when their
+ * shape differs; both resized before either is written) or to *result and *result2 (out
+ * NULL); r's tensors are released either way.  Returns st, or the error of the write. */
+ops_status reduce_family_finish(ops_reduce *r, ops_status st, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
+                                ops_tensor **result2);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* Norms, the driver for every device: norm (its Scalar, dim, dtype and out= forms),
- * frobenius_norm, linalg_vector_norm.  The order and dtype checks are here; the
- * reduction is kernels/reduce.c's reduce_core2 with RED_NORM (the loops: the
+ * frobenius_norm, linalg_vector_norm, each one kernel of the structured reduction
+ * family (`meta: reduction`, `reduce: norm`): the generated glue has run the family's
+ * meta step (dims, the dtypes with the norms' messages, the result's shape and dtype,
+ * out=); the order's checks are here, the reduction is the RED_NORM loops (the
  * reduce_loop stub). */
 #include <math.h>
 #include <string.h>
@@ -12,34 +14,14 @@
 
 /* ---- norm, frobenius_norm, linalg_vector_norm ------------------------------------------ */
 
-/* The vector norm of order ord over dims (NULL or empty: all) in dtype (NONE: self's),
- * with PyTorch's checks: floating self, a floating dtype self converts to without
- * narrowing, and no inf or negative order over nothing (those have no identity).
- * linalg picks linalg.vector_norm's wording over norm's. */
+/* The empty reductions a norm of order ord has no identity for (negative, inf), over
+ * r's dims as given (the meta step has checked the dtypes, with the norms' messages). */
 static ops_status
-norm_impl(const char *op, bool linalg, const ops_tensor *self, double ord, const ops_int_list *dims, bool keepdim,
-          ops_dtype dtype, ops_tensor *out, ops_tensor **result)
+norm_check(const ops_reduce *r, double ord)
 {
-    if (!ops_dtype_is_floating(self->dtype))
-        return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: Expected a floating point or complex tensor as input. Got %s",
-                                 op, ops_dtype_name(self->dtype))
-                      : ops_fail(OPS_ERR_DTYPE,
-                                 "%s: input dtype should be either floating point or complex. Got %s instead.", op,
-                                 ops_dtype_name(self->dtype));
-    if (dtype != OPS_DTYPE_NONE) {
-        if (!ops_dtype_is_floating(dtype))
-            return linalg ? ops_fail(OPS_ERR_DTYPE, "%s: dtype should be floating point or complex, but got %s", op,
-                                     ops_dtype_name(dtype))
-                          : ops_fail(OPS_ERR_DTYPE,
-                                     "%s: the desired output dtype should be either floating point or complex. Got "
-                                     "%s instead.",
-                                     op, ops_dtype_name(dtype));
-        if (ops_promote_types(self->dtype, dtype) != dtype)
-            return ops_fail(OPS_ERR_DTYPE,
-                            "%s: the dtype of the input (%s) should be convertible without narrowing to the "
-                            "specified dtype (%s)",
-                            op, ops_dtype_name(self->dtype), ops_dtype_name(dtype));
-    }
+    const char *op = r->op;
+    const ops_tensor *self = r->self;
+    const ops_int_list *dims = r->dims;
     if (ops_shape_numel(self->ndim, self->sizes) == 0 && (ord < 0 || ord == INFINITY)) {
         if (dims == NULL || dims->len == 0)
             return ops_fail(OPS_ERR_VALUE,
@@ -57,97 +39,41 @@ norm_impl(const char *op, bool linalg, const ops_tensor *self, double ord, const
                                 op, ord, (long long)d);
         }
     }
-    return reduce_core2(op, RED_NORM, self, dims, keepdim, dtype, ord, out, NULL, result, NULL);
+    return OPS_OK;
 }
 
-/* norm's p: None is 2. */
-static double
-norm_order(const ops_scalar *p)
+/* The norm's checks, then the RED_NORM loops (the meta step has made r: dims, the
+ * result's shape and dtype, out=). */
+static ops_status
+norm_run(ops_reduce *r, double ord)
 {
-    return p != NULL ? ops_scalar_to_double(*p) : 2.0;
+    const ops_status st = norm_check(r, ord);
+    return st != OPS_OK ? st : reduce_family_loop(r, ord);
 }
 
-ops_tensor *
-reduce_norm_scalar(const ops_tensor *self, ops_scalar p)
-{
-    ops_tensor *r = NULL;
-    norm_impl("norm", false, self, ops_scalar_to_double(p), NULL, false, OPS_DTYPE_NONE, NULL, &r);
-    return r;
-}
-
+/* norm (its Scalar, dim, dtype and out= forms): p None is 2. */
 ops_status
-reduce_norm_scalar_out(const ops_tensor *self, ops_scalar p, ops_tensor *out)
+reduce_norm_kernel(ops_reduce *r, const ops_scalar *p)
 {
-    return norm_impl("norm", false, self, ops_scalar_to_double(p), NULL, false, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_norm_scalaropt_dim(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim)
-{
-    ops_tensor *r = NULL;
-    norm_impl("norm", false, self, norm_order(p), &dim, keepdim, OPS_DTYPE_NONE, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_norm_out(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim, ops_tensor *out)
-{
-    return norm_impl("norm", false, self, norm_order(p), &dim, keepdim, OPS_DTYPE_NONE, out, NULL);
-}
-
-ops_tensor *
-reduce_norm_scalaropt_dim_dtype(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim,
-                             ops_dtype dtype)
-{
-    ops_tensor *r = NULL;
-    norm_impl("norm", false, self, norm_order(p), &dim, keepdim, dtype, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_norm_dtype_out(const ops_tensor *self, const ops_scalar *p, ops_int_list dim, bool keepdim, ops_dtype dtype,
-                   ops_tensor *out)
-{
-    return norm_impl("norm", false, self, norm_order(p), &dim, keepdim, dtype, out, NULL);
-}
-
-ops_tensor *
-reduce_norm_scalaropt_dtype(const ops_tensor *self, const ops_scalar *p, ops_dtype dtype)
-{
-    ops_tensor *r = NULL;
-    norm_impl("norm", false, self, norm_order(p), NULL, false, dtype, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_norm_scalaropt_dtype_out(const ops_tensor *self, const ops_scalar *p, ops_dtype dtype, ops_tensor *out)
-{
-    return norm_impl("norm", false, self, norm_order(p), NULL, false, dtype, out, NULL);
+    return norm_run(r, p != NULL ? ops_scalar_to_double(*p) : 2.0);
 }
 
 /* frobenius_norm: the 2-norm over at most two dims. */
-static ops_status
-frobenius_impl(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out, ops_tensor **result)
+ops_status
+reduce_frobenius_norm_kernel(ops_reduce *r)
 {
-    if (dim.len > 2)
+    if (r->dims->len > 2)
         return ops_fail(OPS_ERR_VALUE,
                         "frobenius_norm: Expected at most 2 dimensions, but got %lld dimensions instead.",
-                        (long long)dim.len);
-    return norm_impl("frobenius_norm", false, self, 2.0, &dim, keepdim, OPS_DTYPE_NONE, out, result);
+                        (long long)r->dims->len);
+    return norm_run(r, 2.0);
 }
 
-ops_tensor *
-reduce_frobenius_norm_dim(const ops_tensor *self, ops_int_list dim, bool keepdim)
-{
-    ops_tensor *r = NULL;
-    frobenius_impl(self, dim, keepdim, NULL, &r);
-    return r;
-}
-
+/* linalg_vector_norm and its out= form. */
 ops_status
-reduce_frobenius_norm_out(const ops_tensor *self, ops_int_list dim, bool keepdim, ops_tensor *out)
+reduce_linalg_vector_norm_kernel(ops_reduce *r, ops_scalar ord)
 {
-    return frobenius_impl(self, dim, keepdim, out, NULL);
+    return norm_run(r, ops_scalar_to_double(ord));
 }
 
 /* norm.str, torch.norm(self, 'fro' | 'nuc', dim, keepdim, dtype) (a libops extension of
@@ -179,19 +105,3 @@ norm_str_impl(const ops_tensor *self, const char *p, const ops_int_list *dim, bo
     }
     return ops_nuclear_norm_dim(self, *dim, keepdim);
 }
-
-ops_tensor *
-reduce_linalg_vector_norm(const ops_tensor *self, ops_scalar ord, const ops_int_list *dim, bool keepdim, ops_dtype dtype)
-{
-    ops_tensor *r = NULL;
-    norm_impl("linalg_vector_norm", true, self, ops_scalar_to_double(ord), dim, keepdim, dtype, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_linalg_vector_norm_out(const ops_tensor *self, ops_scalar ord, const ops_int_list *dim, bool keepdim,
-                           ops_dtype dtype, ops_tensor *out)
-{
-    return norm_impl("linalg_vector_norm", true, self, ops_scalar_to_double(ord), dim, keepdim, dtype, out, NULL);
-}
-

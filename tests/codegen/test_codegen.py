@@ -42,6 +42,11 @@ class Rejections(unittest.TestCase):
         # `check:`, an op's argument check run once by the glue (issue 16)
         "check_not_ident", "check_on_delegate", "check_on_dispatch_entry", "check_signature_clash",
         "check_kernel_name", "check_missing",
+        # the structured reduction family, `meta: reduction` (codegen/reduction.py): its rule,
+        # and the mapping of each form's arguments onto the structured entry's
+        "reduce_no_rule", "reduce_unknown_kind", "reduce_flags_on_kind", "reduce_without_meta",
+        "reduce_bad_dim", "reduce_two_outs", "reduce_delegate_args", "reduce_delegate_extra",
+        "reduce_delegate_type", "reduce_delegate_returns",
     ]
     # ops/conformance/*.yaml, checked against fixtures/native_functions.yaml
     REQUIRED_CONFORMANCE = [
@@ -806,6 +811,114 @@ class Generated(unittest.TestCase):
         failures = compile_c([src], RUNTIME_INC + [self.out])
         self.assertIn(src, failures)
         self.assertIn("conflicting types", failures[src])
+
+
+class Reductions(unittest.TestCase):
+    """`meta: reduction` (tests/codegen/fixtures/reduction.yaml): every form of an op is
+    glue around one kernel; each form's own dim / keepdim / dtype reach the family's meta
+    step (an absent dim is None, an absent keepdim false), the op's own arguments its
+    kernel (an absent optional one None)."""
+
+    FIX = os.path.join(FIXTURES, "reduction.yaml")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="codegen-reduce-")
+        p = run_gen("all", "--native", cls.FIX, "--out-dir", cls.tmp, "--no-kernel-check", "--conformance")
+        if p.returncode != 0:
+            raise AssertionError(p.stderr)
+        with open(os.path.join(cls.tmp, "ops_glue_core.c"), encoding="utf-8") as f:
+            cls.glue = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def body(self, c_name):
+        m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", self.glue, re.S)
+        self.assertIsNotNone(m, c_name)
+        return m.group(1)
+
+    def test_model(self):
+        m = model.load_model(self.FIX, conformance=[])
+        st = m.by_name["sum.dim_out"]
+        for n in ("sum", "sum.out", "sum.dim", "sum.dim_out"):
+            self.assertIs(m.by_name[n].reduce_target, st, n)
+            self.assertIsNone(m.by_name[n].delegate, n)  # not the elementwise path
+        self.assertEqual(st.reduce_rule, ("sum", ()))
+        self.assertEqual(m.by_name["ptp.out"].reduce_rule, ("rows", ("floating", "no_identity")))
+
+    def test_forms_map_onto_the_meta(self):
+        def meta(c_name):
+            b = self.body(c_name)
+            m = re.search(r"_st = reduce_family_meta\(&_r, (.*)\);", b)
+            self.assertIsNotNone(m, b)
+            return m.group(1)
+        # every form of sum calls the one row of sum.dim_out
+        for c in ("ops_base_sum", "ops_base_sum_out", "ops_base_sum_dim", "ops_base_sum_dim_out"):
+            self.assertIn("ops_dispatch_lookup(OPS_OP_SUM_DIM_OUT, _dev)", self.body(c), c)
+        self.assertEqual(meta("ops_base_sum"), '"sum", RED_SUM, 0u, self, NULL, false, dtype, NULL, NULL, false')
+        self.assertEqual(meta("ops_base_sum_out"), '"sum", RED_SUM, 0u, self, NULL, false, dtype, out, NULL, false')
+        self.assertEqual(meta("ops_base_sum_dim"), '"sum", RED_SUM, 0u, self, dim, keepdim, dtype, NULL, NULL, false')
+        # int? dim: a one-element list or None; int dim: a one-element list
+        self.assertIn("const ops_int_list _dims = {dim, 1};", self.body("ops_base_argmax"))
+        self.assertIn("dim != NULL ? &_dims : NULL", meta("ops_base_argmax"))
+        self.assertIn("const ops_int_list _dims = {&dim, 1};", self.body("ops_base_max_dim"))
+        # two results: the functional form's out-parameters, the out= form's two outs
+        self.assertIn("reduce_family_finish(&_r, _fn(&_r), NULL, NULL, values, indices)", self.body("ops_base_max_dim"))
+        self.assertIn("max, max_values, true", meta("ops_base_max_dim_max"))
+        self.assertIn("reduce_family_finish(&_r, _fn(&_r), max, max_values, NULL, NULL)", self.body("ops_base_max_dim_max"))
+        # the op's own argument, None where a form lacks it
+        self.assertIn("_fn(&_r, correction)", self.body("ops_base_var_correction"))
+        self.assertIn("_fn(&_r, NULL)", self.body("ops_base_var_plain"))
+        # a form's Scalar p where the structured entry has Scalar? p: passed by address;
+        # a kind's flag (norm's linalg messages)
+        self.assertIn("_fn(&_r, &p)", self.body("ops_base_norm_scalar"))
+        self.assertEqual(meta("ops_base_norm_scalar"),
+                         '"norm", RED_NORM, REDUCE_META_LINALG, self, NULL, false, OPS_DTYPE_NONE, NULL, NULL, false')
+        self.assertIn("self, &dim, keepdim, dtype, out, NULL, false", meta("ops_base_norm_dtype_out"))
+        # an op outside the kinds: its rules
+        self.assertIn('"ptp", RED_ROWS, REDUCE_META_FLOATING | REDUCE_META_NO_IDENTITY, self, dim, keepdim',
+                      meta("ops_base_ptp_out"))
+        # self's device is current for the three steps (the meta allocates there)
+        self.assertIn("ops_device_guard_enter(_dev)", self.body("ops_base_sum"))
+        self.assertIn("ops_device_guard_enter(_dev)", self.body("ops_base_ptp_out"))
+
+    def test_kernel_prototypes(self):
+        with open(os.path.join(self.tmp, "ops_kernels.h"), encoding="utf-8") as f:
+            h = f.read()
+        self.assertIn('#include "kernels/reduce.h"', h)
+        self.assertIn("ops_status reduce_kind_kernel(ops_reduce *r);", h)
+        self.assertIn("ops_status var_kernel_cpu(ops_reduce *r, const ops_scalar *correction);", h)
+
+    def test_kinds_and_flags_exist(self):
+        """The generator's names of the kinds and rules are kernels/'s constants."""
+        from codegen import reduction
+        with open(os.path.join(ROOT, "kernels", "ops_reduce_common.h"), encoding="utf-8") as f:
+            enum = re.search(r"typedef enum \{(.*?)\} red_kind;", f.read(), re.S).group(1)
+        kinds = set(re.findall(r"^\s*(RED_\w+),", enum, re.M))
+        self.assertEqual(sorted(set(reduction.KINDS.values()) - kinds), [])
+        with open(os.path.join(ROOT, "kernels", "reduce.h"), encoding="utf-8") as f:
+            h = f.read()
+        for c in reduction.ROW_FLAGS.values():
+            self.assertRegex(h, r"#define " + c + r" \d+u")
+
+    def test_compiles(self):
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        src = os.path.join(self.tmp, "kernels_fixture.c")
+        with open(src, "w") as f:
+            f.write('#include "ops_kernels.h"\n'
+                    "ops_status\nreduce_kind_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n"
+                    "ops_status\nvar_kernel_cpu(ops_reduce *r, const ops_scalar *correction)\n{\n"
+                    "    (void)r, (void)correction;\n    return OPS_OK;\n}\n"
+                    "ops_status\nptp_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n"
+                    "ops_status\nnorm_kernel(ops_reduce *r, const ops_scalar *p)\n{\n"
+                    "    (void)r, (void)p;\n    return OPS_OK;\n}\n")
+        files = [os.path.join(self.tmp, "ops_glue_core.c"), src]
+        for extra in ([], ["-DOPS_WITH_CUDA=1"]):
+            with self.subTest(flags=extra):
+                self.assertEqual(compile_c(files, RUNTIME_INC + [self.tmp], extra), {})
 
 
 class RealSchema(unittest.TestCase):

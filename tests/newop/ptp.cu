@@ -1,6 +1,7 @@
 // ptp (CUDA): ptp.c's rows on the device, a thread per row (NaN wins as there).
-// reduce_meta, shared with the CPU, has checked the arguments and made the rows and
-// the result on the input's device.
+// The reduction family's meta step, shared with the CPU (the generated glue runs it,
+// with the input's device current), has checked the arguments and made the rows and
+// the result on that device.
 #include "cuda_common.h"
 #include "kernels/reduce.h"
 #include "ops_dispatch.h"
@@ -28,51 +29,26 @@ ptp_kernel(const T *in, T *res, int64_t nout, int64_t nred)
 
 template <typename T>
 static ops_status
-ptp_launch(const reduce_meta_out *m, int dev)
+ptp_launch(const ops_reduce *r)
 {
-    const int64_t blocks = (m->nout + 255) / 256;
+    const int64_t blocks = (r->nout + 255) / 256;
     const unsigned grid = (unsigned)(blocks < 65535 ? blocks : 65535);
-    OPS_LAUNCH((ptp_kernel<T>), grid, 256, 0, ops_cuda_current_stream(dev),
-               static_cast<const T *>(ops_tensor_data_ptr(m->rows)), static_cast<T *>(ops_tensor_data_ptr(m->result)),
-               m->nout, m->nred);
+    OPS_LAUNCH((ptp_kernel<T>), grid, 256, 0, ops_cuda_current_stream(r->device.index),
+               static_cast<const T *>(ops_tensor_data_ptr(r->src)), static_cast<T *>(ops_tensor_data_ptr(r->res)),
+               r->nout, r->nred);
     return ops_cuda_check_launch("ptp");
 }
 
-static ops_status
-ptp_rows(const reduce_meta_out *m, int dev)
-{
-    if (m->nout == 0)
-        return OPS_OK;
-    switch (m->rows->dtype) {
-    case OPS_FLOAT32: return ptp_launch<float>(m, dev);
-    case OPS_FLOAT64: return ptp_launch<double>(m, dev);
-    default:
-        return ops_fail_dtype("ptp", m->rows->dtype, OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64));
-    }
-}
-
-static ops_status
-ptp_run(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_tensor *out, ops_tensor **result)
-{
-    const int dev = ops_tensor_device(self).index;
-    ops_cuda_device_guard guard(dev);
-    reduce_meta_out m;
-    ops_status st = reduce_meta("ptp", self, dim, keepdim, REDUCE_META_FLOATING | REDUCE_META_NO_IDENTITY, out, &m);
-    if (st != OPS_OK)
-        return st;
-    return reduce_meta_finish("ptp", ptp_rows(&m, dev), &m, out, result);
-}
-
-extern "C" ops_tensor *
-ptp_cuda(const ops_tensor *self, const ops_int_list *dim, bool keepdim)
-{
-    ops_tensor *r = nullptr;
-    ptp_run(self, dim, keepdim, nullptr, &r);
-    return r;
-}
-
+/* ptp.out, and through it every form of ptp. */
 extern "C" ops_status
-ptp_out_cuda(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_tensor *out)
+ptp_out_cuda(ops_reduce *r)
 {
-    return ptp_run(self, dim, keepdim, out, nullptr);
+    if (r->nout == 0)
+        return OPS_OK;
+    switch (r->src->dtype) {
+    case OPS_FLOAT32: return ptp_launch<float>(r);
+    case OPS_FLOAT64: return ptp_launch<double>(r);
+    default:
+        return ops_fail_dtype("ptp", r->src->dtype, OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64));
+    }
 }

@@ -66,9 +66,9 @@ RED_PROTOTYPES = [
     "OPS_API ops_tensor *ops_ptp(const ops_tensor *self, const ops_int_list *dim, bool keepdim);",
     "OPS_API ops_status ops_ptp_out(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_tensor *out);",
 ]
+# (one kernel for every form: the structured reduction family, `meta: reduction`)
 RED_KERNEL_PROTOTYPES = [
-    "ops_tensor *ptp_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim);",
-    "ops_status ptp_out_cpu(const ops_tensor *self, const ops_int_list *dim, bool keepdim, ops_tensor *out);",
+    "ops_status ptp_out_cpu(ops_reduce *r);",
 ]
 RED_DECLARED = ["float32", "float64"]
 TARGETS = ["libops.a", "tests/conformance/conformance", "tests/conformance/cases.bin"]
@@ -320,7 +320,7 @@ def main() -> int:
             check(proto in kernels_h, f"ops_kernels_ptp.h does not declare '{proto}'")
         check(re.search(r"kernels[/_]cpu[/_]ptp\.c", out) is not None,
               "the incremental build did not compile kernels/cpu/ptp.c:\n" + tail(out, 40))
-        say("   ops_functions_ptp.h declares ops_ptp, ops_ptp_out; ops_kernels_ptp.h ptp_cpu, ptp_out_cpu")
+        say("   ops_functions_ptp.h declares ops_ptp, ops_ptp_out; ops_kernels_ptp.h ptp_out_cpu, its one kernel")
 
         # the reduction-like op's conformance: every form run, the declared dtypes only
         rc, out = runner(build, ["--coverage"], op=RED_OP)
