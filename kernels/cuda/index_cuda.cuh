@@ -129,9 +129,10 @@ ops_status ixc_memset(const char *op, const ops_tensor *like, void *p, int v, si
 ops_status ixc_first_bad(const char *op, const ops_tensor *like, const void *p, bool i32, const ixc_geom &g,
                          int64_t n, int64_t lo, int64_t hi, int64_t *pos, int64_t *val);
 // ixc_first_bad over index (its own shape), failing with idx_index_error(kind, value,
-// dim, size) on the first bad value.
-ops_status ixc_check_index(const char *op, const ops_tensor *index, int64_t lo, int64_t hi, idx_err_kind kind,
-                           int64_t dim, int64_t size);
+// dim, size) on the first bad value: the CUDA loop of the stub idx_check_values
+// (kernels/index_check.h), registered in index.cu.
+extern "C" ops_status idx_check_values_cuda(const char *op, const ops_tensor *index, int64_t lo, int64_t hi,
+                                            idx_err_kind kind, int64_t dim, int64_t size);
 
 // index_select(self, dim, index) on the device (index.cu), dim already wrapped.
 ops_tensor *ixc_index_select(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index);
