@@ -95,18 +95,6 @@ ixc_convert(const char *op, ops_tensor *acc, ops_dtype dt)
 }
 
 ops_status
-ixc_write_inplace(const char *op, ops_tensor *self, ops_tensor *r)
-{
-    if (r == NULL)
-        return ops_last_status();
-    const ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
-}
-
-ops_status
 ixc_read(const char *op, void *dst, const void *src, size_t n)
 {
     const cudaError_t err = cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost);
