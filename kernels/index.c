@@ -8,6 +8,7 @@
  * untouched.  out= forms compute the result first, then copy it into out (resized
  * when its shape differs). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "kernels/index_loops.h"
 #include "ops_dispatch.h"
