@@ -1,7 +1,8 @@
 /* Internal: the copies (copy_, to, cpu, clone, contiguous), one driver for every
  * device (kernels/copy.c: checks, the result's layout, when nothing needs copying)
- * over the stub below, which moves the values: the CPU's copy iterator in
- * kernels/cpu/copy.c, the CUDA copy kernels and transfers in kernels/cuda/copy.cu. */
+ * over the stubs below, which move the values: the CPU's copy iterator in
+ * kernels/cpu/copy.c, the CUDA copy kernels and transfers in kernels/cuda/copy.cu
+ * and transfer.cu. */
 #ifndef OPS_KERNELS_COPY_H
 #define OPS_KERNELS_COPY_H
 
@@ -20,6 +21,13 @@ extern "C" {
  * host memory).  Does not bump versions. */
 OPS_DECLARE_STUB(copy_values, ops_status,
                  (const char *op, ops_tensor *dst, const ops_tensor *src, bool non_blocking));
+
+/* n bytes at src, an address in device's memory, into host memory dst, after the work
+ * queued on the device (item(), which reads one element).  The runtime calls both
+ * stubs for tensors that are not on the host (ops_copy_values, ops_tensor_item); a
+ * device type without a loop is a build without its backend. */
+OPS_DECLARE_STUB(copy_read_bytes, ops_status,
+                 (const char *op, ops_device device, void *dst, const void *src, size_t n));
 
 #ifdef __cplusplus
 }

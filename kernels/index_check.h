@@ -1,13 +1,15 @@
-/* Internal: host-side validation shared by the CPU indexing/sorting kernels
- * (kernels/cpu/index*.c, sort*.c) and their CUDA ports (kernels/cuda/index*.cu,
- * scatter.cu, sort.cu), defined once in kernels/index_check.c: shapes, dims, dtypes,
- * and the messages for a bad index value, so both backends fail alike.  The
- * checks that read index values live with each backend (a loop on the CPU, a checking
- * kernel on the device); they report through idx_index_error.  C and C++ clean. */
+/* Internal: host-side validation of the indexing and sorting ops, defined once in
+ * kernels/index_check.c and run by their device-neutral drivers (kernels/index*.c,
+ * sort.c) before any loop: shapes, dims, dtypes, and the messages for a bad index
+ * value, so every device fails alike.  The check that reads index values is the
+ * stub idx_check_values below (a walk on the CPU, a checking kernel on CUDA); it
+ * reports through idx_index_error.  unique's kernels (kernels/cpu/sort_unique.c,
+ * kernels/cuda/sort.cu) call these checks directly.  C and C++ clean. */
 #ifndef OPS_INDEX_CHECK_H
 #define OPS_INDEX_CHECK_H
 
 #include "ops_internal.h"
+#include "ops_stub.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +26,14 @@ typedef enum idx_err_kind {
 
 /* OPS_ERR_INDEX with kind's message; returns the status. */
 OPS_INTERNAL ops_status idx_index_error(const char *op, idx_err_kind kind, int64_t k, int64_t dim, int64_t size);
+
+/* The values of index (int32 or int64, any strides, on its device): the first one in
+ * row-major order outside [lo, hi) fails with idx_index_error(op, kind, value, dim,
+ * size).  The loops: a walk on the CPU (kernels/cpu/index.c), a checking kernel on
+ * CUDA (kernels/cuda/index.cu). */
+OPS_DECLARE_STUB(idx_check_values, ops_status,
+                 (const char *op, const ops_tensor *index, int64_t lo, int64_t hi, idx_err_kind kind, int64_t dim,
+                  int64_t size));
 
 /* "op: unsupported operation: more than one element of the written-to tensor refers
  * to a single memory location..." when self overlaps itself (in-place forms). */

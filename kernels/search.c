@@ -4,7 +4,9 @@
  * bucketize (the schema names the search_* functions below for CPU and CUDA):
  * bucketize's check and a Scalar self as a 0-dim tensor here, then the device's
  * search through the stub search_sorted: kernels/cpu/sort_search.c,
- * kernels/cuda/sort_search.cu. */
+ * kernels/cuda/sort_search.cu.  bincount and histc likewise: the checks, the result's
+ * size and range, allocation and out= here; the passes over the data (the input's
+ * range, the counting) are the stubs search_bincount_* and search_histc_*. */
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -261,4 +263,139 @@ ops_status
 search_bucketize_scalar_out(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
 {
     return ss_run(true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
+}
+
+/* ---- bincount and histc ------------------------------------------------------------------ */
+
+/* t as a contiguous tensor of dtype dt on dev (t itself, retained, when it is one). */
+static ops_tensor *
+search_contig(const char *op, const ops_tensor *t, ops_dtype dt, ops_device dev)
+{
+    if (t->dtype == dt && ops_tensor_is_contiguous(t) && ops_device_equal(t->storage->device, dev))
+        return ops_tensor_retain(t);
+    ops_tensor *c = ops_tensor_new(op, t->ndim, t->sizes, NULL, dt, dev);
+    if (c != NULL && ops_copy_values(op, c, t) != OPS_OK) {
+        ops_tensor_release(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The result r (NULL: the error is set) into *result, or written into out. */
+static ops_status
+search_finish(const char *op, ops_tensor *r, ops_tensor *out, ops_tensor **result)
+{
+    if (out != NULL)
+        return ops_write_out(op, r, out);
+    *result = r;
+    return r != NULL ? OPS_OK : ops_last_status();
+}
+
+/* bincount: the bins are max(minlength, the largest value + 1), so the input's range
+ * is found first (a negative value fails before anything is allocated for the
+ * result); the weights are converted to the result's dtype. */
+static ops_status
+bincount_run(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
+             ops_tensor **result)
+{
+    const char *op = "bincount";
+    bool empty;
+    ops_status st = ops_bincount_check(self, weights, minlength, &empty);
+    if (st != OPS_OK)
+        return st;
+    const ops_device dev = self->storage->device;
+    const ops_dtype rdt = empty ? OPS_INT64 : ops_bincount_dtype(weights);
+    int64_t nbins = minlength;
+    ops_tensor *x = NULL, *w = NULL, *r = NULL;
+    if (!empty) {
+        int64_t lo, hi;
+        if ((x = search_contig(op, self, OPS_INT64, dev)) == NULL)
+            goto fail;
+        if ((st = OPS_STUB_CALL(search_bincount_minmax, dev, op, x, &lo, &hi)) != OPS_OK)
+            goto done;
+        if (lo < 0) {
+            st = ops_fail(OPS_ERR_VALUE, OPS_BINCOUNT_MSG, op);
+            goto done;
+        }
+        if (hi + 1 > nbins)
+            nbins = hi + 1;
+        if (weights != NULL && (w = search_contig(op, weights, rdt, dev)) == NULL)
+            goto fail;
+    }
+    if ((r = ops_tensor_new(op, 1, &nbins, NULL, rdt, dev)) == NULL)
+        goto fail;
+    if ((st = OPS_STUB_CALL(search_bincount_count, dev, op, r, x, w)) != OPS_OK)
+        goto done;
+    st = search_finish(op, r, out, result);
+    r = NULL;
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(w);
+    ops_tensor_release(r);
+    return st;
+}
+
+ops_tensor *
+search_bincount(const ops_tensor *self, const ops_tensor *weights, int64_t minlength)
+{
+    ops_tensor *r = NULL;
+    bincount_run(self, weights, minlength, NULL, &r);
+    return r;
+}
+
+ops_status
+search_bincount_out(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out)
+{
+    return bincount_run(self, weights, minlength, out, NULL);
+}
+
+/* histc: min == max (with data) takes the data's range, as PyTorch does. */
+static ops_status
+histc_run(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
+          ops_tensor **result)
+{
+    const char *op = "histc";
+    ops_status st = ops_histc_check(self, bins, out);
+    if (st != OPS_OK)
+        return st;
+    const ops_device dev = self->storage->device;
+    const ops_dtype dt = self->dtype;
+    ops_tensor *x = search_contig(op, self, dt, dev), *r = NULL;
+    if (x == NULL)
+        return ops_last_status();
+    const int64_t n = ops_tensor_numel(x);
+    double lo = ops_scalar_to_double(min), hi = ops_scalar_to_double(max);
+    if (lo == hi && n > 0 && (st = OPS_STUB_CALL(search_histc_minmax, dev, op, x, &lo, &hi)) != OPS_OK)
+        goto done;
+    if ((st = ops_histc_range(dt, &lo, &hi)) != OPS_OK)
+        goto done;
+    if ((r = ops_tensor_new(op, 1, &bins, NULL, dt, dev)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if ((st = OPS_STUB_CALL(search_histc_count, dev, op, r, x, lo, hi)) != OPS_OK)
+        goto done;
+    st = search_finish(op, r, out, result);
+    r = NULL;
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(r);
+    return st;
+}
+
+ops_tensor *
+search_histc(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max)
+{
+    ops_tensor *r = NULL;
+    histc_run(self, bins, min, max, NULL, &r);
+    return r;
+}
+
+ops_status
+search_histc_out(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out)
+{
+    return histc_run(self, bins, min, max, out, NULL);
 }

@@ -1,14 +1,13 @@
-/* Indexing ops (CPU): index_select, gather, masked_fill.
+/* Indexing ops (CPU): the loops of index_select, gather and masked_fill (the stubs of
+ * kernels/index_loops.h; the drivers, with the checks and allocation, are
+ * kernels/index.c), and the CPU's check of index values (the stub idx_check_values).
  *
- * Every index is read and checked before the result is allocated or anything is
- * written, so an out-of-range index leaves every argument untouched.  Elements are
- * moved as bytes (any dtype) through their strides; index_select copies whole
- * slices with ops_copy_values() over view headers on the stack.  out= forms compute
- * the result first, then copy it into out (resized when its shape differs). */
+ * Elements are moved as bytes (any dtype) through their strides; index_select copies
+ * whole slices with ops_copy_values() over view headers on the stack. */
 #include <inttypes.h>
 #include <string.h>
 
-#include "kernels/index_check.h"
+#include "kernels/index_loops.h"
 #include "ops_dispatch.h"
 #include "ops_kernels_index.h"
 
@@ -40,44 +39,56 @@ read_index(const ops_tensor *t, int64_t linear)
     return v;
 }
 
+/* idx_check_values on the CPU: index walked in row-major order, the first value
+ * outside [lo, hi) reported. */
+OPS_REGISTER_STUB(idx_check_values, CPU, idx_check_values_cpu);
+ops_status
+idx_check_values_cpu(const char *op, const ops_tensor *index, int64_t lo, int64_t hi, idx_err_kind kind,
+                     int64_t dim, int64_t size)
+{
+    const int64_t n = ops_tensor_numel(index);
+    if (n == 0)
+        return OPS_OK;
+    const bool i32 = index->dtype == OPS_INT32;
+    const char *base = (const char *)index->storage->data;
+    int64_t ctr[OPS_MAX_DIMS] = {0}, off = index->offset;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k;
+        if (i32) {
+            int32_t v;
+            memcpy(&v, base + off * 4, 4);
+            k = v;
+        } else {
+            memcpy(&k, base + off * 8, 8);
+        }
+        if (k < lo || k >= hi)
+            return idx_index_error(op, kind, k, dim, size);
+        for (int d = index->ndim - 1; d >= 0; d--) {
+            if (++ctr[d] < index->sizes[d]) {
+                off += index->strides[d];
+                break;
+            }
+            off -= (index->sizes[d] - 1) * index->strides[d];
+            ctr[d] = 0;
+        }
+    }
+    return OPS_OK;
+}
+
 /* ---- index_select ------------------------------------------------------------------- */
 
-static ops_tensor *
-index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index)
+OPS_REGISTER_STUB(index_select_loop, CPU, index_select_loop_cpu);
+ops_status
+index_select_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
-    if (idx_check_select(op, self, &dim, index) != OPS_OK)
-        return NULL;
-    const int64_t n = ops_tensor_numel(index);
-    const int64_t size = self->ndim > 0 ? self->sizes[dim] : 1;
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t k = read_index(index, i);
-        if (k < 0 || k >= size) {
-            idx_index_error(op, IDX_ERR_SELECT, k, dim, size);
-            return NULL;
-        }
-    }
     if (self->ndim == 0) {
-        /* a 0-dim self: a 0-dim result holding its one element (PyTorch) */
-        if (n != 1)
-            return ops_fail_null(OPS_ERR_INDEX, "%s: Index to scalar can have only 1 value, got %" PRId64 " value(s)",
-                                 op, n);
+        /* the one element (index checked to hold one 0) */
         const int64_t one = 1;
-        ops_tensor *r = ops_tensor_new(op, 0, &one, NULL, self->dtype, self->storage->device);
-        if (r == NULL)
-            return NULL;
         ops_tensor src = ops_borrowed_view(self, 0, &one, &one, self->offset);
-        if (ops_copy_values(op, r, &src) != OPS_OK) {
-            ops_tensor_release(r);
-            return NULL;
-        }
-        return r;
+        return ops_copy_values(op, r, &src);
     }
+    const int64_t n = ops_tensor_numel(index);
     int64_t sizes[OPS_MAX_DIMS], sst[OPS_MAX_DIMS], rst[OPS_MAX_DIMS];
-    memcpy(sizes, self->sizes, (size_t)self->ndim * sizeof(int64_t));
-    sizes[dim] = n;
-    ops_tensor *r = ops_tensor_new(op, self->ndim, sizes, NULL, self->dtype, self->storage->device);
-    if (r == NULL)
-        return NULL;
     /* slice i of the result is slice index[i] of self (dim removed from both) */
     int m = 0;
     for (int d = 0; d < self->ndim; d++) {
@@ -91,48 +102,25 @@ index_select_impl(const char *op, const ops_tensor *self, int64_t dim, const ops
         const int64_t k = read_index(index, i);
         ops_tensor src = ops_borrowed_view(self, m, sizes, sst, self->offset + k * self->strides[dim]);
         ops_tensor dst = ops_borrowed_view(r, m, sizes, rst, r->offset + i * r->strides[dim]);
-        if (ops_copy_values(op, &dst, &src) != OPS_OK) {
-            ops_tensor_release(r);
-            return NULL;
-        }
+        const ops_status st = ops_copy_values(op, &dst, &src);
+        if (st != OPS_OK)
+            return st;
     }
-    return r;
-}
-
-ops_tensor *
-index_select_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index)
-{
-    return index_select_impl("index_select", self, dim, index);
-}
-
-ops_status
-index_select_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_tensor *out)
-{
-    return ops_write_out("index_select", index_select_impl("index_select", self, dim, index), out);
+    return OPS_OK;
 }
 
 /* ---- gather -------------------------------------------------------------------------- */
 
-static ops_tensor *
-gather_impl(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index)
+OPS_REGISTER_STUB(index_gather_loop, CPU, index_gather_loop_cpu);
+ops_status
+index_gather_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
-    if (idx_check_gather(op, self, &dim, index) != OPS_OK)
-        return NULL;
+    (void)op;
     const int snd = self->ndim > 0 ? self->ndim : 1, ind = index->ndim > 0 ? index->ndim : 1;
     const int64_t one = 1, zero = 0;
-    const int64_t *ssz = self->ndim ? self->sizes : &one, *sst = self->ndim ? self->strides : &zero;
+    const int64_t *sst = self->ndim ? self->strides : &zero;
     const int64_t *isz = index->ndim ? index->sizes : &one;
     const int64_t n = ops_tensor_numel(index);
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t k = read_index(index, i);
-        if (k < 0 || k >= ssz[dim]) {
-            idx_index_error(op, IDX_ERR_BOUNDS, k, dim, ssz[dim]);
-            return NULL;
-        }
-    }
-    ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, self->storage->device);
-    if (r == NULL)
-        return NULL;
     /* r[i...] = self[i... with i[dim] = index[i...]]: a row-major counter over index */
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sbase = (const char *)self->storage->data;
@@ -149,42 +137,21 @@ gather_impl(const char *op, const ops_tensor *self, int64_t dim, const ops_tenso
             ctr[d] = 0;
         }
     }
-    return r;
-}
-
-ops_tensor *
-gather_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, bool sparse_grad)
-{
-    (void)sparse_grad; /* a gradient-layout hint; no effect on values */
-    return gather_impl("gather", self, dim, index);
-}
-
-ops_status
-gather_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, bool sparse_grad, ops_tensor *out)
-{
-    (void)sparse_grad;
-    return ops_write_out("gather", gather_impl("gather", self, dim, index), out);
+    return OPS_OK;
 }
 
 /* ---- masked_fill ------------------------------------------------------------------------ */
 
-static ops_status
-value_scalar(const char *op, const ops_tensor *value, ops_scalar *s)
-{
-    if (idx_check_value_tensor(op, "masked_fill_", value) != OPS_OK)
-        return ops_last_status();
-    return ops_tensor_item(value, s);
-}
-
-/* self[mask] = value, mask broadcast to self's shape; self already checked. */
-static ops_status
-fill_masked(const char *op, ops_tensor *self, const ops_tensor *mask, ops_scalar value)
+/* dst[mask] = value through the copy iterator (mask broadcast to dst). */
+OPS_REGISTER_STUB(index_masked_fill_loop, CPU, index_masked_fill_loop_cpu);
+ops_status
+index_masked_fill_loop_cpu(const char *op, ops_tensor *dst, const ops_tensor *mask, ops_scalar value)
 {
     unsigned char v[16];
-    const size_t is = ops_dtype_itemsize(self->dtype);
-    ops_scalar_store(value, self->dtype, v);
+    const size_t is = ops_dtype_itemsize(dst->dtype);
+    ops_scalar_store(value, dst->dtype, v);
     ops_iter it;
-    ops_status st = ops_iter_build_copy(&it, op, self, mask);
+    ops_status st = ops_iter_build_copy(&it, op, dst, mask);
     if (st == OPS_OK) {
         OPS_ITER_LOOP(&it, data, strides, n, {
             for (int64_t i = 0; i < n; i++)
@@ -193,71 +160,5 @@ fill_masked(const char *op, ops_tensor *self, const ops_tensor *mask, ops_scalar
         });
     }
     ops_iter_release(&it);
-    return st;
-}
-
-static ops_status
-masked_fill_inplace(const char *op, ops_tensor *self, const ops_tensor *mask, ops_scalar value)
-{
-    ops_status st = idx_check_fill_mask(op, mask);
-    if (st != OPS_OK)
-        return st;
-    if ((st = idx_check_inplace_self(op, self)) != OPS_OK)
-        return st;
-    if ((st = fill_masked(op, self, mask, value)) == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
-}
-
-static ops_tensor *
-masked_fill_functional(const char *op, const ops_tensor *self, const ops_tensor *mask, ops_scalar value)
-{
-    if (idx_check_fill_mask(op, mask) != OPS_OK)
-        return NULL;
-    int nd;
-    int64_t shape[OPS_MAX_DIMS];
-    if (ops_broadcast_shapes(op, "self", self->ndim, self->sizes, "mask", mask->ndim, mask->sizes, &nd, shape) !=
-        OPS_OK)
-        return NULL;
-    ops_tensor *r = ops_tensor_new(op, nd, shape, NULL, self->dtype, self->storage->device);
-    if (r == NULL)
-        return NULL;
-    if (ops_copy_values(op, r, self) != OPS_OK || fill_masked(op, r, mask, value) != OPS_OK) {
-        ops_tensor_release(r);
-        return NULL;
-    }
-    return r;
-}
-
-ops_tensor *
-masked_fill_scalar_cpu(const ops_tensor *self, const ops_tensor *mask, ops_scalar value)
-{
-    return masked_fill_functional("masked_fill", self, mask, value);
-}
-
-ops_status
-masked_fill_scalar_cpu_(ops_tensor *self, const ops_tensor *mask, ops_scalar value)
-{
-    return masked_fill_inplace("masked_fill_", self, mask, value);
-}
-
-ops_tensor *
-masked_fill_tensor_cpu(const ops_tensor *self, const ops_tensor *mask, const ops_tensor *value)
-{
-    ops_scalar s;
-    if (idx_check_fill_mask("masked_fill", mask) != OPS_OK || value_scalar("masked_fill", value, &s) != OPS_OK)
-        return NULL;
-    return masked_fill_functional("masked_fill", self, mask, s);
-}
-
-ops_status
-masked_fill_tensor_cpu_(ops_tensor *self, const ops_tensor *mask, const ops_tensor *value)
-{
-    ops_scalar s;
-    ops_status st = idx_check_fill_mask("masked_fill_", mask);
-    if (st == OPS_OK)
-        st = value_scalar("masked_fill_", value, &s);
-    if (st == OPS_OK)
-        st = masked_fill_inplace("masked_fill_", self, mask, s);
     return st;
 }

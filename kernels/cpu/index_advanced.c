@@ -1,5 +1,7 @@
-/* Advanced indexing (CPU): index.Tensor (self[indices]) and index_put / index_put_
- * (self[indices] = values), with their out= forms.
+/* Advanced indexing (CPU): the loops of index.Tensor (self[indices]) and index_put
+ * (self[indices] = values): the stubs index_plan_check, index_adv_gather_loop and
+ * index_adv_put_loop (kernels/index_loops.h; the driver, with the plan and the
+ * checks, is kernels/index_advanced.c).
  *
  * indices has one entry per leading dim of self: NULL (a full slice), an integer
  * tensor (int64 or int32; negative values count from the end) or a bool/uint8 mask
@@ -8,18 +10,19 @@
  * shape B.  As in NumPy and PyTorch, when the indexed dims are adjacent B takes
  * their place in the result; when a NULL separates them B comes first, followed by
  * every non-indexed dim.  Slices (a:b:c) are applied by the caller as views before
- * calling these.  Every index is checked before anything is allocated or written. */
+ * calling these. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "cpu_util.h"
-#include "kernels/index_check.h"
+#include "kernels/index_loops.h"
 #include "index_util.h"
 #include "ops_kernels_index_advanced.h"
 
 /* Every index of the plan in [-size, size) of its dim. */
-static ops_status
-plan_check_values(const char *op, const ops_tensor *self, const adv_plan *p)
+OPS_REGISTER_STUB(index_plan_check, CPU, index_plan_check_cpu);
+ops_status
+index_plan_check_cpu(const char *op, const ops_tensor *self, const adv_plan *p)
 {
     /* every index in [-size, size) */
     const int64_t nb = ops_shape_numel(p->bnd, p->bshape);
@@ -49,16 +52,6 @@ plan_check_values(const char *op, const ops_tensor *self, const adv_plan *p)
         }
     }
     return OPS_OK;
-}
-
-/* The plan with every index checked; on failure nothing is owned. */
-static ops_status
-plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_plan *p)
-{
-    ops_status st = idx_plan_build(op, self, indices, idx_nonzero, p);
-    if (st == OPS_OK && (st = plan_check_values(op, self, p)) != OPS_OK)
-        idx_plan_release(p);
-    return st;
 }
 
 /* Element offset, in a tensor with self's sizes and the given strides/offset, of the
@@ -194,29 +187,13 @@ index_gather(const adv_plan *p, const ops_tensor *self, ops_tensor *r)
     }
 }
 
-static ops_tensor *
-index_impl(const char *op, const ops_tensor *self, ops_tensor_list indices)
-{
-    adv_plan p;
-    if (plan_build(op, self, indices, &p) != OPS_OK)
-        return NULL;
-    ops_tensor *r = ops_tensor_new(op, p.rnd, p.rshape, NULL, self->dtype, self->storage->device);
-    if (r != NULL)
-        index_gather(&p, self, r);
-    idx_plan_release(&p);
-    return r;
-}
-
-ops_tensor *
-index_tensor_cpu(const ops_tensor *self, ops_tensor_list indices)
-{
-    return index_impl("index", self, indices);
-}
-
+OPS_REGISTER_STUB(index_adv_gather_loop, CPU, index_adv_gather_loop_cpu);
 ops_status
-index_tensor_out_cpu(const ops_tensor *self, ops_tensor_list indices, ops_tensor *out)
+index_adv_gather_loop_cpu(const char *op, const adv_plan *p, const ops_tensor *self, ops_tensor *r)
 {
-    return ops_write_out("index", index_impl("index", self, indices), out);
+    (void)op;
+    index_gather(p, self, r);
+    return OPS_OK;
 }
 
 /* ---- index_put ----------------------------------------------------------------------------- */
@@ -243,83 +220,35 @@ put_typed(const char *op, const adv_plan *p, ops_tensor *acc, const ops_tensor *
     return OPS_OK;
 }
 
-static ops_tensor *
-index_put_impl(const char *op, const ops_tensor *self, ops_tensor_list indices, const ops_tensor *values,
-               bool accumulate)
+/* The values computed into a contiguous buffer of the opmath dtype (float for
+ * float16/bfloat16), so accumulated duplicates round once, then converted. */
+OPS_REGISTER_STUB(index_adv_put_loop, CPU, index_adv_put_loop_cpu);
+ops_status
+index_adv_put_loop_cpu(const char *op, const adv_plan *p, const ops_tensor *self, const ops_tensor *values,
+                       bool accumulate, ops_tensor **result)
 {
-    char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-    if (values->dtype != self->dtype)
-        return ops_fail_null(OPS_ERR_DTYPE,
-                             "%s: Index put requires the source and destination dtypes match, got %s for the "
-                             "destination and %s for the source.",
-                             op, ops_dtype_name(self->dtype), ops_dtype_name(values->dtype));
-    adv_plan p;
-    if (plan_build(op, self, indices, &p) != OPS_OK)
-        return NULL;
-    ops_tensor *acc = NULL, *r = NULL;
-    /* values must broadcast to the indexing result's shape */
-    int nb;
-    int64_t bs[OPS_MAX_DIMS], vst[OPS_MAX_DIMS];
-    if (ops_broadcast_shapes(op, "values", values->ndim, values->sizes, "result", p.rnd, p.rshape, &nb, bs) !=
-            OPS_OK ||
-        nb != p.rnd || memcmp(bs, p.rshape, (size_t)nb * sizeof(int64_t)) != 0) {
-        ops_clear_error();
-        ops_fail(OPS_ERR_SHAPE,
-                 "%s: shape mismatch: value tensor of shape %s cannot be broadcast to indexing result of shape %s", op,
-                 ops_shape_str(values->ndim, values->sizes, b1, sizeof b1),
-                 ops_shape_str(p.rnd, p.rshape, b2, sizeof b2));
-        goto fail;
-    }
-    idx_bcast_strides(values, p.rnd, p.rshape, vst);
+    int64_t vst[OPS_MAX_DIMS];
+    idx_bcast_strides(values, p->rnd, p->rshape, vst);
     const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
-    acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
+    ops_tensor *acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device), *r = NULL;
     if (acc == NULL || ops_copy_values(op, acc, self) != OPS_OK)
         goto fail;
     if (acc_dt != self->dtype &&
         (r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device)) == NULL)
         goto fail;
-    if (put_typed(op, &p, acc, values, vst, accumulate) != OPS_OK)
+    if (put_typed(op, p, acc, values, vst, accumulate) != OPS_OK)
         goto fail;
-    idx_plan_release(&p);
-    if (r == NULL)
-        return acc;
+    if (r == NULL) {
+        *result = acc;
+        return OPS_OK;
+    }
     if (ops_copy_values(op, r, acc) != OPS_OK)
-        goto fail_released;
+        goto fail;
     ops_tensor_release(acc);
-    return r;
+    *result = r;
+    return OPS_OK;
 fail:
-    idx_plan_release(&p);
-fail_released:
     ops_tensor_release(acc);
     ops_tensor_release(r);
-    return NULL;
-}
-
-ops_tensor *
-index_put_cpu(const ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate)
-{
-    return index_put_impl("index_put", self, indices, values, accumulate);
-}
-
-ops_status
-index_put_out_cpu(const ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate,
-                  ops_tensor *out)
-{
-    return ops_write_out("index_put", index_put_impl("index_put", self, indices, values, accumulate), out);
-}
-
-ops_status
-index_put_cpu_(ops_tensor *self, ops_tensor_list indices, const ops_tensor *values, bool accumulate)
-{
-    const char *op = "index_put_";
-    if (idx_check_inplace_self(op, self) != OPS_OK)
-        return ops_last_status();
-    ops_tensor *r = index_put_impl(op, self, indices, values, accumulate);
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
+    return ops_last_status();
 }

@@ -1,58 +1,20 @@
-/* Scatter ops (CPU): scatter (src, value, reduce, value_reduce), scatter_add and
- * scatter_reduce.two, with their out= and in-place forms.
+/* The scatter ops' CPU loop (the stub scatter_loop of kernels/index_scatter.h; the driver,
+ * with the checks, the buffer and the out= and in-place forms, is kernels/index_scatter.c).
  *
- * PyTorch's rules: index is int64 with as many dims as self (0-dim counts as 1-D of
- * size 1), index.size(d) <= self.size(d) for d != dim and <= src.size(d) for every d;
- * only the index.shape-sized corner of src is read.  An empty index skips the shape
- * checks and leaves self as it is.
- *
- * Every index is checked before anything is allocated or written.  The result is
- * computed into a fresh contiguous buffer of the opmath dtype (float for
- * float16/bfloat16, as PyTorch's accumulation buffer), so sums and products of
- * duplicate indices round once; the buffer is then converted into the result, out=
- * or self.  Elements are visited in index's row-major order, so "last write wins" for
- * plain scatter with duplicate indices (PyTorch leaves that order unspecified). */
+ * index is walked in row-major order, applying each element to the opmath buffer, so
+ * duplicates along one destination apply in index order ("last write wins" for plain
+ * scatter) and sums and products round once. */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "cpu_util.h"
-#include "kernels/index_check.h"
+#include "kernels/index_scatter.h"
 #include "index_util.h"
 #include "ops_kernels_index_scatter.h"
 
 #define SC_MAX(a, v) OPS_IX_MAX(a, v)
 #define SC_MIN(a, v) OPS_IX_MIN(a, v)
-
-/* ---- checks ---------------------------------------------------------------------- */
-
-/* idx_check_scatter, then every index value in [0, self.size(dim)). */
-static ops_status
-scatter_check(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index, const ops_tensor *src)
-{
-    if (idx_check_scatter(op, self, dim, index, src) != OPS_OK)
-        return ops_last_status();
-    const int64_t n = ops_tensor_numel(index);
-    if (n == 0)
-        return OPS_OK;
-    const int64_t bound = self->ndim ? self->sizes[*dim] : 1;
-    const int64_t *ip = (const int64_t *)index->storage->data;
-    int64_t ctr[OPS_MAX_DIMS] = {0}, off = index->offset;
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t k = ip[off];
-        if (k < 0 || k >= bound)
-            return idx_index_error(op, IDX_ERR_BOUNDS, k, *dim, bound);
-        for (int d = index->ndim - 1; d >= 0; d--) {
-            if (++ctr[d] < index->sizes[d]) {
-                off += index->strides[d];
-                break;
-            }
-            off -= (index->sizes[d] - 1) * index->strides[d];
-            ctr[d] = 0;
-        }
-    }
-    return OPS_OK;
-}
 
 /* ---- the computation --------------------------------------------------------------- */
 
@@ -157,222 +119,20 @@ scatter_typed(const char *op, const ops_tensor *self, ops_tensor *accbuf, int64_
     return OPS_OK;
 }
 
-/* The result of scatter as a new contiguous tensor of self's dtype and shape, or NULL
- * with the error set.  src NULL means value. */
-static ops_tensor *
-scatter_compute(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                ops_scalar value, sc_reduce red, bool include_self)
+OPS_REGISTER_STUB(scatter_loop, CPU, scatter_loop_cpu);
+ops_status
+scatter_loop_cpu(const char *op, ops_tensor *acc, const ops_tensor *self, int64_t dim, const ops_tensor *index,
+                 const ops_tensor *src, ops_scalar value, sc_reduce red, bool include_self)
 {
-    ops_tensor *acc = NULL, *r = NULL;
     int64_t *count = NULL;
-    if (scatter_check(op, self, &dim, index, src) != OPS_OK)
-        return NULL;
-    const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
-    acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
-    if (acc == NULL)
-        goto fail;
-    if (ops_copy_values(op, acc, self) != OPS_OK)
-        goto fail;
     const int64_t numel = ops_tensor_numel(self);
     if (red == SC_MEAN && numel > 0) {
         count = ops_host_malloc_array(numel, sizeof(int64_t));
-        if (count == NULL) {
-            ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-            goto fail;
-        }
+        if (count == NULL)
+            return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
     }
-    if (acc_dt != self->dtype) {
-        r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device);
-        if (r == NULL)
-            goto fail;
-    }
-    if (scatter_typed(op, self, acc, dim, index, src, value, red, include_self, count) != OPS_OK)
-        goto fail;
+    const ops_status st = scatter_typed(op, self, acc, dim, index, src, value, red, include_self, count);
     ops_host_free(count);
-    if (r == NULL)
-        return acc;
-    if (ops_copy_values(op, r, acc) != OPS_OK)
-        goto fail;
-    ops_tensor_release(acc);
-    return r;
-fail:
-    ops_host_free(count);
-    ops_tensor_release(acc);
-    ops_tensor_release(r);
-    return NULL;
-}
-
-static ops_status
-write_inplace(const char *op, ops_tensor *self, ops_tensor *r)
-{
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
     return st;
 }
 
-static ops_tensor *
-scatter_reduce_str(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index,
-                   const ops_tensor *src, ops_scalar value, const char *reduce, bool new_options, bool include_self)
-{
-    sc_reduce red = SC_ASSIGN;
-    if (idx_parse_reduce(op, self, reduce, new_options, &red) != OPS_OK)
-        return NULL;
-    return scatter_compute(op, self, dim, index, src, value, red, include_self);
-}
-
-/* ---- scatter.src / scatter.value ----------------------------------------------------- */
-
-static const ops_scalar no_value = {.kind = OPS_SCALAR_INT, .v.i = 0};
-
-ops_tensor *
-scatter_src_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    return scatter_compute("scatter", self, dim, index, src, no_value, SC_ASSIGN, true);
-}
-
-ops_status
-scatter_src_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                    ops_tensor *out)
-{
-    return ops_write_out("scatter", scatter_compute("scatter", self, dim, index, src, no_value, SC_ASSIGN, true),
-                         out);
-}
-
-ops_status
-scatter_src_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
-        return ops_last_status();
-    return write_inplace("scatter_", self,
-                         scatter_compute("scatter_", self, dim, index, src, no_value, SC_ASSIGN, true));
-}
-
-ops_tensor *
-scatter_value_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
-{
-    return scatter_compute("scatter", self, dim, index, NULL, value, SC_ASSIGN, true);
-}
-
-ops_status
-scatter_value_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                      ops_tensor *out)
-{
-    return ops_write_out("scatter", scatter_compute("scatter", self, dim, index, NULL, value, SC_ASSIGN, true), out);
-}
-
-ops_status
-scatter_value_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
-{
-    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
-        return ops_last_status();
-    return write_inplace("scatter_", self, scatter_compute("scatter_", self, dim, index, NULL, value, SC_ASSIGN, true));
-}
-
-/* ---- scatter.reduce / scatter.value_reduce ("add" | "multiply") ------------------------ */
-
-ops_tensor *
-scatter_reduce_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                   const char *reduce)
-{
-    return scatter_reduce_str("scatter", self, dim, index, src, no_value, reduce, false, true);
-}
-
-ops_status
-scatter_reduce_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                       const char *reduce, ops_tensor *out)
-{
-    return ops_write_out("scatter",
-                         scatter_reduce_str("scatter", self, dim, index, src, no_value, reduce, false, true), out);
-}
-
-ops_status
-scatter_reduce_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src, const char *reduce)
-{
-    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
-        return ops_last_status();
-    return write_inplace("scatter_", self,
-                         scatter_reduce_str("scatter_", self, dim, index, src, no_value, reduce, false, true));
-}
-
-ops_tensor *
-scatter_value_reduce_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                         const char *reduce)
-{
-    return scatter_reduce_str("scatter", self, dim, index, NULL, value, reduce, false, true);
-}
-
-ops_status
-scatter_value_reduce_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                             const char *reduce, ops_tensor *out)
-{
-    return ops_write_out("scatter", scatter_reduce_str("scatter", self, dim, index, NULL, value, reduce, false, true),
-                         out);
-}
-
-ops_status
-scatter_value_reduce_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                          const char *reduce)
-{
-    if (idx_check_inplace_self("scatter_", self) != OPS_OK)
-        return ops_last_status();
-    return write_inplace("scatter_", self,
-                         scatter_reduce_str("scatter_", self, dim, index, NULL, value, reduce, false, true));
-}
-
-/* ---- scatter_add ------------------------------------------------------------------------ */
-
-ops_tensor *
-scatter_add_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    return scatter_compute("scatter_add", self, dim, index, src, no_value, SC_SUM, true);
-}
-
-ops_status
-scatter_add_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                    ops_tensor *out)
-{
-    return ops_write_out("scatter_add", scatter_compute("scatter_add", self, dim, index, src, no_value, SC_SUM, true),
-                         out);
-}
-
-ops_status
-scatter_add_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    if (idx_check_inplace_self("scatter_add_", self) != OPS_OK)
-        return ops_last_status();
-    return write_inplace("scatter_add_", self,
-                         scatter_compute("scatter_add_", self, dim, index, src, no_value, SC_SUM, true));
-}
-
-/* ---- scatter_reduce.two ------------------------------------------------------------------ */
-
-ops_tensor *
-scatter_reduce_two_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                       const char *reduce, bool include_self)
-{
-    return scatter_reduce_str("scatter_reduce", self, dim, index, src, no_value, reduce, true, include_self);
-}
-
-ops_status
-scatter_reduce_two_out_cpu(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                           const char *reduce, bool include_self, ops_tensor *out)
-{
-    return ops_write_out(
-        "scatter_reduce",
-        scatter_reduce_str("scatter_reduce", self, dim, index, src, no_value, reduce, true, include_self), out);
-}
-
-ops_status
-scatter_reduce_two_cpu_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                        const char *reduce, bool include_self)
-{
-    if (idx_check_inplace_self("scatter_reduce_", self) != OPS_OK)
-        return ops_last_status();
-    return write_inplace(
-        "scatter_reduce_", self,
-        scatter_reduce_str("scatter_reduce_", self, dim, index, src, no_value, reduce, true, include_self));
-}

@@ -1,45 +1,25 @@
-/* Flat-index and repeat ops (CPU): take, put / put_, repeat_interleave (.Tensor,
- * .self_Tensor, .self_int).
+/* Flat-index and repeat ops (CPU): the loops of take and put (the stubs of
+ * kernels/index_loops.h; the driver, with the checks, is kernels/index_take.c), and
+ * repeat_interleave's (.Tensor, .self_Tensor, .self_int; the same driver counts).
  *
  * take and put index self as if it were flattened (row-major), negative indices
- * counting from the end.  Every index is checked before anything is allocated or
- * written.  put computes into a contiguous buffer of the opmath dtype (float for
- * float16/bfloat16), so accumulated duplicates round once, then converts into the
- * result or self. */
+ * counting from the end (the driver checked every index). */
 #include <inttypes.h>
 #include <string.h>
 
 #include "cpu_util.h"
-#include "kernels/index_check.h"
+#include "kernels/index_loops.h"
 #include "index_util.h"
 #include "ops_kernels_index_take.h"
 
-/* Every index in [-numel, numel): PyTorch's take/put message otherwise. */
-static ops_status
-check_flat_indices(const char *op, const ops_tensor *index, int64_t numel)
-{
-    const int64_t n = ops_tensor_numel(index);
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t k = idx_read_i64(index, i);
-        if (k < -numel || k >= numel)
-            return idx_index_error(op, IDX_ERR_FLAT, k, 0, numel);
-    }
-    return OPS_OK;
-}
+/* ---- take (the driver: kernels/index_take.c) ---------------------------------------------- */
 
-/* ---- take -------------------------------------------------------------------------------- */
-
-static ops_tensor *
-take_impl(const char *op, const ops_tensor *self, const ops_tensor *index)
+OPS_REGISTER_STUB(index_take_loop, CPU, index_take_loop_cpu);
+ops_status
+index_take_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, const ops_tensor *index)
 {
-    if (idx_check_take(op, self, index) != OPS_OK)
-        return NULL;
+    (void)op;
     const int64_t numel = ops_tensor_numel(self), n = ops_tensor_numel(index);
-    if (check_flat_indices(op, index, numel) != OPS_OK)
-        return NULL;
-    ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, self->storage->device);
-    if (r == NULL)
-        return NULL;
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sb = (const char *)self->storage->data;
     char *rp = (char *)ops_tensor_data_ptr(r);
@@ -59,22 +39,10 @@ take_impl(const char *op, const ops_tensor *self, const ops_tensor *index)
             idx_copy_elem(rp + (size_t)i * is, sb + (size_t)off * is, is);
         }
     }
-    return r;
+    return OPS_OK;
 }
 
-ops_tensor *
-take_cpu(const ops_tensor *self, const ops_tensor *index)
-{
-    return take_impl("take", self, index);
-}
-
-ops_status
-take_out_cpu(const ops_tensor *self, const ops_tensor *index, ops_tensor *out)
-{
-    return ops_write_out("take", take_impl("take", self, index), out);
-}
-
-/* ---- put ---------------------------------------------------------------------------------- */
+/* ---- put (the driver: kernels/index_take.c) ------------------------------------------------ */
 
 /* acc (contiguous, opmath dtype of source's dtype)[index[i]] = (or +=) source[i]. */
 static ops_status
@@ -103,15 +71,14 @@ put_typed(const char *op, ops_tensor *acc, const ops_tensor *index, const ops_te
     return OPS_OK;
 }
 
-static ops_tensor *
-put_compute(const char *op, const ops_tensor *self, const ops_tensor *index, const ops_tensor *source,
-            bool accumulate)
+/* The result computed into a contiguous buffer of the opmath dtype (float for
+ * float16/bfloat16), so accumulated duplicates round once, then converted. */
+OPS_REGISTER_STUB(index_put_flat_loop, CPU, index_put_flat_loop_cpu);
+ops_status
+index_put_flat_loop_cpu(const char *op, const ops_tensor *self, const ops_tensor *index, const ops_tensor *source,
+                        bool accumulate, ops_tensor **result)
 {
-    if (idx_check_put(op, self, index, source) != OPS_OK)
-        return NULL;
     const int64_t numel = ops_tensor_numel(self);
-    if (check_flat_indices(op, index, numel) != OPS_OK)
-        return NULL;
     const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
     ops_tensor *acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
     ops_tensor *r = NULL;
@@ -122,67 +89,41 @@ put_compute(const char *op, const ops_tensor *self, const ops_tensor *index, con
         goto fail;
     if (put_typed(op, acc, index, source, accumulate, numel) != OPS_OK)
         goto fail;
-    if (r == NULL)
-        return acc;
+    if (r == NULL) {
+        *result = acc;
+        return OPS_OK;
+    }
     if (ops_copy_values(op, r, acc) != OPS_OK)
         goto fail;
     ops_tensor_release(acc);
-    return r;
+    *result = r;
+    return OPS_OK;
 fail:
     ops_tensor_release(acc);
     ops_tensor_release(r);
-    return NULL;
+    return ops_last_status();
 }
 
-ops_tensor *
-put_cpu(const ops_tensor *self, const ops_tensor *index, const ops_tensor *source, bool accumulate)
-{
-    return put_compute("put", self, index, source, accumulate);
-}
+/* ---- repeat_interleave (the driver: kernels/index_take.c) ------------------------------- */
 
+OPS_REGISTER_STUB(index_repeat_fill_loop, CPU, index_repeat_fill_loop_cpu);
 ops_status
-put_cpu_(ops_tensor *self, const ops_tensor *index, const ops_tensor *source, bool accumulate)
+index_repeat_fill_loop_cpu(const char *op, ops_tensor *r, const int64_t *reps, int64_t n, int64_t total)
 {
-    const char *op = "put_";
-    if (idx_check_inplace_self(op, self) != OPS_OK)
-        return ops_last_status();
-    ops_tensor *r = put_compute(op, self, index, source, accumulate);
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
+    (void)op;
+    (void)total;
+    idx_repeat_fill(r->dtype, reps, n, ops_tensor_data_ptr(r));
+    return OPS_OK;
 }
 
-/* ---- repeat_interleave ---------------------------------------------------------------------- */
-
-ops_tensor *
-repeat_interleave_tensor_cpu(const ops_tensor *repeats, const int64_t *output_size)
-{
-    const char *op = "repeat_interleave";
-    int64_t *reps, total;
-    if (idx_repeat_tensor_counts(op, repeats, output_size, &reps, &total) != OPS_OK)
-        return NULL;
-    ops_tensor *r = ops_tensor_new(op, 1, &total, NULL, repeats->dtype, repeats->storage->device);
-    if (r != NULL)
-        idx_repeat_fill(repeats->dtype, reps, repeats->sizes[0], ops_tensor_data_ptr(r));
-    ops_host_free(reps);
-    return r;
-}
-
-/* self's slices along dim (or its elements, flattened, when dim is NULL) repeated
- * reps[i] times each; repeats is a tensor (0-dim or one element: the same count for
- * every slice), or NULL for the int rep_int. */
-static ops_tensor *
-repeat_interleave_self(const char *op, const ops_tensor *self, const ops_tensor *repeats, int64_t rep_int,
-                       const int64_t *dim_opt, const int64_t *output_size)
+/* Slice i of the input (dim removed) goes to reps[i] consecutive slices of the result;
+ * dim < 0: self flattened (a contiguous copy first when it is not contiguous). */
+OPS_REGISTER_STUB(index_repeat_slices_loop, CPU, index_repeat_slices_loop_cpu);
+ops_status
+index_repeat_slices_loop_cpu(const char *op, const ops_tensor *self, int64_t dim, const int64_t *reps, int64_t total,
+                             ops_tensor **result)
 {
     ops_tensor *flat = NULL, *r = NULL;
-    int64_t *reps = NULL, dim, total;
-    if (idx_repeat_counts(op, self, repeats, rep_int, dim_opt, output_size, &reps, &dim, &total) != OPS_OK)
-        return NULL;
     /* the input's geometry over base's storage: self, or self flattened */
     const ops_tensor *base = self;
     int nd = self->ndim;
@@ -210,7 +151,6 @@ repeat_interleave_self(const char *op, const ops_tensor *self, const ops_tensor 
     r = ops_tensor_new(op, nd, rsizes, NULL, self->dtype, self->storage->device);
     if (r == NULL)
         goto fail;
-    /* slice i of the input (dim removed) goes to reps[i] consecutive slices of r */
     int64_t ssz[OPS_MAX_DIMS], sst[OPS_MAX_DIMS], rst[OPS_MAX_DIMS];
     int m = 0;
     for (int d = 0; d < nd; d++) {
@@ -237,32 +177,11 @@ repeat_interleave_self(const char *op, const ops_tensor *self, const ops_tensor 
                 goto fail;
         }
     }
-    ops_host_free(reps);
     ops_tensor_release(flat);
-    return r;
+    *result = r;
+    return OPS_OK;
 fail:
-    ops_host_free(reps);
     ops_tensor_release(flat);
     ops_tensor_release(r);
-    return NULL;
-}
-
-ops_tensor *
-repeat_interleave_self_tensor_cpu(const ops_tensor *self, const ops_tensor *repeats, const int64_t *dim,
-                                  const int64_t *output_size)
-{
-    return repeat_interleave_self("repeat_interleave", self, repeats, 0, dim, output_size);
-}
-
-ops_tensor *
-repeat_interleave_self_int_cpu(const ops_tensor *self, int64_t repeats, const int64_t *dim,
-                               const int64_t *output_size)
-{
-    return repeat_interleave_self("repeat_interleave", self, NULL, repeats, dim, output_size);
-}
-
-ops_status
-repeat_interleave_tensor_out_cpu(const ops_tensor *repeats, const int64_t *output_size, ops_tensor *out)
-{
-    return ops_write_out("repeat_interleave", repeat_interleave_tensor_cpu(repeats, output_size), out);
+    return ops_last_status();
 }

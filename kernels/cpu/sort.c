@@ -1,6 +1,7 @@
-/* Sorting (CPU): sort (and its stable overloads), argsort, msort, topk, kthvalue;
- * _unique2, unique_dim, unique and unique_consecutive are in sort_unique.c, over the
- * pairs of sort_pairs.h.
+/* Sorting (CPU): the lines of sort (and its stable overloads), argsort, msort, topk and
+ * kthvalue (the stub sort_order_lines; their driver is kernels/sort.c); _unique2,
+ * unique_dim, unique and unique_consecutive are in sort_unique.c, over the pairs of
+ * sort_pairs.h.
  *
  * Every op here works on lines: the elements of self along one dim (all of them,
  * flattened, for unique).  A line is gathered into an array of (key, position) pairs
@@ -22,11 +23,7 @@
  * sort), sorting only its k; larger k sort the line.
  *
  * Values are copied from the input elements themselves (never rebuilt from keys), so
- * NaN payloads and the sign of zero survive.  Results are computed into fresh
- * contiguous tensors, or straight into out= tensors when every out given already has
- * the result's shape, is contiguous and overlaps neither self nor another out.  Outs
- * are checked before anything is allocated and written after every allocation, all
- * of them or none (a failed call leaves out= untouched).  Lines are split across
+ * NaN payloads and the sign of zero survive.  Lines are split across
  * threads when there are several and enough elements; one line uses one thread. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -37,7 +34,7 @@
 #endif
 
 #include "cpu_util.h"
-#include "kernels/index_check.h"
+#include "kernels/sort.h"
 #include "sort_pairs.h"
 #include "kernels/ops_index_math.h"
 #include "ops_kernels_sort.h"
@@ -486,216 +483,36 @@ line_exec(const line_job *j, char *ws, int nt)
     }
 }
 
-/* ---- out= handling ------------------------------------------------------------------ */
+/* ---- the stub sort_order_lines (the driver: kernels/sort.c) -------------------------- */
 
-/* ---- sort, argsort, msort, topk, kthvalue ------------------------------------------- */
-
-/* The shared driver.  kind LINE_SORT: sort along dim; LINE_TOPK: the k first of the
- * order (largest when desc); LINE_KTH: the k-th smallest, dim kept as size 1 when
- * keepdim.  want_v/want_i: which results to make.  Outs (NULL: functional) get the
- * results; otherwise *rv / *ri get new references. */
-static ops_status
-sort_driver(const char *op, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k,
-            bool keepdim, bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv,
-            ops_tensor **ri)
+OPS_REGISTER_STUB(sort_order_lines, CPU, sort_order_lines_cpu);
+ops_status
+sort_order_lines_cpu(const char *op, const sort_plan *p)
 {
-    ops_status st = OPS_OK;
-    ops_tensor *tv = NULL, *ti = NULL;
-    int ond;
-    int64_t osz[OPS_MAX_DIMS];
-    if ((st = sort_result_shape(op, kind, self, &dim, k, keepdim, &ond, osz)) != OPS_OK)
-        return st;
-    const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
-    if ((st = sort_check_out(op, "values", out_v, self->dtype, ond, osz)) != OPS_OK ||
-        (st = sort_check_out(op, "indices", out_i, OPS_INT64, ond, osz)) != OPS_OK)
-        return st;
-
-    /* Outs that already have the result's shape, contiguous and apart from self and
-     * from each other, are written in place; if any out needs a resize, every result
-     * goes through a fresh tensor first (so a failed resize leaves all outs as they
-     * were). */
-    bool direct = out_v != NULL || out_i != NULL;
-    ops_tensor *const outs[2] = {out_v, out_i};
-    for (int o = 0; o < 2 && direct; o++) {
-        const ops_tensor *t = outs[o];
-        if (t == NULL)
-            continue;
-        direct = t->ndim == ond && memcmp(t->sizes, osz, (size_t)ond * sizeof(int64_t)) == 0 &&
-                 ops_tensor_is_contiguous(t) && !ops_tensor_may_overlap(t, self) &&
-                 t->storage->device.type == OPS_CPU;
-    }
-    if (direct && out_v != NULL && out_i != NULL && ops_tensor_may_overlap(out_v, out_i))
-        direct = false;
-    char *ws = NULL;
-    int nt = 1;
-    if (!direct) {
-        if (want_v && (tv = ops_tensor_new(op, ond, osz, NULL, self->dtype, OPS_DEVICE_CPU)) == NULL)
-            goto fail;
-        if (want_i && (ti = ops_tensor_new(op, ond, osz, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)
-            goto fail;
-    }
-
+    const ops_tensor *self = p->self;
     line_job j;
     memset(&j, 0, sizeof j);
     j.self = self;
-    j.dim = self->ndim == 0 ? -1 : (int)dim;
-    j.len = len;
-    j.nlines = len == 0 ? 0 : ops_shape_numel(self->ndim, self->sizes) / len;
-    j.in_step = (self->ndim == 0 ? 0 : self->strides[dim]) * (int64_t)ops_dtype_itemsize(self->dtype);
+    j.dim = self->ndim == 0 ? -1 : (int)p->dim;
+    j.len = p->len;
+    j.nlines = p->nlines;
+    j.in_step = (self->ndim == 0 ? 0 : self->strides[p->dim]) * (int64_t)ops_dtype_itemsize(self->dtype);
     j.dt = self->dtype;
-    j.desc = desc;
-    j.kind = kind;
-    j.k = k;
-    if (direct) {
-        j.vals = out_v != NULL ? (char *)ops_tensor_data_ptr(out_v) : NULL;
-        j.idx = out_i != NULL ? (int64_t *)ops_tensor_data_ptr(out_i) : NULL;
-    } else {
-        j.vals = tv != NULL ? (char *)ops_tensor_data_ptr(tv) : NULL;
-        j.idx = ti != NULL ? (int64_t *)ops_tensor_data_ptr(ti) : NULL;
-    }
-    if (kind == LINE_TOPK && self->ndim == 0)
-        j.k = 1; /* PyTorch copies a 0-dim self's one element for any valid k */
-    j.olen = kind == LINE_SORT ? len : kind == LINE_TOPK ? j.k : 1;
-    j.inner = 1;
-    for (int d = (int)dim + 1; d < self->ndim; d++)
-        j.inner *= self->sizes[d];
-    if (kind == LINE_KTH) /* one result per line, in line order */
-        j.inner = 1;
-    if ((st = line_scratch(op, &j, &ws, &nt)) != OPS_OK)
-        goto done;
+    j.desc = p->desc;
+    j.kind = p->kind;
+    j.k = p->k;
+    j.vals = p->vals != NULL ? (char *)ops_tensor_data_ptr(p->vals) : NULL;
+    j.idx = p->idx != NULL ? (int64_t *)ops_tensor_data_ptr(p->idx) : NULL;
+    j.olen = p->olen;
+    j.inner = p->inner;
+    char *ws = NULL;
+    int nt = 1;
+    const ops_status st = line_scratch(op, &j, &ws, &nt);
+    if (st != OPS_OK)
+        return st;
     line_exec(&j, ws, nt);
     ops_host_free(ws);
-
-    if (direct) {
-        for (int o = 0; o < 2; o++)
-            if (outs[o] != NULL)
-                ops_tensor_bump_version(outs[o]);
-    } else if (out_v != NULL || out_i != NULL) {
-        ops_tensor *rs[2], *os[2];
-        int n = 0;
-        if (out_v != NULL)
-            rs[n] = tv, os[n++] = out_v;
-        if (out_i != NULL)
-            rs[n] = ti, os[n++] = out_i;
-        st = sort_write_outs(op, n, rs, os);
-    } else {
-        if (rv != NULL)
-            *rv = tv, tv = NULL;
-        if (ri != NULL)
-            *ri = ti, ti = NULL;
-    }
-    goto done;
-fail:
-    st = ops_last_status();
-done:
-    ops_tensor_release(tv);
-    ops_tensor_release(ti);
-    return st;
-}
-
-ops_status
-sort_cpu(const ops_tensor *self, int64_t dim, bool descending, ops_tensor **values, ops_tensor **indices)
-{
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values,
-                       indices);
-}
-
-ops_status
-sort_values_cpu(const ops_tensor *self, int64_t dim, bool descending, ops_tensor *values, ops_tensor *indices)
-{
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL,
-                       NULL);
-}
-
-/* stable is accepted and ignored: every sort here is stable (as PyTorch's CPU sort). */
-ops_status
-sort_stable_cpu(const ops_tensor *self, const bool *stable, int64_t dim, bool descending, ops_tensor **values,
-                ops_tensor **indices)
-{
-    (void)stable;
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values,
-                       indices);
-}
-
-ops_status
-sort_values_stable_cpu(const ops_tensor *self, const bool *stable, int64_t dim, bool descending,
-                       ops_tensor *values, ops_tensor *indices)
-{
-    (void)stable;
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL,
-                       NULL);
-}
-
-ops_tensor *
-argsort_cpu(const ops_tensor *self, int64_t dim, bool descending)
-{
-    ops_tensor *r = NULL;
-    sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
-    return r;
-}
-
-ops_tensor *
-argsort_stable_cpu(const ops_tensor *self, bool stable, int64_t dim, bool descending)
-{
-    (void)stable;
-    ops_tensor *r = NULL;
-    sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
-    return r;
-}
-
-ops_status
-argsort_stable_out_cpu(const ops_tensor *self, bool stable, int64_t dim, bool descending, ops_tensor *out)
-{
-    (void)stable;
-    return sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, out, NULL, NULL);
-}
-
-ops_tensor *
-msort_cpu(const ops_tensor *self)
-{
-    ops_tensor *r = NULL;
-    sort_driver("msort", LINE_SORT, self, 0, false, 0, false, true, false, NULL, NULL, &r, NULL);
-    return r;
-}
-
-ops_status
-msort_out_cpu(const ops_tensor *self, ops_tensor *out)
-{
-    return sort_driver("msort", LINE_SORT, self, 0, false, 0, false, true, false, out, NULL, NULL, NULL);
-}
-
-/* sorted=False returns the k in sorted order too: PyTorch leaves that order
- * unspecified, and the sorted one is deterministic. */
-ops_status
-topk_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, ops_tensor **values,
-         ops_tensor **indices)
-{
-    (void)sorted;
-    return sort_driver("topk", LINE_TOPK, self, dim, largest, k, false, true, true, NULL, NULL, values, indices);
-}
-
-ops_status
-topk_values_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, ops_tensor *values,
-                ops_tensor *indices)
-{
-    (void)sorted;
-    return sort_driver("topk", LINE_TOPK, self, dim, largest, k, false, true, true, values, indices, NULL, NULL);
-}
-
-ops_status
-kthvalue_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor **values,
-             ops_tensor **indices)
-{
-    return sort_driver("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, NULL, NULL, values,
-                       indices);
-}
-
-ops_status
-kthvalue_values_cpu(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor *values,
-                    ops_tensor *indices)
-{
-    return sort_driver("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, values, indices, NULL,
-                       NULL);
+    return OPS_OK;
 }
 
 sort_p64 *

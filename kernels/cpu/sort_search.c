@@ -11,9 +11,9 @@
  * values in 4096 boundaries, with PyTorch's midpoints, so even unsorted boundaries
  * give PyTorch's answer.  bucketize is searchsorted over 1-D boundaries.
  *
- * bincount and histc allocate their result after a first pass has found its size
- * (bincount: the largest value) or range (histc with min == max: the data's), as
- * PyTorch does; histc places x in bin (x - lo) * bins / (hi - lo) computed in the
+ * bincount and histc: the driver (kernels/search.c) allocates the result after a first
+ * pass here has found its size (bincount: the largest value) or range (histc with
+ * min == max: the data's), as PyTorch does; histc places x in bin (x - lo) * bins / (hi - lo) computed in the
  * input's opmath type, the last bin closed, as PyTorch's linear interpolation. */
 #include <float.h>
 #include <inttypes.h>
@@ -172,53 +172,40 @@ done:
     return st;
 }
 
-/* ---- bincount ------------------------------------------------------------------------ */
+/* ---- bincount (the driver: kernels/search.c) --------------------------------------------- */
 
-static ops_status
-bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
-              ops_tensor **result)
+OPS_REGISTER_STUB(search_bincount_minmax, CPU, search_bincount_minmax_cpu);
+ops_status
+search_bincount_minmax_cpu(const char *op, const ops_tensor *x, int64_t *lo, int64_t *hi)
 {
-    const char *op = "bincount";
-    ops_status st;
-    ops_tensor *x = NULL, *w = NULL, *r = NULL;
-    bool empty;
-    if ((st = ops_bincount_check(self, weights, minlength, &empty)) != OPS_OK)
-        return st;
-    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
-    const ops_dtype rdt = ops_bincount_dtype(weights);
-    int64_t nbins = minlength;
-    if (empty) {
-        if ((r = ops_tensor_new(op, 1, &nbins, NULL, OPS_INT64, OPS_DEVICE_CPU)) == NULL)
-            goto fail;
-        memset(ops_tensor_data_ptr(r), 0, (size_t)nbins * sizeof(int64_t));
-        goto write;
-    }
-    if ((x = ss_contig(op, self, OPS_INT64)) == NULL)
-        goto fail;
+    (void)op;
     const int64_t *const xd = (const int64_t *)ops_tensor_data_ptr(x);
-    int64_t mx = -1;
-    for (int64_t i = 0; i < n; i++) {
-        if (xd[i] < 0) {
-            st = ops_fail(OPS_ERR_VALUE, OPS_BINCOUNT_MSG, op);
-            goto done;
-        }
-        if (xd[i] > mx)
-            mx = xd[i];
+    const int64_t n = ops_tensor_numel(x);
+    int64_t a = xd[0], b = xd[0];
+    for (int64_t i = 1; i < n; i++) {
+        a = xd[i] < a ? xd[i] : a;
+        b = xd[i] > b ? xd[i] : b;
     }
-    if (mx + 1 > nbins)
-        nbins = mx + 1;
-    if (weights != NULL) {
-        if ((w = ss_contig(op, weights, rdt)) == NULL)
-            goto fail;
-    }
-    if ((r = ops_tensor_new(op, 1, &nbins, NULL, rdt, OPS_DEVICE_CPU)) == NULL)
-        goto fail;
-    memset(ops_tensor_data_ptr(r), 0, (size_t)nbins * ops_dtype_itemsize(rdt));
+    *lo = a;
+    *hi = b;
+    return OPS_OK;
+}
+
+OPS_REGISTER_STUB(search_bincount_count, CPU, search_bincount_count_cpu);
+ops_status
+search_bincount_count_cpu(const char *op, ops_tensor *r, const ops_tensor *x, const ops_tensor *w)
+{
+    (void)op;
+    memset(ops_tensor_data_ptr(r), 0, (size_t)ops_tensor_numel(r) * ops_dtype_itemsize(r->dtype));
+    if (x == NULL)
+        return OPS_OK;
+    const int64_t *const xd = (const int64_t *)ops_tensor_data_ptr(x);
+    const int64_t n = ops_tensor_numel(x);
     if (w == NULL) {
         int64_t *const c = (int64_t *)ops_tensor_data_ptr(r);
         for (int64_t i = 0; i < n; i++)
             c[xd[i]]++;
-    } else if (rdt == OPS_FLOAT32) {
+    } else if (r->dtype == OPS_FLOAT32) {
         float *const c = (float *)ops_tensor_data_ptr(r);
         const float *const wd = (const float *)ops_tensor_data_ptr(w);
         for (int64_t i = 0; i < n; i++)
@@ -229,36 +216,7 @@ bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minleng
         for (int64_t i = 0; i < n; i++)
             c[xd[i]] += wd[i];
     }
-write:
-    if (out != NULL) {
-        st = ops_write_out(op, r, out);
-        r = NULL;
-    } else {
-        *result = r;
-        r = NULL;
-    }
-    goto done;
-fail:
-    st = ops_last_status();
-done:
-    ops_tensor_release(x);
-    ops_tensor_release(w);
-    ops_tensor_release(r);
-    return st;
-}
-
-ops_tensor *
-bincount_cpu(const ops_tensor *self, const ops_tensor *weights, int64_t minlength)
-{
-    ops_tensor *r = NULL;
-    bincount_impl(self, weights, minlength, NULL, &r);
-    return r;
-}
-
-ops_status
-bincount_out_cpu(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out)
-{
-    return bincount_impl(self, weights, minlength, out, NULL);
+    return OPS_OK;
 }
 
 /* ---- histc ------------------------------------------------------------------------------ */
@@ -302,67 +260,37 @@ HC_DEFINE_(bf16, ops_bfloat16, float)
 HC_DEFINE_(f32, float, float)
 HC_DEFINE_(f64, double, double)
 
-static ops_status
-histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
-           ops_tensor **result)
+/* The driver (kernels/search.c) passes contiguous tensors of a floating dtype. */
+OPS_REGISTER_STUB(search_histc_minmax, CPU, search_histc_minmax_cpu);
+ops_status
+search_histc_minmax_cpu(const char *op, const ops_tensor *x, double *lo, double *hi)
 {
-    const char *op = "histc";
-    ops_status st;
-    ops_tensor *x = NULL, *r = NULL;
-    const ops_dtype dt = self->dtype;
-    if ((st = ops_histc_check(self, bins, out)) != OPS_OK)
-        return st;
-    if ((x = ss_contig(op, self, dt)) == NULL)
-        goto fail;
-    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
-    double lo = ops_scalar_to_double(min), hi = ops_scalar_to_double(max);
+    (void)op;
     const void *const xd = ops_tensor_data_ptr(x);
-    if (lo == hi && n > 0) {
-        switch (dt) {
-        case OPS_FLOAT16: hc_minmax_f16(xd, n, &lo, &hi); break;
-        case OPS_BFLOAT16: hc_minmax_bf16(xd, n, &lo, &hi); break;
-        case OPS_FLOAT32: hc_minmax_f32(xd, n, &lo, &hi); break;
-        default: hc_minmax_f64(xd, n, &lo, &hi); break;
-        }
+    const int64_t n = ops_tensor_numel(x);
+    switch (x->dtype) {
+    case OPS_FLOAT16: hc_minmax_f16(xd, n, lo, hi); break;
+    case OPS_BFLOAT16: hc_minmax_bf16(xd, n, lo, hi); break;
+    case OPS_FLOAT32: hc_minmax_f32(xd, n, lo, hi); break;
+    default: hc_minmax_f64(xd, n, lo, hi); break;
     }
-    if ((st = ops_histc_range(dt, &lo, &hi)) != OPS_OK)
-        goto done;
-    if ((r = ops_tensor_new(op, 1, &bins, NULL, dt, OPS_DEVICE_CPU)) == NULL)
-        goto fail;
-    memset(ops_tensor_data_ptr(r), 0, (size_t)bins * ops_dtype_itemsize(dt));
+    return OPS_OK;
+}
+
+OPS_REGISTER_STUB(search_histc_count, CPU, search_histc_count_cpu);
+ops_status
+search_histc_count_cpu(const char *op, ops_tensor *r, const ops_tensor *x, double lo, double hi)
+{
+    (void)op;
+    const int64_t bins = ops_tensor_numel(r), n = ops_tensor_numel(x);
+    memset(ops_tensor_data_ptr(r), 0, (size_t)bins * ops_dtype_itemsize(r->dtype));
+    const void *const xd = ops_tensor_data_ptr(x);
     void *const h = ops_tensor_data_ptr(r);
-    switch (dt) {
+    switch (x->dtype) {
     case OPS_FLOAT16: hc_count_f16(xd, n, bins, lo, hi, h); break;
     case OPS_BFLOAT16: hc_count_bf16(xd, n, bins, lo, hi, h); break;
     case OPS_FLOAT32: hc_count_f32(xd, n, bins, lo, hi, h); break;
     default: hc_count_f64(xd, n, bins, lo, hi, h); break;
     }
-    if (out != NULL) {
-        st = ops_write_out(op, r, out);
-        r = NULL;
-    } else {
-        *result = r;
-        r = NULL;
-    }
-    goto done;
-fail:
-    st = ops_last_status();
-done:
-    ops_tensor_release(x);
-    ops_tensor_release(r);
-    return st;
-}
-
-ops_tensor *
-histc_cpu(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max)
-{
-    ops_tensor *r = NULL;
-    histc_impl(self, bins, min, max, NULL, &r);
-    return r;
-}
-
-ops_status
-histc_out_cpu(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out)
-{
-    return histc_impl(self, bins, min, max, out, NULL);
+    return OPS_OK;
 }

@@ -114,8 +114,6 @@ ops_tensor *ixc_clone_as(const char *op, const ops_tensor *self, int nd, const i
 // acc converted to dtype dt: acc itself when it has dt, else a fresh tensor (acc is
 // released either way; NULL on failure).
 ops_tensor *ixc_convert(const char *op, ops_tensor *acc, ops_dtype dt);
-// The in-place step: self = r, bump self's version; releases r (NULL: passes the error).
-ops_status ixc_write_inplace(const char *op, ops_tensor *self, ops_tensor *r);
 // cudaMemcpy device -> host after the stream's work (the result of a checking or
 // counting kernel).
 ops_status ixc_read(const char *op, void *dst, const void *src, size_t n);
@@ -129,9 +127,10 @@ ops_status ixc_memset(const char *op, const ops_tensor *like, void *p, int v, si
 ops_status ixc_first_bad(const char *op, const ops_tensor *like, const void *p, bool i32, const ixc_geom &g,
                          int64_t n, int64_t lo, int64_t hi, int64_t *pos, int64_t *val);
 // ixc_first_bad over index (its own shape), failing with idx_index_error(kind, value,
-// dim, size) on the first bad value.
-ops_status ixc_check_index(const char *op, const ops_tensor *index, int64_t lo, int64_t hi, idx_err_kind kind,
-                           int64_t dim, int64_t size);
+// dim, size) on the first bad value: the CUDA loop of the stub idx_check_values
+// (kernels/index_check.h), registered in index.cu.
+extern "C" ops_status idx_check_values_cuda(const char *op, const ops_tensor *index, int64_t lo, int64_t hi,
+                                            idx_err_kind kind, int64_t dim, int64_t size);
 
 // index_select(self, dim, index) on the device (index.cu), dim already wrapped.
 ops_tensor *ixc_index_select(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index);
@@ -183,17 +182,6 @@ struct ixc_ref {
     } while (0)
 
 // ---- writing values at computed destinations (put, index_put) ----------------------
-
-// A scalar with kind INT and value v (C's OPS_SCALAR_INT is a compound literal).
-inline ops_scalar
-ixc_scalar_int(int64_t v)
-{
-    ops_scalar s;
-    memset(&s, 0, sizeof s);
-    s.kind = OPS_SCALAR_INT;
-    s.v.i = v;
-    return s;
-}
 
 // What an accumulating write sums S in: its opmath type for floating types (float
 // for float16/bfloat16, as the CPU's buffer), int64 for integers and bool (atomics

@@ -1,6 +1,6 @@
-// Scatter ops on CUDA: scatter (src, value, reduce, value_reduce), scatter_add and
-// scatter_reduce.two with their out= and in-place forms (port of
-// kernels/cpu/index_scatter.c, whose checks it calls).
+// The scatter ops' CUDA loop: the stub scatter_loop of kernels/index_scatter.h (the driver,
+// with the checks, the buffer and the out= and in-place forms, is kernels/index_scatter.c;
+// the CPU loop kernels/cpu/index_scatter.c).
 //
 // Determinism: the elements of index that can hit one destination differ only in
 // their coordinate along dim (self[..., index[i][j][k], ...] for dim 1 shares i and
@@ -11,6 +11,7 @@
 // bit for bit.  The accumulation buffer is the CPU's: contiguous, in the opmath
 // dtype, converted into the result at the end.
 #include "index_cuda.cuh"
+#include "kernels/index_scatter.h"
 
 // The columns of index along dim: position c (over index's dims but dim) has offsets
 // ig/sg/ag.off(c) into index, src and the buffer; the column's j-th element is at
@@ -110,247 +111,45 @@ columns_of(const ops_tensor *index, const ops_tensor *src, const ops_tensor *acc
     return c;
 }
 
-// The result of scatter as a new contiguous tensor of self's dtype and shape, or NULL
-// with the error set.  src NULL means value.
-static ops_tensor *
-scatter_compute(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                ops_scalar value, sc_reduce red, bool include_self)
+// acc (self's contiguous opmath copy, on the device) gets the scatter; index is checked
+// (the driver).
+OPS_REGISTER_STUB(scatter_loop, CUDA, scatter_loop_cuda);
+extern "C" ops_status
+scatter_loop_cuda(const char *op, ops_tensor *acc, const ops_tensor *self, int64_t dim, const ops_tensor *index,
+                  const ops_tensor *src, ops_scalar value, sc_reduce red, bool include_self)
 {
-    ops_cuda_device_guard guard(ixc_dev(self));
-    if (idx_check_scatter(op, self, &dim, index, src) != OPS_OK)
-        return NULL;
-    const int64_t n = ops_tensor_numel(index), numel = ops_tensor_numel(self);
-    const int64_t bound = self->ndim ? self->sizes[dim] : 1;
-    if (n > 0 && ixc_check_index(op, index, 0, bound, IDX_ERR_BOUNDS, dim, bound) != OPS_OK)
-        return NULL;
-    const ops_dtype acc_dt = ixc_opmath_dtype(self->dtype);
-    ixc_ref acc(ixc_clone_as(op, self, self->ndim, self->sizes, acc_dt));
-    if (acc.t == NULL)
-        return NULL;
-    if (n == 0)
-        return ixc_convert(op, acc.take(), self->dtype);
+    const int64_t numel = ops_tensor_numel(self);
+    const ops_dtype acc_dt = acc->dtype;
+    if (ops_tensor_numel(index) == 0)
+        return OPS_OK;
     ixc_buf count;
     if (red == SC_MEAN) {
         if (!count.alloc(op, self, numel, OPS_INT64))
-            return NULL;
+            return ops_last_status();
         OPS_LAUNCH(scatter_count_init_kernel, ixc_grid(numel), IXC_BLOCK, 0, ixc_stream(self), count.as<int64_t>(),
                    numel, (int64_t)(include_self ? 1 : 0));
         if (ops_cuda_check_launch(op) != OPS_OK)
-            return NULL;
+            return ops_last_status();
     }
-    const sc_columns c = columns_of(index, src, acc.t, dim);
+    const sc_columns c = columns_of(index, src, acc, dim);
     const ops_scalar ident_s = idx_reduce_identity(red, acc_dt);
     const bool floating = ops_dtype_is_floating(self->dtype);
-    const ops_status st = [&]() -> ops_status {
-        OPS_DISPATCH_ALL(self->dtype, op, {
-            scalar_t vs;
-            ops_scalar_store(value, self->dtype, &vs);
-            const opmath_t val = ops_load(&vs);
-            opmath_t ident;
-            ops_scalar_store(ident_s, acc_dt, &ident);
-            OPS_LAUNCH((scatter_column_kernel<scalar_t, opmath_t>), ixc_grid(c.ncol), IXC_BLOCK, 0, ixc_stream(self),
-                       (opmath_t *)ixc_ptr(acc.t), (const int64_t *)ixc_ptr(index),
-                       src != NULL ? (const scalar_t *)ixc_ptr(src) : (const scalar_t *)nullptr, c, val, ident,
-                       (int)red, include_self, red == SC_MEAN ? count.as<int64_t>() : (int64_t *)nullptr);
+    OPS_DISPATCH_ALL(self->dtype, op, {
+        scalar_t vs;
+        ops_scalar_store(value, self->dtype, &vs);
+        const opmath_t val = ops_load(&vs);
+        opmath_t ident;
+        ops_scalar_store(ident_s, acc_dt, &ident);
+        OPS_LAUNCH((scatter_column_kernel<scalar_t, opmath_t>), ixc_grid(c.ncol), IXC_BLOCK, 0, ixc_stream(self),
+                   (opmath_t *)ixc_ptr(acc), (const int64_t *)ixc_ptr(index),
+                   src != NULL ? (const scalar_t *)ixc_ptr(src) : (const scalar_t *)nullptr, c, val, ident, (int)red,
+                   include_self, red == SC_MEAN ? count.as<int64_t>() : (int64_t *)nullptr);
+        OPS_CUDA_CHECK_LAUNCH(op);
+        if (red == SC_MEAN) {
+            OPS_LAUNCH((scatter_mean_kernel<scalar_t, opmath_t>), ixc_grid(numel), IXC_BLOCK, 0, ixc_stream(self),
+                       (opmath_t *)ixc_ptr(acc), (const int64_t *)count.as<int64_t>(), numel, floating);
             OPS_CUDA_CHECK_LAUNCH(op);
-            if (red == SC_MEAN) {
-                OPS_LAUNCH((scatter_mean_kernel<scalar_t, opmath_t>), ixc_grid(numel), IXC_BLOCK, 0,
-                           ixc_stream(self), (opmath_t *)ixc_ptr(acc.t), (const int64_t *)count.as<int64_t>(), numel,
-                           floating);
-                OPS_CUDA_CHECK_LAUNCH(op);
-            }
-        });
-        return OPS_OK;
-    }();
-    if (st != OPS_OK)
-        return NULL;
-    return ixc_convert(op, acc.take(), self->dtype);
-}
-
-static ops_tensor *
-scatter_reduce_str(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor *index,
-                   const ops_tensor *src, ops_scalar value, const char *reduce, bool new_options, bool include_self)
-{
-    sc_reduce red = SC_ASSIGN;
-    if (idx_parse_reduce(op, self, reduce, new_options, &red) != OPS_OK)
-        return NULL;
-    return scatter_compute(op, self, dim, index, src, value, red, include_self);
-}
-
-// The arguments of one scatter call, for the in-place and out= wrappers.
-struct sc_call {
-    int64_t dim;
-    const ops_tensor *index, *src;
-    ops_scalar value;
-    const char *reduce; // NULL: plain scatter / scatter_add (red)
-    sc_reduce red;
-    bool new_options, include_self;
-};
-
-static ops_tensor *
-sc_functional(const char *op, const ops_tensor *self, const sc_call &a)
-{
-    if (a.reduce != NULL)
-        return scatter_reduce_str(op, self, a.dim, a.index, a.src, a.value, a.reduce, a.new_options,
-                                  a.include_self);
-    return scatter_compute(op, self, a.dim, a.index, a.src, a.value, a.red, a.include_self);
-}
-
-static ops_status
-sc_out(const char *op, const ops_tensor *self, const sc_call &a, ops_tensor *out)
-{
-    ops_cuda_device_guard guard(ixc_dev(self));
-    return ops_write_out(op, sc_functional(op, self, a), out);
-}
-
-static ops_status
-sc_inplace(const char *op, ops_tensor *self, const sc_call &a)
-{
-    ops_cuda_device_guard guard(ixc_dev(self));
-    if (idx_check_inplace_self(op, self) != OPS_OK)
-        return ops_last_status();
-    return ixc_write_inplace(op, self, sc_functional(op, self, a));
-}
-
-static sc_call
-plain(int64_t dim, const ops_tensor *index, const ops_tensor *src, ops_scalar value, sc_reduce red)
-{
-    return sc_call{dim, index, src, value, NULL, red, false, true};
-}
-
-static sc_call
-reducing(int64_t dim, const ops_tensor *index, const ops_tensor *src, ops_scalar value, const char *reduce,
-         bool new_options, bool include_self)
-{
-    return sc_call{dim, index, src, value, reduce, SC_ASSIGN, new_options, include_self};
-}
-
-static const ops_scalar no_value = ixc_scalar_int(0);
-
-// ---- scatter.src / scatter.value --------------------------------------------------------
-
-extern "C" ops_tensor *
-scatter_src_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    return sc_functional("scatter", self, plain(dim, index, src, no_value, SC_ASSIGN));
-}
-
-extern "C" ops_status
-scatter_src_out_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                     ops_tensor *out)
-{
-    return sc_out("scatter", self, plain(dim, index, src, no_value, SC_ASSIGN), out);
-}
-
-extern "C" ops_status
-scatter_src_cuda_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    return sc_inplace("scatter_", self, plain(dim, index, src, no_value, SC_ASSIGN));
-}
-
-extern "C" ops_tensor *
-scatter_value_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
-{
-    return sc_functional("scatter", self, plain(dim, index, NULL, value, SC_ASSIGN));
-}
-
-extern "C" ops_status
-scatter_value_out_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                       ops_tensor *out)
-{
-    return sc_out("scatter", self, plain(dim, index, NULL, value, SC_ASSIGN), out);
-}
-
-extern "C" ops_status
-scatter_value_cuda_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
-{
-    return sc_inplace("scatter_", self, plain(dim, index, NULL, value, SC_ASSIGN));
-}
-
-// ---- scatter.reduce / scatter.value_reduce ("add" | "multiply") ---------------------------
-
-extern "C" ops_tensor *
-scatter_reduce_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                    const char *reduce)
-{
-    return sc_functional("scatter", self, reducing(dim, index, src, no_value, reduce, false, true));
-}
-
-extern "C" ops_status
-scatter_reduce_out_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                        const char *reduce, ops_tensor *out)
-{
-    return sc_out("scatter", self, reducing(dim, index, src, no_value, reduce, false, true), out);
-}
-
-extern "C" ops_status
-scatter_reduce_cuda_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                     const char *reduce)
-{
-    return sc_inplace("scatter_", self, reducing(dim, index, src, no_value, reduce, false, true));
-}
-
-extern "C" ops_tensor *
-scatter_value_reduce_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                          const char *reduce)
-{
-    return sc_functional("scatter", self, reducing(dim, index, NULL, value, reduce, false, true));
-}
-
-extern "C" ops_status
-scatter_value_reduce_out_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                              const char *reduce, ops_tensor *out)
-{
-    return sc_out("scatter", self, reducing(dim, index, NULL, value, reduce, false, true), out);
-}
-
-extern "C" ops_status
-scatter_value_reduce_cuda_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
-                           const char *reduce)
-{
-    return sc_inplace("scatter_", self, reducing(dim, index, NULL, value, reduce, false, true));
-}
-
-// ---- scatter_add ----------------------------------------------------------------------------
-
-extern "C" ops_tensor *
-scatter_add_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    return sc_functional("scatter_add", self, plain(dim, index, src, no_value, SC_SUM));
-}
-
-extern "C" ops_status
-scatter_add_out_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                     ops_tensor *out)
-{
-    return sc_out("scatter_add", self, plain(dim, index, src, no_value, SC_SUM), out);
-}
-
-extern "C" ops_status
-scatter_add_cuda_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
-{
-    return sc_inplace("scatter_add_", self, plain(dim, index, src, no_value, SC_SUM));
-}
-
-// ---- scatter_reduce.two ------------------------------------------------------------------------
-
-extern "C" ops_tensor *
-scatter_reduce_two_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                        const char *reduce, bool include_self)
-{
-    return sc_functional("scatter_reduce", self, reducing(dim, index, src, no_value, reduce, true, include_self));
-}
-
-extern "C" ops_status
-scatter_reduce_two_out_cuda(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                            const char *reduce, bool include_self, ops_tensor *out)
-{
-    return sc_out("scatter_reduce", self, reducing(dim, index, src, no_value, reduce, true, include_self), out);
-}
-
-extern "C" ops_status
-scatter_reduce_two_cuda_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
-                         const char *reduce, bool include_self)
-{
-    return sc_inplace("scatter_reduce_", self, reducing(dim, index, src, no_value, reduce, true, include_self));
+        }
+    });
+    return OPS_OK;
 }

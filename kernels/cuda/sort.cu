@@ -1,6 +1,6 @@
-// Sorting on CUDA: sort (and its stable overloads), argsort, msort, topk, kthvalue,
-// _unique2, unique, unique_dim and unique_consecutive: the ports of
-// kernels/cpu/sort.c, whose shape and out= checks they call.
+// Sorting on CUDA: the lines of sort (and its stable overloads), argsort, msort, topk
+// and kthvalue (the stub sort_order_lines; their driver is kernels/sort.c), and _unique2,
+// unique, unique_dim and unique_consecutive (ports of kernels/cpu/sort_unique.c).
 //
 // The order is the CPU's: each element becomes a pair (key, position) with the
 // order-preserving key of ops_index_math.h (NaN largest, -0.0 equal to +0.0;
@@ -19,6 +19,7 @@
 // unique along a dim sorts slices as rows lexicographically: one stable sort per
 // column, last column first (LSD), each keyed by the column and the rank so far.
 #include "index_cuda.cuh"
+#include "kernels/sort.h"
 
 // Pairs a chunk sort takes at most (a power of two; shared memory 16 bytes each), and
 // its threads at most (each runs up to SORT_CHUNK / 2 / SORT_THREADS comparators per
@@ -209,158 +210,31 @@ line_geoms(const ops_tensor *self, int dim, ixc_geom *lg, ixc_geom *eg)
     eg->strides[0] = self->ndim ? self->strides[dim] : 0;
 }
 
-// The driver of sort, argsort, msort, topk and kthvalue (sort.c's sort_driver):
-// results computed into fresh tensors, then handed out or written into the outs.
-static ops_status
-sort_driver(const char *op, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k,
-            bool keepdim, bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv,
-            ops_tensor **ri)
+// The stub sort_order_lines (the driver: kernels/sort.c): every line sorted, then the olen
+// results of each read from the sorted pairs.
+OPS_REGISTER_STUB(sort_order_lines, CUDA, sort_order_lines_cuda);
+extern "C" ops_status
+sort_order_lines_cuda(const char *op, const sort_plan *p)
 {
-    ops_cuda_device_guard guard(ixc_dev(self));
-    int ond;
-    int64_t osz[OPS_MAX_DIMS];
-    ops_status st = sort_result_shape(op, kind, self, &dim, k, keepdim, &ond, osz);
-    if (st != OPS_OK || (st = sort_check_out(op, "values", out_v, self->dtype, ond, osz)) != OPS_OK ||
-        (st = sort_check_out(op, "indices", out_i, OPS_INT64, ond, osz)) != OPS_OK)
+    const ops_tensor *self = p->self;
+    if (p->nlines == 0 || p->olen == 0)
+        return OPS_OK;
+    ixc_geom lg, eg;
+    line_geoms(self, (int)p->dim, &lg, &eg);
+    sort_lines s;
+    ops_status st = s.run(op, self, lg, eg, p->nlines, p->len, p->desc, true);
+    if (st != OPS_OK)
         return st;
-    const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
-    const int64_t nlines = len == 0 ? 0 : ops_tensor_numel(self) / len;
-    if (kind == LINE_TOPK && self->ndim == 0)
-        k = 1; // PyTorch copies a 0-dim self's one element for any valid k
-    const int64_t olen = kind == LINE_SORT ? len : kind == LINE_TOPK ? k : 1;
-    int64_t inner = 1;
-    for (int d = (int)dim + 1; d < self->ndim && kind != LINE_KTH; d++)
-        inner *= self->sizes[d];
-    ixc_ref tv(want_v ? ixc_new(op, self, ond, osz, self->dtype) : NULL);
-    ixc_ref ti(want_i ? ixc_new(op, self, ond, osz, OPS_INT64) : NULL);
-    if ((want_v && tv.t == NULL) || (want_i && ti.t == NULL))
-        return ops_last_status();
-    if (nlines > 0 && olen > 0) {
-        ixc_geom lg, eg;
-        line_geoms(self, (int)dim, &lg, &eg);
-        sort_lines s;
-        if ((st = s.run(op, self, lg, eg, nlines, len, desc, true)) != OPS_OK)
-            return st;
-        const int64_t n = nlines * olen, first = kind == LINE_KTH ? k - 1 : 0;
-        ixc_by_size(ops_dtype_itemsize(self->dtype), [&](auto tag) {
-            typedef decltype(tag) T;
-            OPS_LAUNCH(sort_output_kernel<T>, ixc_grid(n), IXC_BLOCK, 0, ixc_stream(self), (const int64_t *)s.pos(),
-                       len, n, first, olen, inner, (const T *)ixc_ptr(self), lg, eg,
-                       tv.t != NULL ? (T *)ixc_ptr(tv.t) : (T *)nullptr,
-                       ti.t != NULL ? (int64_t *)ixc_ptr(ti.t) : (int64_t *)nullptr);
-        });
-        OPS_CUDA_CHECK_LAUNCH(op);
-    }
-    if (out_v != NULL || out_i != NULL) {
-        ops_tensor *rs[2], *os[2];
-        int m = 0;
-        if (out_v != NULL)
-            rs[m] = tv.t, os[m++] = out_v;
-        if (out_i != NULL)
-            rs[m] = ti.t, os[m++] = out_i;
-        return sort_write_outs(op, m, rs, os);
-    }
-    if (rv != NULL)
-        *rv = tv.take();
-    if (ri != NULL)
-        *ri = ti.take();
+    const int64_t n = p->nlines * p->olen, first = p->kind == LINE_KTH ? p->k - 1 : 0;
+    ixc_by_size(ops_dtype_itemsize(self->dtype), [&](auto tag) {
+        typedef decltype(tag) T;
+        OPS_LAUNCH(sort_output_kernel<T>, ixc_grid(n), IXC_BLOCK, 0, ixc_stream(self), (const int64_t *)s.pos(),
+                   p->len, n, first, p->olen, p->inner, (const T *)ixc_ptr(self), lg, eg,
+                   p->vals != NULL ? (T *)ixc_ptr(p->vals) : (T *)nullptr,
+                   p->idx != NULL ? (int64_t *)ixc_ptr(p->idx) : (int64_t *)nullptr);
+    });
+    OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
-}
-
-extern "C" ops_status
-sort_cuda(const ops_tensor *self, int64_t dim, bool descending, ops_tensor **values, ops_tensor **indices)
-{
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values, indices);
-}
-
-extern "C" ops_status
-sort_values_cuda(const ops_tensor *self, int64_t dim, bool descending, ops_tensor *values, ops_tensor *indices)
-{
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL, NULL);
-}
-
-// stable is accepted and ignored: every sort here is stable (as the CPU's).
-extern "C" ops_status
-sort_stable_cuda(const ops_tensor *self, const bool *stable, int64_t dim, bool descending, ops_tensor **values,
-                 ops_tensor **indices)
-{
-    (void)stable;
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values, indices);
-}
-
-extern "C" ops_status
-sort_values_stable_cuda(const ops_tensor *self, const bool *stable, int64_t dim, bool descending,
-                        ops_tensor *values, ops_tensor *indices)
-{
-    (void)stable;
-    return sort_driver("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL, NULL);
-}
-
-extern "C" ops_tensor *
-argsort_cuda(const ops_tensor *self, int64_t dim, bool descending)
-{
-    ops_tensor *r = NULL;
-    sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
-    return r;
-}
-
-extern "C" ops_tensor *
-argsort_stable_cuda(const ops_tensor *self, bool stable, int64_t dim, bool descending)
-{
-    (void)stable;
-    return argsort_cuda(self, dim, descending);
-}
-
-extern "C" ops_status
-argsort_stable_out_cuda(const ops_tensor *self, bool stable, int64_t dim, bool descending, ops_tensor *out)
-{
-    (void)stable;
-    return sort_driver("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, out, NULL, NULL);
-}
-
-extern "C" ops_tensor *
-msort_cuda(const ops_tensor *self)
-{
-    ops_tensor *r = NULL;
-    sort_driver("msort", LINE_SORT, self, 0, false, 0, false, true, false, NULL, NULL, &r, NULL);
-    return r;
-}
-
-extern "C" ops_status
-msort_out_cuda(const ops_tensor *self, ops_tensor *out)
-{
-    return sort_driver("msort", LINE_SORT, self, 0, false, 0, false, true, false, out, NULL, NULL, NULL);
-}
-
-// sorted=False returns the k in sorted order too, as the CPU does.
-extern "C" ops_status
-topk_cuda(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, ops_tensor **values,
-          ops_tensor **indices)
-{
-    (void)sorted;
-    return sort_driver("topk", LINE_TOPK, self, dim, largest, k, false, true, true, NULL, NULL, values, indices);
-}
-
-extern "C" ops_status
-topk_values_cuda(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, ops_tensor *values,
-                 ops_tensor *indices)
-{
-    (void)sorted;
-    return sort_driver("topk", LINE_TOPK, self, dim, largest, k, false, true, true, values, indices, NULL, NULL);
-}
-
-extern "C" ops_status
-kthvalue_cuda(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor **values,
-              ops_tensor **indices)
-{
-    return sort_driver("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, NULL, NULL, values, indices);
-}
-
-extern "C" ops_status
-kthvalue_values_cuda(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor *values,
-                     ops_tensor *indices)
-{
-    return sort_driver("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, values, indices, NULL, NULL);
 }
 
 // ---- unique (flat) ----------------------------------------------------------------------

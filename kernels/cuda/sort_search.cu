@@ -1,6 +1,7 @@
 /* Searching and counting (CUDA): searchsorted, bucketize, bincount, histc.
  *
- * The argument checks are the CPU's (kernels/search_common.h).  Checks on the data
+ * The argument checks are the CPU's (kernels/search_common.h); bincount and histc are
+ * the loops of the drivers in kernels/search.c.  Checks on the data
  * (a sorter index out of range, a negative bincount input) and the sizes the result
  * depends on (bincount's largest value, histc's data range) are found by a small
  * kernel that records them in device memory; the host reads them back (a
@@ -280,80 +281,39 @@ bc_count_launch(const char *op, const ops_tensor *x, const ops_tensor *w, int64_
     return OPS_OK;
 }
 
-static ops_status
-bincount_impl(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
-              ops_tensor **result)
+OPS_REGISTER_STUB(search_bincount_minmax, CUDA, search_bincount_minmax_cuda);
+extern "C" ops_status
+search_bincount_minmax_cuda(const char *op, const ops_tensor *x, int64_t *lo, int64_t *hi)
 {
-    const char *op = "bincount";
-    bool empty;
-    ops_status st = ops_bincount_check(self, weights, minlength, &empty);
+    const int dev = ops_tensor_device(x).index;
+    const int64_t n = ops_tensor_numel(x);
+    const int64_t init[2] = {INT64_MAX, INT64_MIN};
+    int64_t got[2];
+    ss_scratch mm = {op};
+    ops_status st = mm.init(dev, init, 2);
     if (st != OPS_OK)
         return st;
-    const int dev = ops_tensor_device(self).index;
-    if ((st = ops_cuda_check_device(op, dev)) != OPS_OK)
+    const ops_launch_config c = ss_cfg(n);
+    OPS_LAUNCH(bc_minmax_kernel, c.grid, c.block, 0, ops_cuda_current_stream(dev),
+               (const int64_t *)ops_tensor_data_ptr(x), n, (long long *)mm.ptr());
+    if ((st = ops_cuda_check_launch(op)) != OPS_OK || (st = mm.read(got, 2)) != OPS_OK)
         return st;
-    ops_cuda_device_guard guard(dev);
-    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
-    const ops_dtype rdt = empty ? OPS_INT64 : ops_bincount_dtype(weights);
-    int64_t nbins = minlength;
-    ops_tensor *x = NULL, *w = NULL, *r = NULL;
-    ss_scratch mm = {op};
-    if (!empty) {
-        const int64_t init[2] = {INT64_MAX, INT64_MIN};
-        int64_t got[2];
-        if ((x = ss_contig(op, self, OPS_INT64, dev)) == NULL)
-            goto fail;
-        if ((st = mm.init(dev, init, 2)) != OPS_OK)
-            goto done;
-        const ops_launch_config c = ss_cfg(n);
-        OPS_LAUNCH(bc_minmax_kernel, c.grid, c.block, 0, ops_cuda_current_stream(dev),
-                   (const int64_t *)ops_tensor_data_ptr(x), n, (long long *)mm.ptr());
-        if ((st = ops_cuda_check_launch(op)) != OPS_OK || (st = mm.read(got, 2)) != OPS_OK)
-            goto done;
-        if (got[0] < 0) {
-            st = ops_fail(OPS_ERR_VALUE, OPS_BINCOUNT_MSG, op);
-            goto done;
-        }
-        if (got[1] + 1 > nbins)
-            nbins = got[1] + 1;
-        if (weights != NULL && (w = ss_contig(op, weights, rdt, dev)) == NULL)
-            goto fail;
-    }
-    if ((r = ops_tensor_new(op, 1, &nbins, NULL, rdt, OPS_DEVICE_CUDA(dev))) == NULL)
-        goto fail;
-    if ((st = ss_zero(op, r)) != OPS_OK)
-        goto done;
-    if (!empty) {
-        st = rdt == OPS_INT64     ? bc_count_launch<int64_t>(op, x, NULL, n, r)
-             : rdt == OPS_FLOAT32 ? bc_count_launch<float>(op, x, w, n, r)
-                                  : bc_count_launch<double>(op, x, w, n, r);
-        if (st != OPS_OK)
-            goto done;
-    }
-    st = ss_finish(op, r, out, result);
-    r = NULL;
-    goto done;
-fail:
-    st = ops_last_status();
-done:
-    ops_tensor_release(x);
-    ops_tensor_release(w);
-    ops_tensor_release(r);
-    return st;
+    *lo = got[0];
+    *hi = got[1];
+    return OPS_OK;
 }
 
-ops_tensor *
-bincount_cuda(const ops_tensor *self, const ops_tensor *weights, int64_t minlength)
+OPS_REGISTER_STUB(search_bincount_count, CUDA, search_bincount_count_cuda);
+extern "C" ops_status
+search_bincount_count_cuda(const char *op, ops_tensor *r, const ops_tensor *x, const ops_tensor *w)
 {
-    ops_tensor *r = NULL;
-    bincount_impl(self, weights, minlength, NULL, &r);
-    return r;
-}
-
-ops_status
-bincount_out_cuda(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out)
-{
-    return bincount_impl(self, weights, minlength, out, NULL);
+    ops_status st = ss_zero(op, r);
+    if (st != OPS_OK || x == NULL)
+        return st;
+    const int64_t n = ops_tensor_numel(x);
+    return r->dtype == OPS_INT64     ? bc_count_launch<int64_t>(op, x, NULL, n, r)
+           : r->dtype == OPS_FLOAT32 ? bc_count_launch<float>(op, x, w, n, r)
+                                     : bc_count_launch<double>(op, x, w, n, r);
 }
 
 /* ---- histc ------------------------------------------------------------------------------ */
@@ -430,50 +390,51 @@ hc_store_kernel(T *h, const unsigned long long *cnt, int64_t bins, unsigned long
 
 template <typename T>
 static ops_status
-hc_run(const char *op, int dev, const ops_tensor *x, int64_t n, int64_t bins, double lo, double hi,
-       bool find_range, ops_tensor **result)
+hc_minmax(const char *op, int dev, const ops_tensor *x, int64_t n, double *lo, double *hi)
+{
+    const T *xd = (const T *)ops_tensor_data_ptr(x);
+    ss_scratch mm = {op};
+    const int64_t init[3] = {-1, 0, -1}; /* keys ~0, 0 and "no NaN" */
+    int64_t got[3];
+    ops_status st = mm.init(dev, init, 3);
+    if (st != OPS_OK)
+        return st;
+    const ops_launch_config c = ss_cfg(n);
+    OPS_LAUNCH(hc_minmax_kernel<T>, c.grid, c.block, 0, ops_cuda_current_stream(dev), xd, n,
+               (unsigned long long *)mm.ptr());
+    if ((st = ops_cuda_check_launch(op)) != OPS_OK || (st = mm.read(got, 3)) != OPS_OK)
+        return st;
+    if (got[2] != -1) {
+        T nan_v;
+        const cudaError_t err = cudaMemcpy(&nan_v, xd + got[2], sizeof nan_v, cudaMemcpyDeviceToHost);
+        if (err != cudaSuccess)
+            return ops_cuda_fail(op, "cudaMemcpy to the host", err);
+        *lo = *hi = (double)ops_load(&nan_v);
+    } else {
+        *lo = hc_unkey((unsigned long long)got[0]);
+        *hi = hc_unkey((unsigned long long)got[1]);
+    }
+    return OPS_OK;
+}
+
+template <typename T>
+static ops_status
+hc_count(const char *op, int dev, ops_tensor *r, const ops_tensor *x, int64_t n, double lo, double hi)
 {
     typedef typename ops_opmath<T>::type acc_t;
     const T *xd = (const T *)ops_tensor_data_ptr(x);
-    ops_status st;
-    if (find_range) {
-        ss_scratch mm = {op};
-        const int64_t init[3] = {-1, 0, -1}; /* keys ~0, 0 and "no NaN" */
-        int64_t got[3];
-        if ((st = mm.init(dev, init, 3)) != OPS_OK)
-            return st;
-        const ops_launch_config c = ss_cfg(n);
-        OPS_LAUNCH(hc_minmax_kernel<T>, c.grid, c.block, 0, ops_cuda_current_stream(dev), xd, n,
-                   (unsigned long long *)mm.ptr());
-        if ((st = ops_cuda_check_launch(op)) != OPS_OK || (st = mm.read(got, 3)) != OPS_OK)
-            return st;
-        if (got[2] != -1) {
-            T nan_v;
-            const cudaError_t err = cudaMemcpy(&nan_v, xd + got[2], sizeof nan_v, cudaMemcpyDeviceToHost);
-            if (err != cudaSuccess)
-                return ops_cuda_fail(op, "cudaMemcpy to the host", err);
-            lo = hi = (double)ops_load(&nan_v);
-        } else {
-            lo = hc_unkey((unsigned long long)got[0]);
-            hi = hc_unkey((unsigned long long)got[1]);
-        }
-    }
-    if ((st = ops_histc_range(x->dtype, &lo, &hi)) != OPS_OK)
-        return st;
+    const int64_t bins = ops_tensor_numel(r);
     /* the edges as the dtype holds them (PyTorch's bin_edges) */
     T elo, ehi;
     ops_store(&elo, (acc_t)lo);
     ops_store(&ehi, (acc_t)hi);
     ops_tensor *cnt = ops_tensor_new(op, 1, &bins, NULL, OPS_INT64, OPS_DEVICE_CUDA(dev));
-    ops_tensor *r = cnt != NULL ? ops_tensor_new(op, 1, &bins, NULL, x->dtype, OPS_DEVICE_CUDA(dev)) : NULL;
-    if (r == NULL) {
-        ops_tensor_release(cnt);
+    if (cnt == NULL)
         return ops_last_status();
-    }
     unsigned long long *cd = (unsigned long long *)ops_tensor_data_ptr(cnt);
     /* 2^p: adding 1 to it in T rounds back to it (ties to even) */
     const int p = x->dtype == OPS_FLOAT16 ? 11 : x->dtype == OPS_BFLOAT16 ? 8 : x->dtype == OPS_FLOAT32 ? 24 : 53;
-    st = ss_zero(op, cnt);
+    ops_status st = ss_zero(op, cnt);
     if (st == OPS_OK && n > 0) {
         const ops_launch_config c = ss_cfg(n);
         OPS_LAUNCH(hc_count_kernel<T>, c.grid, c.block, 0, ops_cuda_current_stream(dev), xd, n, bins, ops_load(&elo),
@@ -487,54 +448,33 @@ hc_run(const char *op, int dev, const ops_tensor *x, int64_t n, int64_t bins, do
         st = ops_cuda_check_launch(op);
     }
     ops_tensor_release(cnt);
-    if (st != OPS_OK) {
-        ops_tensor_release(r);
-        return st;
+    return st;
+}
+
+OPS_REGISTER_STUB(search_histc_minmax, CUDA, search_histc_minmax_cuda);
+extern "C" ops_status
+search_histc_minmax_cuda(const char *op, const ops_tensor *x, double *lo, double *hi)
+{
+    const int dev = ops_tensor_device(x).index;
+    const int64_t n = ops_tensor_numel(x);
+    switch (x->dtype) {
+    case OPS_FLOAT16: return hc_minmax<ops_half>(op, dev, x, n, lo, hi);
+    case OPS_BFLOAT16: return hc_minmax<ops_bfloat16>(op, dev, x, n, lo, hi);
+    case OPS_FLOAT32: return hc_minmax<float>(op, dev, x, n, lo, hi);
+    default: return hc_minmax<double>(op, dev, x, n, lo, hi);
     }
-    *result = r;
-    return OPS_OK;
 }
 
-static ops_status
-histc_impl(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
-           ops_tensor **result)
+OPS_REGISTER_STUB(search_histc_count, CUDA, search_histc_count_cuda);
+extern "C" ops_status
+search_histc_count_cuda(const char *op, ops_tensor *r, const ops_tensor *x, double lo, double hi)
 {
-    const char *op = "histc";
-    ops_status st = ops_histc_check(self, bins, out);
-    if (st != OPS_OK)
-        return st;
-    const int dev = ops_tensor_device(self).index;
-    if ((st = ops_cuda_check_device(op, dev)) != OPS_OK)
-        return st;
-    ops_cuda_device_guard guard(dev);
-    ops_tensor *x = ss_contig(op, self, self->dtype, dev), *r = NULL;
-    if (x == NULL)
-        return ops_last_status();
-    const int64_t n = ops_shape_numel(self->ndim, self->sizes);
-    const double lo = ops_scalar_to_double(min), hi = ops_scalar_to_double(max);
-    const bool find = lo == hi && n > 0;
-    switch (self->dtype) {
-    case OPS_FLOAT16: st = hc_run<ops_half>(op, dev, x, n, bins, lo, hi, find, &r); break;
-    case OPS_BFLOAT16: st = hc_run<ops_bfloat16>(op, dev, x, n, bins, lo, hi, find, &r); break;
-    case OPS_FLOAT32: st = hc_run<float>(op, dev, x, n, bins, lo, hi, find, &r); break;
-    default: st = hc_run<double>(op, dev, x, n, bins, lo, hi, find, &r); break;
+    const int dev = ops_tensor_device(x).index;
+    const int64_t n = ops_tensor_numel(x);
+    switch (x->dtype) {
+    case OPS_FLOAT16: return hc_count<ops_half>(op, dev, r, x, n, lo, hi);
+    case OPS_BFLOAT16: return hc_count<ops_bfloat16>(op, dev, r, x, n, lo, hi);
+    case OPS_FLOAT32: return hc_count<float>(op, dev, r, x, n, lo, hi);
+    default: return hc_count<double>(op, dev, r, x, n, lo, hi);
     }
-    ops_tensor_release(x);
-    if (st != OPS_OK)
-        return st;
-    return ss_finish(op, r, out, result);
-}
-
-ops_tensor *
-histc_cuda(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max)
-{
-    ops_tensor *r = NULL;
-    histc_impl(self, bins, min, max, NULL, &r);
-    return r;
-}
-
-ops_status
-histc_out_cuda(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out)
-{
-    return histc_impl(self, bins, min, max, out, NULL);
 }

@@ -1,4 +1,5 @@
-/* Copies between devices (host<->cuda:N, cuda:M<->cuda:N), for copy_values_cuda (copy.cu).
+/* Copies between devices (host<->cuda:N, cuda:M<->cuda:N), for copy_values_cuda (copy.cu),
+ * and the loop of the stub copy_read_bytes (a few device bytes to the host, for item()).
  *
  * A transfer moves bytes only: cudaMemcpyAsync (or the peer form) between two
  * contiguous tensors of one dtype and one shape.  Everything else is staged so that
@@ -15,6 +16,7 @@
  * A peer copy first waits for the destination device's queued work, since it is
  * ordered on the source device's stream only. */
 #include "cuda_common.h"
+#include "kernels/copy.h"
 #include "ops_cuda_backend.h"
 #include "ops_iter.h"
 
@@ -144,9 +146,12 @@ done:
     return st;
 }
 
+OPS_REGISTER_STUB(copy_read_bytes, CUDA, copy_read_bytes_cuda);
+
 extern "C" ops_status
-ops_cuda_read(const char *op, int index, void *dst, const void *src, size_t n)
+copy_read_bytes_cuda(const char *op, ops_device device, void *dst, const void *src, size_t n)
 {
+    const int index = device.index;
     ops_status st = ops_cuda_check_device(op, index);
     if (st != OPS_OK || n == 0)
         return st;

@@ -18,7 +18,7 @@
 
 #include "ops_autograd_impl.h"
 #include "ops_cuda.h"
-#include "ops_cuda_backend.h"
+#include "kernels/copy.h"
 #include "ops_internal.h"
 #include "ops_iter.h"
 #include "ops_tensor_impl.h"
@@ -514,22 +514,24 @@ ops_tensor_item(const ops_tensor *t, ops_scalar *out)
         return ops_fail(OPS_ERR_VALUE,
                         "item: a Tensor with %" PRId64 " elements cannot be converted to Scalar", n);
     if (t->storage->device.type != OPS_CPU) {
-#ifdef OPS_WITH_CUDA
-        /* the one element comes to the host after the device's queued work */
+        /* the one element comes to the host after the device's queued work, through
+         * the device's loop (kernels/copy.h), absent only in a build without its
+         * backend */
+        copy_read_bytes_fn *const read = OPS_STUB_GET(copy_read_bytes, t->storage->device);
+        if (read == NULL) {
+            char dev[32];
+            return ops_fail(OPS_ERR_DEVICE,
+                            "item: reading a tensor on %s needs the CUDA backend (this is a CPU build)",
+                            ops_device_str(t->storage->device, dev, sizeof dev));
+        }
         union {
             int64_t i;
             double f;
         } v;
-        ops_status st = ops_cuda_read("item", t->storage->device.index, &v, ops_tensor_data_ptr(t),
-                                      ops_dtype_itemsize(t->dtype));
+        ops_status st = read("item", t->storage->device, &v, ops_tensor_data_ptr(t), ops_dtype_itemsize(t->dtype));
         if (st == OPS_OK)
             *out = ops_scalar_load(&v, t->dtype);
         return st;
-#else
-        char dev[32];
-        return ops_fail(OPS_ERR_DEVICE, "item: reading a tensor on %s needs the CUDA backend (this is a CPU build)",
-                        ops_device_str(t->storage->device, dev, sizeof dev));
-#endif
     }
     *out = ops_scalar_load(ops_tensor_data_ptr(t), t->dtype);
     return OPS_OK;

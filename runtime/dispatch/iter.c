@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops_cuda_backend.h"
+#include "kernels/copy.h"
 #include "ops_dispatch.h"
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -788,16 +788,16 @@ ops_status
 ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src)
 {
     if (OPS_UNLIKELY(!on_cpu(dst) || !on_cpu(src))) {
-#ifdef OPS_WITH_CUDA
-        if (ops_device_equal(dst->storage->device, src->storage->device))
-            return ops_cuda_copy_same_device(op_name(op), dst, src);
-        return ops_cuda_copy_across(op_name(op), dst, src, false);
-#else
+        /* the device that is not the host moves the values (kernels/copy.h); its
+         * stub entry is empty only in a build without its backend */
+        const ops_device dev = on_cpu(dst) ? src->storage->device : dst->storage->device;
+        copy_values_fn *const move = OPS_STUB_GET(copy_values, dev);
+        if (move != NULL)
+            return move(op_name(op), dst, src, false);
         char d1[32], d2[32];
         return ops_fail(OPS_ERR_DEVICE, "%s: copying from %s to %s needs the CUDA backend (this is a CPU build)",
                         op_name(op), ops_device_str(src->storage->device, d1, sizeof d1),
                         ops_device_str(dst->storage->device, d2, sizeof d2));
-#endif
     }
     ops_iter it;
     ops_status st = ops_iter_build_copy(&it, op, dst, src);

@@ -174,7 +174,7 @@ OPS_API ops_status ops_iter_build_copy(ops_iter *it, const char *op, ops_tensor 
                                        const ops_tensor *src);
 /* Copy src into dst converting dtypes (src broadcast to dst's shape; dst must not
  * overlap src).  Does not bump dst's version.  Any devices: CPU<->CPU here, the rest
- * through the CUDA backend (ops_cuda_copy_same_device / ops_cuda_copy_across,
+ * through the stub copy_values of the device that is not the host (kernels/copy.h;
  * synchronous); OPS_ERR_DEVICE in a CPU build. */
 OPS_API ops_status ops_copy_values(const char *op, ops_tensor *dst, const ops_tensor *src);
 /* The checks copy_ makes on every device before it writes (one function, so the CPU

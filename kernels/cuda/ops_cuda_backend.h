@@ -1,6 +1,6 @@
-/* Internal: what the runtime calls in the CUDA backend (kernels/cuda/), declared in C.
- * Defined only when OPS_WITH_CUDA; the runtime calls them under #ifdef OPS_WITH_CUDA
- * and reports "op: ... needs the CUDA backend" otherwise. */
+/* Internal to the CUDA backend: the copies behind its loops of the stubs copy_values
+ * and copy_read_bytes (kernels/copy.h), declared in C.  The runtime reaches them only
+ * through those stubs, never by name. */
 #ifndef OPS_CUDA_BACKEND_H
 #define OPS_CUDA_BACKEND_H
 
@@ -20,10 +20,6 @@ ops_status ops_cuda_copy_same_device(const char *op, ops_tensor *dst, const ops_
  * contiguous buffer when needed).  non_blocking may return before the copy ends
  * only where that is safe (pinned host memory).  kernels/cuda/transfer.cu. */
 ops_status ops_cuda_copy_across(const char *op, ops_tensor *dst, const ops_tensor *src, bool non_blocking);
-
-/* Read n bytes at device pointer src (cuda:index) into host memory dst, after the
- * work queued on the device's stream (item(), printing).  kernels/cuda/transfer.cu. */
-ops_status ops_cuda_read(const char *op, int index, void *dst, const void *src, size_t n);
 
 #ifdef __cplusplus
 }
