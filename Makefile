@@ -6,7 +6,8 @@
 #   make check   install missing Debian packages, build, run every test (and again
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
 #                and the CUDA tests on the emulated device (make test-emu)
-#   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
+#   make bench   build and run the benchmarks (make bench-cuda: the GPU ones); one
+#                program, bench/bench NAME, runs each (bench/meson.build)
 #   make check-tsan  the thread tests under ThreadSanitizer (not part of check)
 #   make fuzz    the registry fuzzer without an iteration bound (docs/fuzzing.md)
 #   make gpu-check   on a machine with an NVIDIA GPU: a release build for that GPU alone,
@@ -109,10 +110,11 @@ $(TSANBUILD)/build.ninja: | deps
 # shared leaf, generators, grad mode from 8 threads) and the autograd engine's tests,
 # under ThreadSanitizer; only their programs are built.  The tests keep the kernels'
 # OpenMP at one thread: libgomp is not TSan-instrumented, and its barriers would show
-# as false races.  tests/tsan.supp holds the suppressions, each explained.
+# as false races.  tests/tsan.supp holds the suppressions, each explained.  (Both are
+# programs of the `checks` runner, tests/meson.build.)
 TSAN_TESTS := test_threads test_autograd
 check-tsan: deps $(TSANBUILD)/build.ninja
-	@$(NINJA) -C $(TSANBUILD) $(addprefix tests/unit/,$(TSAN_TESTS))
+	@$(NINJA) -C $(TSANBUILD) tests/checks
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/tsan.supp)" \
 	OMP_NUM_THREADS=1 $(MESON) test -C $(TSANBUILD) --no-rebuild --print-errorlogs --num-processes 1 \
 	    --timeout-multiplier 4 $(TSAN_TESTS)
@@ -122,13 +124,13 @@ check: test test-emu check-install test-san gpu-check-selftest
 
 bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
-	$(BUILD)/bench/bench_add
-	$(BUILD)/bench/bench_mm
-	$(BUILD)/bench/bench_reduce
-	$(BUILD)/bench/bench_conv
-	$(BUILD)/bench/bench_norm
-	$(BUILD)/bench/bench_sort
-	OMP_NUM_THREADS=1 $(BUILD)/bench/bench_autograd
+	$(BUILD)/bench/bench bench_add
+	$(BUILD)/bench/bench bench_mm
+	$(BUILD)/bench/bench bench_reduce
+	$(BUILD)/bench/bench bench_conv
+	$(BUILD)/bench/bench bench_norm
+	$(BUILD)/bench/bench bench_sort
+	OMP_NUM_THREADS=1 $(BUILD)/bench/bench bench_autograd
 	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
 

@@ -24,7 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_shape.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
 
