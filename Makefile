@@ -9,6 +9,7 @@
 #   make bench   build and run the benchmarks (make bench-cuda: the GPU ones); one
 #                program, bench/bench NAME, runs each (bench/meson.build)
 #   make check-tsan  the thread tests under ThreadSanitizer (not part of check)
+#   make edit-loop   how many build steps adding one op reruns (bench/edit-loop.sh)
 #   make fuzz    the registry fuzzer without an iteration bound (docs/fuzzing.md)
 #   make gpu-check   on a machine with an NVIDIA GPU: a release build for that GPU alone,
 #                then the CUDA tests, the conformance CUDA family, the Python CUDA tests,
@@ -28,7 +29,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda edit-loop gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -133,6 +134,11 @@ bench: deps $(BUILD)/build.ninja
 	OMP_NUM_THREADS=1 $(BUILD)/bench/bench bench_autograd
 	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
+
+# What adding one elementwise op rebuilds (docs/codegen.md "The edit loop"), measured
+# on a copy of the tree in a temporary directory; the working tree is not touched.
+edit-loop: deps
+	@sh bench/edit-loop.sh
 
 # GPU only: elementwise and reductions against cudaMemcpy's device-to-device bandwidth,
 # mm against a direct cuBLAS call (each exits 77, skipped, without a device).
