@@ -6,8 +6,10 @@
 #   make check   install missing Debian packages, build, run every test (and again
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
 #                and the CUDA tests on the emulated device (make test-emu)
-#   make bench   build and run the benchmarks (make bench-cuda: the GPU ones)
+#   make bench   build and run the benchmarks (make bench-cuda: the GPU ones); one
+#                program, bench/bench NAME, runs each (bench/meson.build)
 #   make check-tsan  the thread tests under ThreadSanitizer (not part of check)
+#   make edit-loop   how many build steps adding one op reruns (bench/edit-loop.sh)
 #   make fuzz    the registry fuzzer without an iteration bound (docs/fuzzing.md)
 #   make gpu-check   on a machine with an NVIDIA GPU: a release build for that GPU alone,
 #                then the CUDA tests, the conformance CUDA family, the Python CUDA tests,
@@ -27,7 +29,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda edit-loop gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
 
 NINJA     := ninja --quiet
 
@@ -109,10 +111,11 @@ $(TSANBUILD)/build.ninja: | deps
 # shared leaf, generators, grad mode from 8 threads) and the autograd engine's tests,
 # under ThreadSanitizer; only their programs are built.  The tests keep the kernels'
 # OpenMP at one thread: libgomp is not TSan-instrumented, and its barriers would show
-# as false races.  tests/tsan.supp holds the suppressions, each explained.
+# as false races.  tests/tsan.supp holds the suppressions, each explained.  (Both are
+# programs of the `checks` runner, tests/meson.build.)
 TSAN_TESTS := test_threads test_autograd
 check-tsan: deps $(TSANBUILD)/build.ninja
-	@$(NINJA) -C $(TSANBUILD) $(addprefix tests/unit/,$(TSAN_TESTS))
+	@$(NINJA) -C $(TSANBUILD) tests/checks
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/tsan.supp)" \
 	OMP_NUM_THREADS=1 $(MESON) test -C $(TSANBUILD) --no-rebuild --print-errorlogs --num-processes 1 \
 	    --timeout-multiplier 4 $(TSAN_TESTS)
@@ -122,15 +125,20 @@ check: test test-emu check-install test-san gpu-check-selftest
 
 bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
-	$(BUILD)/bench/bench_add
-	$(BUILD)/bench/bench_mm
-	$(BUILD)/bench/bench_reduce
-	$(BUILD)/bench/bench_conv
-	$(BUILD)/bench/bench_norm
-	$(BUILD)/bench/bench_sort
-	OMP_NUM_THREADS=1 $(BUILD)/bench/bench_autograd
+	$(BUILD)/bench/bench bench_add
+	$(BUILD)/bench/bench bench_mm
+	$(BUILD)/bench/bench bench_reduce
+	$(BUILD)/bench/bench bench_conv
+	$(BUILD)/bench/bench bench_norm
+	$(BUILD)/bench/bench bench_sort
+	OMP_NUM_THREADS=1 $(BUILD)/bench/bench bench_autograd
 	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
+
+# What adding one elementwise op rebuilds (docs/codegen.md "The edit loop"), measured
+# on a copy of the tree in a temporary directory; the working tree is not touched.
+edit-loop: deps
+	@sh bench/edit-loop.sh
 
 # GPU only: elementwise and reductions against cudaMemcpy's device-to-device bandwidth,
 # mm against a direct cuBLAS call (each exits 77, skipped, without a device).

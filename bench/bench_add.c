@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_creation.h"
 
 /* The baseline: what a C programmer writes by hand. */
 static void __attribute__((noinline))

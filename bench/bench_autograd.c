@@ -16,6 +16,12 @@
 #include <stdlib.h>
 
 #include "bench_util.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_loss.h"
+#include "ops_functions_random.h"
+#include "ops_functions_unary.h"
 
 enum { CHAIN = 1000, REPS = 20 };
 

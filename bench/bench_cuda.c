@@ -24,6 +24,11 @@
 #include "bench_util.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_random.h"
+#include "ops_functions_unary.h"
 
 #define PROG "bench_cuda"
 

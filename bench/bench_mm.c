@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "ops_functions_linalg.h"
 
 static float *
 filled(int64_t n, unsigned seed)

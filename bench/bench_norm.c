@@ -11,6 +11,10 @@
 #include <math.h>
 
 #include "bench_util.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_norm.h"
+#include "ops_functions_unary.h"
 
 static void __attribute__((noinline))
 plain_layer_norm(const float *restrict x, const float *restrict w, const float *restrict b, float *restrict y,

@@ -12,6 +12,11 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_reduce_dim.h"
+#include "ops_functions_reduce_norm.h"
 
 static void __attribute__((noinline))
 plain_sum_rows(const float *restrict a, float *restrict out, int64_t rows, int64_t cols)

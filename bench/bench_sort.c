@@ -14,6 +14,10 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_search.h"
+#include "ops_functions_sort.h"
 
 static uint64_t
 xorshift(uint64_t *s)

@@ -6,7 +6,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_registry.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_interop.h"
+#include "ops_cuda.h"
 
 /* Seconds on a monotonic clock. */
 static inline double

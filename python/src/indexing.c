@@ -4,6 +4,10 @@
  * tensors (and lists of ints or bools) index advanced-style through index.Tensor, which
  * copies; assignment goes through copy_/fill_ on the basic view, or index_put_. */
 #include "pyops.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index_advanced.h"
 
 #include <string.h>
 

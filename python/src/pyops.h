@@ -11,7 +11,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_interop.h"
+#include "ops_cuda.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
 

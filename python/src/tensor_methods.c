@@ -3,6 +3,7 @@
  * table, which pyops_tensor_type_prepare (tensor.c) puts before the generated
  * methods of the schema. */
 #include "pyops.h"
+#include "ops_functions_copy.h"
 
 #include <limits.h>
 #include <stdlib.h>

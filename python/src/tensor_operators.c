@@ -3,6 +3,11 @@
  * comparisons) with PyTorch's scalar promotion: a Python number becomes a
  * wrapped-number tensor, which does not promote a tensor within its category. */
 #include "pyops.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_unary.h"
 
 #include <limits.h>
 #include <stdlib.h>

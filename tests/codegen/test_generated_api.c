@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_unary.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
 

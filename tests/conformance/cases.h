@@ -9,7 +9,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_registry.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_interop.h"
+#include "ops_cuda.h"
 #include "ops_internal.h"
 
 /* Case flags (gen_cases.py's F_*). */

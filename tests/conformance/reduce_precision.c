@@ -10,7 +10,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "ops_functions.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
 #include "ops_internal.h"
 #include "ops_scalar_math.h"
 

@@ -15,7 +15,15 @@
 
 #include "cases.h"
 #include "ops_autograd.h"
-#include "ops_autograd_gen.h"
+
+/* The formula tables of ops/derivatives.yaml (generated ops_autograd_gen.c), declared
+ * here rather than through the umbrella ops_autograd_gen.h: that header includes every
+ * family's shard, so the runner's files would be recompiled by every op added
+ * (docs/codegen.md "The edit loop").  The declarations are the umbrella's. */
+OPS_INTERNAL extern const char *const ops_autograd_formula_entries[];
+OPS_INTERNAL extern const int ops_autograd_num_formula_entries;
+OPS_INTERNAL extern const char *const ops_autograd_formula_inputs[];
+OPS_INTERNAL extern const char *const ops_autograd_formula_outputs[];
 
 enum { MAX_FAULTS = 64 }; /* injected allocation failures tried per call before giving up */
 

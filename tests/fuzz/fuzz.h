@@ -21,7 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ops_functions.h"
 #include "ops_internal.h"
 #include "ops_random.h"
 #include "ops_registry.h"

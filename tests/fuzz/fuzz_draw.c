@@ -2,6 +2,8 @@
  * types (shapes, layouts, huge views, extreme values), and the description of the call
  * printed with a failure (fuzz.h). */
 #include "fuzz.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
 
 ops_tensor *
 own(call *c, ops_tensor *t)

@@ -12,8 +12,15 @@
 #include <string.h>
 
 #include "ops_autograd_impl.h"
-#include "ops_autograd_gen.h"
-#include "ops_functions.h"
+#include "ops_autograd_gen_binary.h"
+#include "ops_autograd_gen_reduce.h"
+#include "ops_autograd_gen_unary.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_unary.h"
 
 /* ---- hand-written recorded ops ----------------------------------------------- */
 

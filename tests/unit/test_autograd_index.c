@@ -12,7 +12,11 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_index_scatter.h"
+#include "ops_functions_reduce.h"
 
 #define L(...) ((ops_int_list){(const int64_t[]){__VA_ARGS__}, sizeof((const int64_t[]){__VA_ARGS__}) / 8})
 

@@ -10,7 +10,15 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_einsum.h"
+#include "ops_functions_index_advanced.h"
+#include "ops_functions_index_masked.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_shape.h"
 
 #define SHAPE(...) ((ops_int_list){(int64_t[]){__VA_ARGS__}, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)})
 

@@ -15,7 +15,13 @@
 #include <stdlib.h>
 
 #include "ops_autograd_impl.h"
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_conv.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_loss.h"
+#include "ops_functions_norm.h"
+#include "ops_functions_reduce.h"
 #include "ops_tensor.h"
 
 static ops_tensor *

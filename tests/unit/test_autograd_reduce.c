@@ -10,7 +10,12 @@
 #include <stdlib.h>
 
 #include "ops_autograd.h"
-#include "ops_functions.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_reduce_dim.h"
+#include "ops_functions_reduce_norm.h"
+#include "ops_functions_ternary.h"
 
 static ops_tensor *
 leaf(const double *data, int ndim, const int64_t *sizes)

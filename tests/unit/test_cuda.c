@@ -12,7 +12,16 @@
 #include <string.h>
 
 #include "kernels/cuda/ops_cuda_check.h"
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_registry.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"
 #include "ops_interop.h"

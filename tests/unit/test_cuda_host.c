@@ -15,7 +15,13 @@
 #include <string.h>
 
 #include "kernels/cuda/ops_cuda_launch.h"
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_registry.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_interop.h"
 #include "ops_cache_alloc.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"

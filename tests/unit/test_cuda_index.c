@@ -13,7 +13,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_registry.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_interop.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index.h"
+#include "ops_functions_index_add.h"
+#include "ops_functions_index_advanced.h"
+#include "ops_functions_index_masked.h"
+#include "ops_functions_index_scatter.h"
+#include "ops_functions_index_take.h"
+#include "ops_functions_sort.h"
+#include "ops_functions_sort_unique.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"
 

@@ -11,7 +11,21 @@
 #include <string.h>
 
 #include "ops_interop.h"
-#include "libops.h"
+#include "ops_base.h"
+#include "ops_tensor.h"
+#include "ops_registry.h"
+#include "ops_autograd.h"
+#include "ops_optim.h"
+#include "ops_random.h"
+#include "ops_cuda.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_index.h"
+#include "ops_functions_index_masked.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_ternary.h"
+#include "ops_functions_unary.h"
 #include "ops_internal.h"
 
 static ops_tensor *

@@ -12,7 +12,17 @@
 #include <string.h>
 
 #include "ops_autograd_gen.h"
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_linalg.h"
+#include "ops_functions_norm.h"
+#include "ops_functions_random.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_sort_search.h"
+#include "ops_functions_sort_unique.h"
+#include "ops_functions_unary.h"
 #include "ops_registry.h"
 
 /* f(x) = x * detach(x): backward sees only one factor (grad * x) while the true

@@ -1,7 +1,7 @@
 /* float16 / bfloat16 conversions, the scalar math of ops_scalar_math.h, and the unary
  * kernels on every float16 and bfloat16 pattern, against the oracle table
  * gen_half_table.py writes at build time with NumPy and Python's math module
- * (half_oracle.txt next to this executable, or $OPS_HALF_ORACLE). */
+ * (half_oracle.txt in build/tests/unit/, or $OPS_HALF_ORACLE). */
 #include <check.h>
 #include <errno.h>
 #include <float.h>
@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops_functions.h"
+#include "ops_functions_core.h"
+#include "ops_functions_unary.h"
 #include "ops_scalar_math.h"
 
 /* ---- the oracle table -------------------------------------------------------- */
@@ -80,7 +81,13 @@ oracle_path(char *buf, size_t n)
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     ck_assert_msg(len > 0, "cannot find the test executable: %s", strerror(errno));
     exe[len] = '\0';
+#ifdef OPS_CHECK_PROGRAM
+    /* linked into the runner build/tests/checks (tests/check_runner.c); the table is
+     * built in build/tests/unit/ */
+    snprintf(buf, n, "%s/unit/half_oracle.txt", dirname(exe));
+#else
     snprintf(buf, n, "%s/half_oracle.txt", dirname(exe));
+#endif
 }
 
 static unsigned

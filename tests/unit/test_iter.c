@@ -8,6 +8,12 @@
  * rounding), and invariants (an op that fails leaves its out= byte-for-byte as it
  * was; a view's gaps keep their sentinels). */
 #include "test_iter_util.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_index.h"
+#include "ops_functions_index_take.h"
+#include "ops_functions_ternary.h"
 
 /* ---- stride sweeps ---------------------------------------------------------------- */
 

@@ -7,6 +7,10 @@
  * rounding) and plain C conversions, and invariants (an op that fails leaves its out=
  * byte-for-byte as it was). */
 #include "test_iter_util.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_compare.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_ternary.h"
 
 /* ---- kernels: arithmetic ---------------------------------------------------------- */
 

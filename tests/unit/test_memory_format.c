@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_functions.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_random.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
 

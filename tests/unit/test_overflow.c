@@ -24,7 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_core.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_shape.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
 
@@ -32,14 +36,11 @@
 
 /* Under AddressSanitizer, a malloc beyond its 1 TiB limit aborts instead of returning
  * NULL as the C library's does; a plan of 2^52 offsets is such a request, and what
- * this test checks is that libops turns the NULL into an error.  ASAN_OPTIONS from
- * the environment still applies on top of this. */
-__attribute__((visibility("default"))) const char *__asan_default_options(void);
-const char *
-__asan_default_options(void)
-{
-    return "allocator_may_return_null=1";
-}
+ * this test checks is that libops turns the NULL into an error.  So its meson test
+ * appends allocator_may_return_null=1 to ASAN_OPTIONS (tests/unit/meson.build; by
+ * hand: ASAN_OPTIONS=allocator_may_return_null=1 build-san/tests/checks test_overflow).
+ * Not __asan_default_options here: this program is linked into a runner with others,
+ * and the option would apply to all of them. */
 
 /* ---- geometry validity -------------------------------------------------------------- */
 

@@ -16,7 +16,12 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
+#include "ops_functions_creation.h"
+#include "ops_functions_random.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_unary.h"
 #include "ops_random.h"
 #include "ops_tensor.h"
 
