@@ -8,9 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops_functions_activation.h"
 #include "ops_functions_binary.h"
+#include "ops_functions_copy.h"
 #include "ops_functions_core.h"
 #include "ops_functions_creation.h"
+#include "ops_functions_loss.h"
+#include "ops_functions_nn.h"
+#include "ops_functions_norm.h"
+#include "ops_functions_random.h"
 #include "ops_functions_unary.h"
 #include "ops_internal.h"
 #include "ops_registry.h"

@@ -30,7 +30,6 @@
 #include "ops_functions_random.h"
 #include "ops_functions_search.h"
 #include "ops_functions_sort.h"
-#include "ops_functions_sort_search.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"
 #include "ops_random.h"

@@ -20,7 +20,7 @@
 #include "ops_functions_norm.h"
 #include "ops_functions_random.h"
 #include "ops_functions_reduce.h"
-#include "ops_functions_sort_search.h"
+#include "ops_functions_search.h"
 #include "ops_functions_sort_unique.h"
 #include "ops_functions_unary.h"
 #include "ops_registry.h"
