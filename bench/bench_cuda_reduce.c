@@ -21,10 +21,10 @@
 
 #include "bench_util.h"
 #include "ops_cuda.h"
-#ifdef OPS_CUDA_EMULATION
-#include "emu/ops_cuda_emu.h" /* the emulated device's runtime API (C-callable) */
 #include "ops_functions_creation.h"
 #include "ops_functions_reduce.h"
+#ifdef OPS_CUDA_EMULATION
+#include "emu/ops_cuda_emu.h" /* the emulated device's runtime API (C-callable) */
 #else
 #include <cuda_runtime_api.h>
 #endif

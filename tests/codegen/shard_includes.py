@@ -35,6 +35,7 @@ UMBRELLAS = {'ops_functions.h': 'functions', 'ops_kernels.h': 'kernels',
              'ops_autograd_gen.h': 'autograd_gen'}
 GEN_INC = re.compile(r'^#include "((?:libops|ops_(?:functions|kernels|autograd_gen)(?:_\w+)?)\.h)"[^\n]*\n', re.M)
 LOCAL_INC = re.compile(r'^#include "([^"]+)"[^\n]*\n', re.M)
+PP_COND = re.compile(r'^#\s*(if|ifdef|ifndef|endif)\b', re.M)
 STRIP = re.compile(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*', re.S)
 SHARD_NAME = re.compile(r'ops_(functions|kernels|autograd_gen)_(\w+)\.h$')
 
@@ -144,9 +145,18 @@ def rewrite(path, files, decl, parts):
     if m is not None:
         pos = m.start()
     else:
-        # after the last local include: the headers that brought the kinds
-        last = list(LOCAL_INC.finditer(src))[-1]
-        pos = last.end()
+        # after the last local include outside any #if block (the headers that
+        # brought the kinds; a shard inside `#ifdef OPS_CUDA_EMULATION` would vanish
+        # from the other build)
+        pos = None
+        for inc in LOCAL_INC.finditer(src):
+            depth = 0
+            for d in PP_COND.finditer(src, 0, inc.start()):
+                depth += 1 if d.group(1).startswith('if') else -1
+            if depth == 0:
+                pos = inc.end()
+        if pos is None:
+            raise SystemExit(f"shard_includes: {path}: no #include outside an #if block to follow")
     head, tail = src[:pos], src[pos:]
     tail = GEN_INC.sub('', tail)
     return head + ''.join(lines) + tail
