@@ -441,10 +441,11 @@ scalar_is_integral(ops_scalar s)
  * arguments, which count exactly.  start and step must also fit the accumulate type
  * the values are computed in (int64, float or double). */
 static ops_status
-arange_length(const char *op, ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dt, int64_t *len)
+arange_length(const char *op, unsigned declared, ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dt,
+              int64_t *len)
 {
-    if (dt == OPS_BOOL || (int)dt < 0 || dt >= OPS_NUM_DTYPES)
-        return ops_fail_dtype(op, dt, OPS_MASK_NUMERIC);
+    if ((int)dt < 0 || dt >= OPS_NUM_DTYPES || !(declared & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, declared);
     const double ds = ops_scalar_to_double(start), de = ops_scalar_to_double(end);
     const double dstep = ops_scalar_to_double(step);
     if (!(dstep > 0 || dstep < 0))
@@ -478,15 +479,16 @@ arange_length(const char *op, ops_scalar start, ops_scalar end, ops_scalar step,
     return OPS_OK;
 }
 
+/* declared: the set of the entry whose kernel runs (OPS_DTYPE_MASK_<ENTRY>). */
 static ops_tensor *
-arange_new(ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dtype, ops_device device)
+arange_new(unsigned declared, ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dtype, ops_device device)
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = scalar_is_integral(start) && scalar_is_integral(end) && scalar_is_integral(step)
                     ? OPS_INT64
                     : ops_default_float_dtype();
     int64_t n;
-    if (arange_length("arange", start, end, step, dtype, &n) != OPS_OK)
+    if (arange_length("arange", declared, start, end, step, dtype, &n) != OPS_OK)
         return NULL;
     ops_tensor *t = new_tensor("arange", (ops_int_list){&n, 1}, NULL, dtype, device);
     const ops_seq q = arange_seq(dtype, start, step);
@@ -501,7 +503,9 @@ ops_status
 creation_arange_start_out(ops_scalar start, ops_scalar end, ops_scalar step, ops_tensor *out)
 {
     int64_t n;
-    ops_status st = arange_length("arange", start, end, step, out->dtype, &n);
+    /* arange.start_out's `dtypes: [int64]` is the dtype its conformance samples run in,
+     * not what it accepts (its samples write float32 too): every dtype but bool. */
+    ops_status st = arange_length("arange", OPS_MASK_NUMERIC, start, end, step, out->dtype, &n);
     if (st == OPS_OK)
         st = prepare_out("arange", out, 1, &n, true);
     if (st == OPS_OK) {
@@ -518,6 +522,8 @@ linspace_check(const char *op, ops_scalar start, ops_scalar end, int64_t steps, 
 {
     if (steps < 0)
         return ops_fail(OPS_ERR_VALUE, "%s: number of steps must be non-negative, got %" PRId64, op, steps);
+    /* linspace's and linspace.out's `dtypes: [float32]` is the dtype their conformance
+     * samples run in, not what they accept (every dtype but bool, as PyTorch). */
     if (dt == OPS_BOOL || (int)dt < 0 || dt >= OPS_NUM_DTYPES)
         return ops_fail_dtype(op, dt, OPS_MASK_NUMERIC);
     ops_status st;
@@ -620,19 +626,19 @@ eye_write_out(int64_t n, int64_t m, ops_tensor *out)
 ops_tensor *
 creation_arange_start_step(ops_scalar start, ops_scalar end, ops_scalar step, ops_dtype dtype, ops_device device)
 {
-    return arange_new(start, end, step, dtype, device);
+    return arange_new(OPS_DTYPE_MASK_ARANGE_START_STEP, start, end, step, dtype, device);
 }
 
 ops_tensor *
 creation_arange_start(ops_scalar start, ops_scalar end, ops_dtype dtype, ops_device device)
 {
-    return arange_new(start, end, OPS_SCALAR_INT(1), dtype, device);
+    return arange_new(OPS_DTYPE_MASK_ARANGE_START, start, end, OPS_SCALAR_INT(1), dtype, device);
 }
 
 ops_tensor *
 creation_arange(ops_scalar end, ops_dtype dtype, ops_device device)
 {
-    return arange_new(OPS_SCALAR_INT(0), end, OPS_SCALAR_INT(1), dtype, device);
+    return arange_new(OPS_DTYPE_MASK_ARANGE, OPS_SCALAR_INT(0), end, OPS_SCALAR_INT(1), dtype, device);
 }
 
 ops_tensor *

@@ -93,11 +93,13 @@ ops_la_same_view(const ops_tensor *a, const ops_tensor *b)
 
 /* ---- checks ------------------------------------------------------------------------ */
 
+/* declared: the set of the entry whose kernel runs (OPS_DTYPE_MASK_<ENTRY>, its
+ * `dtypes:`); checked after the shape and same-dtype checks, as PyTorch does. */
 static ops_status
-la_check_dtype(const char *op, ops_dtype dt)
+la_check_dtype(const char *op, ops_dtype dt, unsigned declared)
 {
-    if (!(OPS_MASK_NUMERIC & OPS_DTYPE_BIT(dt)))
-        return ops_fail_dtype(op, dt, OPS_MASK_NUMERIC);
+    if (!(declared & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, declared);
     return OPS_OK;
 }
 
@@ -247,7 +249,8 @@ la_exec(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const op
 /* ---- mm, addmm ----------------------------------------------------------------------- */
 
 static ops_status
-la_addmm(const char *op, const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2, ops_scalar beta,
+la_addmm(const char *op, unsigned declared,
+         const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2, ops_scalar beta,
          ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
 {
     if (m1->ndim != 2) {
@@ -268,7 +271,7 @@ la_addmm(const char *op, const ops_tensor *self, const ops_tensor *m1, const ops
         return ops_fail(OPS_ERR_DTYPE, "%s: self and mat2 must have the same dtype, but got %s and %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(m2->dtype));
     ops_status st;
-    if ((st = la_check_dtype(op, m1->dtype)) != OPS_OK ||
+    if ((st = la_check_dtype(op, m1->dtype, declared)) != OPS_OK ||
         (st = la_check_scalars(op, m1->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t rsz[2] = {m1->sizes[0], m2->sizes[1]};
@@ -290,7 +293,8 @@ la_addmm(const char *op, const ops_tensor *self, const ops_tensor *m1, const ops
 /* ---- bmm, baddbmm, addbmm -------------------------------------------------------------- */
 
 static ops_status
-la_baddbmm(const char *op, const ops_tensor *self, const ops_tensor *b1, const ops_tensor *b2, ops_scalar beta,
+la_baddbmm(const char *op, unsigned declared,
+           const ops_tensor *self, const ops_tensor *b1, const ops_tensor *b2, ops_scalar beta,
            ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace, bool sum_batch)
 {
     if (b1->ndim != 3)
@@ -313,7 +317,7 @@ la_baddbmm(const char *op, const ops_tensor *self, const ops_tensor *b1, const o
         return ops_fail(OPS_ERR_DTYPE, "%s: self and batch2 must have the same dtype, but got %s and %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(b2->dtype));
     ops_status st;
-    if ((st = la_check_dtype(op, b1->dtype)) != OPS_OK ||
+    if ((st = la_check_dtype(op, b1->dtype, declared)) != OPS_OK ||
         (st = la_check_scalars(op, b1->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t full[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
@@ -335,7 +339,8 @@ la_baddbmm(const char *op, const ops_tensor *self, const ops_tensor *b1, const o
 /* ---- mv, addmv, dot ---------------------------------------------------------------------- */
 
 static ops_status
-la_addmv(const char *op, const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
+la_addmv(const char *op, unsigned declared,
+         const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
          ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
 {
     const int sdim = self != NULL ? (int)self->ndim : 1;
@@ -354,7 +359,7 @@ la_addmv(const char *op, const ops_tensor *self, const ops_tensor *mat, const op
         return ops_fail(OPS_ERR_DTYPE, "%s: expected %s and vec to have the same dtype, but got: %s != %s", op,
                         self == NULL ? "self" : "mat", ops_dtype_name(mat->dtype), ops_dtype_name(vec->dtype));
     ops_status st;
-    if ((st = la_check_dtype(op, mat->dtype)) != OPS_OK ||
+    if ((st = la_check_dtype(op, mat->dtype, declared)) != OPS_OK ||
         (st = la_check_scalars(op, mat->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t rsz[1] = {mat->sizes[0]};
@@ -367,7 +372,8 @@ la_addmv(const char *op, const ops_tensor *self, const ops_tensor *mat, const op
 }
 
 static ops_status
-la_dot(const char *op, const ops_tensor *self, const ops_tensor *other, ops_tensor *out, ops_tensor **result)
+la_dot(const char *op, unsigned declared,
+       const ops_tensor *self, const ops_tensor *other, ops_tensor *out, ops_tensor **result)
 {
     if (self->ndim != 1 || other->ndim != 1)
         return ops_fail(OPS_ERR_SHAPE, "%s: 1D tensors expected, but got %dD and %dD tensors", op, (int)self->ndim,
@@ -382,7 +388,7 @@ la_dot(const char *op, const ops_tensor *self, const ops_tensor *other, ops_tens
         return ops_fail(OPS_ERR_DTYPE, "%s: dot : expected both vectors to have same dtype, but found %s and %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(other->dtype));
     ops_status st;
-    if ((st = la_check_dtype(op, self->dtype)) != OPS_OK)
+    if ((st = la_check_dtype(op, self->dtype, declared)) != OPS_OK)
         return st;
     ops_gemm_desc g = {.op = op, .dt = self->dtype, .nbd = 0, .m = 1, .n = 1, .k = self->sizes[0],
                    .alpha = OPS_SCALAR_INT(1), .beta = OPS_SCALAR_INT(0)};
@@ -446,7 +452,8 @@ la_outer_out(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
  * batch dims broadcast), plus bias broadcast to the result (linear).  b_t: a 2-D b is
  * given as n x k (linear's weight). */
 static ops_status
-la_matmul(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, const ops_tensor *bias, ops_tensor *out,
+la_matmul(const char *op, unsigned declared,
+          const ops_tensor *a, const ops_tensor *b, bool b_t, const ops_tensor *bias, ops_tensor *out,
           ops_tensor **result)
 {
     const int da = (int)a->ndim, db = (int)b->ndim;
@@ -454,7 +461,7 @@ la_matmul(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, co
         return ops_fail(OPS_ERR_SHAPE, "%s: both arguments to matmul need to be at least 1D, but they are %dD and %dD",
                         op, da, db);
     if (da == 1 && db == 1 && bias == NULL)
-        return la_dot(op, a, b, out, result);
+        return la_dot(op, declared, a, b, out, result);
     const int64_t m = da >= 2 ? a->sizes[da - 2] : 1, ka = a->sizes[da - 1];
     /* b's dims holding k and n (b_t: stored n x k) */
     const int kd = db == 1 ? 0 : b_t ? db - 1 : db - 2, nd = db == 1 ? -1 : b_t ? db - 2 : db - 1;
@@ -474,7 +481,7 @@ la_matmul(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, co
         return ops_fail(OPS_ERR_DTYPE, "%s: self and mat2 must have the same dtype, but got %s and %s", op,
                         ops_dtype_name(bias->dtype), ops_dtype_name(b->dtype));
     ops_status st;
-    if ((st = la_check_dtype(op, a->dtype)) != OPS_OK)
+    if ((st = la_check_dtype(op, a->dtype, declared)) != OPS_OK)
         return st;
     const int nba = da > 2 ? da - 2 : 0, nbb = db > 2 ? db - 2 : 0;
     ops_gemm_desc g = {.op = op, .dt = a->dtype, .m = m, .n = n, .k = ka, .alpha = OPS_SCALAR_INT(1),
@@ -517,12 +524,12 @@ la_matmul(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, co
 }
 
 static ops_tensor *
-la_linear(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
+la_linear(unsigned declared, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
 {
     ops_tensor *r = NULL;
     if (weight->ndim > 2)
         return ops_fail_null(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got %d-D", (int)weight->ndim);
-    la_matmul("linear", input, weight, weight->ndim == 2, bias, NULL, &r);
+    la_matmul("linear", declared, input, weight, weight->ndim == 2, bias, NULL, &r);
     return r;
 }
 
@@ -532,21 +539,22 @@ ops_tensor *
 linalg_mm(const ops_tensor *self, const ops_tensor *mat2)
 {
     ops_tensor *r = NULL;
-    la_addmm("mm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
+    la_addmm("mm", OPS_DTYPE_MASK_MM, NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
     return r;
 }
 
 ops_status
 linalg_mm_out(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
 {
-    return la_addmm("mm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false);
+    return la_addmm("mm", OPS_DTYPE_MASK_MM_OUT,
+                    NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false);
 }
 
 ops_tensor *
 linalg_addmm(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
 {
     ops_tensor *r = NULL;
-    la_addmm("addmm", self, mat1, mat2, beta, alpha, NULL, &r, false);
+    la_addmm("addmm", OPS_DTYPE_MASK_ADDMM, self, mat1, mat2, beta, alpha, NULL, &r, false);
     return r;
 }
 
@@ -554,27 +562,29 @@ ops_status
 linalg_addmm_out(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta,
                  ops_scalar alpha, ops_tensor *out)
 {
-    return la_addmm("addmm", self, mat1, mat2, beta, alpha, out, NULL, false);
+    return la_addmm("addmm", OPS_DTYPE_MASK_ADDMM_OUT, self, mat1, mat2, beta, alpha, out, NULL, false);
 }
 
 ops_status
 linalg_addmm_(ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
 {
-    return la_addmm("addmm_", self, mat1, mat2, beta, alpha, self, NULL, true);
+    return la_addmm("addmm_", OPS_DTYPE_MASK_ADDMM_, self, mat1, mat2, beta, alpha, self, NULL, true);
 }
 
 ops_tensor *
 linalg_bmm(const ops_tensor *self, const ops_tensor *mat2)
 {
     ops_tensor *r = NULL;
-    la_baddbmm("bmm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false, false);
+    la_baddbmm("bmm", OPS_DTYPE_MASK_BMM,
+               NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false, false);
     return r;
 }
 
 ops_status
 linalg_bmm_out(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
 {
-    return la_baddbmm("bmm", NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false, false);
+    return la_baddbmm("bmm", OPS_DTYPE_MASK_BMM_OUT,
+                      NULL, self, mat2, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false, false);
 }
 
 ops_tensor *
@@ -582,7 +592,7 @@ linalg_baddbmm(const ops_tensor *self, const ops_tensor *batch1, const ops_tenso
                ops_scalar alpha)
 {
     ops_tensor *r = NULL;
-    la_baddbmm("baddbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, false);
+    la_baddbmm("baddbmm", OPS_DTYPE_MASK_BADDBMM, self, batch1, batch2, beta, alpha, NULL, &r, false, false);
     return r;
 }
 
@@ -590,13 +600,14 @@ ops_status
 linalg_baddbmm_out(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
                    ops_scalar alpha, ops_tensor *out)
 {
-    return la_baddbmm("baddbmm", self, batch1, batch2, beta, alpha, out, NULL, false, false);
+    return la_baddbmm("baddbmm", OPS_DTYPE_MASK_BADDBMM_OUT,
+                      self, batch1, batch2, beta, alpha, out, NULL, false, false);
 }
 
 ops_status
 linalg_baddbmm_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
 {
-    return la_baddbmm("baddbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, false);
+    return la_baddbmm("baddbmm_", OPS_DTYPE_MASK_BADDBMM_, self, batch1, batch2, beta, alpha, self, NULL, true, false);
 }
 
 ops_tensor *
@@ -604,7 +615,7 @@ linalg_addbmm(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor
               ops_scalar alpha)
 {
     ops_tensor *r = NULL;
-    la_baddbmm("addbmm", self, batch1, batch2, beta, alpha, NULL, &r, false, true);
+    la_baddbmm("addbmm", OPS_DTYPE_MASK_ADDBMM, self, batch1, batch2, beta, alpha, NULL, &r, false, true);
     return r;
 }
 
@@ -612,34 +623,35 @@ ops_status
 linalg_addbmm_out(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
                   ops_scalar alpha, ops_tensor *out)
 {
-    return la_baddbmm("addbmm", self, batch1, batch2, beta, alpha, out, NULL, false, true);
+    return la_baddbmm("addbmm", OPS_DTYPE_MASK_ADDBMM_OUT, self, batch1, batch2, beta, alpha, out, NULL, false, true);
 }
 
 ops_status
 linalg_addbmm_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta, ops_scalar alpha)
 {
-    return la_baddbmm("addbmm_", self, batch1, batch2, beta, alpha, self, NULL, true, true);
+    return la_baddbmm("addbmm_", OPS_DTYPE_MASK_ADDBMM_, self, batch1, batch2, beta, alpha, self, NULL, true, true);
 }
 
 ops_tensor *
 linalg_mv(const ops_tensor *self, const ops_tensor *vec)
 {
     ops_tensor *r = NULL;
-    la_addmv("mv", NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
+    la_addmv("mv", OPS_DTYPE_MASK_MV, NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), NULL, &r, false);
     return r;
 }
 
 ops_status
 linalg_mv_out(const ops_tensor *self, const ops_tensor *vec, ops_tensor *out)
 {
-    return la_addmv("mv", NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false);
+    return la_addmv("mv", OPS_DTYPE_MASK_MV_OUT,
+                    NULL, self, vec, ops_la_int_scalar(0), ops_la_int_scalar(1), out, NULL, false);
 }
 
 ops_tensor *
 linalg_addmv(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
 {
     ops_tensor *r = NULL;
-    la_addmv("addmv", self, mat, vec, beta, alpha, NULL, &r, false);
+    la_addmv("addmv", OPS_DTYPE_MASK_ADDMV, self, mat, vec, beta, alpha, NULL, &r, false);
     return r;
 }
 
@@ -647,27 +659,27 @@ ops_status
 linalg_addmv_out(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
                  ops_scalar alpha, ops_tensor *out)
 {
-    return la_addmv("addmv", self, mat, vec, beta, alpha, out, NULL, false);
+    return la_addmv("addmv", OPS_DTYPE_MASK_ADDMV_OUT, self, mat, vec, beta, alpha, out, NULL, false);
 }
 
 ops_status
 linalg_addmv_(ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
 {
-    return la_addmv("addmv_", self, mat, vec, beta, alpha, self, NULL, true);
+    return la_addmv("addmv_", OPS_DTYPE_MASK_ADDMV_, self, mat, vec, beta, alpha, self, NULL, true);
 }
 
 ops_tensor *
 linalg_dot(const ops_tensor *self, const ops_tensor *tensor)
 {
     ops_tensor *r = NULL;
-    la_dot("dot", self, tensor, NULL, &r);
+    la_dot("dot", OPS_DTYPE_MASK_DOT, self, tensor, NULL, &r);
     return r;
 }
 
 ops_status
 linalg_dot_out(const ops_tensor *self, const ops_tensor *tensor, ops_tensor *out)
 {
-    return la_dot("dot", self, tensor, out, NULL);
+    return la_dot("dot", OPS_DTYPE_MASK_DOT_OUT, self, tensor, out, NULL);
 }
 
 /* vdot: conj(self) . other; every dtype here is real, so it is dot (PyTorch's vdot
@@ -676,14 +688,14 @@ ops_tensor *
 linalg_vdot(const ops_tensor *self, const ops_tensor *other)
 {
     ops_tensor *r = NULL;
-    la_dot("vdot", self, other, NULL, &r);
+    la_dot("vdot", OPS_DTYPE_MASK_VDOT, self, other, NULL, &r);
     return r;
 }
 
 ops_status
 linalg_vdot_out(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
 {
-    return la_dot("vdot", self, other, out, NULL);
+    return la_dot("vdot", OPS_DTYPE_MASK_VDOT_OUT, self, other, out, NULL);
 }
 
 ops_tensor *
@@ -702,18 +714,18 @@ ops_tensor *
 linalg_matmul(const ops_tensor *self, const ops_tensor *other)
 {
     ops_tensor *r = NULL;
-    la_matmul("matmul", self, other, false, NULL, NULL, &r);
+    la_matmul("matmul", OPS_DTYPE_MASK_MATMUL, self, other, false, NULL, NULL, &r);
     return r;
 }
 
 ops_status
 linalg_matmul_out(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
 {
-    return la_matmul("matmul", self, other, false, NULL, out, NULL);
+    return la_matmul("matmul", OPS_DTYPE_MASK_MATMUL_OUT, self, other, false, NULL, out, NULL);
 }
 
 ops_tensor *
 linalg_linear(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
 {
-    return la_linear(input, weight, bias);
+    return la_linear(OPS_DTYPE_MASK_LINEAR, input, weight, bias);
 }

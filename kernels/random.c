@@ -356,16 +356,18 @@ random_random_(ops_tensor *self, ops_generator *generator)
     return random_random_from_(self, 0, &to, generator);
 }
 
-ops_tensor *
-random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device)
+/* randperm into a new tensor of dtype, refused unless declared (the set of the entry
+ * whose kernel runs, OPS_DTYPE_MASK_<ENTRY>) holds it. */
+static ops_tensor *
+randperm_new(unsigned declared, int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device)
 {
     const char *op = "randperm";
     if (dtype == OPS_DTYPE_NONE)
         dtype = OPS_INT64;
     if (n < 0)
         return ops_fail_null(OPS_ERR_VALUE, "%s: n must be non-negative, got %" PRId64, op, n);
-    if (dtype == OPS_BOOL || (int)dtype < 0 || dtype >= OPS_NUM_DTYPES) {
-        ops_fail_dtype(op, dtype, OPS_MASK_NUMERIC);
+    if ((int)dtype < 0 || dtype >= OPS_NUM_DTYPES || !(declared & OPS_DTYPE_BIT(dtype))) {
+        ops_fail_dtype(op, dtype, declared);
         return NULL;
     }
     int64_t lo, hi;
@@ -388,6 +390,12 @@ random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device
         return NULL;
     }
     return t;
+}
+
+ops_tensor *
+random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device)
+{
+    return randperm_new(OPS_DTYPE_MASK_RANDPERM, n, generator, dtype, device);
 }
 
 /* ---- the out= forms of the factories ------------------------------------------------------ */
@@ -449,13 +457,17 @@ random_randint_out(int64_t high, ops_int_list size, ops_tensor *out)
 ops_status
 random_randperm_generator_out(int64_t n, ops_generator *generator, ops_tensor *out)
 {
-    return ops_write_out("randperm", random_randperm(n, generator, out->dtype, out->storage->device), out);
+    return ops_write_out("randperm",
+                         randperm_new(OPS_DTYPE_MASK_RANDPERM_GENERATOR_OUT, n, generator, out->dtype,
+                                      out->storage->device),
+                         out);
 }
 
 ops_status
 random_randperm_out(int64_t n, ops_tensor *out)
 {
-    return random_randperm_generator_out(n, NULL, out);
+    return ops_write_out("randperm",
+                         randperm_new(OPS_DTYPE_MASK_RANDPERM_OUT, n, NULL, out->dtype, out->storage->device), out);
 }
 
 /* ---- bernoulli -------------------------------------------------------------------------------- */
@@ -639,13 +651,15 @@ random_multinomial_out(const ops_tensor *self, int64_t num_samples, bool replace
     return ops_write_out("multinomial", random_multinomial(self, num_samples, replacement, generator), out);
 }
 
+/* p first, then input's dtype against declared (the set of the entry whose kernel runs,
+ * OPS_DTYPE_MASK_<ENTRY>), as PyTorch checks them. */
 static ops_status
-dropout_check(const char *op, const ops_tensor *input, double p)
+dropout_check(const char *op, unsigned declared, const ops_tensor *input, double p)
 {
     if (!(p >= 0.0 && p <= 1.0))
         return ops_fail(OPS_ERR_VALUE, "%s: dropout probability has to be between 0 and 1, but got %.17g", op, p);
-    if (!ops_dtype_is_floating(input->dtype))
-        return ops_fail_dtype(op, input->dtype, OPS_MASK_FLOATING);
+    if (!(declared & OPS_DTYPE_BIT(input->dtype)))
+        return ops_fail_dtype(op, input->dtype, declared);
     return OPS_OK;
 }
 
@@ -667,7 +681,7 @@ ops_tensor *
 random_dropout(const ops_tensor *input, double p, bool train)
 {
     const char *op = "dropout";
-    if (dropout_check(op, input, p) != OPS_OK)
+    if (dropout_check(op, OPS_DTYPE_MASK_DROPOUT, input, p) != OPS_OK)
         return NULL;
     if (!train || p == 0.0 || ops_tensor_numel(input) == 0)
         return ops_clone(input, OPS_MEMORY_FORMAT_NONE); /* PyTorch returns input itself; a copy keeps "new tensor" */
@@ -684,7 +698,7 @@ random_native_dropout(const ops_tensor *input, double p, const bool *train, ops_
                       ops_tensor **result1)
 {
     const char *op = "native_dropout";
-    ops_status st = dropout_check(op, input, p);
+    ops_status st = dropout_check(op, OPS_DTYPE_MASK_NATIVE_DROPOUT, input, p);
     if (st != OPS_OK)
         return st;
     const bool training = train == NULL || *train;

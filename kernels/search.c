@@ -2,7 +2,7 @@
  * bucketize, bincount and histc that both backends run before anything is written
  * (declared in kernels/search_common.h), and one driver for searchsorted and
  * bucketize (the schema names the search_* functions below for CPU and CUDA):
- * bucketize's check and a Scalar self as a 0-dim tensor here, then the device's
+ * the checks and a Scalar self as a 0-dim tensor here, then the device's
  * search through the stub search_sorted: kernels/cpu/sort_search.c,
  * kernels/cuda/sort_search.cu.  bincount and histc likewise: the checks, the result's
  * size and range, allocation and out= here; the passes over the data (the input's
@@ -17,14 +17,13 @@
 
 /* ---- the checks both backends run (kernels/search_common.h) ------------------------- */
 
-#define SS_NUMERIC_MASK                                                                             \
-    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
-     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
-     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
-
-ops_status
-ops_ss_check(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool *right_io,
-             const char *side, const ops_tensor *sorter, const ops_tensor *out, ops_dtype *cd_out)
+/* searchsorted's checks (bucketize's too, with op "bucketize"): side/right (the resolved
+ * direction into *right_io), sorter, shapes, out's dtype, then the dtype both operands
+ * are compared in (their promotion, into *cd_out) against declared, the set of the
+ * entry whose kernel runs (OPS_DTYPE_MASK_<ENTRY>), last as PyTorch checks it. */
+static ops_status
+ss_check(const char *op, unsigned declared, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32,
+         bool *right_io, const char *side, const ops_tensor *sorter, const ops_tensor *out, ops_dtype *cd_out)
 {
     char s1[OPS_SHAPE_STR_LEN], s2[OPS_SHAPE_STR_LEN];
     bool right = *right_io;
@@ -80,8 +79,8 @@ ops_ss_check(const char *op, const ops_tensor *boundaries, const ops_tensor *sel
                         INT32_MAX, n);
     const ops_tensor *const pair[2] = {boundaries, self};
     const ops_dtype cd = ops_result_type(2, pair, 0, NULL);
-    if (!(SS_NUMERIC_MASK & OPS_DTYPE_BIT(cd)))
-        return ops_fail_dtype(op, cd, SS_NUMERIC_MASK);
+    if (!(declared & OPS_DTYPE_BIT(cd)))
+        return ops_fail_dtype(op, cd, declared);
     *right_io = right;
     *cd_out = cd;
     return OPS_OK;
@@ -102,19 +101,16 @@ ops_ss_per_row(const ops_tensor *boundaries, const ops_tensor *self)
     return boundaries->ndim == 1 ? 0 : (self->ndim > 0 ? self->sizes[self->ndim - 1] : 1);
 }
 
-#define BC_INTEGRAL_MASK                                                                            \
-    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
-     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64))
-
 /* PyTorch's rules: counts in int64; with weights, float32 weights sum in float32 and any
  * other weights are converted to float64 and sum there.  An empty self gives
  * minlength zeros of int64 (weights or not), as PyTorch's CPU bincount. */
 ops_status
-ops_bincount_check(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, bool *empty)
+ops_bincount_check(unsigned declared, const ops_tensor *self, const ops_tensor *weights, int64_t minlength,
+                   bool *empty)
 {
     const char *op = "bincount";
-    if (!(BC_INTEGRAL_MASK & OPS_DTYPE_BIT(self->dtype)))
-        return ops_fail_dtype(op, self->dtype, BC_INTEGRAL_MASK);
+    if (!(declared & OPS_DTYPE_BIT(self->dtype)))
+        return ops_fail_dtype(op, self->dtype, declared);
     if (minlength < 0)
         return ops_fail(OPS_ERR_VALUE, "%s: minlength should be >= 0", op);
     const int64_t n = ops_shape_numel(self->ndim, self->sizes);
@@ -134,17 +130,13 @@ ops_bincount_dtype(const ops_tensor *weights)
     return weights == NULL ? OPS_INT64 : weights->dtype == OPS_FLOAT32 ? OPS_FLOAT32 : OPS_FLOAT64;
 }
 
-#define HC_FLOATING_MASK                                                                            \
-    (OPS_DTYPE_BIT(OPS_FLOAT16) | OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) |        \
-     OPS_DTYPE_BIT(OPS_FLOAT64))
-
 ops_status
-ops_histc_check(const ops_tensor *self, int64_t bins, const ops_tensor *out)
+ops_histc_check(unsigned declared, const ops_tensor *self, int64_t bins, const ops_tensor *out)
 {
     const char *op = "histc";
     const ops_dtype dt = self->dtype;
-    if (!(HC_FLOATING_MASK & OPS_DTYPE_BIT(dt)))
-        return ops_fail_dtype(op, dt, HC_FLOATING_MASK);
+    if (!(declared & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, declared);
     if (bins <= 0)
         return ops_fail(OPS_ERR_VALUE, "%s: bins must be > 0, but got %" PRId64 " for dimension 0", op, bins);
     if (out != NULL && out->dtype != dt)
@@ -185,11 +177,12 @@ bucketize_check(const ops_tensor *boundaries)
 }
 
 /* The work of every searchsorted/bucketize op: bucketize's check, a Scalar self made
- * the 0-dim tensor PyTorch makes of it, then the device's search under the public
- * op's name. */
+ * the 0-dim tensor PyTorch makes of it, searchsorted's checks (ss_check, the dtype
+ * against declared), then the device's search under the public op's name. */
 static ops_status
-ss_run(bool bucketize, const ops_tensor *boundaries, const ops_tensor *self, const ops_scalar *scalar_self,
-       bool out_int32, bool right, const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+ss_run(unsigned declared, bool bucketize, const ops_tensor *boundaries, const ops_tensor *self,
+       const ops_scalar *scalar_self, bool out_int32, bool right, const char *side, const ops_tensor *sorter,
+       ops_tensor *out, ops_tensor **result)
 {
     ops_status st;
     if (bucketize && (st = bucketize_check(boundaries)) != OPS_OK)
@@ -199,7 +192,9 @@ ss_run(bool bucketize, const ops_tensor *boundaries, const ops_tensor *self, con
         return ops_last_status();
     const char *op = bucketize ? "bucketize" : "searchsorted";
     const ops_device dev = boundaries->storage->device;
-    st = OPS_STUB_CALL(search_sorted, dev, op, boundaries, self, out_int32, right, side, sorter, out, result);
+    ops_dtype cd;
+    if ((st = ss_check(op, declared, boundaries, self, out_int32, &right, side, sorter, out, &cd)) == OPS_OK)
+        st = OPS_STUB_CALL(search_sorted, dev, op, boundaries, self, out_int32, right, sorter, cd, out, result);
     ops_tensor_release(v);
     return st;
 }
@@ -209,7 +204,7 @@ search_searchsorted(const ops_tensor *sorted_sequence, const ops_tensor *self, b
                     const char *side, const ops_tensor *sorter)
 {
     ops_tensor *r = NULL;
-    ss_run(false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
+    ss_run(OPS_DTYPE_MASK_SEARCHSORTED, false, sorted_sequence, self, NULL, out_int32, right, side, sorter, NULL, &r);
     return r;
 }
 
@@ -217,7 +212,8 @@ ops_status
 search_searchsorted_tensor_out(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
                                const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    return ss_run(false, sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
+    return ss_run(OPS_DTYPE_MASK_SEARCHSORTED_TENSOR_OUT, false,
+                  sorted_sequence, self, NULL, out_int32, right, side, sorter, out, NULL);
 }
 
 ops_tensor *
@@ -225,7 +221,8 @@ search_searchsorted_scalar(const ops_tensor *sorted_sequence, ops_scalar self, b
                            const char *side, const ops_tensor *sorter)
 {
     ops_tensor *r = NULL;
-    ss_run(false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
+    ss_run(OPS_DTYPE_MASK_SEARCHSORTED_SCALAR, false,
+           sorted_sequence, NULL, &self, out_int32, right, side, sorter, NULL, &r);
     return r;
 }
 
@@ -233,14 +230,15 @@ ops_status
 search_searchsorted_scalar_out(const ops_tensor *sorted_sequence, ops_scalar self, bool out_int32, bool right,
                                const char *side, const ops_tensor *sorter, ops_tensor *out)
 {
-    return ss_run(false, sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
+    return ss_run(OPS_DTYPE_MASK_SEARCHSORTED_SCALAR_OUT, false,
+                  sorted_sequence, NULL, &self, out_int32, right, side, sorter, out, NULL);
 }
 
 ops_tensor *
 search_bucketize(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
     ops_tensor *r = NULL;
-    ss_run(true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
+    ss_run(OPS_DTYPE_MASK_BUCKETIZE, true, boundaries, self, NULL, out_int32, right, NULL, NULL, NULL, &r);
     return r;
 }
 
@@ -248,21 +246,23 @@ ops_status
 search_bucketize_tensor_out(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
                             ops_tensor *out)
 {
-    return ss_run(true, boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
+    return ss_run(OPS_DTYPE_MASK_BUCKETIZE_TENSOR_OUT, true,
+                  boundaries, self, NULL, out_int32, right, NULL, NULL, out, NULL);
 }
 
 ops_tensor *
 search_bucketize_scalar(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right)
 {
     ops_tensor *r = NULL;
-    ss_run(true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
+    ss_run(OPS_DTYPE_MASK_BUCKETIZE_SCALAR, true, boundaries, NULL, &self, out_int32, right, NULL, NULL, NULL, &r);
     return r;
 }
 
 ops_status
 search_bucketize_scalar_out(ops_scalar self, const ops_tensor *boundaries, bool out_int32, bool right, ops_tensor *out)
 {
-    return ss_run(true, boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
+    return ss_run(OPS_DTYPE_MASK_BUCKETIZE_SCALAR_OUT, true,
+                  boundaries, NULL, &self, out_int32, right, NULL, NULL, out, NULL);
 }
 
 /* ---- bincount and histc ------------------------------------------------------------------ */
@@ -295,12 +295,12 @@ search_finish(const char *op, ops_tensor *r, ops_tensor *out, ops_tensor **resul
  * is found first (a negative value fails before anything is allocated for the
  * result); the weights are converted to the result's dtype. */
 static ops_status
-bincount_run(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
+bincount_run(unsigned declared, const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out,
              ops_tensor **result)
 {
     const char *op = "bincount";
     bool empty;
-    ops_status st = ops_bincount_check(self, weights, minlength, &empty);
+    ops_status st = ops_bincount_check(declared, self, weights, minlength, &empty);
     if (st != OPS_OK)
         return st;
     const ops_device dev = self->storage->device;
@@ -342,23 +342,23 @@ ops_tensor *
 search_bincount(const ops_tensor *self, const ops_tensor *weights, int64_t minlength)
 {
     ops_tensor *r = NULL;
-    bincount_run(self, weights, minlength, NULL, &r);
+    bincount_run(OPS_DTYPE_MASK_BINCOUNT, self, weights, minlength, NULL, &r);
     return r;
 }
 
 ops_status
 search_bincount_out(const ops_tensor *self, const ops_tensor *weights, int64_t minlength, ops_tensor *out)
 {
-    return bincount_run(self, weights, minlength, out, NULL);
+    return bincount_run(OPS_DTYPE_MASK_BINCOUNT_OUT, self, weights, minlength, out, NULL);
 }
 
 /* histc: min == max (with data) takes the data's range, as PyTorch does. */
 static ops_status
-histc_run(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
+histc_run(unsigned declared, const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out,
           ops_tensor **result)
 {
     const char *op = "histc";
-    ops_status st = ops_histc_check(self, bins, out);
+    ops_status st = ops_histc_check(declared, self, bins, out);
     if (st != OPS_OK)
         return st;
     const ops_device dev = self->storage->device;
@@ -390,12 +390,12 @@ ops_tensor *
 search_histc(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max)
 {
     ops_tensor *r = NULL;
-    histc_run(self, bins, min, max, NULL, &r);
+    histc_run(OPS_DTYPE_MASK_HISTC, self, bins, min, max, NULL, &r);
     return r;
 }
 
 ops_status
 search_histc_out(const ops_tensor *self, int64_t bins, ops_scalar min, ops_scalar max, ops_tensor *out)
 {
-    return histc_run(self, bins, min, max, out, NULL);
+    return histc_run(OPS_DTYPE_MASK_HISTC_OUT, self, bins, min, max, out, NULL);
 }

@@ -380,12 +380,14 @@ svd_dims(const char *op, const ops_tensor *self, ops_int_list dim, int64_t *d0, 
 /* Runs the Jacobi SVD on every matrix of self over (d0, d1), in float64: *sum gets each
  * matrix's sum of singular values (batch order: the other dims in order), or *polar
  * (float64, contiguous, [other dims..., m, n]) its U Vᴴ with the singular values at
- * most max(m, n) * eps * the largest dropped (PyTorch's rank cut-off for pinv). */
+ * most max(m, n) * eps * the largest dropped (PyTorch's rank cut-off for pinv).  declared:
+ * the set of the entry whose kernel runs (OPS_DTYPE_MASK_<ENTRY>), float32 and float64. */
 static ops_status
-svd_run(const char *op, const ops_tensor *self, int64_t d0, int64_t d1, ops_tensor **sum, ops_tensor **polar)
+svd_run(const char *op, unsigned declared, const ops_tensor *self, int64_t d0, int64_t d1, ops_tensor **sum,
+        ops_tensor **polar)
 {
-    if (self->dtype != OPS_FLOAT32 && self->dtype != OPS_FLOAT64)
-        return ops_fail_dtype(op, self->dtype, OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64));
+    if (!(declared & OPS_DTYPE_BIT(self->dtype)))
+        return ops_fail_dtype(op, self->dtype, declared);
     const int nd = self->ndim;
     int64_t perm[OPS_MAX_DIMS], bsz[OPS_MAX_DIMS];
     int k = 0;
@@ -487,10 +489,10 @@ done:
 /* The sums of singular values over (d0, d1) as self's dtype, the two dims kept as size
  * 1 when keepdim. */
 static ops_tensor *
-nuclear_norm_impl(const char *op, const ops_tensor *self, int64_t d0, int64_t d1, bool keepdim)
+nuclear_norm_impl(const char *op, unsigned declared, const ops_tensor *self, int64_t d0, int64_t d1, bool keepdim)
 {
     ops_tensor *s = NULL, *res = NULL;
-    if (svd_run(op, self, d0, d1, &s, NULL) != OPS_OK)
+    if (svd_run(op, declared, self, d0, d1, &s, NULL) != OPS_OK)
         return NULL;
     int64_t shape[OPS_MAX_DIMS];
     int k = 0;
@@ -520,7 +522,7 @@ nuclear_norm_cpu(const ops_tensor *self, bool keepdim)
         return ops_fail_null(OPS_ERR_SHAPE,
                              "%s: Expected a tensor with 2 dimensions, but got a tensor with %d dimensions instead.",
                              op, (int)self->ndim);
-    return nuclear_norm_impl(op, self, 0, 1, keepdim);
+    return nuclear_norm_impl(op, OPS_DTYPE_MASK_NUCLEAR_NORM, self, 0, 1, keepdim);
 }
 
 ops_tensor *
@@ -530,7 +532,7 @@ nuclear_norm_dim_cpu(const ops_tensor *self, ops_int_list dim, bool keepdim)
     int64_t d0, d1;
     if (svd_dims(op, self, dim, &d0, &d1) != OPS_OK)
         return NULL;
-    return nuclear_norm_impl(op, self, d0, d1, keepdim);
+    return nuclear_norm_impl(op, OPS_DTYPE_MASK_NUCLEAR_NORM_DIM, self, d0, d1, keepdim);
 }
 
 ops_tensor *
@@ -539,7 +541,8 @@ linalg_polar_cpu(const ops_tensor *self, ops_int_list dim)
     const char *op = "_linalg_polar";
     int64_t d0, d1;
     ops_tensor *pol = NULL, *res = NULL;
-    if (svd_dims(op, self, dim, &d0, &d1) != OPS_OK || svd_run(op, self, d0, d1, NULL, &pol) != OPS_OK)
+    if (svd_dims(op, self, dim, &d0, &d1) != OPS_OK ||
+        svd_run(op, OPS_DTYPE_MASK__LINALG_POLAR, self, d0, d1, NULL, &pol) != OPS_OK)
         return NULL;
     /* pol is [other dims..., m, n]: put m and n back at d0 and d1 */
     int64_t inv[OPS_MAX_DIMS];

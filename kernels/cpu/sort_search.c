@@ -110,13 +110,10 @@ OPS_REGISTER_STUB(search_sorted, CPU, search_sorted_cpu);
  * into *result, or into out.  op names the public op in messages (bucketize). */
 ops_status
 search_sorted_cpu(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
-                  const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+                  const ops_tensor *sorter, ops_dtype cd, ops_tensor *out, ops_tensor **result)
 {
-    ops_status st;
+    ops_status st = OPS_OK;
     ops_tensor *b = NULL, *v = NULL, *s = NULL, *r = NULL;
-    ops_dtype cd;
-    if ((st = ops_ss_check(op, boundaries, self, out_int32, &right, side, sorter, out, &cd)) != OPS_OK)
-        return st;
     const int64_t bnd = boundaries->ndim, n = boundaries->sizes[bnd - 1];
     const int64_t vn = ops_shape_numel(self->ndim, self->sizes);
     const ops_dtype odt = out_int32 ? OPS_INT32 : OPS_INT64;

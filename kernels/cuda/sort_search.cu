@@ -165,13 +165,10 @@ OPS_REGISTER_STUB(search_sorted, CUDA, search_sorted_cuda);
 
 ops_status
 search_sorted_cuda(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool right,
-                   const char *side, const ops_tensor *sorter, ops_tensor *out, ops_tensor **result)
+                   const ops_tensor *sorter, ops_dtype cd, ops_tensor *out, ops_tensor **result)
 {
-    ops_dtype cd;
-    ops_status st = ops_ss_check(op, boundaries, self, out_int32, &right, side, sorter, out, &cd);
-    if (st != OPS_OK)
-        return st;
     const int dev = ops_tensor_device(boundaries).index;
+    ops_status st;
     if ((st = ops_cuda_check_device(op, dev)) != OPS_OK)
         return st;
     ops_cuda_device_guard guard(dev);

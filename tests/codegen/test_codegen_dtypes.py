@@ -188,6 +188,48 @@ class RealKernels(unittest.TestCase):
                     self.assertRegex(body, rf"\bOPS_DTYPE_MASK_{own}\b|OPS_DISPATCH_DECLARED\(\s*{own}\s*,",
                                      f"{k} ({os.path.relpath(s, ROOT)}) does not name {nf.name}'s declared set")
 
+    # ops whose every form refuses through its own entry's set (no hand-written mask):
+    # the mm family, searchsorted/bucketize, bincount/histc, randperm, the SVD ops
+    OWN_SET_OPS = ("mm", "bmm", "mv", "dot", "vdot", "addmm", "addmv", "baddbmm", "addbmm", "matmul", "linear",
+                   "searchsorted", "bucketize", "bincount", "histc", "randperm", "nuclear_norm", "_linalg_polar")
+
+    def test_forms_declare_the_functional_set(self):
+        """Every form of these ops (out=, in-place, overloads) declares the dtypes its
+        functional form does, and its kernel names its own entry's set: before, mm.out,
+        addmm_, searchsorted.Tensor_out, ... declared none and their kernels refused
+        through a hand-written mask."""
+        from codegen.gen_dtypes_h import macro_name
+        m = gen.load(REAL_NATIVE, REAL_DERIVS, [], False, False)
+        texts = {}
+        for s in sorted(glob.glob(os.path.join(ROOT, "kernels", "*.c")) +
+                        glob.glob(os.path.join(ROOT, "kernels", "cpu", "*.c")) +
+                        glob.glob(os.path.join(ROOT, "kernels", "cuda", "*.cu"))):
+            with open(s, encoding="utf-8") as f:
+                texts[s] = f.read()
+        by_op = {}
+        for nf in m.functions:
+            base = nf.name.split(".")[0]
+            base = base[:-1] if base.endswith("_") and not base.startswith("_") else base
+            if base in self.OWN_SET_OPS and nf.dispatch:
+                by_op.setdefault(base, []).append(nf)
+        self.assertEqual(sorted(by_op), sorted(self.OWN_SET_OPS))
+        for op, forms in by_op.items():
+            functional = next(nf for nf in forms if nf.dtypes is not None and "out" not in nf.name.split(".")[-1]
+                              and not nf.name.split(".")[0].endswith("_"))
+            for nf in forms:
+                with self.subTest(entry=nf.name):
+                    self.assertIsNotNone(nf.dtypes, f"{nf.name} declares no dtypes")
+                    self.assertEqual(list(nf.dtypes.accept), list(functional.dtypes.accept),
+                                     f"{nf.name} declares other dtypes than {functional.name}")
+                    for k in set(nf.dispatch.values()):
+                        found = [t for t in texts.values() if re.search(_DEF_RE.format(re.escape(k)), t)]
+                        self.assertTrue(found, f"{k} is defined in no kernel source")
+                        t = found[0]
+                        start = re.search(_DEF_RE.format(re.escape(k)), t).end()
+                        body = t[start:t.index("\n}\n", start)]
+                        self.assertRegex(body, rf"\bOPS_DTYPE_MASK_{macro_name(nf)}\b",
+                                         f"{k} does not refuse through {nf.name}'s declared set")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -13,10 +13,12 @@
 #include "ops_functions_copy.h"
 #include "ops_functions_core.h"
 #include "ops_functions_creation.h"
+#include "ops_functions_linalg.h"
 #include "ops_functions_loss.h"
 #include "ops_functions_nn.h"
 #include "ops_functions_norm.h"
 #include "ops_functions_random.h"
+#include "ops_functions_search.h"
 #include "ops_functions_unary.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
@@ -146,6 +148,80 @@ START_TEST(test_declared_dtypes_of_plain_entries)
     ops_tensor_release(a);
     ops_tensor_release(b);
     ops_tensor_release(out);
+}
+END_TEST
+
+/* The out= and in-place forms of the mm family, searchsorted/bucketize, bincount/histc
+ * and randperm declare their functional form's set, and their kernels refuse through
+ * it (OPS_DTYPE_MASK_<ENTRY>) with the message they gave through hand-written masks,
+ * nothing written.  bincount and histc have the glue check self (`of: self`): their
+ * kernels checked its dtype first, so the message and its order are the kernel's
+ * (PyTorch 1.13's histc checks bins first). */
+START_TEST(test_declared_dtypes_of_linalg_search_forms)
+{
+    static const char numeric[] =
+        "(supported: uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)";
+    char want[200];
+    const float xs[] = {0.25f, 0.5f, 1.0f, 2.0f};
+    const int64_t is[] = {1, 0, 1, 1};
+    ops_tensor *x = ops_tensor_from_data(xs, (ops_int_list){(int64_t[]){2, 2}, 2}, OPS_FLOAT32);
+    ck_assert_ptr_nonnull(x);
+    ops_tensor *bm = ops_to_dtype(x, OPS_BOOL, false, false, OPS_PRESERVE_FORMAT);
+    ops_tensor *bself = ops_to_dtype(x, OPS_BOOL, false, false, OPS_PRESERVE_FORMAT);
+    ck_assert_ptr_nonnull(bm);
+    ck_assert_ptr_nonnull(bself);
+    ops_tensor *out = f32(xs, 4), *n = i64(is, 4);
+
+    /* mm.out: the shapes and the same-dtype check first, then the declared set */
+    ck_assert_int_eq(ops_mm_out(bm, bm, out), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "mm: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    assert_f32(out, xs, 4); /* untouched */
+    ck_assert_int_eq(ops_addmm_(bself, bm, bm, OPS_SCALAR_INT(1), OPS_SCALAR_INT(1)), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "addmm_: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert(((const bool *)ops_tensor_data_ptr(bself))[0]); /* untouched */
+
+    /* searchsorted.Tensor_out: the promoted dtype of boundaries and self, after the shapes */
+    ops_tensor *b1 = ops_to_dtype(n, OPS_BOOL, false, false, OPS_PRESERVE_FORMAT);
+    ck_assert_ptr_nonnull(b1);
+    ck_assert_int_eq(ops_searchsorted_tensor_out(b1, b1, false, false, NULL, NULL, n), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "searchsorted: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_bucketize_tensor_out(b1, b1, false, false, n), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "bucketize: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(((const int64_t *)ops_tensor_data_ptr(n))[0], 1); /* untouched */
+
+    /* bincount.out: self's dtype before minlength; histc.out: before bins */
+    ops_tensor *v = f32(xs, 4);
+    ck_assert_int_eq(ops_bincount_out(v, NULL, -1, n), OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, "bincount: dtype float32 is not supported (supported: uint8, int8, int16, int32, "
+                                "int64)");
+    ck_assert_int_eq(ops_histc_out(n, 0, OPS_SCALAR_INT(0), OPS_SCALAR_INT(0), out), OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, "histc: dtype int64 is not supported (supported: float16, bfloat16, float32, "
+                                "float64)");
+    assert_f32(out, xs, 4);
+
+    /* randperm.out: out's dtype is the result's */
+    ck_assert_int_eq(ops_randperm_out(3, b1), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "randperm: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    /* nuclear_norm: float32 and float64 */
+    ops_tensor *m = ops_view(n, (ops_int_list){(int64_t[]){2, 2}, 2});
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_null(ops_nuclear_norm(m, false));
+    assert_error(OPS_ERR_DTYPE, "nuclear_norm: dtype int64 is not supported (supported: float32, float64)");
+
+    ops_tensor_release(m);
+    ops_tensor_release(v);
+    ops_tensor_release(b1);
+    ops_tensor_release(n);
+    ops_tensor_release(out);
+    ops_tensor_release(bself);
+    ops_tensor_release(bm);
+    ops_tensor_release(x);
 }
 END_TEST
 
@@ -417,6 +493,7 @@ suite(void)
     tcase_add_test(tc, test_null_tensor_arguments);
     tcase_add_test(tc, test_bad_int_list);
     tcase_add_test(tc, test_declared_dtypes_of_plain_entries);
+    tcase_add_test(tc, test_declared_dtypes_of_linalg_search_forms);
     tcase_add_test(tc, test_factory_device);
     tcase_add_test(tc, test_structured_forms_agree);
     tcase_add_test(tc, test_scalar_overloads_wrap_numbers);
