@@ -10,6 +10,7 @@
 
 #include "cuda_common.h"
 #include "ops_cache_alloc.h"
+#include "ops_cuda_backend.h"
 
 // ---- the backing: device memory -------------------------------------------------
 
@@ -230,7 +231,7 @@ static const ops_allocator cuda_allocators[OPS_CUDA_MAX_DEVICES] = {
 static const ops_allocator cuda_pinned_allocator = {"cuda_pinned", pinned_alloc, pinned_free, NULL};
 
 extern "C" const ops_allocator *
-ops_cuda_device_allocator(const char *op, int index)
+cuda_alloc_device_allocator(const char *op, int index)
 {
     if (ops_cuda_check_device(op ? op : "ops", index) != OPS_OK)
         return NULL;
@@ -238,15 +239,16 @@ ops_cuda_device_allocator(const char *op, int index)
 }
 
 extern "C" const ops_allocator *
-ops_cuda_pinned_allocator(void)
+cuda_alloc_pinned_allocator(void)
 {
     return host_pinned_cache("cuda_pinned_allocator") ? &cuda_pinned_allocator : NULL;
 }
 
-// ---- statistics and cache control ------------------------------------------------
+// ---- statistics and cache control (the public ops_cuda_* API of runtime/core/device.c
+// reaches them through the backend table of cuda_device.cu) ------------------------------------------------
 
 extern "C" ops_status
-ops_cuda_memory_stats(int index, ops_memory_stats *out)
+cuda_alloc_memory_stats(int index, ops_memory_stats *out)
 {
     ops_cache *c = device_cache("cuda_memory_stats", index);
     if (c == NULL)
@@ -256,14 +258,14 @@ ops_cuda_memory_stats(int index, ops_memory_stats *out)
 }
 
 extern "C" ops_status
-ops_cuda_empty_cache(int index)
+cuda_alloc_empty_cache(int index)
 {
     ops_cache *c = device_cache("cuda_empty_cache", index);
     return c ? ops_cache_empty(c, "cuda_empty_cache") : ops_last_status();
 }
 
 extern "C" ops_status
-ops_cuda_reset_peak_memory_stats(int index)
+cuda_alloc_reset_peak_memory_stats(int index)
 {
     ops_cache *c = device_cache("cuda_reset_peak_memory_stats", index);
     if (c == NULL)
@@ -273,7 +275,7 @@ ops_cuda_reset_peak_memory_stats(int index)
 }
 
 extern "C" ops_status
-ops_cuda_pinned_memory_stats(ops_memory_stats *out)
+cuda_alloc_pinned_memory_stats(ops_memory_stats *out)
 {
     ops_cache *c = host_pinned_cache("cuda_pinned_memory_stats");
     if (c == NULL)
@@ -283,7 +285,7 @@ ops_cuda_pinned_memory_stats(ops_memory_stats *out)
 }
 
 extern "C" ops_status
-ops_cuda_pinned_empty_cache(void)
+cuda_alloc_pinned_empty_cache(void)
 {
     ops_cache *c = host_pinned_cache("cuda_pinned_empty_cache");
     return c ? ops_cache_empty(c, "cuda_pinned_empty_cache") : ops_last_status();

@@ -1,9 +1,12 @@
-// CUDA device discovery and properties, and the conversion of CUDA and cuBLAS errors
-// into libops errors (C linkage at the boundary).  A machine without a device, or
-// without a driver, is "no CUDA device", never an abort.
+// CUDA device discovery and properties, the backend's device table (kernels/device.h:
+// what the runtime asks of CUDA beyond its loops), and the conversion of CUDA and
+// cuBLAS errors into libops errors (C linkage at the boundary).  A machine without a
+// device, or without a driver, is "no CUDA device", never an abort.
 #include <stdio.h>
 
 #include "cuda_common.h"
+#include "kernels/device.h"
+#include "ops_cuda_backend.h"
 
 ops_status
 ops_cuda_fail(const char *op, const char *what, cudaError_t err)
@@ -27,8 +30,8 @@ ops_cuda_error_msg(char *msg, size_t len, const char *what, cudaError_t err)
     (void)cudaGetLastError();
 }
 
-extern "C" int
-ops_cuda_backend_device_count(void)
+static int
+cuda_device_count(void)
 {
     int n = 0;
     // No driver, no device, or a driver too old: all mean "no usable device".
@@ -42,8 +45,8 @@ ops_cuda_backend_device_count(void)
 /* runtime/core/device.c's device guard: index becomes the current device; returns the
  * device to restore, or -1 when it already was current (or cannot be changed: the
  * call that follows reports the device's error itself). */
-extern "C" int
-ops_cuda_backend_device_enter(int index)
+static int
+cuda_device_enter(int index)
 {
     int prev = -1;
     if (cudaGetDevice(&prev) != cudaSuccess || prev == index || cudaSetDevice(index) != cudaSuccess)
@@ -52,8 +55,8 @@ ops_cuda_backend_device_enter(int index)
     return prev;
 }
 
-extern "C" void
-ops_cuda_backend_device_exit(int prev)
+static void
+cuda_device_exit(int prev)
 {
     (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
@@ -78,8 +81,8 @@ ops_cuda_check_device(const char *op, int index)
     return OPS_OK;
 }
 
-extern "C" ops_status
-ops_cuda_get_device_properties(int index, ops_cuda_device_properties *out)
+static ops_status
+cuda_get_device_properties(int index, ops_cuda_device_properties *out)
 {
     const char *op = "cuda_get_device_properties";
     ops_status st = ops_cuda_check_device(op, index);
@@ -103,4 +106,33 @@ ops_cuda_get_device_properties(int index, ops_cuda_device_properties *out)
     out->l2_cache_size = p.l2CacheSize;
     out->memory_bus_width = p.memoryBusWidth;
     return OPS_OK;
+}
+
+// ---- the device table -----------------------------------------------------------
+// Registered for the stub device_backend (kernels/device.h): the runtime's device
+// count and guard, its CUDA allocator, pin_memory and the ops_cuda_* API of ops_cuda.h
+// (runtime/core/device.c) reach the backend only through it.  Every hook is set.
+
+static const ops_device_backend cuda_backend = {
+    cuda_device_count,
+    cuda_device_enter,
+    cuda_device_exit,
+    cuda_alloc_device_allocator,
+    cuda_alloc_pinned_allocator,
+    cuda_get_device_properties,
+    cuda_alloc_memory_stats,
+    cuda_alloc_empty_cache,
+    cuda_alloc_reset_peak_memory_stats,
+    cuda_alloc_pinned_memory_stats,
+    cuda_alloc_pinned_empty_cache,
+    linalg_cuda_set_allow_tf32,
+    linalg_cuda_allow_tf32,
+};
+
+OPS_REGISTER_STUB(device_backend, CUDA, device_backend_cuda);
+
+const ops_device_backend *
+device_backend_cuda(void)
+{
+    return &cuda_backend;
 }

@@ -27,6 +27,7 @@
 
 #include "kernels/linalg.h"
 #include "linalg_cuda.h"
+#include "ops_cuda_backend.h"
 
 /* ---- cuBLAS handles and the TF32 switch ----------------------------------------------- */
 
@@ -59,7 +60,7 @@ la_cublas(const char *op, int dev, cublasHandle_t *out)
 }
 
 extern "C" ops_status
-ops_cuda_set_allow_tf32(bool allow)
+linalg_cuda_set_allow_tf32(bool allow)
 {
     std::lock_guard<std::mutex> lock(la_handle_mutex);
     la_tf32_allowed = allow;
@@ -67,7 +68,7 @@ ops_cuda_set_allow_tf32(bool allow)
 }
 
 extern "C" bool
-ops_cuda_allow_tf32(void)
+linalg_cuda_allow_tf32(void)
 {
     std::lock_guard<std::mutex> lock(la_handle_mutex);
     return la_tf32_allowed;

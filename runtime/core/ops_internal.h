@@ -159,13 +159,9 @@ OPS_API ops_status ops_broadcast_shapes(const char *op, const char *name_a, int 
 
 /* ---- tensor construction (runtime-level; ops call these) --------------- */
 
-/* Allocator of a device, or NULL with the error set (e.g. CUDA in a CPU build). */
+/* Allocator of a device, from its backend (kernels/device.h), or NULL with the error
+ * set (e.g. CUDA in a CPU build, no such device). */
 OPS_API const ops_allocator *ops_device_allocator(const char *op, ops_device device);
-#ifdef OPS_WITH_CUDA
-/* The CUDA backend's allocator for cuda:index, or NULL with the error set (bad
- * index, no device).  Defined by kernels/cuda; ops_device_allocator calls it. */
-OPS_API const ops_allocator *ops_cuda_device_allocator(const char *op, int index);
-#endif
 /* Dense strides for sizes in format f (contiguous_format, channels_last for ndim 4,
  * channels_last_3d for ndim 5).  A format the rank does not allow, or preserve_format
  * (which needs a tensor to copy the layout of), fails with "op: ..." naming both. */

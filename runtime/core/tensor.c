@@ -19,6 +19,7 @@
 #include "ops_autograd_impl.h"
 #include "ops_cuda.h"
 #include "kernels/copy.h"
+#include "kernels/device.h"
 #include "ops_internal.h"
 #include "ops_iter.h"
 #include "ops_tensor_impl.h"
@@ -146,20 +147,14 @@ ops_tensor_vec_init(const char *op, ops_tensor_vec *v, int64_t n)
 const ops_allocator *
 ops_device_allocator(const char *op, ops_device device)
 {
-    switch (device.type) {
-    case OPS_CPU:
-        return ops_cpu_allocator();
-    case OPS_CUDA:
-#ifdef OPS_WITH_CUDA
-        return ops_cuda_device_allocator(op, device.index);
-#else
+    if ((unsigned)device.type >= (unsigned)OPS_NUM_DEVICE_TYPES)
+        return ops_fail_null(OPS_ERR_DEVICE, "%s: invalid device (type %d)", ops_op_name(op), (int)device.type);
+    /* the device type's backend (kernels/device.h); only CUDA can be left out of a build */
+    const ops_device_backend *b = ops_device_backend_of(device.type);
+    if (b == NULL)
         return ops_fail_null(OPS_ERR_DEVICE, "%s: libops was built without CUDA support (device cuda:%d)",
                              ops_op_name(op), device.index);
-#endif
-    default:
-        break;
-    }
-    return ops_fail_null(OPS_ERR_DEVICE, "%s: invalid device (type %d)", ops_op_name(op), (int)device.type);
+    return b->allocator(op, device.index);
 }
 
 ops_status
@@ -369,12 +364,13 @@ ops_tensor_pin_memory(const ops_tensor *t)
         return ops_fail_null(OPS_ERR_DEVICE, "%s: cannot pin a tensor on %s (only dense cpu tensors can be pinned)",
                              op, ops_device_str(t->storage->device, dev, sizeof dev));
     }
-#ifndef OPS_WITH_CUDA
-    return ops_fail_null(OPS_ERR_DEVICE, "%s: pinned memory needs the CUDA backend (this is a CPU build)", op);
-#else
+    /* page-locked memory is the CUDA backend's (kernels/device.h), absent from a CPU build */
+    const ops_device_backend *cuda = ops_device_backend_of(OPS_CUDA);
+    if (cuda == NULL)
+        return ops_fail_null(OPS_ERR_DEVICE, "%s: pinned memory needs the CUDA backend (this is a CPU build)", op);
     if (ops_tensor_is_pinned(t))
         return ops_tensor_retain(t);
-    const ops_allocator *alloc = ops_cuda_pinned_allocator();
+    const ops_allocator *alloc = cuda->pinned_allocator();
     size_t nbytes = 0;
     if (alloc == NULL || geometry_nbytes(op, t->ndim, t->sizes, NULL, t->dtype, &nbytes) != OPS_OK)
         return NULL;
@@ -384,18 +380,14 @@ ops_tensor_pin_memory(const ops_tensor *t)
         return NULL;
     }
     return p;
-#endif
 }
 
 bool
 ops_tensor_is_pinned(const ops_tensor *t)
 {
-#ifdef OPS_WITH_CUDA
-    return t != NULL && t->storage->allocator != NULL && t->storage->allocator == ops_cuda_pinned_allocator();
-#else
-    (void)t;
-    return false;
-#endif
+    const ops_device_backend *cuda = ops_device_backend_of(OPS_CUDA);
+    return cuda != NULL && t != NULL && t->storage->allocator != NULL &&
+           t->storage->allocator == cuda->pinned_allocator();
 }
 
 ops_tensor *

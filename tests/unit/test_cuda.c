@@ -116,7 +116,7 @@ START_TEST(test_out_of_memory_is_an_error)
 {
     ops_cuda_device_properties p;
     ck_assert_int_eq(ops_cuda_get_device_properties(0, &p), OPS_OK);
-    const ops_allocator *al = ops_cuda_device_allocator("test", 0);
+    const ops_allocator *al = ops_device_allocator("test", OPS_DEVICE_CUDA(0));
     ck_assert_ptr_nonnull(al);
     ck_assert_ptr_null(al->alloc(al->ctx, (size_t)p.total_memory * 2));
     ck_assert_int_eq(ops_last_status(), OPS_ERR_OOM);

@@ -307,6 +307,56 @@ START_TEST(test_tensor_new_errors)
 }
 END_TEST
 
+/* The device API of a build without CUDA: runtime/core/device.c and tensor.c reach a
+ * device only through its backend table (kernels/device.h), and CUDA's is absent here;
+ * the answers are a CPU build's, word for word.  (A CUDA build, emulated or not, is
+ * covered by test_cuda.c and test_cuda_host.c.) */
+START_TEST(test_cpu_build_device_api)
+{
+    if (ops_cuda_device_count() > 0)
+        return; /* a CUDA build with a device */
+    ops_memory_stats ms;
+    ops_cuda_device_properties p;
+    ops_tensor *h = ops_tensor_new("zeros", 1, (int64_t[]){4}, NULL, OPS_FLOAT32, OPS_DEVICE_CPU);
+    ck_assert_ptr_nonnull(h);
+    ck_assert(!ops_tensor_is_pinned(h));
+#ifndef OPS_WITH_CUDA
+    ck_assert(!ops_cuda_allow_tf32());
+    ck_assert_int_eq(ops_cuda_set_allow_tf32(true), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "cuda_set_allow_tf32: libops was built without CUDA support (no CUDA device)");
+    ck_assert(!ops_cuda_allow_tf32());
+    ck_assert_int_eq(ops_cuda_get_device_properties(0, &p), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(),
+                     "cuda_get_device_properties: libops was built without CUDA support (no CUDA device)");
+    ck_assert_int_eq(ops_cuda_memory_stats(0, &ms), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "cuda_memory_stats: libops was built without CUDA support (no CUDA device)");
+    ck_assert_int_eq(ops_cuda_empty_cache(1), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "cuda_empty_cache: libops was built without CUDA support (no CUDA device)");
+    ck_assert_int_eq(ops_cuda_reset_peak_memory_stats(0), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(),
+                     "cuda_reset_peak_memory_stats: libops was built without CUDA support (no CUDA device)");
+    ck_assert_ptr_null(ops_cuda_pinned_allocator());
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "cuda_pinned_allocator: libops was built without CUDA support (no CUDA device)");
+    ck_assert_int_eq(ops_cuda_pinned_memory_stats(&ms), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(),
+                     "cuda_pinned_memory_stats: libops was built without CUDA support (no CUDA device)");
+    ck_assert_int_eq(ops_cuda_pinned_empty_cache(), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "cuda_pinned_empty_cache: libops was built without CUDA support (no CUDA device)");
+    ck_assert_ptr_null(ops_tensor_pin_memory(h));
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "pin_memory: pinned memory needs the CUDA backend (this is a CPU build)");
+#else
+    (void)ms, (void)p;
+#endif
+    /* a device type past the last one is refused by name, in every build */
+    ck_assert_ptr_null(ops_device_allocator("empty", (ops_device){OPS_NUM_DEVICE_TYPES, 0}));
+    ck_assert_int_eq(ops_last_status(), OPS_ERR_DEVICE);
+    ck_assert_str_eq(ops_last_error(), "empty: invalid device (type 2)");
+    ops_tensor_release(h);
+}
+END_TEST
+
 START_TEST(test_from_data_scalar_item)
 {
     int32_t src[6] = {1, -2, 3, -4, 5, -6};
@@ -642,6 +692,7 @@ storage_suite(void)
     tcase_add_test(tc, test_version_shared_by_views);
     tcase_add_test(tc, test_tensor_new_geometry);
     tcase_add_test(tc, test_tensor_new_errors);
+    tcase_add_test(tc, test_cpu_build_device_api);
     tcase_add_test(tc, test_from_data_scalar_item);
     tcase_add_test(tc, test_resize);
     tcase_add_test(tc, test_resize_refused_when_shared_or_exported);
