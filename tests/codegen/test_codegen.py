@@ -930,8 +930,10 @@ class RealSchema(unittest.TestCase):
             t0 = time.perf_counter()
             # the kernel sources place each entry in its family's shard, as in the build
             # (the CUDA files too: with a CUDA build's ops_config.h the glue's CUDA cells
-            # are compiled, and their kernels are declared in the shards of the .cu files)
+            # are compiled, and their kernels are declared in the shards of the .cu files;
+            # and the runtime's: its device.c registers the host's device_backend)
             sources = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.[ch]"))
+                             + glob.glob(os.path.join(ROOT, "runtime", "**", "*.c"), recursive=True)
                              + glob.glob(os.path.join(ROOT, "kernels", "cpu", "*.c"))
                              + glob.glob(os.path.join(ROOT, "kernels", "cuda", "*.cu")))
             p = run_gen("all", "--native", REAL_NATIVE, "--derivatives", REAL_DERIVS, "--out-dir", d,
