@@ -85,13 +85,14 @@ fill_inplace(const char *op, ops_tensor *self, ops_rand_kind kind, double a, dou
 
 /* ---- argument checks ------------------------------------------------------------------ */
 
-/* dt is one of the dtypes the entry declares (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>).  For
+/* dt is one of the dtypes the entry declares (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>); a
+ * factory's dtype argument may be no dtype at all (refused the same way).  For
  * an entry whose `of:` names self, the generated glue has refused the others before
  * the kernel runs; this guards a direct call. */
 static bool
 check_declared(const char *op, ops_dtype dt, unsigned declared)
 {
-    if (declared & OPS_DTYPE_BIT(dt))
+    if ((int)dt >= 0 && dt < OPS_NUM_DTYPES && (declared & OPS_DTYPE_BIT(dt)))
         return true;
     ops_fail_dtype(op, dt, declared);
     return false;
