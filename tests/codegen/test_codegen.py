@@ -47,6 +47,10 @@ class Rejections(unittest.TestCase):
         "reduce_no_rule", "reduce_unknown_kind", "reduce_flags_on_kind", "reduce_without_meta",
         "reduce_bad_dim", "reduce_two_outs", "reduce_delegate_args", "reduce_delegate_extra",
         "reduce_delegate_type", "reduce_delegate_returns",
+        # the structured scan family, `meta: scan` (codegen/scan.py): its kind, the family's
+        # arguments and each form's mapping (an in-place form of a one-result scan only)
+        "scan_no_rule", "scan_unknown_kind", "scan_without_meta", "scan_reduce_key", "scan_bad_dim",
+        "scan_extra_arg", "scan_two_outs", "scan_delegate_args", "scan_delegate_returns", "scan_inplace_two",
     ]
     # ops/conformance/*.yaml, checked against fixtures/native_functions.yaml
     REQUIRED_CONFORMANCE = [
