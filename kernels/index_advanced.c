@@ -124,12 +124,5 @@ adv_index_put_(ops_tensor *self, ops_tensor_list indices, const ops_tensor *valu
     const char *op = "index_put_";
     if (idx_check_inplace_self(op, self) != OPS_OK)
         return ops_last_status();
-    ops_tensor *r = index_put_run(op, self, indices, values, accumulate);
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
+    return idx_deliver(op, IDX_INPLACE, index_put_run(op, self, indices, values, accumulate), self, NULL, NULL);
 }
