@@ -37,12 +37,8 @@ ix_compute(const char *op, ix_mode mode, const ops_tensor *self, int64_t dim, co
     ops_tensor *acc, *r;
     if (idx_accum_begin(op, self, acc_dt, &acc, &r) != OPS_OK)
         return NULL;
-    if (OPS_STUB_CALL(index_slices_loop, dev, op, mode, acc, self, dim, index, source, value, alpha) != OPS_OK) {
-        ops_tensor_release(acc);
-        ops_tensor_release(r);
-        return NULL;
-    }
-    return idx_accum_end(op, acc, r);
+    const ops_status st = OPS_STUB_CALL(index_slices_loop, dev, op, mode, acc, self, dim, index, source, value, alpha);
+    return idx_accum_end(op, st, acc, r);
 }
 
 /* One call: value_t (index_fill.int_Tensor's 0-dim value, read first; NULL: value)

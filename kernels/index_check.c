@@ -88,11 +88,12 @@ idx_accum_begin(const char *op, const ops_tensor *self, ops_dtype acc_dt, ops_te
 }
 
 ops_tensor *
-idx_accum_end(const char *op, ops_tensor *acc, ops_tensor *r)
+idx_accum_end(const char *op, ops_status st, ops_tensor *acc, ops_tensor *r)
 {
-    if (r == NULL)
+    if (st == OPS_OK && r == NULL)
         return acc;
-    ops_status st = ops_copy_values(op, r, acc);
+    if (st == OPS_OK)
+        st = ops_copy_values(op, r, acc);
     ops_tensor_release(acc);
     if (st != OPS_OK) {
         ops_tensor_release(r);

@@ -56,9 +56,10 @@ OPS_INTERNAL ops_status idx_deliver(const char *op, idx_form form, ops_tensor *r
  * On failure neither is left allocated. */
 OPS_INTERNAL ops_status idx_accum_begin(const char *op, const ops_tensor *self, ops_dtype acc_dt, ops_tensor **acc,
                                         ops_tensor **r);
-/* The result after the loop wrote acc: acc itself, or acc converted into r.  Takes
- * both references; NULL with the error set on failure (both released). */
-OPS_INTERNAL ops_tensor *idx_accum_end(const char *op, ops_tensor *acc, ops_tensor *r);
+/* The result after the loop that wrote acc returned st: acc itself, or acc converted
+ * into r.  Takes both references; NULL with the error set when st or the conversion
+ * failed (both released). */
+OPS_INTERNAL ops_tensor *idx_accum_end(const char *op, ops_status st, ops_tensor *acc, ops_tensor *r);
 
 /* index_select: index dtype and ndim, dim wrapped (index values not read). */
 OPS_INTERNAL ops_status idx_check_select(const char *op, const ops_tensor *self, int64_t *dim,

@@ -42,12 +42,8 @@ scatter_compute(const char *op, const ops_tensor *self, int64_t dim, const ops_t
     ops_tensor *acc, *r;
     if (idx_accum_begin(op, self, acc_dt, &acc, &r) != OPS_OK)
         return NULL;
-    if (OPS_STUB_CALL(scatter_loop, dev, op, acc, self, dim, index, src, value, red, include_self) != OPS_OK) {
-        ops_tensor_release(acc);
-        ops_tensor_release(r);
-        return NULL;
-    }
-    return idx_accum_end(op, acc, r);
+    const ops_status st = OPS_STUB_CALL(scatter_loop, dev, op, acc, self, dim, index, src, value, red, include_self);
+    return idx_accum_end(op, st, acc, r);
 }
 
 /* One scatter call: reduce NULL means red as given (plain scatter, scatter_add), else
