@@ -817,31 +817,13 @@ class Generated(unittest.TestCase):
         self.assertIn("conflicting types", failures[src])
 
 
-class Reductions(unittest.TestCase):
+class Reductions(FamilyGlue, unittest.TestCase):
     """`meta: reduction` (tests/codegen/fixtures/reduction.yaml): every form of an op is
     glue around one kernel; each form's own dim / keepdim / dtype reach the family's meta
     step (an absent dim is None, an absent keepdim false), the op's own arguments its
     kernel (an absent optional one None)."""
 
     FIX = os.path.join(FIXTURES, "reduction.yaml")
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="codegen-reduce-")
-        p = run_gen("all", "--native", cls.FIX, "--out-dir", cls.tmp, "--no-kernel-check", "--conformance")
-        if p.returncode != 0:
-            raise AssertionError(p.stderr)
-        with open(os.path.join(cls.tmp, "ops_glue_core.c"), encoding="utf-8") as f:
-            cls.glue = f.read()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def body(self, c_name):
-        m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", self.glue, re.S)
-        self.assertIsNotNone(m, c_name)
-        return m.group(1)
 
     def test_model(self):
         m = model.load_model(self.FIX, conformance=[])

@@ -8,39 +8,19 @@ Run by meson (tests/codegen/meson.build) with Debian's python3.
 
 import os
 import re
-import shutil
-import tempfile
 import unittest
 
-from codegen_test_base import *  # noqa: F401,F403 (paths, fixtures, run_gen, compile_c)
+from codegen_test_base import *  # noqa: F401,F403 (paths, fixtures, FamilyGlue)
 from codegen_test_base import model  # noqa: F401
 
 
-class Scans(unittest.TestCase):
+class Scans(FamilyGlue, unittest.TestCase):
     maxDiff = None
     """`meta: scan` (tests/codegen/fixtures/scan.yaml): the functional, out= and in-place
     forms of an op are glue around one kernel; each form's own dim and dtype (None where
     it lacks one), out= or self reach the family's meta step."""
 
     FIX = os.path.join(FIXTURES, "scan.yaml")
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="codegen-scan-")
-        p = run_gen("all", "--native", cls.FIX, "--out-dir", cls.tmp, "--no-kernel-check", "--conformance")
-        if p.returncode != 0:
-            raise AssertionError(p.stderr)
-        with open(os.path.join(cls.tmp, "ops_glue_core.c"), encoding="utf-8") as f:
-            cls.glue = f.read()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def body(self, c_name):
-        m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", self.glue, re.S)
-        self.assertIsNotNone(m, c_name)
-        return m.group(1)
 
     def test_model(self):
         m = model.load_model(self.FIX, conformance=[])
@@ -89,16 +69,7 @@ class Scans(unittest.TestCase):
         self.assertEqual(sorted(set(scan.KINDS.values()) - set(re.findall(r"^\s*(SCAN_\w+),", enum, re.M))), [])
 
     def test_compiles(self):
-        if not have_cc():
-            self.skipTest(f"no C compiler ({CC[0]})")
-        src = os.path.join(self.tmp, "kernels_fixture.c")
-        with open(src, "w") as f:
-            f.write('#include "ops_kernels.h"\n'
-                    "ops_status\nscan_kind_kernel(ops_scan *s)\n{\n    (void)s;\n    return OPS_OK;\n}\n")
-        files = [os.path.join(self.tmp, "ops_glue_core.c"), src]
-        for extra in ([], ["-DOPS_WITH_CUDA=1"]):
-            with self.subTest(flags=extra):
-                self.assertEqual(compile_c(files, RUNTIME_INC + [self.tmp], extra), {})
+        self.assert_glue_compiles("ops_status\nscan_kind_kernel(ops_scan *s)\n{\n    (void)s;\n    return OPS_OK;\n}\n")
 
 
 if __name__ == "__main__":
