@@ -14,7 +14,7 @@ import yaml
 
 from . import checks
 from . import dtypes as dtypes_mod
-from . import reduction
+from . import reduction, scan
 from .model_types import (
     COMPOSITE_KEY, DISPATCH_KEYS, Errors, FunctionSchema, ITER_MAX_INPUTS, ITER_MAX_STRS, Loc,
     META_FAMILIES, Model, NativeFunction, NativeFunctionsGroup, SchemaError, Type, _Fail, _excerpt)
@@ -132,8 +132,18 @@ def _entry_keys(path: str, loader: Any, keys: Dict[str, Tuple[Loc, Any]], items:
         except ValueError as e:
             errors.add(kl, str(e))
             raise _Fail()
-        if not reduction.is_family(nf.meta):
+        if nf.meta != "reduction":
             errors.add(kl, f"{name}: 'reduce' is the rule of a `meta: reduction` entry")
+            raise _Fail()
+    if "scan" in keys:  # (codegen/scan.py)
+        kl, v = keys["scan"]
+        try:
+            nf.reduce_rule = scan.parse_rule(loader.construct_object(v, deep=True), name)
+        except ValueError as e:
+            errors.add(kl, str(e))
+            raise _Fail()
+        if nf.meta != scan.FAMILY:
+            errors.add(kl, f"{name}: 'scan' is the rule of a `meta: scan` entry")
             raise _Fail()
     if "structured_delegate" in keys:
         kl, v = keys["structured_delegate"]

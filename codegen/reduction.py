@@ -16,10 +16,10 @@ it lacks them.  The op's rule (its dtype rule, identity, which loops) is the sch
 
 from typing import List, Optional, Tuple
 
-from . import cnames
+from . import cnames, scan
 from .model_types import NativeFunction
 
-FAMILIES = ("reduction",)
+FAMILIES = ("reduction", scan.FAMILY)  # (the scans: codegen/scan.py)
 
 # `reduce:` names -> red_kind constants (tests/codegen checks they exist)
 KINDS = {
@@ -84,6 +84,8 @@ def extras(nf: NativeFunction):
 
 def check_structured(nf: NativeFunction) -> Optional[str]:
     """Why a `meta: reduction` entry cannot be the family's structured entry, or None."""
+    if nf.meta == scan.FAMILY:
+        return scan.check_structured(nf)
     s = nf.func
     name = nf.name
     if nf.reduce_rule is None:
@@ -112,6 +114,8 @@ def check_structured(nf: NativeFunction) -> Optional[str]:
 
 def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
     """Why nf's arguments cannot be mapped onto its structured reduction entry, or None."""
+    if target.meta == scan.FAMILY:
+        return scan.check_delegate(nf, target)
     ds, ts = nf.func, target.func
     tn = ts.full_name
     ins = ds.non_out_arguments
@@ -165,10 +169,14 @@ def _none(a) -> Optional[str]:
 
 def kernel_params(nf: NativeFunction) -> List[str]:
     """`ops_reduce *r` and the op's own arguments."""
+    if nf.meta == scan.FAMILY:
+        return scan.kernel_params(nf)
     return ["ops_reduce *r"] + [cnames.decl(cnames.c_type(a), a.name) for a in extras(nf)]
 
 
 def kernel_signature(nf: NativeFunction) -> Tuple:
+    if nf.meta == scan.FAMILY:
+        return scan.kernel_signature(nf)
     return ("reduce", tuple((a.type, a.is_write) for a in extras(nf)))
 
 
@@ -190,6 +198,8 @@ def _dims(nf: NativeFunction, b) -> str:
 def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
     """Steps 3 of the glue of a reduction entry (docs/codegen.md): the kernel of its
     structured entry, the meta, the kernel, the finish.  `_dev` is self's device."""
+    if nf.reduce_target.meta == scan.FAMILY:
+        return scan.glue(nf, b, op, ptr, st_declared)
     s = nf.func
     target = nf.reduce_target
     kind, flags = target.reduce_rule

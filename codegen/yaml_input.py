@@ -22,7 +22,7 @@ _TAG_MAP = "tag:yaml.org,2002:map"
 _SCALAR_TAGS = frozenset((_TAG_STR, _TAG_BOOL, _TAG_INT, _TAG_FLOAT, _TAG_NULL))
 
 ENTRY_KEYS = ("func", "structured", "meta", "structured_delegate", "dispatch", "variants",
-              "device_check", "tags", "out_checks", "dtypes", "check", "reduce")
+              "device_check", "tags", "out_checks", "dtypes", "check", "reduce", "scan")
 OUT_CHECK_KEYS = ("no_overlap", "no_partial_overlap", "dtype")
 
 # Bounds on what the generator reads.  The schema is input a contributor (or a hostile

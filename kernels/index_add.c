@@ -34,33 +34,17 @@ ix_compute(const char *op, ix_mode mode, const ops_tensor *self, int64_t dim, co
         return NULL;
     /* index_fill stores the value in self's dtype directly; the others go through opmath */
     const ops_dtype acc_dt = mode == IX_FILL ? self->dtype : ops_opmath_dtype(self->dtype);
-    ops_tensor *acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, dev);
-    ops_tensor *r = NULL;
-    if (acc == NULL || ops_copy_values(op, acc, self) != OPS_OK)
-        goto fail;
-    if (acc_dt != self->dtype && (r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, dev)) == NULL)
-        goto fail;
-    if (OPS_STUB_CALL(index_slices_loop, dev, op, mode, acc, self, dim, index, source, value, alpha) != OPS_OK)
-        goto fail;
-    if (r == NULL)
-        return acc;
-    if (ops_copy_values(op, r, acc) != OPS_OK)
-        goto fail;
-    ops_tensor_release(acc);
-    return r;
-fail:
-    ops_tensor_release(acc);
-    ops_tensor_release(r);
-    return NULL;
+    ops_tensor *acc, *r;
+    if (idx_accum_begin(op, self, acc_dt, &acc, &r) != OPS_OK)
+        return NULL;
+    const ops_status st = OPS_STUB_CALL(index_slices_loop, dev, op, mode, acc, self, dim, index, source, value, alpha);
+    return idx_accum_end(op, st, acc, r);
 }
 
-/* How an entry point delivers the result. */
-typedef enum { IX_FUNCTIONAL, IX_OUT, IX_INPLACE } ix_form;
-
 /* One call: value_t (index_fill.int_Tensor's 0-dim value, read first; NULL: value)
- * and the form.  IX_FUNCTIONAL returns the result in *res. */
+ * and the form.  IDX_FUNCTIONAL returns the result in *res. */
 static ops_status
-ix_run(const char *op, ix_form form, ix_mode mode, const ops_tensor *self, int64_t dim, const ops_tensor *index,
+ix_run(const char *op, idx_form form, ix_mode mode, const ops_tensor *self, int64_t dim, const ops_tensor *index,
        const ops_tensor *source, ops_scalar value, const ops_tensor *value_t, ops_scalar alpha, ops_tensor *out,
        ops_tensor **res)
 {
@@ -71,23 +55,9 @@ ix_run(const char *op, ix_form form, ix_mode mode, const ops_tensor *self, int64
         if (st != OPS_OK)
             return st;
     }
-    if (form == IX_INPLACE && idx_check_inplace_self(op, self) != OPS_OK)
+    if (form == IDX_INPLACE && idx_check_inplace_self(op, self) != OPS_OK)
         return ops_last_status();
-    ops_tensor *r = ix_compute(op, mode, self, dim, index, source, value, alpha);
-    if (form == IX_FUNCTIONAL) {
-        *res = r;
-        return r != NULL ? OPS_OK : ops_last_status();
-    }
-    if (form == IX_OUT)
-        return ops_write_out(op, r, out);
-    if (r == NULL)
-        return ops_last_status();
-    ops_tensor *s = (ops_tensor *)self;
-    ops_status st = ops_copy_values(op, s, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(s);
-    return st;
+    return idx_deliver(op, form, ix_compute(op, mode, self, dim, index, source, value, alpha), self, out, res);
 }
 
 static ops_tensor *
@@ -95,7 +65,7 @@ ix_functional(const char *op, ix_mode mode, const ops_tensor *self, int64_t dim,
               const ops_tensor *source, ops_scalar value, const ops_tensor *value_t, ops_scalar alpha)
 {
     ops_tensor *r = NULL;
-    ix_run(op, IX_FUNCTIONAL, mode, self, dim, index, source, value, value_t, alpha, NULL, &r);
+    ix_run(op, IDX_FUNCTIONAL, mode, self, dim, index, source, value, value_t, alpha, NULL, &r);
     return r;
 }
 
@@ -113,13 +83,13 @@ ops_status
 index_add_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *source,
               ops_scalar alpha, ops_tensor *out)
 {
-    return ix_run("index_add", IX_OUT, IX_ADD, self, dim, index, source, zero_, NULL, alpha, out, NULL);
+    return ix_run("index_add", IDX_OUT, IX_ADD, self, dim, index, source, zero_, NULL, alpha, out, NULL);
 }
 
 ops_status
 index_add_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *source, ops_scalar alpha)
 {
-    return ix_run("index_add_", IX_INPLACE, IX_ADD, self, dim, index, source, zero_, NULL, alpha, NULL, NULL);
+    return ix_run("index_add_", IDX_INPLACE, IX_ADD, self, dim, index, source, zero_, NULL, alpha, NULL, NULL);
 }
 
 /* ---- index_copy ----------------------------------------------------------------------- */
@@ -134,13 +104,13 @@ ops_status
 index_copy_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *source,
                ops_tensor *out)
 {
-    return ix_run("index_copy", IX_OUT, IX_COPY, self, dim, index, source, zero_, NULL, zero_, out, NULL);
+    return ix_run("index_copy", IDX_OUT, IX_COPY, self, dim, index, source, zero_, NULL, zero_, out, NULL);
 }
 
 ops_status
 index_copy_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *source)
 {
-    return ix_run("index_copy_", IX_INPLACE, IX_COPY, self, dim, index, source, zero_, NULL, zero_, NULL, NULL);
+    return ix_run("index_copy_", IDX_INPLACE, IX_COPY, self, dim, index, source, zero_, NULL, zero_, NULL, NULL);
 }
 
 /* ---- index_fill ----------------------------------------------------------------------- */
@@ -155,13 +125,13 @@ ops_status
 index_fill_int_scalar_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
                           ops_tensor *out)
 {
-    return ix_run("index_fill", IX_OUT, IX_FILL, self, dim, index, NULL, value, NULL, zero_, out, NULL);
+    return ix_run("index_fill", IDX_OUT, IX_FILL, self, dim, index, NULL, value, NULL, zero_, out, NULL);
 }
 
 ops_status
 index_fill_int_scalar_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
 {
-    return ix_run("index_fill_", IX_INPLACE, IX_FILL, self, dim, index, NULL, value, NULL, zero_, NULL, NULL);
+    return ix_run("index_fill_", IDX_INPLACE, IX_FILL, self, dim, index, NULL, value, NULL, zero_, NULL, NULL);
 }
 
 ops_tensor *
@@ -174,11 +144,11 @@ ops_status
 index_fill_int_tensor_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *value,
                           ops_tensor *out)
 {
-    return ix_run("index_fill", IX_OUT, IX_FILL, self, dim, index, NULL, zero_, value, zero_, out, NULL);
+    return ix_run("index_fill", IDX_OUT, IX_FILL, self, dim, index, NULL, zero_, value, zero_, out, NULL);
 }
 
 ops_status
 index_fill_int_tensor_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *value)
 {
-    return ix_run("index_fill_", IX_INPLACE, IX_FILL, self, dim, index, NULL, zero_, value, zero_, NULL, NULL);
+    return ix_run("index_fill_", IDX_INPLACE, IX_FILL, self, dim, index, NULL, zero_, value, zero_, NULL, NULL);
 }

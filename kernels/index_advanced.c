@@ -18,23 +18,12 @@
 #include "ops_dispatch.h"
 #include "ops_kernels_index_advanced.h"
 
-/* nonzero(mask) by the mask's device (the plan's hook for masks). */
-static ops_tensor *
-adv_nonzero(const char *op, const ops_tensor *mask)
-{
-    const ops_device dev = mask->storage->device;
-    ops_tensor *r = NULL;
-    if (OPS_STUB_CALL(index_nonzero_loop, dev, op, mask, &r) != OPS_OK)
-        return NULL;
-    return r;
-}
-
 /* The plan with every index checked; on failure nothing is owned. */
 static ops_status
 adv_plan_build(const char *op, const ops_tensor *self, ops_tensor_list indices, adv_plan *p)
 {
     const ops_device dev = self->storage->device;
-    ops_status st = idx_plan_build(op, self, indices, adv_nonzero, p);
+    ops_status st = idx_plan_build(op, self, indices, idx_device_nonzero, p);
     if (st == OPS_OK && (st = OPS_STUB_CALL(index_plan_check, dev, op, self, p)) != OPS_OK)
         idx_plan_release(p);
     return st;
@@ -124,12 +113,5 @@ adv_index_put_(ops_tensor *self, ops_tensor_list indices, const ops_tensor *valu
     const char *op = "index_put_";
     if (idx_check_inplace_self(op, self) != OPS_OK)
         return ops_last_status();
-    ops_tensor *r = index_put_run(op, self, indices, values, accumulate);
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
+    return idx_deliver(op, IDX_INPLACE, index_put_run(op, self, indices, values, accumulate), self, NULL, NULL);
 }

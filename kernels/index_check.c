@@ -50,6 +50,59 @@ idx_check_inplace_self(const char *op, const ops_tensor *self)
 }
 
 ops_status
+idx_deliver(const char *op, idx_form form, ops_tensor *r, const ops_tensor *self, ops_tensor *out,
+            ops_tensor **res)
+{
+    if (form == IDX_FUNCTIONAL) {
+        *res = r;
+        return r != NULL ? OPS_OK : ops_last_status();
+    }
+    if (form == IDX_OUT)
+        return ops_write_out(op, r, out);
+    if (r == NULL)
+        return ops_last_status();
+    ops_tensor *s = (ops_tensor *)self;
+    ops_status st = ops_copy_values(op, s, r);
+    ops_tensor_release(r);
+    if (st == OPS_OK)
+        ops_tensor_bump_version(s);
+    return st;
+}
+
+ops_status
+idx_accum_begin(const char *op, const ops_tensor *self, ops_dtype acc_dt, ops_tensor **acc, ops_tensor **r)
+{
+    const ops_device dev = self->storage->device;
+    *r = NULL;
+    if ((*acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, dev)) == NULL)
+        return ops_last_status();
+    ops_status st = ops_copy_values(op, *acc, self);
+    if (st == OPS_OK && acc_dt != self->dtype &&
+        (*r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, dev)) == NULL)
+        st = ops_last_status();
+    if (st != OPS_OK) {
+        ops_tensor_release(*acc);
+        *acc = NULL;
+    }
+    return st;
+}
+
+ops_tensor *
+idx_accum_end(const char *op, ops_status st, ops_tensor *acc, ops_tensor *r)
+{
+    if (st == OPS_OK && r == NULL)
+        return acc;
+    if (st == OPS_OK)
+        st = ops_copy_values(op, r, acc);
+    ops_tensor_release(acc);
+    if (st != OPS_OK) {
+        ops_tensor_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+ops_status
 idx_check_select(const char *op, const ops_tensor *self, int64_t *dim, const ops_tensor *index)
 {
     if (index->dtype != OPS_INT64 && index->dtype != OPS_INT32)

@@ -39,6 +39,28 @@ OPS_DECLARE_STUB(idx_check_values, ops_status,
  * to a single memory location..." when self overlaps itself (in-place forms). */
 OPS_INTERNAL ops_status idx_check_inplace_self(const char *op, const ops_tensor *self);
 
+/* ---- pieces the index drivers share -------------------------------------------------- */
+
+/* How an entry point delivers a result computed into a new tensor. */
+typedef enum { IDX_FUNCTIONAL, IDX_OUT, IDX_INPLACE } idx_form;
+
+/* r (a new reference, or NULL with the error set) delivered by form: returned in *res
+ * (IDX_FUNCTIONAL), written into out (IDX_OUT, resized as ops_write_out does) or copied
+ * into self with its version bumped (IDX_INPLACE); r is released. */
+OPS_INTERNAL ops_status idx_deliver(const char *op, idx_form form, ops_tensor *r, const ops_tensor *self,
+                                    ops_tensor *out, ops_tensor **res);
+
+/* The accumulation buffer of a read-modify-write op: *acc a new contiguous copy of self
+ * in acc_dt (the opmath dtype, so duplicates of an index round once), and *r a new
+ * tensor of self's dtype and shape to receive it (NULL when acc_dt is self's dtype).
+ * On failure neither is left allocated. */
+OPS_INTERNAL ops_status idx_accum_begin(const char *op, const ops_tensor *self, ops_dtype acc_dt, ops_tensor **acc,
+                                        ops_tensor **r);
+/* The result after the loop that wrote acc returned st: acc itself, or acc converted
+ * into r.  Takes both references; NULL with the error set when st or the conversion
+ * failed (both released). */
+OPS_INTERNAL ops_tensor *idx_accum_end(const char *op, ops_status st, ops_tensor *acc, ops_tensor *r);
+
 /* index_select: index dtype and ndim, dim wrapped (index values not read). */
 OPS_INTERNAL ops_status idx_check_select(const char *op, const ops_tensor *self, int64_t *dim,
                                          const ops_tensor *index);

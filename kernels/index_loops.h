@@ -40,6 +40,9 @@ OPS_DECLARE_STUB(index_put_flat_loop, ops_status,
 /* *result: int64 [n, self.ndim], the coordinates of self's nonzero elements in
  * row-major order. */
 OPS_DECLARE_STUB(index_nonzero_loop, ops_status, (const char *op, const ops_tensor *self, ops_tensor **result));
+/* nonzero(self) by self's device (the stub above), NULL with the error set: the driver
+ * of nonzero and argwhere, and advanced indexing's hook for masks (kernels/index_masked.c). */
+OPS_INTERNAL ops_tensor *idx_device_nonzero(const char *op, const ops_tensor *self);
 /* *result: 1-D, self's elements (read broadcast to (nd, shape)) where mask (bool, read
  * broadcast to the same shape) is true, in row-major order. */
 OPS_DECLARE_STUB(index_masked_select_loop, ops_status,

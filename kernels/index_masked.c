@@ -104,8 +104,8 @@ mask_scatter_(ops_tensor *self, const ops_tensor *mask, const ops_tensor *source
 
 /* ---- nonzero ----------------------------------------------------------------------------- */
 
-static ops_tensor *
-nonzero_run(const char *op, const ops_tensor *self)
+ops_tensor *
+idx_device_nonzero(const char *op, const ops_tensor *self)
 {
     const ops_device dev = self->storage->device;
     ops_tensor *r = NULL;
@@ -117,7 +117,7 @@ nonzero_run(const char *op, const ops_tensor *self)
 ops_tensor *
 mask_nonzero(const ops_tensor *self)
 {
-    return nonzero_run("nonzero", self);
+    return idx_device_nonzero("nonzero", self);
 }
 
 ops_status
@@ -126,13 +126,13 @@ mask_nonzero_out(const ops_tensor *self, ops_tensor *out)
     if (out->dtype != OPS_INT64)
         return ops_fail(OPS_ERR_DTYPE, "nonzero: Expected out tensor to have scalar type int64 but got scalar type %s",
                         ops_dtype_name(out->dtype));
-    return ops_write_out("nonzero", nonzero_run("nonzero", self), out);
+    return ops_write_out("nonzero", idx_device_nonzero("nonzero", self), out);
 }
 
 ops_tensor *
 mask_argwhere(const ops_tensor *self)
 {
-    return nonzero_run("argwhere", self);
+    return idx_device_nonzero("argwhere", self);
 }
 
 /* nonzero_numpy (NumPy's nonzero): one int64 [n] tensor per dim of self (a 0-dim self
@@ -141,7 +141,7 @@ static ops_status
 nonzero_tuple(const char *op, const ops_tensor *self, ops_tensor_vec *result)
 {
     ops_tensor_vec v = {NULL, 0};
-    ops_tensor *nz = nonzero_run(op, self);
+    ops_tensor *nz = idx_device_nonzero(op, self);
     ops_status st = nz ? OPS_OK : ops_last_status();
     const int nd = self->ndim ? self->ndim : 1;
     if (st == OPS_OK)

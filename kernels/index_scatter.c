@@ -39,60 +39,27 @@ scatter_compute(const char *op, const ops_tensor *self, int64_t dim, const ops_t
     if (n > 0 && OPS_STUB_CALL(idx_check_values, dev, op, index, 0, bound, IDX_ERR_BOUNDS, dim, bound) != OPS_OK)
         return NULL;
     const ops_dtype acc_dt = ops_opmath_dtype(self->dtype);
-    ops_tensor *acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, dev), *r = NULL;
-    if (acc == NULL)
+    ops_tensor *acc, *r;
+    if (idx_accum_begin(op, self, acc_dt, &acc, &r) != OPS_OK)
         return NULL;
-    if (ops_copy_values(op, acc, self) != OPS_OK)
-        goto fail;
-    if (acc_dt != self->dtype) {
-        r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, dev);
-        if (r == NULL)
-            goto fail;
-    }
-    if (OPS_STUB_CALL(scatter_loop, dev, op, acc, self, dim, index, src, value, red, include_self) != OPS_OK)
-        goto fail;
-    if (r == NULL)
-        return acc;
-    if (ops_copy_values(op, r, acc) != OPS_OK)
-        goto fail;
-    ops_tensor_release(acc);
-    return r;
-fail:
-    ops_tensor_release(acc);
-    ops_tensor_release(r);
-    return NULL;
+    const ops_status st = OPS_STUB_CALL(scatter_loop, dev, op, acc, self, dim, index, src, value, red, include_self);
+    return idx_accum_end(op, st, acc, r);
 }
 
-/* How an entry point delivers the result. */
-typedef enum { SC_FUNCTIONAL, SC_OUT, SC_INPLACE } sc_mode;
-
 /* One scatter call: reduce NULL means red as given (plain scatter, scatter_add), else
- * the string parsed (new_options: scatter_reduce's names).  SC_FUNCTIONAL returns the
- * result in *res; SC_OUT writes it into out; SC_INPLACE into self. */
+ * the string parsed (new_options: scatter_reduce's names).  IDX_FUNCTIONAL returns the
+ * result in *res; IDX_OUT writes it into out; IDX_INPLACE into self. */
 static ops_status
-scatter_run(const char *op, sc_mode mode, const ops_tensor *self, int64_t dim, const ops_tensor *index,
+scatter_run(const char *op, idx_form mode, const ops_tensor *self, int64_t dim, const ops_tensor *index,
             const ops_tensor *src, ops_scalar value, const char *reduce, sc_reduce red, bool new_options,
             bool include_self, ops_tensor *out, ops_tensor **res)
 {
-    if (mode == SC_INPLACE && idx_check_inplace_self(op, self) != OPS_OK)
+    if (mode == IDX_INPLACE && idx_check_inplace_self(op, self) != OPS_OK)
         return ops_last_status();
     if (reduce != NULL && idx_parse_reduce(op, self, reduce, new_options, &red) != OPS_OK)
         return ops_last_status();
-    ops_tensor *r = scatter_compute(op, self, dim, index, src, value, red, include_self);
-    if (mode == SC_FUNCTIONAL) {
-        *res = r;
-        return r != NULL ? OPS_OK : ops_last_status();
-    }
-    if (mode == SC_OUT)
-        return ops_write_out(op, r, out);
-    if (r == NULL)
-        return ops_last_status();
-    ops_tensor *s = (ops_tensor *)self;
-    ops_status st = ops_copy_values(op, s, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(s);
-    return st;
+    return idx_deliver(op, mode, scatter_compute(op, self, dim, index, src, value, red, include_self), self, out,
+                       res);
 }
 
 static ops_tensor *
@@ -101,7 +68,7 @@ scatter_functional(const char *op, const ops_tensor *self, int64_t dim, const op
                    bool include_self)
 {
     ops_tensor *r = NULL;
-    scatter_run(op, SC_FUNCTIONAL, self, dim, index, src, value, reduce, red, new_options, include_self, NULL, &r);
+    scatter_run(op, IDX_FUNCTIONAL, self, dim, index, src, value, reduce, red, new_options, include_self, NULL, &r);
     return r;
 }
 
@@ -118,13 +85,13 @@ scatter_src(const ops_tensor *self, int64_t dim, const ops_tensor *index, const 
 ops_status
 scatter_src_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src, ops_tensor *out)
 {
-    return scatter_run("scatter", SC_OUT, self, dim, index, src, no_value, NULL, SC_ASSIGN, false, true, out, NULL);
+    return scatter_run("scatter", IDX_OUT, self, dim, index, src, no_value, NULL, SC_ASSIGN, false, true, out, NULL);
 }
 
 ops_status
 scatter_src_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
 {
-    return scatter_run("scatter_", SC_INPLACE, self, dim, index, src, no_value, NULL, SC_ASSIGN, false, true, NULL,
+    return scatter_run("scatter_", IDX_INPLACE, self, dim, index, src, no_value, NULL, SC_ASSIGN, false, true, NULL,
                        NULL);
 }
 
@@ -137,13 +104,13 @@ scatter_value(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_
 ops_status
 scatter_value_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value, ops_tensor *out)
 {
-    return scatter_run("scatter", SC_OUT, self, dim, index, NULL, value, NULL, SC_ASSIGN, false, true, out, NULL);
+    return scatter_run("scatter", IDX_OUT, self, dim, index, NULL, value, NULL, SC_ASSIGN, false, true, out, NULL);
 }
 
 ops_status
 scatter_value_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value)
 {
-    return scatter_run("scatter_", SC_INPLACE, self, dim, index, NULL, value, NULL, SC_ASSIGN, false, true, NULL,
+    return scatter_run("scatter_", IDX_INPLACE, self, dim, index, NULL, value, NULL, SC_ASSIGN, false, true, NULL,
                        NULL);
 }
 
@@ -160,13 +127,13 @@ ops_status
 scatter_reduce_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
                    const char *reduce, ops_tensor *out)
 {
-    return scatter_run("scatter", SC_OUT, self, dim, index, src, no_value, reduce, SC_ASSIGN, false, true, out, NULL);
+    return scatter_run("scatter", IDX_OUT, self, dim, index, src, no_value, reduce, SC_ASSIGN, false, true, out, NULL);
 }
 
 ops_status
 scatter_reduce_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src, const char *reduce)
 {
-    return scatter_run("scatter_", SC_INPLACE, self, dim, index, src, no_value, reduce, SC_ASSIGN, false, true, NULL,
+    return scatter_run("scatter_", IDX_INPLACE, self, dim, index, src, no_value, reduce, SC_ASSIGN, false, true, NULL,
                        NULL);
 }
 
@@ -181,13 +148,13 @@ ops_status
 scatter_value_reduce_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value,
                          const char *reduce, ops_tensor *out)
 {
-    return scatter_run("scatter", SC_OUT, self, dim, index, NULL, value, reduce, SC_ASSIGN, false, true, out, NULL);
+    return scatter_run("scatter", IDX_OUT, self, dim, index, NULL, value, reduce, SC_ASSIGN, false, true, out, NULL);
 }
 
 ops_status
 scatter_value_reduce_(ops_tensor *self, int64_t dim, const ops_tensor *index, ops_scalar value, const char *reduce)
 {
-    return scatter_run("scatter_", SC_INPLACE, self, dim, index, NULL, value, reduce, SC_ASSIGN, false, true, NULL,
+    return scatter_run("scatter_", IDX_INPLACE, self, dim, index, NULL, value, reduce, SC_ASSIGN, false, true, NULL,
                        NULL);
 }
 
@@ -202,13 +169,13 @@ scatter_add(const ops_tensor *self, int64_t dim, const ops_tensor *index, const 
 ops_status
 scatter_add_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src, ops_tensor *out)
 {
-    return scatter_run("scatter_add", SC_OUT, self, dim, index, src, no_value, NULL, SC_SUM, false, true, out, NULL);
+    return scatter_run("scatter_add", IDX_OUT, self, dim, index, src, no_value, NULL, SC_SUM, false, true, out, NULL);
 }
 
 ops_status
 scatter_add_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src)
 {
-    return scatter_run("scatter_add_", SC_INPLACE, self, dim, index, src, no_value, NULL, SC_SUM, false, true, NULL,
+    return scatter_run("scatter_add_", IDX_INPLACE, self, dim, index, src, no_value, NULL, SC_SUM, false, true, NULL,
                        NULL);
 }
 
@@ -226,7 +193,7 @@ ops_status
 scatter_reduce_two_out(const ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
                        const char *reduce, bool include_self, ops_tensor *out)
 {
-    return scatter_run("scatter_reduce", SC_OUT, self, dim, index, src, no_value, reduce, SC_ASSIGN, true,
+    return scatter_run("scatter_reduce", IDX_OUT, self, dim, index, src, no_value, reduce, SC_ASSIGN, true,
                        include_self, out, NULL);
 }
 
@@ -234,6 +201,6 @@ ops_status
 scatter_reduce_two_(ops_tensor *self, int64_t dim, const ops_tensor *index, const ops_tensor *src,
                     const char *reduce, bool include_self)
 {
-    return scatter_run("scatter_reduce_", SC_INPLACE, self, dim, index, src, no_value, reduce, SC_ASSIGN, true,
+    return scatter_run("scatter_reduce_", IDX_INPLACE, self, dim, index, src, no_value, reduce, SC_ASSIGN, true,
                        include_self, NULL, NULL);
 }

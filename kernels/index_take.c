@@ -71,14 +71,7 @@ index_put_flat_(ops_tensor *self, const ops_tensor *index, const ops_tensor *sou
     const char *op = "put_";
     if (idx_check_inplace_self(op, self) != OPS_OK)
         return ops_last_status();
-    ops_tensor *r = put_run(op, self, index, source, accumulate);
-    if (r == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, self, r);
-    ops_tensor_release(r);
-    if (st == OPS_OK)
-        ops_tensor_bump_version(self);
-    return st;
+    return idx_deliver(op, IDX_INPLACE, put_run(op, self, index, source, accumulate), self, NULL, NULL);
 }
 
 /* ---- repeat_interleave ---------------------------------------------------------------------- */

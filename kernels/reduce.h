@@ -117,6 +117,46 @@ ops_status reduce_family_loop(ops_reduce *r, double arg);
 ops_status reduce_family_finish(ops_reduce *r, ops_status st, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
                                 ops_tensor **result2);
 
+/* ---- the structured scan family (`meta: scan`, docs/codegen.md "Scans") ------------------
+ *
+ * softmax, log_softmax, cumsum, cumprod, cummax, cummin: an op along one dim whose
+ * result has self's shape.  The generated glue of every form (functional, out=, in-place)
+ * runs scan_family_meta, the op's one kernel (`ops_status k(ops_scan *s)`), then
+ * scan_family_finish; the op's rule is its `scan:` kind. */
+
+typedef enum scan_kind {
+    SCAN_SOFTMAX,     /* floating dtype (dtype=, else self's); out= must have it */
+    SCAN_LOG_SOFTMAX, /* likewise */
+    SCAN_CUMSUM,      /* dtype=, else out='s, else int64 for integral and bool self, else self's */
+    SCAN_CUMPROD,     /* likewise */
+    SCAN_CUMMAX,      /* values (self's dtype) and int64 indices */
+    SCAN_CUMMIN,      /* likewise */
+} scan_kind;
+
+typedef struct ops_scan {
+    const char *op;    /* the schema name, for messages */
+    scan_kind kind;
+    ops_device device; /* self's */
+    /* the lines along the (wrapped) dim: outer of them before it, len elements each,
+     * inner apart */
+    int64_t outer, len, inner;
+    ops_tensor *src;  /* self, contiguous, in the dtype computed in */
+    ops_tensor *res;  /* contiguous, self's shape, the result's dtype, on device */
+    ops_tensor *res2; /* cummax/cummin's int64 indices, or NULL */
+} ops_scan;
+
+/* The meta step: dim against self, the kind's dtype rule and refusals (the computed
+ * dtype from dtype, NONE: the rule; out's), out= checks (dtype, no internal overlap; two
+ * outs not overlapping), then src and the results.  inplace: out is self, written in
+ * place (a dtype= must be self's: "Bad in-place call").  On failure s holds no tensor. */
+ops_status scan_family_meta(ops_scan *s, const char *op, scan_kind kind, const ops_tensor *self, int64_t dim,
+                            ops_dtype dtype, const ops_tensor *out, const ops_tensor *out2, bool inplace);
+/* The last step: when st is OPS_OK, s's results go into out/out2 (resized when their
+ * shape differs; both before either is written) or to *result and *result2 (out NULL);
+ * s's tensors are released either way.  Returns st, or the error of the write. */
+ops_status scan_family_finish(ops_scan *s, ops_status st, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
+                              ops_tensor **result2);
+
 #ifdef __cplusplus
 }
 #endif

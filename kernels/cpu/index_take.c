@@ -79,29 +79,13 @@ index_put_flat_loop_cpu(const char *op, const ops_tensor *self, const ops_tensor
                         bool accumulate, ops_tensor **result)
 {
     const int64_t numel = ops_tensor_numel(self);
-    const ops_dtype acc_dt = cpu_opmath_dtype(self->dtype);
-    ops_tensor *acc = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc_dt, self->storage->device);
-    ops_tensor *r = NULL;
-    if (acc == NULL || ops_copy_values(op, acc, self) != OPS_OK)
-        goto fail;
-    if (acc_dt != self->dtype &&
-        (r = ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, self->storage->device)) == NULL)
-        goto fail;
-    if (put_typed(op, acc, index, source, accumulate, numel) != OPS_OK)
-        goto fail;
-    if (r == NULL) {
-        *result = acc;
-        return OPS_OK;
-    }
-    if (ops_copy_values(op, r, acc) != OPS_OK)
-        goto fail;
-    ops_tensor_release(acc);
-    *result = r;
-    return OPS_OK;
-fail:
-    ops_tensor_release(acc);
-    ops_tensor_release(r);
-    return ops_last_status();
+    ops_tensor *acc, *r;
+    ops_status st = idx_accum_begin(op, self, cpu_opmath_dtype(self->dtype), &acc, &r);
+    if (st != OPS_OK)
+        return st;
+    st = put_typed(op, acc, index, source, accumulate, numel);
+    *result = idx_accum_end(op, st, acc, r);
+    return *result != NULL ? OPS_OK : ops_last_status();
 }
 
 /* ---- repeat_interleave (the driver: kernels/index_take.c) ------------------------------- */

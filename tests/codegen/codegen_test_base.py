@@ -70,3 +70,43 @@ def expectation(path):
     return int(m.group(1)), m.group(2)
 
 
+
+
+class FamilyGlue:
+    """The glue of a structured family's fixture, generated once for its test class (mixed
+    in before unittest.TestCase; FIX names the fixture): cls.tmp the output folder,
+    cls.glue its ops_glue_core.c, body(c_name) one generated function's body."""
+
+    FIX = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="codegen-family-")
+        p = run_gen("all", "--native", cls.FIX, "--out-dir", cls.tmp, "--no-kernel-check", "--conformance")
+        if p.returncode != 0:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+            raise AssertionError(p.stderr)
+        with open(os.path.join(cls.tmp, "ops_glue_core.c"), encoding="utf-8") as f:
+            cls.glue = f.read()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def body(self, c_name):
+        m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", self.glue, re.S)
+        self.assertIsNotNone(m, c_name)
+        return m.group(1)
+
+    def assert_glue_compiles(self, kernels_c):
+        """The glue compiles, with and without CUDA, beside kernels_c (C defining the
+        fixture's kernels)."""
+        if not have_cc():
+            self.skipTest(f"no C compiler ({CC[0]})")
+        src = os.path.join(self.tmp, "kernels_fixture.c")
+        with open(src, "w") as f:
+            f.write('#include "ops_kernels.h"\n' + kernels_c)
+        files = [os.path.join(self.tmp, "ops_glue_core.c"), src]
+        for extra in ([], ["-DOPS_WITH_CUDA=1"]):
+            with self.subTest(flags=extra):
+                self.assertEqual(compile_c(files, RUNTIME_INC + [self.tmp], extra), {})

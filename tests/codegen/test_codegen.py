@@ -47,6 +47,10 @@ class Rejections(unittest.TestCase):
         "reduce_no_rule", "reduce_unknown_kind", "reduce_flags_on_kind", "reduce_without_meta",
         "reduce_bad_dim", "reduce_two_outs", "reduce_delegate_args", "reduce_delegate_extra",
         "reduce_delegate_type", "reduce_delegate_returns",
+        # the structured scan family, `meta: scan` (codegen/scan.py): its kind, the family's
+        # arguments and each form's mapping (an in-place form of a one-result scan only)
+        "scan_no_rule", "scan_unknown_kind", "scan_without_meta", "scan_reduce_key", "scan_bad_dim",
+        "scan_extra_arg", "scan_two_outs", "scan_delegate_args", "scan_delegate_returns", "scan_inplace_two",
     ]
     # ops/conformance/*.yaml, checked against fixtures/native_functions.yaml
     REQUIRED_CONFORMANCE = [
@@ -813,31 +817,13 @@ class Generated(unittest.TestCase):
         self.assertIn("conflicting types", failures[src])
 
 
-class Reductions(unittest.TestCase):
+class Reductions(FamilyGlue, unittest.TestCase):
     """`meta: reduction` (tests/codegen/fixtures/reduction.yaml): every form of an op is
     glue around one kernel; each form's own dim / keepdim / dtype reach the family's meta
     step (an absent dim is None, an absent keepdim false), the op's own arguments its
     kernel (an absent optional one None)."""
 
     FIX = os.path.join(FIXTURES, "reduction.yaml")
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="codegen-reduce-")
-        p = run_gen("all", "--native", cls.FIX, "--out-dir", cls.tmp, "--no-kernel-check", "--conformance")
-        if p.returncode != 0:
-            raise AssertionError(p.stderr)
-        with open(os.path.join(cls.tmp, "ops_glue_core.c"), encoding="utf-8") as f:
-            cls.glue = f.read()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def body(self, c_name):
-        m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", self.glue, re.S)
-        self.assertIsNotNone(m, c_name)
-        return m.group(1)
 
     def test_model(self):
         m = model.load_model(self.FIX, conformance=[])
