@@ -11,7 +11,10 @@ and dtype, out= checks, allocation); the kernel gets `ops_reduce *r` and the op'
 other arguments (var's correction), which a delegate passes by name, or None where
 it lacks them.  The op's rule (its dtype rule, identity, which loops) is the schema key
 `reduce:` of the structured entry: a kind of kernels/ops_reduce_common.h's red_kind
-(`reduce: sum`), or `[rows, <flags>]` for an op with its own arithmetic (ptp).
+(`reduce: sum`), or `[rows, <flags>]` for an op with its own arithmetic (ptp); amax and
+amin take `cast_out` (max()/min(): out= of any dtype the result casts to).  A form may
+name one of the structured entry's own arguments differently (STANDS_FOR: var's
+`bool unbiased` is `correction` 1 or 0, as PyTorch's decompositions map it).
 """
 
 from typing import List, Optional, Tuple
@@ -31,9 +34,16 @@ KINDS = {
 }
 # flags of `reduce: [rows, ...]` (and norm's) -> kernels/reduce.h's rules
 ROW_FLAGS = {"floating": "REDUCE_META_FLOATING", "no_identity": "REDUCE_META_NO_IDENTITY",
-             "linalg": "REDUCE_META_LINALG"}
+             "linalg": "REDUCE_META_LINALG", "cast_out": "REDUCE_META_CAST_OUT"}
 # the flags each kind takes
-KIND_FLAGS = {"rows": ("floating", "no_identity"), "norm": ("linalg",)}
+KIND_FLAGS = {"rows": ("floating", "no_identity"), "norm": ("linalg",), "amax": ("cast_out",),
+              "amin": ("cast_out",)}
+
+# A delegate's argument that stands for an argument of the structured entry under
+# another name and type (PyTorch's older overloads, mapped as its decompositions do):
+# its name -> (its type, the structured entry's argument, that one's type, the C value
+# of that argument, a Scalar, from the delegate's `{}`).
+STANDS_FOR = {"unbiased": ("bool", "correction", "Scalar?", "OPS_SCALAR_INT({} ? 1 : 0)")}
 
 FAMILY_ARGS = ("self", "dim", "keepdim", "dtype")
 
@@ -53,7 +63,8 @@ def parse_rule(v, name: str) -> Tuple[str, Tuple[str, ...]]:
         raise ValueError(f"{name}: unknown reduce kind '{kind}' (known: {', '.join(KINDS)})")
     allowed = KIND_FLAGS.get(kind, ())
     if flags and not allowed:
-        raise ValueError(f"{name}: reduce flags ({', '.join(flags)}) are for `rows` only; a kind has its own rule")
+        takes = ", ".join(sorted(KIND_FLAGS))
+        raise ValueError(f"{name}: reduce flags ({', '.join(flags)}) are for {takes} only; {kind} has its own rule")
     for f in flags:
         if f not in allowed:
             raise ValueError(f"{name}: unknown reduce flag '{f}' for {kind} (known: {', '.join(allowed)})")
@@ -128,12 +139,17 @@ def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
     t_extra = {a.name: a for a in extras(target)}
     mine = {a.name: a for a in extras(nf)}
     for n, a in mine.items():
+        if n in STANDS_FOR:
+            why = _stands_for_why(a, t_extra, mine, tn)
+            if why:
+                return why
+            continue
         if n not in t_extra:
             return f"argument '{n}' has no place in {tn} (its arguments: {', '.join(a.name for a in ts.non_out_arguments)})"
         if a.type != t_extra[n].type and not _to_optional(a, t_extra[n]):
             return f"argument '{n}' is {a.type} where {tn} has {t_extra[n].type}"
     for n, a in t_extra.items():
-        if n not in mine and _none(a) is None:
+        if n not in mine and _stand_in(n, mine) is None and _none(a) is None:
             return f"it lacks argument '{n}' of {tn}, which has no None to stand for it"
     t_names = {a.name for a in ts.non_out_arguments}
     for n in ("dim", "keepdim", "dtype"):
@@ -149,6 +165,23 @@ def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
     else:
         return "an in-place entry cannot delegate to a reduction"
     return None
+
+
+def _stands_for_why(a, t_extra, mine, tn: str) -> Optional[str]:
+    """Why a delegate's argument named in STANDS_FOR cannot stand for its target's, or None."""
+    typ, target, ttyp, _ = STANDS_FOR[a.name]
+    if str(a.type) != typ:
+        return f"argument '{a.name}' is {a.type}; it stands for {tn}'s '{target}' only as {typ}"
+    if target not in t_extra or str(t_extra[target].type) != ttyp:
+        return f"argument '{a.name}' stands for a '{target}' ({ttyp}) that {tn} does not have"
+    if target in mine:
+        return f"it has both '{a.name}' and '{target}', which '{a.name}' stands for"
+    return None
+
+
+def _stand_in(name: str, mine) -> Optional[str]:
+    """The delegate's argument that stands for the structured entry's `name`, or None."""
+    return next((n for n, (_, t, _, _) in STANDS_FOR.items() if t == name and n in mine), None)
 
 
 def _to_optional(a, t) -> bool:
@@ -230,6 +263,11 @@ def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
     kargs = ["&_r"]
     for a in extras(target):
         d = mine.get(a.name)
+        alias = _stand_in(a.name, mine) if d is None else None
+        if alias is not None:  # var's unbiased: the correction it means, by address
+            b(f"const ops_scalar _{a.name} = {STANDS_FOR[alias][3].format(alias)};")
+            kargs.append(f"&_{a.name}")
+            continue
         kargs.append(_none(a) if d is None else f"&{d.name}" if _to_optional(d, a) else d.name)
     if ptr:
         b("ops_tensor *_result = NULL;")

@@ -26,7 +26,7 @@
 #include "ops_functions_index.h"
 #include "ops_functions_index_add.h"
 #include "ops_functions_reduce_norm.h"
-#include "ops_functions_sort_unique.h"
+#include "ops_functions_unique.h"
 #include "ops_kernels_norm.h"
 
 /* ---- shared pieces ---------------------------------------------------------------- */

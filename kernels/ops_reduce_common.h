@@ -89,19 +89,6 @@ extern "C" {
 #define OPS_RED_LSE_SHIFT(m) _Generic((m), float: ops_red_lse_shift_f32, double: ops_red_lse_shift_f64)(m)
 #endif
 
-/* ---- the CUDA backend's part (kernels/cuda/) ------------------------------------------- */
-
-/* The CUDA loops reduce.cu's reduce_dim_loop_cuda runs: softmax (is_log: log_softmax)
- * along the lines (outer x len x inner, inner apart) of the contiguous src into the
- * contiguous res of the same shape and dtype (kernels/cuda/softmax.cu); cumsum (prod:
- * cumprod) likewise (kernels/cuda/scan.cu). */
-#ifdef OPS_WITH_CUDA
-ops_status ops_cuda_softmax_run(const char *op, bool is_log, const ops_tensor *src, int64_t outer, int64_t len,
-                                int64_t inner, ops_tensor *res);
-ops_status ops_cuda_cumscan_run(const char *op, bool prod, const ops_tensor *src, int64_t outer, int64_t len,
-                                int64_t inner, ops_tensor *res);
-#endif
-
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

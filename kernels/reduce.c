@@ -1,20 +1,20 @@
 /* Reductions, the driver for every device: sum, nansum, mean, nanmean, prod, amax,
  * amin, aminmax, max, min (whole tensor, and over one dim with indices), argmax,
- * argmin, var, std, var_mean, std_mean (correction= and unbiased= forms), norm,
- * all, any, logsumexp (the norms: kernels/reduce_norm.c).  The schema names these
- * functions for `CPU, CUDA`.
+ * argmin, var, std, var_mean, std_mean (correction= and unbiased= forms), all, any,
+ * logsumexp (the norms: kernels/reduce_norm.c).  The schema names this file's kernels
+ * for `CPU, CUDA`.
  *
- * Every form of an op (functional, out=, dim, dim out=, dim=None) is the structured
- * family `meta: reduction` (docs/codegen.md): the generated glue runs this file's meta
- * step, reduce_family_meta (the dims to reduce, dim=None and dim lists alike, the
- * dtype computed in and the result's by the op's kind, its argument checks with their
+ * Every form of an op (functional, out=, dim, dim out=, dim=None, and the older
+ * `unbiased` overloads of var/std/var_mean/std_mean) is the structured family `meta:
+ * reduction` (docs/codegen.md): the generated glue runs this file's meta step,
+ * reduce_family_meta (the dims to reduce, dim=None and dim lists alike, the dtype
+ * computed in and the result's by the op's kind, its argument checks with their
  * messages, out= checks, allocation on the input's device), then the op's one kernel
  * (reduce_kind_kernel, reduce_var_kernel: the element loops through the reduce_loop
  * stub, kernels/cpu/reduce.c and kernels/cuda/reduce.cu), then reduce_family_finish.
- * The drivers outside the family (norm, max()/min(), the unbiased= forms) call the
- * three steps at once, reduce_core2.  The input is first converted
- * to the dtype the op computes in when that differs (sum of int32 is an int64 sum,
- * sum(dtype=float64) a float64 one).
+ * The input is first converted to the dtype the op computes in when that differs (sum
+ * of int32 is an int64 sum, sum(dtype=float64) a float64 one); max()/min() compute in
+ * self's dtype and cast into an out= of another dtype at the write (`cast_out`).
  *
  * Results are computed into a fresh contiguous tensor; an out= tensor is checked and
  * resized only once every allocation has succeeded, then written in one copy that
@@ -26,7 +26,6 @@
 #include "kernels/reduce.h"
 #include "ops_functions_copy.h"
 #include "ops_functions_core.h"
-#include "ops_functions_reduce.h"
 #include "ops_kernels_reduce.h"
 
 /* Marks the reduced dims of a tensor of rank ndim in mask; dims NULL or empty: all.
@@ -328,7 +327,7 @@ red_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops
     case RED_AMAX:
     case RED_AMIN:
         rd = cd;
-        if (out != NULL && out->dtype != cd)
+        if (out != NULL && out->dtype != cd && !(rules & REDUCE_META_CAST_OUT))
             return ops_fail(OPS_ERR_DTYPE,
                             "%s: Expected the dtype for input and out to match, but got %s for input's dtype and "
                             "%s for out's dtype.",
@@ -346,19 +345,27 @@ red_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops
             if (r->mask[d] && self->sizes[d] == 0)
                 return ops_fail(OPS_ERR_INDEX, "%s(): Expected reduction dim %d to have non-zero size.", op, d);
     }
+    /* max()/min() say "max(): ...", as max.dim does */
+    const char *const paren = (rules & REDUCE_META_CAST_OUT) ? "()" : "";
     if (kind == RED_AMAX || kind == RED_AMIN || kind == RED_ARGMAX || kind == RED_ARGMIN) {
         if (dims == NULL || dims->len == 0) {
             if (ops_shape_numel(self->ndim, self->sizes) == 0)
                 return ops_fail(OPS_ERR_INDEX,
-                                "%s: Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                                "%s%s: Expected reduction dim to be specified for input.numel() == 0. Specify the "
                                 "reduction dim with the 'dim' argument.",
-                                op);
+                                op, paren);
         } else {
             for (int d = 0; d < self->ndim; d++)
                 if (r->mask[d] && self->sizes[d] == 0)
-                    return ops_fail(OPS_ERR_INDEX, "%s: Expected reduction dim %d to have non-zero size.", op, d);
+                    return ops_fail(OPS_ERR_INDEX, "%s%s: Expected reduction dim %d to have non-zero size.", op,
+                                    paren, d);
         }
     }
+    /* max()/min(): computed in self's dtype, cast into out= at the write */
+    const bool cast_out = out != NULL && (rules & REDUCE_META_CAST_OUT) && out->dtype != rd;
+    if (cast_out && !ops_can_cast(rd, out->dtype))
+        return ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
+                        ops_dtype_name(rd), ops_dtype_name(out->dtype));
     if (kind == RED_AMINMAX) {
         if (dims == NULL && ops_shape_numel(self->ndim, self->sizes) == 0)
             return ops_fail(OPS_ERR_VALUE,
@@ -371,7 +378,7 @@ red_meta(ops_reduce *r, const char *op, red_kind kind, unsigned rules, const ops
     if (out2 != NULL) {
         if ((st = red_check_out2(op, out, rd, out2, rd2, ond, osz)) != OPS_OK)
             return st;
-    } else if (out != NULL && (st = red_check_out(op, out, rd, ond, osz)) != OPS_OK) {
+    } else if (out != NULL && (st = red_check_out(op, out, cast_out ? OPS_DTYPE_NONE : rd, ond, osz)) != OPS_OK) {
         return st;
     }
 
@@ -443,39 +450,13 @@ reduce_family_finish(ops_reduce *r, ops_status st, ops_tensor *out, ops_tensor *
     return st;
 }
 
-/* kind over dims (NULL: all) of self, into out (NULL: a new tensor in *result); arg is
- * var/std's correction or norm's order.  Kinds with a second result (var_mean's means
- * with RED_VAR/RED_STD, max.dim's indices) write it into out2 or *result2 when either
- * is given.  The family's three steps in one call, for the drivers outside it (norm,
- * max()/min()). */
-ops_status
-reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-             ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
-             ops_tensor **result2)
-{
-    ops_reduce r;
-    ops_status st = reduce_family_meta(&r, op, kind, 0, self, dims, keepdim, dtype, out, out2,
-                                       out2 != NULL || result2 != NULL);
-    if (st != OPS_OK)
-        return st;
-    return reduce_family_finish(&r, reduce_family_loop(&r, arg), out, out2, result, result2);
-}
-
-/* reduce_core2 for the ops with one result and no argument (max(), min()). */
-static ops_status
-reduce_impl(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims, bool keepdim,
-            ops_dtype dtype, ops_tensor *out, ops_tensor **result)
-{
-    return reduce_core2(op, kind, self, dims, keepdim, dtype, 1.0, out, NULL, result, NULL);
-}
-
 /* ---- the kernels of the structured family (`meta: reduction`) ----------------------------
  * The generated glue of every form (functional, out=, dim, dim out=, dim=None) has run
  * reduce_family_meta with the op's kind (its `reduce:` in the schema) and runs
  * reduce_family_finish after the kernel: what is left is the loops. */
 
-/* sum, nansum, mean, nanmean, prod, amax, amin, all, any, logsumexp, argmax, argmin,
- * max.dim, min.dim, aminmax: the kind's loops, no argument of their own. */
+/* sum, nansum, mean, nanmean, prod, amax, amin, max(), min(), all, any, logsumexp, argmax,
+ * argmin, max.dim, min.dim, aminmax: the kind's loops, no argument of their own. */
 ops_status
 reduce_kind_kernel(ops_reduce *r)
 {
@@ -489,149 +470,10 @@ red_correction(const ops_scalar *correction)
     return correction != NULL ? ops_scalar_to_double(*correction) : 1.0;
 }
 
-/* var, std, var_mean, std_mean (correction= forms): the loops with the divisor's
- * correction. */
+/* var, std, var_mean, std_mean (every form: the glue passes an `unbiased` as correction
+ * 1 or 0): the loops with the divisor's correction. */
 ops_status
 reduce_var_kernel(ops_reduce *r, const ops_scalar *correction)
 {
     return reduce_family_loop(r, red_correction(correction));
-}
-
-/* ---- max(), min(): every element, out= of any dtype the result can be cast to --------- */
-
-/* max()/min() of every element; out= may have any dtype the result can be cast to. */
-static ops_status
-minmax_all(const char *op, red_kind kind, const ops_tensor *self, ops_tensor *out, ops_tensor **result)
-{
-    if (ops_shape_numel(self->ndim, self->sizes) == 0)
-        return ops_fail(OPS_ERR_INDEX,
-                        "%s(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-                        "reduction dim with the 'dim' argument.",
-                        op);
-    if (out == NULL || out->dtype == self->dtype)
-        return reduce_impl(op, kind, self, NULL, false, OPS_DTYPE_NONE, out, result);
-    if (!ops_can_cast(self->dtype, out->dtype))
-        return ops_fail(OPS_ERR_DTYPE, "%s: result type %s can't be cast to the desired output type %s", op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(out->dtype));
-    ops_tensor *r = NULL, *c = NULL;
-    ops_status st = reduce_impl(op, kind, self, NULL, false, OPS_DTYPE_NONE, NULL, &r);
-    if (st == OPS_OK && (c = red_convert(op, r, out->dtype, false)) == NULL)
-        st = ops_last_status();
-    if (st == OPS_OK)
-        st = red_finish_out(op, out, c);
-    ops_tensor_release(r);
-    ops_tensor_release(c);
-    return st;
-}
-
-ops_tensor *
-reduce_max(const ops_tensor *self)
-{
-    ops_tensor *r = NULL;
-    minmax_all("max", RED_AMAX, self, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_max_unary_out(const ops_tensor *self, ops_tensor *out)
-{
-    return minmax_all("max", RED_AMAX, self, out, NULL);
-}
-
-ops_tensor *
-reduce_min(const ops_tensor *self)
-{
-    ops_tensor *r = NULL;
-    minmax_all("min", RED_AMIN, self, NULL, &r);
-    return r;
-}
-
-ops_status
-reduce_min_unary_out(const ops_tensor *self, ops_tensor *out)
-{
-    return minmax_all("min", RED_AMIN, self, out, NULL);
-}
-
-/* ---- var_mean, std_mean with `unbiased` ------------------------------------------------- */
-
-ops_status
-reduce_var_mean(const ops_tensor *self, bool unbiased, ops_tensor **result0, ops_tensor **result1)
-{
-    return reduce_core2("var_mean", RED_VAR, self, NULL, false, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
-                        result0, result1);
-}
-
-ops_status
-reduce_var_mean_dim(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor **result0,
-                 ops_tensor **result1)
-{
-    return reduce_core2("var_mean", RED_VAR, self, dim, keepdim, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
-                        result0, result1);
-}
-
-ops_status
-reduce_std_mean(const ops_tensor *self, bool unbiased, ops_tensor **result0, ops_tensor **result1)
-{
-    return reduce_core2("std_mean", RED_STD, self, NULL, false, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
-                        result0, result1);
-}
-
-ops_status
-reduce_std_mean_dim(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor **result0,
-                 ops_tensor **result1)
-{
-    return reduce_core2("std_mean", RED_STD, self, dim, keepdim, OPS_DTYPE_NONE, unbiased ? 1.0 : 0.0, NULL, NULL,
-                        result0, result1);
-}
-
-/* ---- var/std with `unbiased` (CompositeExplicitAutograd) ---------------------------------
- * PyTorch's older overloads: unbiased is correction 1, biased correction 0.  They call
- * the correction= forms through the public API, so they run on every device. */
-
-static ops_scalar
-unbiased_correction(bool unbiased)
-{
-    return OPS_SCALAR_INT(unbiased ? 1 : 0);
-}
-
-ops_tensor *
-var_unbiased_impl(const ops_tensor *self, bool unbiased)
-{
-    const ops_scalar c = unbiased_correction(unbiased);
-    return ops_var_correction(self, NULL, &c, false);
-}
-
-ops_tensor *
-var_dim_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim)
-{
-    const ops_scalar c = unbiased_correction(unbiased);
-    return ops_var_correction(self, dim, &c, keepdim);
-}
-
-ops_status
-var_out_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor *out)
-{
-    const ops_scalar c = unbiased_correction(unbiased);
-    return ops_var_correction_out(self, dim, &c, keepdim, out);
-}
-
-ops_tensor *
-std_unbiased_impl(const ops_tensor *self, bool unbiased)
-{
-    const ops_scalar c = unbiased_correction(unbiased);
-    return ops_std_correction(self, NULL, &c, false);
-}
-
-ops_tensor *
-std_dim_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim)
-{
-    const ops_scalar c = unbiased_correction(unbiased);
-    return ops_std_correction(self, dim, &c, keepdim);
-}
-
-ops_status
-std_out_impl(const ops_tensor *self, const ops_int_list *dim, bool unbiased, bool keepdim, ops_tensor *out)
-{
-    const ops_scalar c = unbiased_correction(unbiased);
-    return ops_std_correction_out(self, dim, &c, keepdim, out);
 }

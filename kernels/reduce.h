@@ -39,15 +39,6 @@ OPS_DECLARE_STUB(reduce_cumext_loop, ops_status,
 
 /* ---- driver pieces shared by kernels/reduce*.c -------------------------------------------- */
 
-/* The reduction driver (kernels/reduce.c): kind over dims (NULL or empty: all) of self,
- * into out (NULL: a new tensor in *result), the dtype computed in from dtype (NONE: the
- * op's rule); arg is var/std's correction or norm's order.  Kinds with a second result
- * (var_mean's means with RED_VAR/RED_STD, max.dim's indices, aminmax's maxima) write it
- * into out2 or *result2 when either is given. */
-ops_status reduce_core2(const char *op, red_kind kind, const ops_tensor *self, const ops_int_list *dims,
-                        bool keepdim, ops_dtype dtype, double arg, ops_tensor *out, ops_tensor *out2,
-                        ops_tensor **result, ops_tensor **result2);
-
 /* Checks an out= tensor before anything is allocated: its dtype (when want is not
  * OPS_DTYPE_NONE) and, when it has the result's shape (nd, sizes), that its elements
  * do not share memory. */
@@ -81,6 +72,10 @@ ops_status red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r
 #define REDUCE_META_NO_IDENTITY 2u /* reducing nothing is an error (amax's messages) */
 /* RED_NORM's dtype messages are torch.linalg.vector_norm's (`reduce: [norm, linalg]`) */
 #define REDUCE_META_LINALG 4u
+/* RED_AMAX/RED_AMIN as torch.max()/min() (`reduce: [amax, cast_out]`): out= may have any
+ * dtype the result (self's) can be cast to, written cast by reduce_family_finish; the
+ * refusal of an empty reduction reads "max(): ...", as max.dim's */
+#define REDUCE_META_CAST_OUT 8u
 
 typedef struct ops_reduce {
     const char *op;        /* the schema name, for messages */

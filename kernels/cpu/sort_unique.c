@@ -1,7 +1,7 @@
-/* unique (CPU): _unique2, unique_dim, unique (torch.unique's signature) and
- * unique_consecutive.  The flattened forms sort (key, position) pairs with sort.c's
- * stable radix sort (sort_pairs.h), so equal values keep their input order; the dim
- * forms compare whole slices. */
+/* unique's CPU loops (the stubs of kernels/unique.h; the driver of _unique2, unique,
+ * unique_dim and unique_consecutive is kernels/unique.c).  The flattened forms sort
+ * (key, position) pairs with sort.c's stable radix sort (sort_pairs.h), so equal
+ * values keep their input order; the dim forms compare whole slices. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +10,11 @@
 #include "kernels/index_check.h"
 #include "kernels/ops_index_math.h"
 #include "ops_functions_copy.h"
-#include "ops_kernels_sort_unique.h"
+#include "kernels/unique.h"
 #include "sort_pairs.h"
+
+OPS_REGISTER_STUB(unique_flat_loop, CPU, unique_flat_loop_cpu);
+OPS_REGISTER_STUB(unique_rows_loop, CPU, unique_rows_loop_cpu);
 
 /* ---- unique ------------------------------------------------------------------------- */
 
@@ -24,8 +27,8 @@ sort_empty_long(const char *op)
 
 /* unique over all of self (sorted), or over runs of equal consecutive elements
  * (consecutive).  inverse has self's shape; output and counts are 1-D. */
-static ops_status
-unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_inv, bool want_cnt,
+ops_status
+unique_flat_loop_cpu(const char *op, const ops_tensor *self, bool consecutive, bool want_inv, bool want_cnt,
             ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
 {
     ops_status st = OPS_OK;
@@ -99,7 +102,8 @@ done:
     return st;
 }
 
-/* unique_consecutive along dim: runs of equal consecutive slices self[..., s, ...]. */
+/* unique_consecutive along dim (wrapped, self not 0-dim): runs of equal consecutive
+ * slices self[..., s, ...]. */
 static ops_status
 unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool want_inv, bool want_cnt,
                        ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
@@ -111,10 +115,6 @@ unique_consecutive_dim(const char *op, const ops_tensor *self, int64_t dim, bool
     const size_t isz = ops_dtype_itemsize(dt);
     const bool fl = ops_dtype_is_floating(dt);
     const uint64_t nan = ops_ix_nan_key(dt);
-    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
-        return ops_last_status();
-    if (self->ndim == 0)
-        return unique_flat(op, self, true, want_inv, want_cnt, r0, r1, r2);
     const int64_t len = self->sizes[dim];
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < self->ndim; d++) {
@@ -200,8 +200,9 @@ row_cmp(const void *x, const void *y, void *ctx)
     return (a > b) - (a < b);
 }
 
-/* unique_dim: the unique slices self[..., s, ...] along dim, sorted lexicographically
- * (NaN largest); output has self's shape with dim resized, inverse has size(dim). */
+/* unique_dim: the unique slices self[..., s, ...] along dim (wrapped; self not empty),
+ * sorted lexicographically (NaN largest); output has self's shape with dim resized,
+ * inverse has size(dim). */
 static ops_status
 unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_inv, bool want_cnt,
                 ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
@@ -214,21 +215,7 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
     const size_t isz = ops_dtype_itemsize(dt);
     const bool fl = ops_dtype_is_floating(dt);
     const uint64_t nan = ops_ix_nan_key(dt);
-    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
-        return ops_last_status();
     const int64_t numel = ops_shape_numel(self->ndim, self->sizes);
-    if (numel == 0) {
-        int zeros = 0;
-        for (int d = 0; d < self->ndim; d++)
-            zeros += self->sizes[d] == 0;
-        if (zeros != 1)
-            return ops_fail(OPS_ERR_VALUE,
-                            "%s: Number of zero sized dimensions is more than one, so unique cannot be applied", op);
-        if ((uo = ops_tensor_new(op, self->ndim, self->sizes, NULL, dt, OPS_DEVICE_CPU)) == NULL ||
-            (inv = sort_empty_long(op)) == NULL || (cnt = sort_empty_long(op)) == NULL)
-            goto fail;
-        goto give;
-    }
     const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < self->ndim; d++) {
@@ -290,7 +277,6 @@ unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_i
             for (int64_t j = first[g]; j < end; j++)
                 ((int64_t *)ops_tensor_data_ptr(inv))[ord[j]] = g;
     }
-give:
     *r0 = uo, *r1 = inv, *r2 = cnt;
     uo = inv = cnt = NULL;
     goto done;
@@ -307,42 +293,12 @@ done:
     return st;
 }
 
-/* sorted is accepted and ignored: unique_dim always sorts (as PyTorch's CPU one). */
+/* unique_dim's sorted slices, or unique_consecutive's runs of them. */
 ops_status
-unique_dim_cpu(const ops_tensor *self, int64_t dim, bool sorted, bool return_inverse, bool return_counts,
-               ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
+unique_rows_loop_cpu(const char *op, const ops_tensor *self, int64_t dim, bool sort, bool want_inv, bool want_cnt,
+                     ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
 {
-    (void)sorted;
-    return unique_dim_impl("unique_dim", self, dim, return_inverse, return_counts, result0, result1, result2);
-}
-
-/* torch.unique's signature: _unique2 without dim, unique_dim with it. */
-ops_status
-unique_cpu(const ops_tensor *self, bool sorted, bool return_inverse, bool return_counts, const int64_t *dim,
-           ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    (void)sorted;
-    if (dim == NULL)
-        return unique_flat("unique", self, false, return_inverse, return_counts, result0, result1, result2);
-    return unique_dim_impl("unique", self, *dim, return_inverse, return_counts, result0, result1, result2);
-}
-
-/* sorted is accepted and ignored: the CPU unique always sorts (as PyTorch's does). */
-ops_status
-unique2_cpu(const ops_tensor *self, bool sorted, bool return_inverse, bool return_counts, ops_tensor **result0,
-            ops_tensor **result1, ops_tensor **result2)
-{
-    (void)sorted;
-    return unique_flat("_unique2", self, false, return_inverse, return_counts, result0, result1, result2);
-}
-
-ops_status
-unique_consecutive_cpu(const ops_tensor *self, bool return_inverse, bool return_counts, const int64_t *dim,
-                       ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    if (dim == NULL)
-        return unique_flat("unique_consecutive", self, true, return_inverse, return_counts, result0, result1,
-                           result2);
-    return unique_consecutive_dim("unique_consecutive", self, *dim, return_inverse, return_counts, result0, result1,
-                                  result2);
+    if (sort)
+        return unique_dim_impl(op, self, dim, want_inv, want_cnt, r0, r1, r2);
+    return unique_consecutive_dim(op, self, dim, want_inv, want_cnt, r0, r1, r2);
 }

@@ -438,4 +438,15 @@ template <typename A> struct red_add_op {
     __device__ A combine(A a, A b) const { return a + b; }
 };
 
+// ---- the lines of reduce_dim_loop_cuda (reduce.cu) ------------------------------------
+
+// softmax (is_log: log_softmax) along the lines (outer x len x inner, inner apart) of
+// the contiguous src into the contiguous res of the same shape and dtype (softmax.cu);
+// cumsum (prod: cumprod) likewise (scan.cu).  The CUDA backend's own functions: the
+// driver reaches them through the reduce_dim_loop stub (kernels/reduce.h).
+extern "C" ops_status ops_cuda_softmax_run(const char *op, bool is_log, const ops_tensor *src, int64_t outer,
+                                           int64_t len, int64_t inner, ops_tensor *res);
+extern "C" ops_status ops_cuda_cumscan_run(const char *op, bool prod, const ops_tensor *src, int64_t outer,
+                                           int64_t len, int64_t inner, ops_tensor *res);
+
 #endif // OPS_CUDA_REDUCE_CUH

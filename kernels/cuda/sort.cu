@@ -1,6 +1,7 @@
 // Sorting on CUDA: the lines of sort (and its stable overloads), argsort, msort, topk
-// and kthvalue (the stub sort_order_lines; their driver is kernels/sort.c), and _unique2,
-// unique, unique_dim and unique_consecutive (ports of kernels/cpu/sort_unique.c).
+// and kthvalue (the stub sort_order_lines; their driver is kernels/sort.c), and the loops
+// of _unique2, unique, unique_dim and unique_consecutive (the stubs unique_flat_loop and
+// unique_rows_loop, ports of kernels/cpu/sort_unique.c; their driver is kernels/unique.c).
 //
 // The order is the CPU's: each element becomes a pair (key, position) with the
 // order-preserving key of ops_index_math.h (NaN largest, -0.0 equal to +0.0;
@@ -20,6 +21,7 @@
 // column, last column first (LSD), each keyed by the column and the rank so far.
 #include "index_cuda.cuh"
 #include "kernels/sort.h"
+#include "kernels/unique.h"
 
 // Pairs a chunk sort takes at most (a power of two; shared memory 16 bytes each), and
 // its threads at most (each runs up to SORT_CHUNK / 2 / SORT_THREADS comparators per
@@ -277,8 +279,9 @@ unique_count_kernel(const int64_t *start, int64_t groups, int64_t n, int64_t *cn
 // (consecutive): the number of groups is counted on the device and read back, then
 // the results are allocated and filled.  inverse has self's shape, output and counts
 // are 1-D; a result not asked for is an empty int64 tensor (as the CPU's).
-static ops_status
-unique_flat(const char *op, const ops_tensor *self, bool consecutive, bool want_inv, bool want_cnt, ops_tensor **r0,
+OPS_REGISTER_STUB(unique_flat_loop, CUDA, unique_flat_loop_cuda);
+extern "C" ops_status
+unique_flat_loop_cuda(const char *op, const ops_tensor *self, bool consecutive, bool want_inv, bool want_cnt, ops_tensor **r0,
             ops_tensor **r1, ops_tensor **r2)
 {
     ops_cuda_device_guard guard(ixc_dev(self));
@@ -407,11 +410,14 @@ rows_groups_kernel(const int64_t *ord, const int64_t *grp, const int64_t *flag, 
 // unique_dim (sort: rows sorted lexicographically, NaN largest, ties by position)
 // and unique_consecutive along dim (runs of equal consecutive rows): the groups are
 // counted on the device and read back; the output is index_select(self, dim, the
-// first row of each group).
-static ops_status
-unique_rows(const char *op, const ops_tensor *self, int64_t dim, bool sort, bool want_inv, bool want_cnt,
-            ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
+// first row of each group).  dim is wrapped, and self is not empty when sort (the
+// driver's checks).
+OPS_REGISTER_STUB(unique_rows_loop, CUDA, unique_rows_loop_cuda);
+extern "C" ops_status
+unique_rows_loop_cuda(const char *op, const ops_tensor *self, int64_t dim, bool sort, bool want_inv, bool want_cnt,
+                      ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
 {
+    ops_cuda_device_guard guard(ixc_dev(self));
     const ops_dtype dt = self->dtype;
     const int isz = (int)ops_dtype_itemsize(dt);
     slice_rows r;
@@ -476,75 +482,4 @@ unique_rows(const char *op, const ops_tensor *self, int64_t dim, bool sort, bool
         return ops_last_status();
     *r0 = uo.take(), *r1 = inv.take(), *r2 = cnt.take();
     return OPS_OK;
-}
-
-// unique_dim: sort.c's checks of the empty case, then unique_rows.
-static ops_status
-unique_dim_impl(const char *op, const ops_tensor *self, int64_t dim, bool want_inv, bool want_cnt,
-                ops_tensor **r0, ops_tensor **r1, ops_tensor **r2)
-{
-    ops_cuda_device_guard guard(ixc_dev(self));
-    if (!ops_wrap_dim(op, "dim", &dim, self->ndim))
-        return ops_last_status();
-    if (ops_tensor_numel(self) == 0) {
-        int zeros = 0;
-        for (int d = 0; d < self->ndim; d++)
-            zeros += self->sizes[d] == 0;
-        if (zeros != 1)
-            return ops_fail(OPS_ERR_VALUE,
-                            "%s: Number of zero sized dimensions is more than one, so unique cannot be applied", op);
-        const int64_t zero = 0;
-        ixc_ref uo(ixc_new(op, self, self->ndim, self->sizes, self->dtype));
-        ixc_ref inv(ixc_new(op, self, 1, &zero, OPS_INT64)), cnt(ixc_new(op, self, 1, &zero, OPS_INT64));
-        if (uo.t == NULL || inv.t == NULL || cnt.t == NULL)
-            return ops_last_status();
-        *r0 = uo.take(), *r1 = inv.take(), *r2 = cnt.take();
-        return OPS_OK;
-    }
-    return unique_rows(op, self, dim, true, want_inv, want_cnt, r0, r1, r2);
-}
-
-// sorted is accepted and ignored: unique_dim always sorts (as the CPU's).
-extern "C" ops_status
-unique_dim_cuda(const ops_tensor *self, int64_t dim, bool sorted, bool return_inverse, bool return_counts,
-                ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    (void)sorted;
-    return unique_dim_impl("unique_dim", self, dim, return_inverse, return_counts, result0, result1, result2);
-}
-
-// torch.unique's signature without dim: _unique2's computation.
-extern "C" ops_status
-unique_cuda(const ops_tensor *self, bool sorted, bool return_inverse, bool return_counts, const int64_t *dim,
-            ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    (void)sorted;
-    if (dim != NULL)
-        return unique_dim_impl("unique", self, *dim, return_inverse, return_counts, result0, result1, result2);
-    return unique_flat("unique", self, false, return_inverse, return_counts, result0, result1, result2);
-}
-
-// sorted is accepted and ignored: unique always sorts (as the CPU's).
-extern "C" ops_status
-unique2_cuda(const ops_tensor *self, bool sorted, bool return_inverse, bool return_counts, ops_tensor **result0,
-             ops_tensor **result1, ops_tensor **result2)
-{
-    (void)sorted;
-    return unique_flat("_unique2", self, false, return_inverse, return_counts, result0, result1, result2);
-}
-
-extern "C" ops_status
-unique_consecutive_cuda(const ops_tensor *self, bool return_inverse, bool return_counts, const int64_t *dim,
-                        ops_tensor **result0, ops_tensor **result1, ops_tensor **result2)
-{
-    const char *op = "unique_consecutive";
-    if (dim != NULL) {
-        ops_cuda_device_guard guard(ixc_dev(self));
-        int64_t d = *dim;
-        if (!ops_wrap_dim(op, "dim", &d, self->ndim))
-            return ops_last_status();
-        if (self->ndim > 0)
-            return unique_rows(op, self, d, false, return_inverse, return_counts, result0, result1, result2);
-    }
-    return unique_flat("unique_consecutive", self, true, return_inverse, return_counts, result0, result1, result2);
 }

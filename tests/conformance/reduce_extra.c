@@ -8,6 +8,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ops_functions_copy.h"
 #include "ops_functions_core.h"
@@ -331,6 +332,127 @@ START_TEST(test_two_outs_untouched_on_failure)
 }
 END_TEST
 
+/* max()/min() of every element (`reduce: [amax, cast_out]`): out= of any dtype the
+ * result casts to gets the value cast (and is resized); one it cannot be cast to is
+ * refused and left as it was, as is every out= when an allocation fails; an empty input
+ * is refused first, in max()'s words; amax's out= must still have self's dtype. */
+START_TEST(test_max_min_castable_out)
+{
+    const int32_t x[3] = {3, -7, 5};
+    ops_tensor *t = ops_tensor_from_data(x, I(3), OPS_INT32);
+    ops_tensor *of = ops_empty(I(2), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ops_tensor *ol = ops_empty(I(2), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ck_assert_msg(ops_max_unary_out(t, of) == OPS_OK, "%s", ops_last_error());
+    ck_assert_int_eq(ops_tensor_ndim(of), 0);
+    ck_assert(item(of) == 5.0);
+    ck_assert_msg(ops_min_unary_out(t, ol) == OPS_OK, "%s", ops_last_error());
+    ck_assert(item(ol) == -7.0);
+    ops_tensor *r = ops_max(t);
+    ck_assert_int_eq(ops_tensor_dtype(r), OPS_INT32);
+    ck_assert(item(r) == 5.0);
+    ops_tensor_release(r);
+
+    const double y[2] = {1.5, -2.5};
+    ops_tensor *u = f64(y, 2), *keep = ops_empty(I(2), OPS_INT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ck_assert_int_eq(ops_max_unary_out(u, keep), OPS_ERR_DTYPE);
+    ck_assert_str_eq(ops_last_error(), "max: result type float64 can't be cast to the desired output type int64");
+    ck_assert_int_eq(ops_tensor_numel(keep), 2);
+    ck_assert_int_eq(ops_amax_out(u, (ops_int_list){NULL, 0}, false, of), OPS_OK); /* same dtype: fine */
+    ck_assert_int_eq(ops_amax_out(u, (ops_int_list){NULL, 0}, false, keep), OPS_ERR_DTYPE);
+    ck_assert(strstr(ops_last_error(), "Expected the dtype for input and out to match") != NULL);
+
+    ops_tensor *e = ops_empty(I(0, 3), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+    ck_assert_int_eq(ops_min_unary_out(e, keep), OPS_ERR_INDEX);
+    ck_assert(strstr(ops_last_error(), "min(): Expected reduction dim to be specified for input.numel() == 0.") ==
+                  ops_last_error());
+    ck_assert_int_eq(ops_tensor_numel(keep), 2);
+
+    bool done = false;
+    for (int64_t nth = 1; nth < 64 && !done; nth++) {
+        ops_tensor *o = ops_empty(I(0), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+        ops_alloc_fail_nth(nth);
+        const ops_status st = ops_max_unary_out(t, o);
+        ops_alloc_fail_nth(0);
+        done = st == OPS_OK;
+        if (!done) {
+            ck_assert_int_eq(st, OPS_ERR_OOM);
+            ck_assert_int_eq(ops_tensor_numel(o), 0);
+        }
+        ops_tensor_release(o);
+    }
+    ck_assert(done);
+    ops_tensor_release(e);
+    ops_tensor_release(u);
+    ops_tensor_release(keep);
+    ops_tensor_release(of);
+    ops_tensor_release(ol);
+    ops_tensor_release(t);
+}
+END_TEST
+
+/* a and b (float64) have the same shape and the same values, bit for bit. */
+static bool
+same_f64(const ops_tensor *a, const ops_tensor *b)
+{
+    ck_assert_msg(a != NULL && b != NULL, "%s", ops_last_error());
+    if (ops_tensor_ndim(a) != ops_tensor_ndim(b) || ops_tensor_numel(a) != ops_tensor_numel(b))
+        return false;
+    for (int d = 0; d < ops_tensor_ndim(a); d++)
+        if (ops_tensor_size(a, d) != ops_tensor_size(b, d))
+            return false;
+    ops_tensor *ca = ops_contiguous(a, OPS_CONTIGUOUS_FORMAT), *cb = ops_contiguous(b, OPS_CONTIGUOUS_FORMAT);
+    ck_assert(ca != NULL && cb != NULL);
+    const bool same = memcmp(ops_tensor_data_ptr(ca), ops_tensor_data_ptr(cb),
+                             (size_t)ops_tensor_numel(a) * sizeof(double)) == 0;
+    ops_tensor_release(ca);
+    ops_tensor_release(cb);
+    return same;
+}
+
+/* The `unbiased` overloads of var/std/var_mean/std_mean are their correction= forms with
+ * correction 1 (True) or 0 (False). */
+START_TEST(test_unbiased_is_correction)
+{
+    const double x[6] = {1.0, 2.0, 4.0, 8.0, 3.0, -1.0};
+    ops_tensor *t = ops_tensor_from_data(x, I(2, 3), OPS_FLOAT64);
+    const ops_int_list d1 = {(const int64_t[]){1}, 1};
+    for (int unbiased = 0; unbiased < 2; unbiased++) {
+        const ops_scalar c = OPS_SCALAR_INT(unbiased);
+        ops_tensor *a = ops_var(t, unbiased), *b = ops_var_correction(t, NULL, &c, false);
+        ck_assert(item(a) == item(b));
+        ops_tensor_release(a);
+        ops_tensor_release(b);
+        a = ops_std_dim(t, &d1, unbiased, true);
+        b = ops_std_correction(t, &d1, &c, true);
+        ck_assert(same_f64(a, b));
+        ck_assert_int_eq(ops_tensor_ndim(a), 2);
+        ops_tensor_release(a);
+        ops_tensor_release(b);
+        ops_tensor *o = ops_empty(I(0), OPS_FLOAT64, OPS_DEVICE_CPU, OPS_MEMORY_FORMAT_NONE);
+        ck_assert_int_eq(ops_var_out(t, &d1, unbiased, false, o), OPS_OK);
+        b = ops_var_correction(t, &d1, &c, false);
+        ck_assert(same_f64(o, b));
+        ops_tensor_release(b);
+        ops_tensor_release(o);
+        ops_tensor *v = NULL, *m = NULL, *v2 = NULL, *m2 = NULL;
+        ck_assert_int_eq(ops_std_mean_dim(t, &d1, unbiased, false, &v, &m), OPS_OK);
+        ck_assert_int_eq(ops_std_mean_correction(t, &d1, &c, false, &v2, &m2), OPS_OK);
+        ck_assert(same_f64(v, v2) && same_f64(m, m2));
+        ops_tensor_release(v);
+        ops_tensor_release(m);
+        ops_tensor_release(v2);
+        ops_tensor_release(m2);
+    }
+    /* 6 elements, mean 17/6: the sum of squared deviations is 95 - 17 * 17 / 6 = 281/6 */
+    ops_tensor *a = ops_var(t, false), *b = ops_var(t, true);
+    ck_assert(fabs(item(a) - 281.0 / 36.0) < 1e-12);
+    ck_assert(fabs(item(b) - 281.0 / 30.0) < 1e-12);
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+    ops_tensor_release(t);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -345,6 +467,8 @@ main(void)
     tcase_add_test(tc, test_norm_special_values);
     tcase_add_test(tc, test_var_mean_offset);
     tcase_add_test(tc, test_two_outs_untouched_on_failure);
+    tcase_add_test(tc, test_max_min_castable_out);
+    tcase_add_test(tc, test_unbiased_is_correction);
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_NORMAL);

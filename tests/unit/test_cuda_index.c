@@ -31,7 +31,7 @@
 #include "ops_functions_index_scatter.h"
 #include "ops_functions_index_take.h"
 #include "ops_functions_sort.h"
-#include "ops_functions_sort_unique.h"
+#include "ops_functions_unique.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"
 

@@ -21,8 +21,8 @@
 #include "ops_functions_random.h"
 #include "ops_functions_reduce.h"
 #include "ops_functions_search.h"
-#include "ops_functions_sort_unique.h"
 #include "ops_functions_unary.h"
+#include "ops_functions_unique.h"
 #include "ops_registry.h"
 
 /* f(x) = x * detach(x): backward sees only one factor (grad * x) while the true
