@@ -21,8 +21,9 @@ kernels' (ops_kernels_<stem of the file defining it>.h), so a definition that dr
 from the schema fails to compile.  The delegates (functional, in-place, Scalar
 overloads) run their structured entry's check.
 
-On a plain `dispatch:` entry the check takes no iterator (the entry's non-out
-arguments only) and runs BEFORE the glue's declared-dtype check (`dtypes: {of: ...}`,
+On a plain `dispatch:` entry the check takes no iterator but every argument of the
+entry, out= included (an out= form may check its out= tensors first, as its kernel
+did), and runs BEFORE the glue's declared-dtype check (`dtypes: {of: ...}`,
 codegen/dtypes.py): it holds the argument checks (sizes, geometry, a probability) that
 the op makes before it looks at the dtype, moved out of the kernel, so the glue can
 refuse an undeclared dtype and a user still sees the errors in the order PyTorch (and
@@ -57,8 +58,14 @@ def parse(path: str, nf: NativeFunction, key: Tuple[Loc, object], errors: Errors
     nf.check = fn
 
 
+def _check_arguments(nf: NativeFunction):
+    """What the check takes besides a structured entry's iterator: the non-out arguments
+    (structured), or every argument, out= included (plain)."""
+    return nf.func.non_out_arguments if nf.structured else nf.func.arguments
+
+
 def _signature(nf: NativeFunction) -> Tuple:
-    return (nf.structured,) + tuple((a.type, a.is_write) for a in nf.func.non_out_arguments)
+    return (nf.structured,) + tuple((a.type, a.is_write) for a in _check_arguments(nf))
 
 
 def validate(functions: Sequence[NativeFunction], public: Dict[str, NativeFunction],
@@ -110,7 +117,7 @@ def prototype(nf: NativeFunction) -> str:
     entry's without the iterator."""
     from . import cnames  # (cnames imports the model, which imports this module)
     ps = ["const ops_iter *it"] if nf.structured else []
-    ps += [cnames.decl(cnames.c_type(a), a.name) for a in nf.func.non_out_arguments]
+    ps += [cnames.decl(cnames.c_type(a), a.name) for a in _check_arguments(nf)]
     return f"ops_status {nf.check}({cnames.param_list(ps)})"
 
 
@@ -160,7 +167,7 @@ def plain_glue_call(nf: NativeFunction, err_ret: str) -> List[str]:
     the declared-dtype check and the kernel (the op's own argument errors come first)."""
     if nf.check is None:
         return []
-    args = ", ".join(a.name for a in nf.func.non_out_arguments)
+    args = ", ".join(a.name for a in _check_arguments(nf))
     ret = "_cst" if err_ret == "_st" else err_ret
     return ["{",
             f"    const ops_status _cst = {nf.check}({args});",

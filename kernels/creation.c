@@ -533,9 +533,9 @@ ops_check_linspace(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dt
 }
 
 ops_status
-ops_check_linspace_out(ops_scalar start, ops_scalar end, int64_t steps)
+ops_check_linspace_out(ops_scalar start, ops_scalar end, int64_t steps, ops_tensor *out)
 {
-    (void)start, (void)end;
+    (void)start, (void)end, (void)out;
     return linspace_check_steps(steps);
 }
 

@@ -365,6 +365,73 @@ upsample_check(const char *op, const ops_tensor *self, ops_int_list output_size,
     return OPS_OK;
 }
 
+/* The entries' `check:`: the sizes, which PyTorch checks before the dtype (the glue
+ * refuses an undeclared dtype after them); the drivers run upsample_check again as a
+ * guard for a direct call. */
+ops_status
+ops_check_upsample_nearest1d(const ops_tensor *self, ops_int_list output_size, const double *scales)
+{
+    (void)scales;
+    return upsample_check("upsample_nearest1d", self, output_size, 1);
+}
+
+ops_status
+ops_check_upsample_nearest2d(const ops_tensor *self, ops_int_list output_size, const double *scales_h,
+                             const double *scales_w)
+{
+    (void)scales_h, (void)scales_w;
+    return upsample_check("upsample_nearest2d", self, output_size, 2);
+}
+
+ops_status
+ops_check_upsample_linear1d(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                            const double *scales)
+{
+    (void)align_corners, (void)scales;
+    return upsample_check("upsample_linear1d", self, output_size, 1);
+}
+
+ops_status
+ops_check_upsample_bilinear2d(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                              const double *scales_h, const double *scales_w)
+{
+    (void)align_corners, (void)scales_h, (void)scales_w;
+    return upsample_check("upsample_bilinear2d", self, output_size, 2);
+}
+
+/* (the out= forms check their out= after the computation, in ops_write_out) */
+ops_status
+ops_check_upsample_nearest1d_out(const ops_tensor *self, ops_int_list output_size, const double *scales,
+                                 ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_nearest1d(self, output_size, scales);
+}
+
+ops_status
+ops_check_upsample_nearest2d_out(const ops_tensor *self, ops_int_list output_size, const double *scales_h,
+                                 const double *scales_w, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_nearest2d(self, output_size, scales_h, scales_w);
+}
+
+ops_status
+ops_check_upsample_linear1d_out(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                                const double *scales, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_linear1d(self, output_size, align_corners, scales);
+}
+
+ops_status
+ops_check_upsample_bilinear2d_out(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                                  const double *scales_h, const double *scales_w, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+}
+
 /* PyTorch's nearest_idx: exact for equal and doubled sizes, else floor(dst * scale) in
  * float, scale = 1 / scales when given and positive, else input / output. */
 static int64_t
@@ -742,6 +809,13 @@ ops_check_glu(const ops_tensor *self, int64_t dim)
         return ops_fail(OPS_ERR_SHAPE, "glu: Halving dimension must be even, but dimension %lld is size %lld",
                         (long long)dim, (long long)n);
     return OPS_OK;
+}
+
+ops_status
+ops_check_glu_out(const ops_tensor *self, int64_t dim, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_glu(self, dim);
 }
 
 static ops_status

@@ -378,15 +378,16 @@ ops_check_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_dev
 }
 
 ops_status
-ops_check_randperm_out(int64_t n)
+ops_check_randperm_out(int64_t n, ops_tensor *out)
 {
+    (void)out;
     return randperm_check_n(n);
 }
 
 ops_status
-ops_check_randperm_generator_out(int64_t n, ops_generator *generator)
+ops_check_randperm_generator_out(int64_t n, ops_generator *generator, ops_tensor *out)
 {
-    (void)generator;
+    (void)generator, (void)out;
     return randperm_check_n(n);
 }
 
