@@ -23,7 +23,6 @@ _SVD = ("the driver checks the input's dimensions (2-D, the dim pair) before the
         "(kernels/cpu/linalg.c svd_dims); CPU only")
 _CONV = ("the driver checks weight's and bias's dtypes against input's and the geometry before the "
          "declared set (kernels/conv.c)")
-_GROUP_NORM = "the driver checks num_groups and the channels (and weight/bias) before the dtype (kernels/norm.c)"
 _RANDINT = ("declared numeric, but the kernel accepts bool as PyTorch does (torch.randint(0, 2, (3,), "
             "dtype=torch.bool)) and checks low/high first: the declaration would have to widen to every "
             "dtype, with conformance samples of bool")
@@ -49,8 +48,6 @@ EXCEPTIONS = {
                           "conv_transpose2d.input")},
     "adaptive_max_pool1d": ("CompositeExplicitAutograd over adaptive_max_pool2d, whose glue refuses the dtype "
                             "naming adaptive_max_pool2d; a glue check would name adaptive_max_pool1d instead"),
-    **{n: _GROUP_NORM for n in ("group_norm", "native_group_norm")},
-    "embedding_renorm_": "self must be 2-D, checked before its dtype (kernels/norm.c)",
     **{n: _RANDINT for n in ("randint", "randint.low", "randint.out", "randint.generator_out", "randint.low_out",
                              "randint.low_generator_out", "randint_like", "randint_like.low_dtype")},
     **{n: _MULTINOMIAL for n in ("multinomial", "multinomial.out")},
