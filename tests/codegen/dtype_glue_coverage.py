@@ -30,8 +30,7 @@ _MULTINOMIAL = ("its refusal names the dtype in PyTorch's own words ('multinomia
                 "floating-point dtypes for input, got: int64'), which a fixed `message:` cannot say")
 
 EXCEPTIONS = {
-    **{n: _MM for n in ("mm", "mm.out", "bmm", "bmm.out", "mv", "mv.out", "dot", "dot.out", "vdot", "vdot.out",
-                        "addmm", "addmm.out", "addmm_", "addmv", "addmv.out", "addmv_", "baddbmm",
+    **{n: _MM for n in ("mm", "mm.out", "bmm", "bmm.out", "mv", "mv.out", "addmm", "addmm.out", "addmm_", "addmv", "addmv.out", "addmv_", "baddbmm",
                         "baddbmm.out", "baddbmm_", "addbmm", "addbmm.out", "addbmm_", "matmul", "matmul.out",
                         "linear")},
     "einsum": "the equation is parsed and checked against the operands before the dtype (kernels/einsum.c)",
