@@ -19,11 +19,19 @@ backend repeats it.  Its signature is the kernel's with a read-only iterator:
 wraps arrives as the Tensor the kernel gets).  The prototype is generated beside the
 kernels' (ops_kernels_<stem of the file defining it>.h), so a definition that drifts
 from the schema fails to compile.  The delegates (functional, in-place, Scalar
-overloads) run their structured entry's check; a plain `dispatch:` entry has none (its
-kernel, usually one device-neutral driver for every device, checks its own arguments).
+overloads) run their structured entry's check.
 
-Rules (errors with file:line): the value is a C identifier; the key sits on a
-structured entry; a name used by several entries has one signature; it is no public
+On a plain `dispatch:` entry the check takes no iterator but every argument of the
+entry, out= included (an out= form may check its out= tensors first, as its kernel
+did), and runs BEFORE the glue's declared-dtype check (`dtypes: {of: ...}`,
+codegen/dtypes.py): it holds the argument checks (sizes, geometry, a probability) that
+the op makes before it looks at the dtype, moved out of the kernel, so the glue can
+refuse an undeclared dtype and a user still sees the errors in the order PyTorch (and
+the kernel before) gave them.
+
+Rules (errors with file:line): the value is a C identifier; the key sits on the
+entry with the kernel, not a delegate; a name used by several entries has one signature
+(and is the check of structured entries only, or of plain ones only); it is no public
 function's or kernel's name; and (with the kernel check) a kernel source defines it.
 """
 
@@ -47,15 +55,17 @@ def parse(path: str, nf: NativeFunction, key: Tuple[Loc, object], errors: Errors
         errors.add(kl, f"{name}: check belongs on '{nf.structured_delegate}', the entry with the kernel; its "
                        "delegates run it")
         raise _Fail()
-    if not nf.structured:
-        errors.add(kl, f"{name}: check is for structured entries (the glue calls it with the built iterator); "
-                       "a dispatch entry's kernel checks its own arguments")
-        raise _Fail()
     nf.check = fn
 
 
+def _check_arguments(nf: NativeFunction):
+    """What the check takes besides a structured entry's iterator: the non-out arguments
+    (structured), or every argument, out= included (plain)."""
+    return nf.func.non_out_arguments if nf.structured else nf.func.arguments
+
+
 def _signature(nf: NativeFunction) -> Tuple:
-    return tuple((a.type, a.is_write) for a in nf.func.non_out_arguments)
+    return (nf.structured,) + tuple((a.type, a.is_write) for a in _check_arguments(nf))
 
 
 def validate(functions: Sequence[NativeFunction], public: Dict[str, NativeFunction],
@@ -75,7 +85,12 @@ def validate(functions: Sequence[NativeFunction], public: Dict[str, NativeFuncti
                            f"'{kernels[nf.check][0].name}', line {kernels[nf.check][0].loc.line})")
             continue
         first = seen.setdefault(nf.check, nf)
-        if first is not nf and _signature(first) != _signature(nf):
+        if first is not nf and first.structured != nf.structured:
+            kind = "structured" if first.structured else "plain"
+            errors.add(kl, f"{nf.name}: check '{nf.check}' is also the check of '{first.name}' (line "
+                           f"{first.loc.line}), a {kind} entry: a structured entry's check takes the "
+                           "iterator, a plain entry's does not")
+        elif first is not nf and _signature(first) != _signature(nf):
             errors.add(kl, f"{nf.name}: check '{nf.check}' is also the check of '{first.name}' (line "
                            f"{first.loc.line}), whose arguments differ")
 
@@ -98,9 +113,11 @@ def check_defined(model, sources: Sequence[str]) -> None:
 
 
 def prototype(nf: NativeFunction) -> str:
-    """`ops_status ops_check_add(const ops_iter *it, const ops_tensor *self, ...)`."""
+    """`ops_status ops_check_add(const ops_iter *it, const ops_tensor *self, ...)`; a plain
+    entry's without the iterator."""
     from . import cnames  # (cnames imports the model, which imports this module)
-    ps = ["const ops_iter *it"] + [cnames.decl(cnames.c_type(a), a.name) for a in nf.func.non_out_arguments]
+    ps = ["const ops_iter *it"] if nf.structured else []
+    ps += [cnames.decl(cnames.c_type(a), a.name) for a in _check_arguments(nf)]
     return f"ops_status {nf.check}({cnames.param_list(ps)})"
 
 
@@ -143,3 +160,17 @@ def glue_call(target: NativeFunction, op: str, ftype: str, kargs: Sequence[str])
             f'    _st = _fn != NULL ? {target.check}(&_it, {args}) : ops_dispatch_no_kernel("{op}", _it.device);',
             "    if (OPS_LIKELY(_st == OPS_OK))",
             f"        _st = _fn(&_it, {args});"]
+
+
+def plain_glue_call(nf: NativeFunction, err_ret: str) -> List[str]:
+    """A plain entry's check in its glue: after the argument, device and out= checks, before
+    the declared-dtype check and the kernel (the op's own argument errors come first)."""
+    if nf.check is None:
+        return []
+    args = ", ".join(a.name for a in _check_arguments(nf))
+    ret = "_cst" if err_ret == "_st" else err_ret
+    return ["{",
+            f"    const ops_status _cst = {nf.check}({args});",
+            "    if (OPS_UNLIKELY(_cst != OPS_OK))",
+            f"        return {ret};",
+            "}"]

@@ -97,8 +97,9 @@ def parse(v, where: str) -> Dtypes:
 
 
 def check_of(nf, where: str) -> None:
-    """`of:` names Tensor arguments of a plain entry (ValueError otherwise): the glue
-    checks their promoted dtype before the kernel runs (gen_glue.py plain_dtype_check)."""
+    """`of:` names Tensor arguments of a plain entry, and at most one ScalarType argument
+    (ValueError otherwise): the glue checks their promoted dtype, or the ScalarType's
+    value when given, before the kernel runs (gen_glue.py _plain_dtype_check)."""
     d = nf.dtypes
     if d is None or d.of is None:
         return
@@ -106,10 +107,15 @@ def check_of(nf, where: str) -> None:
         raise ValueError(f"{where}: 'of' is for an entry with a plain kernel; a structured entry's glue "
                          "checks the promoted dtype of its Tensor inputs as its meta family sees them")
     tensors = [a.name for a in nf.func.arguments if a.type.is_tensor]
+    # a factory's `ScalarType? dtype`: the result's dtype, when given
+    types = [a.name for a in nf.func.arguments if a.type.base == "ScalarType" and not a.type.is_list]
+    what = "a Tensor or ScalarType argument" if types else "a Tensor argument"
     for n in d.of:
-        if n not in tensors:
-            raise ValueError(f"{where}: 'of' names '{n}', not a Tensor argument of {nf.name} "
-                             f"(those: {', '.join(tensors) or 'none'})")
+        if n not in tensors and n not in types:
+            raise ValueError(f"{where}: 'of' names '{n}', not {what} of {nf.name} "
+                             f"(those: {', '.join(tensors + types) or 'none'})")
+    if sum(n in types for n in d.of) > 1:
+        raise ValueError(f"{where}: 'of' names two ScalarType arguments; the result has one dtype")
 
 
 def glue_checked(nf) -> bool:

@@ -138,6 +138,8 @@ def _function(nf: NativeFunction) -> dict:
     elif nf.reduce_target is not None:
         reduction.glue(nf, b, op, ptr, st_declared)
     else:
+        for line in checks.plain_glue_call(nf, err_ret):
+            b(line)
         _plain_dtype_check(nf, b, op, err_ret)
         k = nf
         ftype = cnames.kernel_fn_type(k)
@@ -219,9 +221,10 @@ def _out_checks(nf: NativeFunction, b: _Body, op: str, err_ret: str, st_declared
 
 def _plain_dtype_check(nf: NativeFunction, b: _Body, op: str, err_ret: str) -> bool:
     """A plain entry's `dtypes:` with `of:` (codegen/dtypes.py): the promoted dtype of the
-    named Tensor arguments (ops_promote_types, as the kernels promote; a None skipped)
-    must be declared, checked after the argument, device and out= checks and before the
-    kernel, with the generic message or the declared one.  True when it emitted one."""
+    named Tensor arguments (ops_promote_types, as the kernels promote; a None skipped),
+    or a named `ScalarType?` argument when given, must be declared, checked after the
+    argument, device and out= checks and the entry's `check:`, and before the kernel,
+    with the generic message or the declared one.  True when it emitted one."""
     d = nf.dtypes
     if d is None or d.of is None or not dtypes_mod.glue_checked(nf):
         return False
@@ -230,12 +233,20 @@ def _plain_dtype_check(nf: NativeFunction, b: _Body, op: str, err_ret: str) -> b
     b.depth += 1
     b("ops_dtype _dt = OPS_DTYPE_NONE;")
     for n in d.of:
+        if args[n].type.base == "ScalarType":
+            continue
         promote = f"_dt = _dt == OPS_DTYPE_NONE ? ops_tensor_dtype({n}) : ops_promote_types(_dt, ops_tensor_dtype({n}));"
         if args[n].type.optional:
             b(f"if ({n} != NULL)")
             b(f"    {promote}")
         else:
             b(promote)
+    for n in d.of:
+        # a factory's dtype argument: the result's dtype when given (else the Tensors', a
+        # _like's self, or None: the op's default, which its declaration holds)
+        if args[n].type.base == "ScalarType":
+            b(f"if ({n} != OPS_DTYPE_NONE)")
+            b(f"    _dt = {n};")
     msg = cnames.c_string(d.message) if d.message else "NULL"
     b(f'const ops_status _dst = ops_check_dtype_declared("{op}", _dt, '
       f"{dtypes_mod.mask_expr(d.accept, named_masks=False)}, {msg});")

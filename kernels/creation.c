@@ -503,9 +503,7 @@ ops_status
 creation_arange_start_out(ops_scalar start, ops_scalar end, ops_scalar step, ops_tensor *out)
 {
     int64_t n;
-    /* arange.start_out's `dtypes: [int64]` is the dtype its conformance samples run in,
-     * not what it accepts (its samples write float32 too): every dtype but bool. */
-    ops_status st = arange_length("arange", OPS_MASK_NUMERIC, start, end, step, out->dtype, &n);
+    ops_status st = arange_length("arange", OPS_DTYPE_MASK_ARANGE_START_OUT, start, end, step, out->dtype, &n);
     if (st == OPS_OK)
         st = prepare_out("arange", out, 1, &n, true);
     if (st == OPS_OK) {
@@ -517,15 +515,39 @@ creation_arange_start_out(ops_scalar start, ops_scalar end, ops_scalar step, ops
 
 /* ---- linspace ---------------------------------------------------------------------- */
 
+/* steps, which PyTorch checks before the dtype: linspace's and linspace.out's `check:`
+ * (the glue refuses an undeclared dtype after it). */
 static ops_status
-linspace_check(const char *op, ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dt)
+linspace_check_steps(int64_t steps)
 {
     if (steps < 0)
-        return ops_fail(OPS_ERR_VALUE, "%s: number of steps must be non-negative, got %" PRId64, op, steps);
-    /* linspace's and linspace.out's `dtypes: [float32]` is the dtype their conformance
-     * samples run in, not what they accept (every dtype but bool, as PyTorch). */
-    if (dt == OPS_BOOL || (int)dt < 0 || dt >= OPS_NUM_DTYPES)
-        return ops_fail_dtype(op, dt, OPS_MASK_NUMERIC);
+        return ops_fail(OPS_ERR_VALUE, "linspace: number of steps must be non-negative, got %" PRId64, steps);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_linspace(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dtype, ops_device device)
+{
+    (void)start, (void)end, (void)dtype, (void)device;
+    return linspace_check_steps(steps);
+}
+
+ops_status
+ops_check_linspace_out(ops_scalar start, ops_scalar end, int64_t steps, ops_tensor *out)
+{
+    (void)start, (void)end, (void)out;
+    return linspace_check_steps(steps);
+}
+
+/* steps and dt (of declared, the set of the entry whose kernel runs: the glue has
+ * checked both; this guards a direct call), then start and end as dt holds them. */
+static ops_status
+linspace_check(const char *op, unsigned declared, ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dt)
+{
+    if (linspace_check_steps(steps) != OPS_OK)
+        return ops_last_status();
+    if ((int)dt < 0 || dt >= OPS_NUM_DTYPES || !(declared & OPS_DTYPE_BIT(dt)))
+        return ops_fail_dtype(op, dt, declared);
     ops_status st;
     if ((st = check_fits(op, "start", start, dt)) != OPS_OK || (st = check_fits(op, "end", end, dt)) != OPS_OK)
         return st;
@@ -547,7 +569,7 @@ creation_linspace(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dty
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = ops_default_float_dtype();
-    if (linspace_check("linspace", start, end, steps, dtype) != OPS_OK)
+    if (linspace_check("linspace", OPS_DTYPE_MASK_LINSPACE, start, end, steps, dtype) != OPS_OK)
         return NULL;
     ops_tensor *t = new_tensor("linspace", (ops_int_list){&steps, 1}, NULL, dtype, device);
     if (t != NULL && linspace_write(t, start, end, steps) != OPS_OK) {
@@ -560,7 +582,7 @@ creation_linspace(ops_scalar start, ops_scalar end, int64_t steps, ops_dtype dty
 ops_status
 creation_linspace_out(ops_scalar start, ops_scalar end, int64_t steps, ops_tensor *out)
 {
-    ops_status st = linspace_check("linspace", start, end, steps, out->dtype);
+    ops_status st = linspace_check("linspace", OPS_DTYPE_MASK_LINSPACE_OUT, start, end, steps, out->dtype);
     if (st == OPS_OK)
         st = prepare_out("linspace", out, 1, &steps, true);
     if (st == OPS_OK)

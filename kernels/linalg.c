@@ -372,8 +372,7 @@ la_addmv(const char *op, unsigned declared,
 }
 
 static ops_status
-la_dot(const char *op, unsigned declared,
-       const ops_tensor *self, const ops_tensor *other, ops_tensor *out, ops_tensor **result)
+la_dot_check(const char *op, const ops_tensor *self, const ops_tensor *other)
 {
     if (self->ndim != 1 || other->ndim != 1)
         return ops_fail(OPS_ERR_SHAPE, "%s: 1D tensors expected, but got %dD and %dD tensors", op, (int)self->ndim,
@@ -387,8 +386,44 @@ la_dot(const char *op, unsigned declared,
     if (self->dtype != other->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: dot : expected both vectors to have same dtype, but found %s and %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(other->dtype));
+    return OPS_OK;
+}
+
+/* The `check:` of dot, vdot and their out= forms: la_dot_check, which PyTorch makes
+ * before the dtype (the glue refuses an undeclared one after it; la_dot runs it again
+ * as a guard for a direct call). */
+ops_status
+ops_check_dot(const ops_tensor *self, const ops_tensor *tensor)
+{
+    return la_dot_check("dot", self, tensor);
+}
+
+ops_status
+ops_check_dot_out(const ops_tensor *self, const ops_tensor *tensor, ops_tensor *out)
+{
+    (void)out; /* checked after the dtype, when the result is written (la_exec) */
+    return la_dot_check("dot", self, tensor);
+}
+
+ops_status
+ops_check_vdot(const ops_tensor *self, const ops_tensor *other)
+{
+    return la_dot_check("vdot", self, other);
+}
+
+ops_status
+ops_check_vdot_out(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
+{
+    (void)out;
+    return la_dot_check("vdot", self, other);
+}
+
+static ops_status
+la_dot(const char *op, unsigned declared,
+       const ops_tensor *self, const ops_tensor *other, ops_tensor *out, ops_tensor **result)
+{
     ops_status st;
-    if ((st = la_check_dtype(op, self->dtype, declared)) != OPS_OK)
+    if ((st = la_dot_check(op, self, other)) != OPS_OK || (st = la_check_dtype(op, self->dtype, declared)) != OPS_OK)
         return st;
     ops_gemm_desc g = {.op = op, .dt = self->dtype, .nbd = 0, .m = 1, .n = 1, .k = self->sizes[0],
                    .alpha = OPS_SCALAR_INT(1), .beta = OPS_SCALAR_INT(0)};

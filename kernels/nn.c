@@ -365,6 +365,73 @@ upsample_check(const char *op, const ops_tensor *self, ops_int_list output_size,
     return OPS_OK;
 }
 
+/* The entries' `check:`: the sizes, which PyTorch checks before the dtype (the glue
+ * refuses an undeclared dtype after them); the drivers run upsample_check again as a
+ * guard for a direct call. */
+ops_status
+ops_check_upsample_nearest1d(const ops_tensor *self, ops_int_list output_size, const double *scales)
+{
+    (void)scales;
+    return upsample_check("upsample_nearest1d", self, output_size, 1);
+}
+
+ops_status
+ops_check_upsample_nearest2d(const ops_tensor *self, ops_int_list output_size, const double *scales_h,
+                             const double *scales_w)
+{
+    (void)scales_h, (void)scales_w;
+    return upsample_check("upsample_nearest2d", self, output_size, 2);
+}
+
+ops_status
+ops_check_upsample_linear1d(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                            const double *scales)
+{
+    (void)align_corners, (void)scales;
+    return upsample_check("upsample_linear1d", self, output_size, 1);
+}
+
+ops_status
+ops_check_upsample_bilinear2d(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                              const double *scales_h, const double *scales_w)
+{
+    (void)align_corners, (void)scales_h, (void)scales_w;
+    return upsample_check("upsample_bilinear2d", self, output_size, 2);
+}
+
+/* (the out= forms check their out= after the computation, in ops_write_out) */
+ops_status
+ops_check_upsample_nearest1d_out(const ops_tensor *self, ops_int_list output_size, const double *scales,
+                                 ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_nearest1d(self, output_size, scales);
+}
+
+ops_status
+ops_check_upsample_nearest2d_out(const ops_tensor *self, ops_int_list output_size, const double *scales_h,
+                                 const double *scales_w, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_nearest2d(self, output_size, scales_h, scales_w);
+}
+
+ops_status
+ops_check_upsample_linear1d_out(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                                const double *scales, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_linear1d(self, output_size, align_corners, scales);
+}
+
+ops_status
+ops_check_upsample_bilinear2d_out(const ops_tensor *self, ops_int_list output_size, bool align_corners,
+                                  const double *scales_h, const double *scales_w, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+}
+
 /* PyTorch's nearest_idx: exact for equal and doubled sizes, else floor(dst * scale) in
  * float, scale = 1 / scales when given and positive, else input / output. */
 static int64_t
@@ -728,8 +795,10 @@ nn_binary_checked(const char *op, unsigned declared, nn_binary_kind kind, const 
     return nn_binary(op, kind, a, b, out, result);
 }
 
-static ops_status
-glu_impl(unsigned declared, const ops_tensor *self, int64_t dim, ops_tensor *out, ops_tensor **result)
+/* glu's and glu.out's `check:`: the geometry, which PyTorch checks before the dtype (the
+ * glue refuses an undeclared dtype after it). */
+ops_status
+ops_check_glu(const ops_tensor *self, int64_t dim)
 {
     if (self->ndim == 0)
         return ops_fail(OPS_ERR_SHAPE, "glu: glu does not support scalars because halving size must be even");
@@ -739,6 +808,24 @@ glu_impl(unsigned declared, const ops_tensor *self, int64_t dim, ops_tensor *out
     if (n % 2 != 0)
         return ops_fail(OPS_ERR_SHAPE, "glu: Halving dimension must be even, but dimension %lld is size %lld",
                         (long long)dim, (long long)n);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_glu_out(const ops_tensor *self, int64_t dim, ops_tensor *out)
+{
+    (void)out;
+    return ops_check_glu(self, dim);
+}
+
+static ops_status
+glu_impl(unsigned declared, const ops_tensor *self, int64_t dim, ops_tensor *out, ops_tensor **result)
+{
+    const ops_status cst = ops_check_glu(self, dim); /* the glue ran it; this guards a direct call */
+    if (cst != OPS_OK)
+        return cst;
+    ops_wrap_dim("glu", "dim", &dim, self->ndim);
+    const int64_t n = self->sizes[dim];
     int64_t sz[OPS_MAX_DIMS];
     memcpy(sz, self->sizes, (size_t)self->ndim * sizeof(int64_t));
     sz[dim] = n / 2;
@@ -766,28 +853,39 @@ nn_glu_out(const ops_tensor *self, int64_t dim, ops_tensor *out)
     return glu_impl(OPS_DTYPE_MASK_GLU_OUT, self, dim, out, NULL);
 }
 
-ops_tensor *
-nn_prelu(const ops_tensor *self, const ops_tensor *weight)
+/* prelu's `check:`: weight's dtype and geometry, which PyTorch checks before the dtype
+ * (the glue refuses an undeclared dtype after it). */
+ops_status
+ops_check_prelu(const ops_tensor *self, const ops_tensor *weight)
 {
     if (self->dtype != weight->dtype)
-        return ops_fail_null(OPS_ERR_DTYPE, "prelu: Type promoting not supported. Got %s and %s",
-                             ops_dtype_name(self->dtype), ops_dtype_name(weight->dtype));
+        return ops_fail(OPS_ERR_DTYPE, "prelu: Type promoting not supported. Got %s and %s",
+                        ops_dtype_name(self->dtype), ops_dtype_name(weight->dtype));
     const int nd = (int)self->ndim;
     const int64_t wn = ops_tensor_numel(weight);
     if (wn != 1) {
         if (nd == 0)
-            return ops_fail_null(OPS_ERR_SHAPE, "prelu: Not allow zero-dim input tensor.");
+            return ops_fail(OPS_ERR_SHAPE, "prelu: Not allow zero-dim input tensor.");
         const int64_t channels = nd > 1 ? self->sizes[1] : 1;
         if (channels != wn)
-            return ops_fail_null(OPS_ERR_SHAPE,
-                                 "prelu: Mismatch of parameter numbers and input channel size. Found parameter "
-                                 "numbers = %lld and channel size = %lld.",
-                                 (long long)wn, (long long)channels);
+            return ops_fail(OPS_ERR_SHAPE,
+                            "prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+                            "numbers = %lld and channel size = %lld.",
+                            (long long)wn, (long long)channels);
     }
     if (weight->ndim > 1)
-        return ops_fail_null(OPS_ERR_SHAPE,
-                             "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = %d",
-                             (int)weight->ndim);
+        return ops_fail(OPS_ERR_SHAPE, "prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = %d",
+                        (int)weight->ndim);
+    return OPS_OK;
+}
+
+ops_tensor *
+nn_prelu(const ops_tensor *self, const ops_tensor *weight)
+{
+    if (ops_check_prelu(self, weight) != OPS_OK) /* the glue ran it; this guards a direct call */
+        return NULL;
+    const int nd = (int)self->ndim;
+    const int64_t wn = ops_tensor_numel(weight);
     /* weight as a (1, C, 1, ...) view over self's dims (a view: weight has <= 1 dim) */
     int64_t sz[OPS_MAX_DIMS], st[OPS_MAX_DIMS];
     for (int d = 0; d < nd; d++) {

@@ -459,14 +459,42 @@ done:
     return st;
 }
 
+/* group_norm's and native_group_norm's `check:`: input's rank (native_group_norm: the
+ * geometry it is given), which PyTorch checks before the dtype; the glue refuses an
+ * undeclared dtype after it, and the drivers run it again as a guard for a direct call. */
+ops_status
+ops_check_group_norm(const ops_tensor *input, int64_t num_groups, const ops_tensor *weight, const ops_tensor *bias,
+                     double eps, bool cudnn_enabled)
+{
+    (void)num_groups, (void)weight, (void)bias, (void)eps, (void)cudnn_enabled;
+    if (input->ndim < 2)
+        return ops_fail(OPS_ERR_SHAPE, "group_norm: Expected at least 2 dimensions for input tensor but received %d",
+                        (int)input->ndim);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_native_group_norm(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, int64_t N,
+                            int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    (void)weight, (void)bias, (void)group, (void)eps;
+    if (N < 0 || C < 0 || HxW < 0 || input->ndim < 2 || input->sizes[0] != N || input->sizes[1] != C ||
+        ops_tensor_numel(input) != N * C * HxW) {
+        char a[OPS_SHAPE_STR_LEN];
+        return ops_fail(OPS_ERR_SHAPE,
+                        "native_group_norm: Expected input of shape [N, C, *] with N=%" PRId64 ", C=%" PRId64
+                        " and HxW=%" PRId64 " elements per channel, but got input of shape %s",
+                        N, C, HxW, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
+    }
+    return OPS_OK;
+}
+
 ops_tensor *
 norm_group_norm(const ops_tensor *input, int64_t num_groups, const ops_tensor *weight, const ops_tensor *bias,
                 double eps, bool cudnn_enabled)
 {
-    (void)cudnn_enabled; /* PyTorch's flag for its cuDNN path; no meaning here */
-    if (input->ndim < 2)
-        return ops_fail_null(OPS_ERR_SHAPE, "group_norm: Expected at least 2 dimensions for input tensor but received %d",
-                             (int)input->ndim);
+    if (ops_check_group_norm(input, num_groups, weight, bias, eps, cudnn_enabled) != OPS_OK)
+        return NULL;
     int64_t S = 1;
     for (int d = 2; d < input->ndim; d++)
         S *= input->sizes[d];
@@ -483,14 +511,9 @@ norm_native_group_norm(const ops_tensor *input, const ops_tensor *weight, const 
                        ops_tensor **result2)
 {
     const char *op = "native_group_norm";
-    if (N < 0 || C < 0 || HxW < 0 || input->ndim < 2 || input->sizes[0] != N || input->sizes[1] != C ||
-        ops_tensor_numel(input) != N * C * HxW) {
-        char a[OPS_SHAPE_STR_LEN];
-        return ops_fail(OPS_ERR_SHAPE,
-                        "%s: Expected input of shape [N, C, *] with N=%" PRId64 ", C=%" PRId64 " and HxW=%" PRId64
-                        " elements per channel, but got input of shape %s",
-                        op, N, C, HxW, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
-    }
+    ops_status st = ops_check_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    if (st != OPS_OK)
+        return st;
     return gn_impl(op, OPS_DTYPE_MASK_NATIVE_GROUP_NORM, input, N, C, HxW, group, weight, bias, eps, result0, result1,
                    result2);
 }
@@ -565,14 +588,24 @@ norm_embedding(const ops_tensor *weight, const ops_tensor *indices, int64_t padd
  * (double for float64), the scales (1 where the norm is within max_norm), and one
  * index_copy_ of the scaled rows.  Everything is checked and computed before that
  * write, so a failure leaves self as it was. */
+/* embedding_renorm_'s `check:`: self's rank, checked before its dtype. */
+ops_status
+ops_check_embedding_renorm_(ops_tensor *self, const ops_tensor *indices, double max_norm, double norm_type)
+{
+    (void)indices, (void)max_norm, (void)norm_type;
+    if (self->ndim != 2)
+        return ops_fail(OPS_ERR_SHAPE, "embedding_renorm_: 'self' must be 2-D, got %d dimensions", (int)self->ndim);
+    return OPS_OK;
+}
+
 ops_status
 embedding_renorm_impl_(ops_tensor *self, const ops_tensor *indices, double max_norm, double norm_type)
 {
     const char *op = "embedding_renorm_";
-    if (self->ndim != 2)
-        return ops_fail(OPS_ERR_SHAPE, "%s: 'self' must be 2-D, got %d dimensions", op, (int)self->ndim);
-    if (!ops_dtype_is_floating(self->dtype))
-        return ops_fail_dtype(op, self->dtype, OPS_MASK_FLOATING);
+    if (ops_check_embedding_renorm_(self, indices, max_norm, norm_type) != OPS_OK)
+        return ops_last_status();
+    if (!(OPS_DTYPE_MASK_EMBEDDING_RENORM_ & OPS_DTYPE_BIT(self->dtype))) /* the glue's; a direct call's guard */
+        return ops_fail_dtype(op, self->dtype, OPS_DTYPE_MASK_EMBEDDING_RENORM_);
     if (indices->dtype != OPS_INT64 && indices->dtype != OPS_INT32)
         return ops_fail(OPS_ERR_DTYPE,
                         "%s: Expected tensor for argument #2 'indices' to have one of the following scalar types: "

@@ -270,6 +270,56 @@ done:
 
 /* ---- max_pool2d, max_pool2d_with_indices, max_pool1d ------------------------------- */
 
+/* The pools' `check:` functions (the entries' argument checks, which PyTorch makes
+ * before the dtype: the glue runs them, then refuses an undeclared dtype): the sizes,
+ * and an out= form's outs first.  The drivers run the same checks again as a guard
+ * for a direct call. */
+
+static ops_status
+max_pool2d_geom(pool_geom *g, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, ops_int_list dilation, bool ceil_mode)
+{
+    return pool2d_setup(g, self, kernel_size, stride, padding, &dilation, ceil_mode);
+}
+
+static ops_status
+max_pool2d_outs_check(const char *op, const ops_tensor *self, const ops_tensor *out, const ops_tensor *indices)
+{
+    ops_status st;
+    if ((st = pool_check_out(op, "out", out, self->dtype)) != OPS_OK ||
+        (st = pool_check_out(op, "indices", indices, OPS_INT64)) != OPS_OK)
+        return st;
+    if (ops_tensor_may_overlap(out, indices))
+        return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_max_pool2d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                     ops_int_list dilation, bool ceil_mode)
+{
+    pool_geom g = {.op = "max_pool2d"};
+    return max_pool2d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+ops_status
+ops_check_max_pool2d_with_indices(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                                  ops_int_list padding, ops_int_list dilation, bool ceil_mode)
+{
+    pool_geom g = {.op = "max_pool2d_with_indices"};
+    return max_pool2d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+ops_status
+ops_check_max_pool2d_with_indices_out(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                                      ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor *out,
+                                      ops_tensor *indices)
+{
+    pool_geom g = {.op = "max_pool2d_with_indices"};
+    ops_status st = max_pool2d_outs_check(g.op, self, out, indices);
+    return st != OPS_OK ? st : max_pool2d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
 static ops_status
 max_pool2d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
                 ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
@@ -277,7 +327,7 @@ max_pool2d_core(const char *op, unsigned declared, const ops_tensor *self, ops_i
 {
     pool_geom g = {.op = op};
     ops_status st;
-    if ((st = pool2d_setup(&g, self, kernel_size, stride, padding, &dilation, ceil_mode)) != OPS_OK ||
+    if ((st = max_pool2d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode)) != OPS_OK ||
         (st = pool_check_dtype(op, self->dtype, declared)) != OPS_OK)
         return st;
     return pool_run(&g, self, true, values, indices);
@@ -316,23 +366,20 @@ pool_max_pool2d_with_indices_out(const ops_tensor *self, ops_int_list kernel_siz
     const char *op = "max_pool2d_with_indices";
     ops_tensor *v = NULL, *ix = NULL;
     ops_status st;
-    if ((st = pool_check_out(op, "out", out, self->dtype)) != OPS_OK ||
-        (st = pool_check_out(op, "indices", indices, OPS_INT64)) != OPS_OK)
+    if ((st = max_pool2d_outs_check(op, self, out, indices)) != OPS_OK)
         return st;
-    if (ops_tensor_may_overlap(out, indices))
-        return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
     if ((st = max_pool2d_core(op, OPS_DTYPE_MASK_MAX_POOL2D_WITH_INDICES_OUT, self, kernel_size, stride, padding,
                               dilation, ceil_mode, &v, &ix)) != OPS_OK)
         return st;
     return pool_write_two(op, v, ix, out, indices);
 }
 
-/* PyTorch's check_max_pool1d, then the pool (indices too when asked). */
+/* PyTorch's check_max_pool1d and the output size, into *g. */
 static ops_status
-max_pool1d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
-                ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
-                ops_tensor **indices)
+max_pool1d_geom(pool_geom *gp, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, ops_int_list dilation, bool ceil_mode)
 {
+    const char *op = gp->op;
     char buf[OPS_SHAPE_STR_LEN];
     const int nd = self->ndim;
     if (!((nd == 2 && self->sizes[0] != 0 && self->sizes[1] != 0) ||
@@ -391,8 +438,36 @@ max_pool1d_core(const char *op, unsigned declared, const ops_tensor *self, ops_i
     if (g.ow <= 0)
         return ops_fail(OPS_ERR_SHAPE, "%s: max_pool1d() Invalid computed output size: %lld", op,
                         (long long)g.ow);
-    ops_status st = pool_check_dtype(op, self->dtype, declared);
-    if (st != OPS_OK)
+    *gp = g;
+    return OPS_OK;
+}
+
+ops_status
+ops_check_max_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                     ops_int_list dilation, bool ceil_mode)
+{
+    pool_geom g = {.op = "max_pool1d"};
+    return max_pool1d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+ops_status
+ops_check_max_pool1d_with_indices(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                                  ops_int_list padding, ops_int_list dilation, bool ceil_mode)
+{
+    pool_geom g = {.op = "max_pool1d_with_indices"};
+    return max_pool1d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+/* max_pool1d_geom, the dtype, then the pool (indices too when asked). */
+static ops_status
+max_pool1d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
+                ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode, ops_tensor **values,
+                ops_tensor **indices)
+{
+    pool_geom g = {.op = op};
+    ops_status st;
+    if ((st = max_pool1d_geom(&g, self, kernel_size, stride, padding, dilation, ceil_mode)) != OPS_OK ||
+        (st = pool_check_dtype(op, self->dtype, declared)) != OPS_OK)
         return st;
     return pool_run(&g, self, true, values, indices);
 }
@@ -425,24 +500,50 @@ pool_max_pool1d_with_indices(const ops_tensor *self, ops_int_list kernel_size, o
 
 /* ---- avg_pool2d, avg_pool1d ---------------------------------------------------------- */
 
+/* avg_pool2d's argument checks and output size, into *g (g->op, g->count_include_pad set). */
+static ops_status
+avg_pool2d_geom(pool_geom *g, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, bool ceil_mode, const int64_t *divisor_override)
+{
+    const char *op = g->op;
+    if (kernel_size.len != 1 && kernel_size.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: kernel_size must either be a single int, or a tuple of two ints", op);
+    if (stride.len != 0 && stride.len != 1 && stride.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: stride must either be omitted, a single int, or a tuple of two ints",
+                        op);
+    if (padding.len != 1 && padding.len != 2)
+        return ops_fail(OPS_ERR_VALUE, "%s: padding must either be a single int, or a tuple of two ints", op);
+    if (divisor_override != NULL && *divisor_override == 0)
+        return ops_fail(OPS_ERR_VALUE, "%s: divisor must be not zero", op);
+    g->divisor = divisor_override != NULL ? *divisor_override : 0;
+    return pool2d_setup(g, self, kernel_size, stride, padding, NULL, ceil_mode);
+}
+
+ops_status
+ops_check_avg_pool2d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                     bool ceil_mode, bool count_include_pad, const int64_t *divisor_override)
+{
+    pool_geom g = {.op = "avg_pool2d", .count_include_pad = count_include_pad};
+    return avg_pool2d_geom(&g, self, kernel_size, stride, padding, ceil_mode, divisor_override);
+}
+
+ops_status
+ops_check_avg_pool2d_out(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                         bool ceil_mode, bool count_include_pad, const int64_t *divisor_override, ops_tensor *out)
+{
+    ops_status st = pool_check_out("avg_pool2d", "out", out, self->dtype);
+    return st != OPS_OK ? st
+                        : ops_check_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                               divisor_override);
+}
+
 static ops_tensor *
 avg_pool2d_core(const char *op, unsigned declared, const ops_tensor *self, ops_int_list kernel_size,
                 ops_int_list stride, ops_int_list padding, bool ceil_mode, bool count_include_pad,
                 const int64_t *divisor_override)
 {
     pool_geom g = {.op = op, .count_include_pad = count_include_pad};
-    if (kernel_size.len != 1 && kernel_size.len != 2)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: kernel_size must either be a single int, or a tuple of two ints",
-                             op);
-    if (stride.len != 0 && stride.len != 1 && stride.len != 2)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: stride must either be omitted, a single int, or a tuple of two ints", op);
-    if (padding.len != 1 && padding.len != 2)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: padding must either be a single int, or a tuple of two ints", op);
-    if (divisor_override != NULL && *divisor_override == 0)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: divisor must be not zero", op);
-    g.divisor = divisor_override != NULL ? *divisor_override : 0;
-    if (pool2d_setup(&g, self, kernel_size, stride, padding, NULL, ceil_mode) != OPS_OK ||
+    if (avg_pool2d_geom(&g, self, kernel_size, stride, padding, ceil_mode, divisor_override) != OPS_OK ||
         pool_check_dtype(op, self->dtype, declared) != OPS_OK)
         return NULL;
     ops_tensor *r = NULL;
@@ -473,23 +574,24 @@ pool_avg_pool2d_out(const ops_tensor *self, ops_int_list kernel_size, ops_int_li
         out);
 }
 
-/* PyTorch's avg_pool1d: avg_pool2d over a height of 1. */
-ops_tensor *
-pool_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
-                bool ceil_mode, bool count_include_pad)
+/* PyTorch's avg_pool1d: avg_pool2d over a height of 1; its checks and output size into
+ * *g (g->op, g->count_include_pad set), the dtype's excepted. */
+static ops_status
+avg_pool1d_geom(pool_geom *g, const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride,
+                ops_int_list padding, bool ceil_mode)
 {
-    const char *op = "avg_pool1d";
+    const char *op = g->op;
     if (self->ndim < 2 || self->ndim > 3)
-        return ops_fail_null(OPS_ERR_SHAPE,
-                             "%s: Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument #1 'self' "
-                             "(while checking arguments for avg_pool1d)",
-                             op, (int)self->ndim);
+        return ops_fail(OPS_ERR_SHAPE,
+                        "%s: Expected 2 to 3 dimensions, but got %d-dimensional tensor for argument #1 'self' "
+                        "(while checking arguments for avg_pool1d)",
+                        op, (int)self->ndim);
     static const char *const names[3] = {"kernel_size", "stride", "padding"};
     const ops_int_list lists[3] = {kernel_size, stride.len ? stride : kernel_size, padding};
     for (int i = 0; i < 3; i++)
         if (lists[i].len != 1)
-            return ops_fail_null(OPS_ERR_VALUE, "%s: avg_pool1d() argument '%s' should contain one int (got %lld)", op,
-                                 names[i], (long long)lists[i].len);
+            return ops_fail(OPS_ERR_VALUE, "%s: avg_pool1d() argument '%s' should contain one int (got %lld)", op,
+                            names[i], (long long)lists[i].len);
     /* the 2-D checks, on the input seen as (.., C, 1, W) */
     int64_t sz[4], sd[4];
     const int nd = self->ndim;
@@ -498,13 +600,30 @@ pool_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
     sz[nd - 1] = 1, sd[nd - 1] = 0;
     sz[nd] = self->sizes[nd - 1], sd[nd] = self->strides[nd - 1];
     ops_tensor v = ops_borrowed_view(self, nd + 1, sz, sd, self->offset);
-    pool_geom g = {.op = op, .count_include_pad = count_include_pad};
     const int64_t k2[2] = {1, kernel_size.data[0]}, s2[2] = {1, lists[1].data[0]}, p2[2] = {0, padding.data[0]};
-    if (pool2d_setup(&g, &v, (ops_int_list){k2, 2}, (ops_int_list){s2, 2}, (ops_int_list){p2, 2}, NULL,
-                     ceil_mode) != OPS_OK ||
+    ops_status st = pool2d_setup(g, &v, (ops_int_list){k2, 2}, (ops_int_list){s2, 2}, (ops_int_list){p2, 2}, NULL,
+                                 ceil_mode);
+    g->nsp = 1; /* a 1-D result */
+    return st;
+}
+
+ops_status
+ops_check_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                     bool ceil_mode, bool count_include_pad)
+{
+    pool_geom g = {.op = "avg_pool1d", .count_include_pad = count_include_pad};
+    return avg_pool1d_geom(&g, self, kernel_size, stride, padding, ceil_mode);
+}
+
+ops_tensor *
+pool_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                bool ceil_mode, bool count_include_pad)
+{
+    const char *op = "avg_pool1d";
+    pool_geom g = {.op = op, .count_include_pad = count_include_pad};
+    if (avg_pool1d_geom(&g, self, kernel_size, stride, padding, ceil_mode) != OPS_OK ||
         pool_check_dtype(op, self->dtype, OPS_DTYPE_MASK_AVG_POOL1D) != OPS_OK)
         return NULL;
-    g.nsp = 1; /* a 1-D result */
     ops_tensor *r = NULL;
     pool_run(&g, self, false, &r, NULL);
     return r;
@@ -513,7 +632,7 @@ pool_avg_pool1d(const ops_tensor *self, ops_int_list kernel_size, ops_int_list s
 /* ---- adaptive_avg_pool2d, adaptive_max_pool2d ---------------------------------------- */
 
 static ops_status
-adaptive_setup(pool_geom *g, unsigned declared, const ops_tensor *self, ops_int_list output_size, bool is_max)
+adaptive_geom(pool_geom *g, const ops_tensor *self, ops_int_list output_size, bool is_max)
 {
     const char *op = g->op;
     char buf[OPS_SHAPE_STR_LEN];
@@ -543,7 +662,44 @@ adaptive_setup(pool_geom *g, unsigned declared, const ops_tensor *self, ops_int_
     /* the grain estimate reads kh * kw: the largest window */
     g->kh = g->oh > 0 ? ops_ceil_div_i64(g->ih, g->oh) + 1 : 1;
     g->kw = g->ow > 0 ? ops_ceil_div_i64(g->iw, g->ow) + 1 : 1;
-    return pool_check_dtype(op, self->dtype, declared);
+    return OPS_OK;
+}
+
+/* adaptive_geom, then the dtype among declared. */
+static ops_status
+adaptive_setup(pool_geom *g, unsigned declared, const ops_tensor *self, ops_int_list output_size, bool is_max)
+{
+    ops_status st = adaptive_geom(g, self, output_size, is_max);
+    return st != OPS_OK ? st : pool_check_dtype(g->op, self->dtype, declared);
+}
+
+ops_status
+ops_check_adaptive_avg_pool2d(const ops_tensor *self, ops_int_list output_size)
+{
+    pool_geom g = {.op = "adaptive_avg_pool2d"};
+    return adaptive_geom(&g, self, output_size, false);
+}
+
+ops_status
+ops_check_adaptive_avg_pool2d_out(const ops_tensor *self, ops_int_list output_size, ops_tensor *out)
+{
+    ops_status st = pool_check_out("adaptive_avg_pool2d", "out", out, self->dtype);
+    return st != OPS_OK ? st : ops_check_adaptive_avg_pool2d(self, output_size);
+}
+
+ops_status
+ops_check_adaptive_max_pool2d(const ops_tensor *self, ops_int_list output_size)
+{
+    pool_geom g = {.op = "adaptive_max_pool2d"};
+    return adaptive_geom(&g, self, output_size, true);
+}
+
+ops_status
+ops_check_adaptive_max_pool2d_out(const ops_tensor *self, ops_int_list output_size, ops_tensor *out,
+                                  ops_tensor *indices)
+{
+    ops_status st = max_pool2d_outs_check("adaptive_max_pool2d", self, out, indices);
+    return st != OPS_OK ? st : ops_check_adaptive_max_pool2d(self, output_size);
 }
 
 static ops_tensor *
@@ -601,11 +757,8 @@ pool_adaptive_max_pool2d_out(const ops_tensor *self, ops_int_list output_size, o
     const char *op = "adaptive_max_pool2d";
     ops_tensor *v = NULL, *ix = NULL;
     ops_status st;
-    if ((st = pool_check_out(op, "out", out, self->dtype)) != OPS_OK ||
-        (st = pool_check_out(op, "indices", indices, OPS_INT64)) != OPS_OK)
+    if ((st = max_pool2d_outs_check(op, self, out, indices)) != OPS_OK)
         return st;
-    if (ops_tensor_may_overlap(out, indices))
-        return ops_fail(OPS_ERR_VALUE, "%s: out and indices must not share memory", op);
     if ((st = adaptive_max_core(OPS_DTYPE_MASK_ADAPTIVE_MAX_POOL2D_OUT, self, output_size, &v, &ix)) != OPS_OK)
         return st;
     return pool_write_two(op, v, ix, out, indices);
@@ -748,33 +901,34 @@ pair_of(ops_int_list l, int64_t *a, int64_t *b)
     return true;
 }
 
-static ops_tensor *
-max_pool_backward_core(unsigned declared, const ops_tensor *grad_output, const ops_tensor *self,
-                       ops_int_list kernel_size, ops_int_list stride, ops_int_list padding, ops_int_list dilation,
-                       bool ceil_mode, const ops_tensor *indices)
+/* max_pool2d_with_indices_backward's argument checks that come before the dtype: the
+ * pooling arguments, and (for self of 3 or 4 dims) grad_output's and indices' sizes;
+ * a self of another rank is refused after the dtype, by check_common. */
+static ops_status
+max_pool_backward_geom(const ops_tensor *grad_output, const ops_tensor *self, ops_int_list kernel_size,
+                       ops_int_list stride, ops_int_list padding, ops_int_list dilation, bool ceil_mode,
+                       const ops_tensor *indices)
 {
     const char *op = "max_pool2d_with_indices_backward";
     int64_t kh, kw, sh, sw, ph, pw, dh, dw;
     if (!pair_of(kernel_size, &kh, &kw))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: kernel_size must either be a single int, or a tuple of two ints", op);
+        return ops_fail(OPS_ERR_VALUE, "%s: kernel_size must either be a single int, or a tuple of two ints", op);
     if (stride.len == 0) {
         sh = kh;
         sw = kw;
     } else if (!pair_of(stride, &sh, &sw)) {
-        return ops_fail_null(OPS_ERR_VALUE, "%s: stride must either be omitted, a single int, or a tuple of two ints",
-                             op);
+        return ops_fail(OPS_ERR_VALUE, "%s: stride must either be omitted, a single int, or a tuple of two ints",
+                        op);
     }
     if (!pair_of(padding, &ph, &pw))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: padding must either be a single int, or a tuple of two ints", op);
+        return ops_fail(OPS_ERR_VALUE, "%s: padding must either be a single int, or a tuple of two ints", op);
     if (!pair_of(dilation, &dh, &dw))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: dilation must be either a single int, or a tuple of two ints", op);
+        return ops_fail(OPS_ERR_VALUE, "%s: dilation must be either a single int, or a tuple of two ints", op);
     if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0 || ph < 0 || pw < 0)
-        return ops_fail_null(OPS_ERR_VALUE,
-                             "%s: kernel_size, stride and dilation must be positive and padding non-negative", op);
-    if (self->ndim != 3 && self->ndim != 4) {
-        check_common(op, declared, grad_output, self, indices); /* fails, naming the dtype or rank at fault */
-        return NULL;
-    }
+        return ops_fail(OPS_ERR_VALUE,
+                        "%s: kernel_size, stride and dilation must be positive and padding non-negative", op);
+    if (self->ndim != 3 && self->ndim != 4)
+        return OPS_OK;
     const int nd = self->ndim;
     int64_t want[4];
     memcpy(want, self->sizes, (size_t)nd * sizeof *want);
@@ -785,11 +939,61 @@ max_pool_backward_core(unsigned declared, const ops_tensor *grad_output, const o
     for (int t = 0; t < 2; t++)
         if (ts[t]->ndim != nd || memcmp(ts[t]->sizes, want, (size_t)nd * sizeof *want) != 0) {
             char b1[OPS_SHAPE_STR_LEN], b2[OPS_SHAPE_STR_LEN];
-            return ops_fail_null(OPS_ERR_SHAPE, "%s: Expected %s of size %s, but got %s", op, names[t],
-                                 ops_shape_str(nd, want, b1, sizeof b1),
-                                 ops_shape_str(ts[t]->ndim, ts[t]->sizes, b2, sizeof b2));
+            return ops_fail(OPS_ERR_SHAPE, "%s: Expected %s of size %s, but got %s", op, names[t],
+                            ops_shape_str(nd, want, b1, sizeof b1),
+                            ops_shape_str(ts[t]->ndim, ts[t]->sizes, b2, sizeof b2));
         }
-    if (check_common(op, declared, grad_output, self, indices) != OPS_OK)
+    return OPS_OK;
+}
+
+/* grad_input's dtype, which the .grad_input forms check first. */
+static ops_status
+backward_out_check(const char *op, const ops_tensor *self, const ops_tensor *grad_input)
+{
+    if (grad_input->dtype != self->dtype)
+        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
+                        ops_dtype_name(self->dtype), ops_dtype_name(grad_input->dtype));
+    return OPS_OK;
+}
+
+ops_status
+ops_check_max_pool2d_with_indices_backward(const ops_tensor *grad_output, const ops_tensor *self,
+                                           ops_int_list kernel_size, ops_int_list stride, ops_int_list padding,
+                                           ops_int_list dilation, bool ceil_mode, const ops_tensor *indices)
+{
+    return max_pool_backward_geom(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+}
+
+ops_status
+ops_check_max_pool2d_with_indices_backward_grad_input(const ops_tensor *grad_output, const ops_tensor *self,
+                                                      ops_int_list kernel_size, ops_int_list stride,
+                                                      ops_int_list padding, ops_int_list dilation, bool ceil_mode,
+                                                      const ops_tensor *indices, ops_tensor *grad_input)
+{
+    ops_status st = backward_out_check("max_pool2d_with_indices_backward", self, grad_input);
+    return st != OPS_OK ? st
+                        : max_pool_backward_geom(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                                 indices);
+}
+
+ops_status
+ops_check_adaptive_max_pool2d_backward_grad_input(const ops_tensor *grad_output, const ops_tensor *self,
+                                                  const ops_tensor *indices, ops_tensor *grad_input)
+{
+    (void)grad_output, (void)indices;
+    return backward_out_check("adaptive_max_pool2d_backward", self, grad_input);
+}
+
+/* the geometry, then check_common (the dtype first, then a self of another rank). */
+static ops_tensor *
+max_pool_backward_core(unsigned declared, const ops_tensor *grad_output, const ops_tensor *self,
+                       ops_int_list kernel_size, ops_int_list stride, ops_int_list padding, ops_int_list dilation,
+                       bool ceil_mode, const ops_tensor *indices)
+{
+    const char *op = "max_pool2d_with_indices_backward";
+    if (max_pool_backward_geom(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices) !=
+            OPS_OK ||
+        check_common(op, declared, grad_output, self, indices) != OPS_OK)
         return NULL;
     return pool_indices_scatter(op, grad_output, self, indices);
 }
@@ -810,9 +1014,9 @@ pool_max_pool2d_with_indices_backward_out(const ops_tensor *grad_output, const o
                                           ops_tensor *grad_input)
 {
     const char *op = "max_pool2d_with_indices_backward";
-    if (grad_input->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(grad_input->dtype));
+    ops_status st = backward_out_check(op, self, grad_input);
+    if (st != OPS_OK)
+        return st;
     return ops_write_out(
         op,
         max_pool_backward_core(OPS_DTYPE_MASK_MAX_POOL2D_WITH_INDICES_BACKWARD_GRAD_INPUT, grad_output, self,
@@ -841,9 +1045,9 @@ pool_adaptive_max_pool2d_backward_out(const ops_tensor *grad_output, const ops_t
                                       ops_tensor *grad_input)
 {
     const char *op = "adaptive_max_pool2d_backward";
-    if (grad_input->dtype != self->dtype)
-        return ops_fail(OPS_ERR_DTYPE, "%s: Expected out tensor to have dtype %s, but got %s instead", op,
-                        ops_dtype_name(self->dtype), ops_dtype_name(grad_input->dtype));
+    ops_status st = backward_out_check(op, self, grad_input);
+    if (st != OPS_OK)
+        return st;
     return ops_write_out(
         op, adaptive_backward_core(OPS_DTYPE_MASK_ADAPTIVE_MAX_POOL2D_BACKWARD_GRAD_INPUT, grad_output, self, indices),
         grad_input);

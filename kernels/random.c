@@ -86,9 +86,9 @@ fill_inplace(const char *op, ops_tensor *self, ops_rand_kind kind, double a, dou
 /* ---- argument checks ------------------------------------------------------------------ */
 
 /* dt is one of the dtypes the entry declares (`dtypes:`, OPS_DTYPE_MASK_<ENTRY>); a
- * factory's dtype argument may be no dtype at all (refused the same way).  For
- * an entry whose `of:` names self, the generated glue has refused the others before
- * the kernel runs; this guards a direct call. */
+ * factory's dtype argument may be no dtype at all (refused the same way).  The
+ * generated glue has refused the others before the kernel runs (`of:` names the
+ * Tensor or the dtype argument); this guards a direct call. */
 static bool
 check_declared(const char *op, ops_dtype dt, unsigned declared)
 {
@@ -124,26 +124,29 @@ filled_or_null(const char *op, ops_tensor *t, ops_rand_kind kind, double a, doub
 
 /* ---- rand, randn and their _like forms, uniform_, normal_, exponential_ ----------------- */
 
-ops_tensor *
-random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device)
+/* rand or randn (kind) of dtype (None: the default float dtype), a dtype of declared
+ * (the set of the entry whose kernel runs, OPS_DTYPE_MASK_<ENTRY>). */
+static ops_tensor *
+rand_new(const char *op, unsigned declared, ops_rand_kind kind, ops_int_list size, ops_generator *generator,
+         ops_dtype dtype, ops_device device)
 {
     if (dtype == OPS_DTYPE_NONE)
         dtype = ops_default_float_dtype();
-    if (!check_declared("rand", dtype, OPS_DTYPE_MASK_RAND))
+    if (!check_declared(op, dtype, declared))
         return NULL;
-    return filled_or_null("rand", new_factory_tensor("rand", size, dtype, device), OPS_RAND_UNIFORM, 0.0, 1.0, 0, 0,
-                          generator);
+    return filled_or_null(op, new_factory_tensor(op, size, dtype, device), kind, 0.0, 1.0, 0, 0, generator);
+}
+
+ops_tensor *
+random_rand(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device)
+{
+    return rand_new("rand", OPS_DTYPE_MASK_RAND, OPS_RAND_UNIFORM, size, generator, dtype, device);
 }
 
 ops_tensor *
 random_randn(ops_int_list size, ops_generator *generator, ops_dtype dtype, ops_device device)
 {
-    if (dtype == OPS_DTYPE_NONE)
-        dtype = ops_default_float_dtype();
-    if (!check_declared("randn", dtype, OPS_DTYPE_MASK_RANDN))
-        return NULL;
-    return filled_or_null("randn", new_factory_tensor("randn", size, dtype, device), OPS_RAND_NORMAL, 0.0, 1.0, 0, 0,
-                          generator);
+    return rand_new("randn", OPS_DTYPE_MASK_RANDN, OPS_RAND_NORMAL, size, generator, dtype, device);
 }
 
 ops_tensor *
@@ -357,20 +360,48 @@ random_random_(ops_tensor *self, ops_generator *generator)
     return random_random_from_(self, 0, &to, generator);
 }
 
+/* randperm's n, checked before its dtype (the entries' `check:`: the glue runs it
+ * before it refuses an undeclared dtype, as the kernel did). */
+static ops_status
+randperm_check_n(int64_t n)
+{
+    if (n < 0)
+        return ops_fail(OPS_ERR_VALUE, "randperm: n must be non-negative, got %" PRId64, n);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device)
+{
+    (void)generator, (void)dtype, (void)device;
+    return randperm_check_n(n);
+}
+
+ops_status
+ops_check_randperm_out(int64_t n, ops_tensor *out)
+{
+    (void)out;
+    return randperm_check_n(n);
+}
+
+ops_status
+ops_check_randperm_generator_out(int64_t n, ops_generator *generator, ops_tensor *out)
+{
+    (void)generator, (void)out;
+    return randperm_check_n(n);
+}
+
 /* randperm into a new tensor of dtype, refused unless declared (the set of the entry
- * whose kernel runs, OPS_DTYPE_MASK_<ENTRY>) holds it. */
+ * whose kernel runs, OPS_DTYPE_MASK_<ENTRY>) holds it: the glue has checked n
+ * (ops_check_randperm*) and the dtype; this guards a direct call. */
 static ops_tensor *
 randperm_new(unsigned declared, int64_t n, ops_generator *generator, ops_dtype dtype, ops_device device)
 {
     const char *op = "randperm";
     if (dtype == OPS_DTYPE_NONE)
         dtype = OPS_INT64;
-    if (n < 0)
-        return ops_fail_null(OPS_ERR_VALUE, "%s: n must be non-negative, got %" PRId64, op, n);
-    if ((int)dtype < 0 || dtype >= OPS_NUM_DTYPES || !(declared & OPS_DTYPE_BIT(dtype))) {
-        ops_fail_dtype(op, dtype, declared);
+    if (randperm_check_n(n) != OPS_OK || !check_declared(op, dtype, declared))
         return NULL;
-    }
     int64_t lo, hi;
     int_bounds(dtype, &lo, &hi);
     (void)lo;
@@ -408,25 +439,29 @@ random_randperm(int64_t n, ops_generator *generator, ops_dtype dtype, ops_device
 ops_status
 random_rand_generator_out(ops_int_list size, ops_generator *generator, ops_tensor *out)
 {
-    return ops_write_out("rand", random_rand(size, generator, out->dtype, out->storage->device), out);
+    return ops_write_out("rand", rand_new("rand", OPS_DTYPE_MASK_RAND_GENERATOR_OUT, OPS_RAND_UNIFORM, size,
+                                          generator, out->dtype, out->storage->device), out);
 }
 
 ops_status
 random_rand_out(ops_int_list size, ops_tensor *out)
 {
-    return random_rand_generator_out(size, NULL, out);
+    return ops_write_out("rand", rand_new("rand", OPS_DTYPE_MASK_RAND_OUT, OPS_RAND_UNIFORM, size, NULL,
+                                          out->dtype, out->storage->device), out);
 }
 
 ops_status
 random_randn_generator_out(ops_int_list size, ops_generator *generator, ops_tensor *out)
 {
-    return ops_write_out("randn", random_randn(size, generator, out->dtype, out->storage->device), out);
+    return ops_write_out("randn", rand_new("randn", OPS_DTYPE_MASK_RANDN_GENERATOR_OUT, OPS_RAND_NORMAL, size,
+                                           generator, out->dtype, out->storage->device), out);
 }
 
 ops_status
 random_randn_out(ops_int_list size, ops_tensor *out)
 {
-    return random_randn_generator_out(size, NULL, out);
+    return ops_write_out("randn", rand_new("randn", OPS_DTYPE_MASK_RANDN_OUT, OPS_RAND_NORMAL, size, NULL,
+                                           out->dtype, out->storage->device), out);
 }
 
 ops_status
@@ -652,13 +687,37 @@ random_multinomial_out(const ops_tensor *self, int64_t num_samples, bool replace
     return ops_write_out("multinomial", random_multinomial(self, num_samples, replacement, generator), out);
 }
 
-/* p first, then input's dtype against declared (the set of the entry whose kernel runs,
- * OPS_DTYPE_MASK_<ENTRY>), as PyTorch checks them. */
+/* p, checked before input's dtype as PyTorch checks them: the entries' `check:`, which
+ * the glue runs before it refuses an undeclared dtype. */
 static ops_status
-dropout_check(const char *op, unsigned declared, const ops_tensor *input, double p)
+dropout_check_p(const char *op, double p)
 {
     if (!(p >= 0.0 && p <= 1.0))
         return ops_fail(OPS_ERR_VALUE, "%s: dropout probability has to be between 0 and 1, but got %.17g", op, p);
+    return OPS_OK;
+}
+
+ops_status
+ops_check_dropout(const ops_tensor *input, double p, bool train)
+{
+    (void)input, (void)train;
+    return dropout_check_p("dropout", p);
+}
+
+ops_status
+ops_check_native_dropout(const ops_tensor *input, double p, const bool *train)
+{
+    (void)input, (void)train;
+    return dropout_check_p("native_dropout", p);
+}
+
+/* p, then input's dtype against declared (the set of the entry whose kernel runs,
+ * OPS_DTYPE_MASK_<ENTRY>): the glue has checked both; this guards a direct call. */
+static ops_status
+dropout_check(const char *op, unsigned declared, const ops_tensor *input, double p)
+{
+    if (dropout_check_p(op, p) != OPS_OK)
+        return ops_last_status();
     if (!(declared & OPS_DTYPE_BIT(input->dtype)))
         return ops_fail_dtype(op, input->dtype, declared);
     return OPS_OK;

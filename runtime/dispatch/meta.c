@@ -46,7 +46,8 @@ ops_meta_input_dtype(const ops_meta_args *a, int first, bool scalars)
 ops_status
 ops_check_dtype_declared(const char *op, ops_dtype dt, unsigned mask, const char *message)
 {
-    if (dt == OPS_DTYPE_NONE || (mask & OPS_DTYPE_BIT(dt)))
+    /* (a factory's dtype argument arrives unchecked: 37 is no dtype, and no bit to test) */
+    if (dt == OPS_DTYPE_NONE || ((int)dt >= 0 && dt < OPS_NUM_DTYPES && (mask & OPS_DTYPE_BIT(dt))))
         return OPS_OK;
     if (message != NULL)
         return ops_fail(OPS_ERR_DTYPE, "%s: %s", op_name(op), message);

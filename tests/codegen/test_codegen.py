@@ -40,7 +40,7 @@ class Rejections(unittest.TestCase):
         "dtypes_unknown_set", "dtypes_unknown_dtype", "dtypes_empty", "dtypes_twice", "dtypes_mapping_key",
         "dtypes_message_all", "dtypes_on_delegate",
         # `check:`, an op's argument check run once by the glue (issue 16)
-        "check_not_ident", "check_on_delegate", "check_on_dispatch_entry", "check_signature_clash",
+        "check_not_ident", "check_on_delegate", "check_plain_and_structured", "check_signature_clash",
         "check_kernel_name", "check_missing",
         # the structured reduction family, `meta: reduction` (codegen/reduction.py): its rule,
         # and the mapping of each form's arguments onto the structured entry's

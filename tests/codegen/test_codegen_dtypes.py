@@ -28,6 +28,22 @@ PLAIN = """\
   dtypes: floating
   dispatch:
     CPU: plain_unchecked_cpu
+
+- func: halve(Tensor self, int dim=-1) -> Tensor
+  dtypes: {accept: floating, of: self}
+  check: ops_check_halve
+  dispatch:
+    CPU: halve_cpu
+
+- func: fac(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor
+  dtypes: {accept: floating, of: dtype}
+  dispatch:
+    CPU: fac_cpu
+
+- func: fac_like(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dtypes: {accept: floating, of: [self, dtype]}
+  dispatch:
+    CPU: fac_like_cpu
 """
 
 KERNELS = """\
@@ -52,6 +68,34 @@ plain_unchecked_cpu(const ops_tensor *self)
 {
     (void)self;
     return NULL;
+}
+
+ops_status
+ops_check_halve(const ops_tensor *self, long dim)
+{
+    (void)self, (void)dim;
+    return 0;
+}
+
+ops_tensor *
+halve_cpu(const ops_tensor *self, long dim)
+{
+    (void)self, (void)dim;
+    return OPS_DTYPE_MASK_HALVE ? NULL : NULL;
+}
+
+ops_tensor *
+fac_cpu(ops_int_list size, ops_dtype dtype, ops_device device)
+{
+    (void)size, (void)dtype, (void)device;
+    return OPS_DTYPE_MASK_FAC ? NULL : NULL;
+}
+
+ops_tensor *
+fac_like_cpu(const ops_tensor *self, ops_dtype dtype)
+{
+    (void)self, (void)dtype;
+    return OPS_DTYPE_MASK_FAC_LIKE ? NULL : NULL;
 }
 """
 
@@ -109,6 +153,35 @@ class PlainGlue(unittest.TestCase):
                       '"hot is only for index tensors.");', h)
         self.assertNotIn("ops_check_dtype_declared", _body(glue, "ops_plain_unchecked"))
 
+    def test_check_then_dtype_then_kernel(self):
+        """A plain entry's `check:` runs before its declared-dtype check (the op's argument
+        errors first, as the kernel gave them), and the kernel after both."""
+        with tempfile.TemporaryDirectory() as d:
+            glue = self.generate(d, _write(d, "n.yaml", PLAIN), _write(d, "k.c", KERNELS))
+        b = _body(glue, "ops_halve")
+        call = "const ops_status _cst = ops_check_halve(self, dim);"
+        check = 'ops_check_dtype_declared("halve", _dt, '
+        self.assertIn(call, b)
+        self.assertIn(check, b)
+        self.assertLess(b.index("self == NULL"), b.index(call))
+        self.assertLess(b.index(call), b.index(check))
+        self.assertLess(b.index(check), b.index("ops_dispatch_lookup"))
+        self.assertIn("return NULL;", b[b.index(call):b.index(check)])
+        self.assertNotIn("ops_check_halve", _body(glue, "ops_lossy"))
+
+    def test_dtype_argument(self):
+        """A factory's `ScalarType?` in `of:` is the checked dtype when given; else the
+        promoted dtype of the Tensors in `of:` (a _like's self), else none (the op's default)."""
+        with tempfile.TemporaryDirectory() as d:
+            glue = self.generate(d, _write(d, "n.yaml", PLAIN), _write(d, "k.c", KERNELS))
+        b = _body(glue, "ops_fac")
+        self.assertNotIn("ops_tensor_dtype", b)
+        self.assertIn("if (dtype != OPS_DTYPE_NONE)\n            _dt = dtype;", b)
+        self.assertLess(b.index("_dt = dtype;"), b.index('ops_check_dtype_declared("fac", _dt, '))
+        like = _body(glue, "ops_fac_like")
+        self.assertLess(like.index("ops_tensor_dtype(self)"), like.index("_dt = dtype;"))
+        self.assertLess(like.index("_dt = dtype;"), like.index('ops_check_dtype_declared("fac_like", _dt, '))
+
     def test_malformed_of(self):
         cases = [
             ("  dtypes: {accept: floating, of: [self, reduction]}\n",
@@ -119,6 +192,18 @@ class PlainGlue(unittest.TestCase):
             ("  dtypes: {accept: all, of: self}\n",
              "lossy: dtypes: 'of' says which arguments the glue checks, and every dtype is accepted"),
         ]
+        fac = "  dtypes: {accept: floating, of: dtype}\n"
+        fac_line = PLAIN[:PLAIN.index(fac)].count("\n") + 1
+        fac_cases = [
+            ("  dtypes: {accept: floating, of: device}\n",
+             "fac: dtypes: 'of' names 'device', not a Tensor or ScalarType argument of fac (those: dtype)"),
+        ]
+        for line, msg in fac_cases:
+            with self.subTest(line=line.strip()), tempfile.TemporaryDirectory() as d:
+                y = _write(d, "n.yaml", PLAIN.replace(fac, line))
+                p = run_gen("check", "--native", y, "--no-kernel-check")
+                self.assertEqual(p.returncode, 1)
+                self.assertEqual(p.stderr.strip(), f"{y}:{fac_line}: {msg}")
         for line, msg in cases:
             with self.subTest(line=line.strip()), tempfile.TemporaryDirectory() as d:
                 y = _write(d, "n.yaml", PLAIN.replace("  dtypes: {accept: floating, of: [self, weight]}\n", line))
@@ -158,6 +243,40 @@ _DEF_RE = r"\b{}\s*\([^;{{]*?\)\s*\{{"
 
 class RealKernels(unittest.TestCase):
     """ops/native_functions.yaml and the kernels beside it."""
+
+    def test_unchecked_plain_entries_are_the_listed_exceptions(self):
+        """The plain entries whose glue does not refuse their undeclared dtypes are exactly
+        tests/codegen/dtype_glue_coverage.py's EXCEPTIONS (each with its reason): a new one
+        fails here, and a converted one must leave the list, so the count only goes down."""
+        import dtype_glue_coverage as cov
+        m = gen.load(REAL_NATIVE, REAL_DERIVS, [], False, False)
+        left = [nf.name for nf in cov.unchecked(m)]
+        self.assertEqual(sorted(set(left) - set(cov.EXCEPTIONS)), [],
+                         "plain entries with a declared set the glue does not check (give them `of:`)")
+        self.assertEqual(sorted(set(cov.EXCEPTIONS) - set(left)), [],
+                         "listed as exceptions but checked by the glue now: take them off the list")
+        self.assertLessEqual(len(left), 65)
+        for name, why in cov.EXCEPTIONS.items():
+            self.assertTrue(why.strip(), f"{name}: no reason")
+
+    def test_glue_checks_the_converted_entries(self):
+        """The generated glue of each plain entry with `of:` calls ops_check_dtype_declared
+        (and its `check:` before it): rand's dtype argument, glu's check, ..."""
+        m = gen.load(REAL_NATIVE, REAL_DERIVS, [], False, False)
+        from codegen import gen_glue
+        for name in ("rand", "rand_like", "rand.out", "randperm", "randperm.out", "dropout", "native_dropout",
+                     "glu", "glu.out", "prelu", "arange", "arange.start_out", "linspace", "linspace.out",
+                     "max_pool2d", "max_pool2d_with_indices.out", "avg_pool1d", "adaptive_avg_pool2d.out",
+                     "max_pool2d_with_indices_backward.grad_input", "upsample_nearest2d", "upsample_linear1d.out",
+                     "group_norm", "native_group_norm", "embedding_renorm_", "dot", "vdot.out"):
+            nf = next(f for f in m.functions if f.name == name)
+            with self.subTest(entry=name):
+                body = "\n".join(gen_glue._function(nf)["body"])
+                check = f'ops_check_dtype_declared("{nf.func.name}", _dt, '
+                self.assertIn(check, body)
+                self.assertLess(body.index(check), body.index("ops_dispatch_lookup"))
+                if nf.check is not None:
+                    self.assertLess(body.index(f"{nf.check}("), body.index(check))
 
     def test_glue_checked_kernels_name_their_declared_set(self):
         """Every plain entry whose glue checks its dtypes (`of:`) has kernels that refuse

@@ -17,6 +17,7 @@
 #include "ops_functions_loss.h"
 #include "ops_functions_nn.h"
 #include "ops_functions_norm.h"
+#include "ops_functions_pool.h"
 #include "ops_functions_random.h"
 #include "ops_functions_search.h"
 #include "ops_functions_unary.h"
@@ -140,7 +141,7 @@ START_TEST(test_declared_dtypes_of_plain_entries)
     ck_assert_ptr_null(ops_one_hot(x, -1));
     assert_error(OPS_ERR_DTYPE, "one_hot: one_hot is only applicable to index tensor of type LongTensor.");
 
-    /* no `of:`: the kernel's geometry check first, then its dtype check */
+    /* the entry's `check:` (its geometry) first, then the glue's dtype check */
     ck_assert_ptr_null(ops_group_norm(a, 1, NULL, NULL, 1e-5, true));
     assert_error(OPS_ERR_SHAPE, "group_norm: Expected at least 2 dimensions for input tensor but received 1");
 
@@ -148,6 +149,72 @@ START_TEST(test_declared_dtypes_of_plain_entries)
     ops_tensor_release(a);
     ops_tensor_release(b);
     ops_tensor_release(out);
+}
+END_TEST
+
+/* Plain entries whose glue checks the declared dtypes after the entry's `check:` (the
+ * argument errors the op gives first, moved out of the kernel), and factories whose
+ * glue checks the dtype argument: the messages, in the order the kernels gave them. */
+START_TEST(test_declared_dtypes_after_argument_checks)
+{
+    static const char floating[] = "(supported: float16, bfloat16, float32, float64)";
+    static const char numeric[] =
+        "(supported: uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)";
+    char want[200];
+    const int64_t is[] = {1, 0, 1};
+    ops_tensor *a = i64(is, 3), *a2 = i64(is, 2);
+
+    ck_assert_ptr_null(ops_dropout(a, 2.0, true));
+    assert_error(OPS_ERR_VALUE, "dropout: dropout probability has to be between 0 and 1, but got 2");
+    ck_assert_ptr_null(ops_dropout(a, 0.5, true));
+    snprintf(want, sizeof want, "dropout: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    ck_assert_ptr_null(ops_glu(a, 0));
+    assert_error(OPS_ERR_SHAPE, "glu: Halving dimension must be even, but dimension 0 is size 3");
+    ck_assert_ptr_null(ops_glu(a2, 0));
+    snprintf(want, sizeof want, "glu: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    /* a factory's dtype argument, checked by the glue; 37 is no dtype (and no bit of the mask) */
+    ck_assert_ptr_null(ops_rand(OPS_INTS(2), NULL, OPS_INT64, OPS_DEVICE_UNSPECIFIED));
+    snprintf(want, sizeof want, "rand: dtype int64 is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_rand(OPS_INTS(2), NULL, (ops_dtype)37, OPS_DEVICE_UNSPECIFIED));
+    snprintf(want, sizeof want, "rand: dtype ? is not supported %s", floating);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_randperm(-1, NULL, OPS_BOOL, OPS_DEVICE_UNSPECIFIED));
+    assert_error(OPS_ERR_VALUE, "randperm: n must be non-negative, got -1");
+    ck_assert_ptr_null(ops_randperm(3, NULL, OPS_BOOL, OPS_DEVICE_UNSPECIFIED));
+    snprintf(want, sizeof want, "randperm: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_linspace(OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), -1, OPS_BOOL, OPS_DEVICE_UNSPECIFIED));
+    assert_error(OPS_ERR_VALUE, "linspace: number of steps must be non-negative, got -1");
+    ck_assert_ptr_null(ops_linspace(OPS_SCALAR_INT(0), OPS_SCALAR_INT(1), 3, OPS_BOOL, OPS_DEVICE_UNSPECIFIED));
+    snprintf(want, sizeof want, "linspace: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    /* a pool: its sizes, then the dtype; its out= form's out= first */
+    const int64_t k3[] = {2, 2, 2}, k2[] = {2, 2};
+    ops_tensor *b4 = ops_ones(OPS_INTS(1, 1, 4, 4), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(b4);
+    const ops_int_list none = {NULL, 0}, zero = {(const int64_t[]){0}, 1}, one = {(const int64_t[]){1}, 1};
+    ck_assert_ptr_null(ops_max_pool2d(b4, (ops_int_list){k3, 3}, none, zero, one, false));
+    assert_error(OPS_ERR_VALUE, "max_pool2d: kernel_size must either be a single int, or a tuple of two ints");
+    ck_assert_ptr_null(ops_max_pool2d(b4, (ops_int_list){k2, 2}, none, zero, one, false));
+    snprintf(want, sizeof want, "max_pool2d: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    const float xs[] = {0.25f, 0.5f};
+    ops_tensor *out = f32(xs, 2);
+    ck_assert_int_eq(ops_avg_pool2d_out(b4, (ops_int_list){k3, 3}, none, zero, false, true, NULL, out),
+                     OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, "avg_pool2d: Expected out tensor to have dtype bool, but got float32 instead");
+    assert_f32(out, xs, 2); /* untouched */
+
+    ops_tensor_release(out);
+    ops_tensor_release(b4);
+    ops_tensor_release(a2);
+    ops_tensor_release(a);
 }
 END_TEST
 
@@ -494,6 +561,7 @@ suite(void)
     tcase_add_test(tc, test_bad_int_list);
     tcase_add_test(tc, test_declared_dtypes_of_plain_entries);
     tcase_add_test(tc, test_declared_dtypes_of_linalg_search_forms);
+    tcase_add_test(tc, test_declared_dtypes_after_argument_checks);
     tcase_add_test(tc, test_factory_device);
     tcase_add_test(tc, test_structured_forms_agree);
     tcase_add_test(tc, test_scalar_overloads_wrap_numbers);
