@@ -18,7 +18,6 @@ ROOT = os.environ.get("OPS_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE
 _MM = ("the driver checks the operands' shapes and that they share a dtype before the declared set "
        "(kernels/linalg.c), as PyTorch does; those checks would have to become the entry's `check:`")
 _SCANIDX = "an index/sort/search/softmax entry, another engineer's this session (left to them)"
-_REDFAM = "a reduction entry (var/std family), another engineer's this session (left to them)"
 _SVD = ("the driver checks the input's dimensions (2-D, the dim pair) before the dtype "
         "(kernels/cpu/linalg.c svd_dims); CPU only")
 _CONV = ("the driver checks weight's and bias's dtypes against input's and the geometry before the "
@@ -34,12 +33,10 @@ EXCEPTIONS = {
                         "baddbmm.out", "baddbmm_", "addbmm", "addbmm.out", "addbmm_", "matmul", "matmul.out",
                         "linear")},
     "einsum": "the equation is parsed and checked against the operands before the dtype (kernels/einsum.c)",
-    **{n: _SCANIDX for n in ("scatter_reduce.two", "repeat_interleave.Tensor", "softmax", "log_softmax", "topk",
+    **{n: _SCANIDX for n in ("scatter_reduce.two", "repeat_interleave.Tensor", "topk",
                              "kthvalue", "searchsorted.Tensor", "searchsorted.Tensor_out", "searchsorted.Scalar",
                              "searchsorted.Scalar_out", "bucketize.Tensor", "bucketize.Tensor_out",
                              "bucketize.Scalar", "bucketize.Scalar_out")},
-    **{n: _REDFAM for n in ("var", "var.dim", "std", "std.dim", "var_mean", "var_mean.dim", "std_mean",
-                            "std_mean.dim")},
     "norm.str": ("declared [float32, float64], narrower than what p='fro' accepts (the half dtypes, through "
                  "linalg_vector_norm); p='nuc' checks p and dtype= first"),
     **{n: _SVD for n in ("nuclear_norm", "nuclear_norm.dim", "_linalg_polar")},
