@@ -31,6 +31,7 @@
 #include "ops_functions_nn.h"
 #include "ops_functions_norm.h"
 #include "ops_functions_pool.h"
+#include "ops_functions_pool_backward.h"
 #include "ops_functions_random.h"
 #include "ops_functions_reduce_dim.h"
 #include "ops_cuda.h"

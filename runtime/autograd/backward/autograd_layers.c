@@ -16,6 +16,7 @@
 #include "ops_functions_index_scatter.h"
 #include "ops_functions_linalg.h"
 #include "ops_functions_pool.h"
+#include "ops_functions_pool_backward.h"
 #include "ops_functions_reduce.h"
 #include "ops_functions_unary.h"
 #endif

@@ -29,6 +29,7 @@
 #include "ops_functions_linalg.h"
 #include "ops_functions_nn.h"
 #include "ops_functions_pool.h"
+#include "ops_functions_pool_backward.h"
 #include "ops_functions_reduce.h"
 #include "ops_functions_ternary.h"
 #include "ops_functions_unary.h"
