@@ -76,8 +76,8 @@ def check_names(names: Iterable[str]) -> List[str]:
 
 def op_header_name(name: str) -> str:
     """The op header's name of an entry's schema name: the in-place form `add_` shares
-    `add`'s header (`ops_op_add.h`)."""
-    return name[:-1] if name.endswith("_") and len(name) > 1 else name
+    `add`'s header (`ops_op_add.h`); a dunder name (`__and__`) is its own."""
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
 
 
 def op_header_names(m: "_model.Model") -> List[str]:

@@ -7,6 +7,7 @@ Shares its setup with test_codegen.py (codegen_test_base.py); run by meson
 
 from codegen_test_base import *  # noqa: F401,F403 (paths, fixtures, run_gen, compile_c)
 from codegen_test_base import cnames, gen, model, dtypes_mod  # noqa: F401
+from codegen import shards
 
 
 class Incremental(unittest.TestCase):
@@ -163,6 +164,8 @@ class Shards(unittest.TestCase):
             self.assertIn(proto, g["ops_functions_unary.h"][0])
         self.assertNotIn("ops_zeros", neg)
         self.assertIn("ops_functions_creation.h", g["ops_op_zeros.h"][0])
+        for name, header in (("add_", "add"), ("add", "add"), ("__and__", "__and__"), ("__iand__", "__iand__")):
+            self.assertEqual(shards.op_header_name(name), header)
 
     def test_op_headers_list(self):
         """What meson declares when it configures (`op_headers_list`), and the check that
