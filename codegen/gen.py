@@ -7,11 +7,11 @@ the registry, and for the registry alone: the one output that reads ops/conforma
            [--kernel-sources FILE...] [--shards NAME...] [--op-headers NAME...]
     gen.py op_headers_list --native ops/native_functions.yaml
 
-
 Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, all;
 `check` only
 validates; `op_headers_list` prints the names of the op headers (ops_op_<name>.h,
-codegen/shards.py) one a line, for meson to declare them when it configures.  Every run validates the whole schema (both YAML files, the conformance files
+codegen/shards.py) one a line, for meson to declare them when it configures.  Every
+run validates the whole schema (both YAML files, the conformance files
 (docs/conformance.md: each key names an entry, the metadata present is well formed) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
 are printed as `file:line: reason` and the exit status is 1.  Outputs are written

@@ -32,9 +32,9 @@ file that calls `neg` includes `ops_op_neg.h` and is not recompiled when an op i
 added to the `unary` family; the family shards keep declaring the same functions (for
 the glue, the kernel drivers and users: they are the installed ones), and the op
 headers are internal to the build.  Their list follows the schema: meson lists the
-op names when it configures (`gen.py op_headers_list`: list_op_headers; the schema is a
-configure dependency) and passes them as --op-headers, which must match
-the schema's.
+op names when it configures (`gen.py op_headers_list`: list_op_headers; the schema is
+a configure dependency) and passes them as --op-headers, which must match the
+schema's.
 """
 
 import os
@@ -162,7 +162,6 @@ def public_names(m: "_model.Model") -> Dict[str, str]:
     """C name of every public function -> its family."""
     p = plan(m)
     return {nf.func.c_name: p.of(nf) for nf in m.functions}
-
 
 
 _FUNC_LINE = re.compile(r"^- func:\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)", re.M)
