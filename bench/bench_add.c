@@ -16,8 +16,11 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_creation.h"
+#include "ops_op_add.h"
+#include "ops_op_empty.h"
+#include "ops_op_full.h"
+#include "ops_op_ones.h"
+#include "ops_op_zeros.h"
 
 /* The baseline: what a C programmer writes by hand. */
 static void __attribute__((noinline))

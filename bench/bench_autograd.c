@@ -16,12 +16,15 @@
 #include <stdlib.h>
 
 #include "bench_util.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_linalg.h"
-#include "ops_functions_loss.h"
-#include "ops_functions_random.h"
-#include "ops_functions_unary.h"
+#include "ops_op_cross_entropy_loss.h"
+#include "ops_op_empty.h"
+#include "ops_op_full.h"
+#include "ops_op_linear.h"
+#include "ops_op_mul.h"
+#include "ops_op_rand.h"
+#include "ops_op_randint.h"
+#include "ops_op_relu.h"
+#include "ops_op_uniform.h"
 
 enum { CHAIN = 1000, REPS = 20 };
 

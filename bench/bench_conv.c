@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "ops_functions_conv.h"
+#include "ops_op_conv2d.h"
 
 enum { N = 32, C = 64, H = 56, W = 56, K = 64, KH = 3, KW = 3, PAD = 1 };
 

@@ -24,11 +24,13 @@
 #include "bench_util.h"
 #include "ops_cuda.h"
 #include "ops_internal.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_linalg.h"
-#include "ops_functions_random.h"
-#include "ops_functions_unary.h"
+#include "ops_op_add.h"
+#include "ops_op_copy.h"
+#include "ops_op_exp.h"
+#include "ops_op_mm.h"
+#include "ops_op_mul.h"
+#include "ops_op_rand.h"
+#include "ops_op_to.h"
 
 #define PROG "bench_cuda"
 

@@ -21,8 +21,9 @@
 
 #include "bench_util.h"
 #include "ops_cuda.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_reduce.h"
+#include "ops_op_amax.h"
+#include "ops_op_empty.h"
+#include "ops_op_sum.h"
 #ifdef OPS_CUDA_EMULATION
 #include "emu/ops_cuda_emu.h" /* the emulated device's runtime API (C-callable) */
 #else

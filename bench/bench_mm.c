@@ -15,7 +15,8 @@
 #include <time.h>
 
 #include "bench_util.h"
-#include "ops_functions_linalg.h"
+#include "ops_op_mm.h"
+#include "ops_op_mv.h"
 
 static float *
 filled(int64_t n, unsigned seed)

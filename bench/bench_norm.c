@@ -11,10 +11,10 @@
 #include <math.h>
 
 #include "bench_util.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_norm.h"
-#include "ops_functions_unary.h"
+#include "ops_op_layer_norm.h"
+#include "ops_op_linspace.h"
+#include "ops_op_sin.h"
+#include "ops_op_view.h"
 
 static void __attribute__((noinline))
 plain_layer_norm(const float *restrict x, const float *restrict w, const float *restrict b, float *restrict y,

@@ -12,11 +12,14 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_reduce_dim.h"
-#include "ops_functions_reduce_norm.h"
+#include "ops_op_empty.h"
+#include "ops_op_linspace.h"
+#include "ops_op_max.h"
+#include "ops_op_narrow.h"
+#include "ops_op_norm.h"
+#include "ops_op_softmax.h"
+#include "ops_op_sum.h"
+#include "ops_op_view.h"
 
 static void __attribute__((noinline))
 plain_sum_rows(const float *restrict a, float *restrict out, int64_t rows, int64_t cols)

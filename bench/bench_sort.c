@@ -14,10 +14,12 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_search.h"
-#include "ops_functions_sort.h"
+#include "ops_op_empty.h"
+#include "ops_op_msort.h"
+#include "ops_op_searchsorted.h"
+#include "ops_op_sort.h"
+#include "ops_op_topk.h"
+#include "ops_op_view.h"
 
 static uint64_t
 xorshift(uint64_t *s)

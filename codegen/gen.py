@@ -4,11 +4,14 @@ the registry, and for the registry alone: the one output that reads ops/conforma
 
     gen.py ARTIFACT... --native ops/native_functions.yaml --derivatives ops/derivatives.yaml
            [--conformance ops/conformance/*.yaml] --out-dir DIR [--cuda] [--no-kernel-check]
-           [--kernel-sources FILE...] [--shards NAME...]
+           [--kernel-sources FILE...] [--shards NAME...] [--op-headers NAME...]
+    gen.py op_headers_list --native ops/native_functions.yaml
 
 Artifacts: functions_h, kernels_h, dispatch, glue, registry, autograd, python, stubs, all;
 `check` only
-validates.  Every run validates the whole schema (both YAML files, the conformance files
+validates; `op_headers_list` prints the names of the op headers (ops_op_<name>.h,
+codegen/shards.py) one a line, for meson to declare them when it configures.  Every
+run validates the whole schema (both YAML files, the conformance files
 (docs/conformance.md: each key names an entry, the metadata present is well formed) and, unless
 --no-kernel-check, that each dispatch kernel is defined in a kernel source); errors
 are printed as `file:line: reason` and the exit status is 1.  Outputs are written
@@ -40,7 +43,7 @@ ARTIFACTS = {
 
 
 def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: bool,
-         conformance_paths=None, shard_names=None) -> model.Model:
+         conformance_paths=None, shard_names=None, op_headers=None) -> model.Model:
     """Parse and validate everything; raises model.SchemaError.  conformance_paths None:
     the conformance files beside the schema (model.conformance_files)."""
     m = model.load_model(native, conformance=())
@@ -72,7 +75,7 @@ def load(native: str, derivs: str, kernel_sources, kernel_check: bool, cuda: boo
     # the dispatch stubs the kernel sources declare and register (runtime/dispatch/ops_stub.h)
     m.stubs = gen_stubs.scan(kernel_sources, cuda)
     # which header / glue shard each kernel and entry goes to (codegen/shards.py)
-    m.shards = shards.Plan(m, kernel_sources, shard_names)
+    m.shards = shards.Plan(m, kernel_sources, shard_names, op_headers)
     return m
 
 
@@ -86,7 +89,7 @@ def generate(m: model.Model, artifacts, inputs, out_dir: str) -> list:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("artifacts", nargs="+", choices=sorted(ARTIFACTS) + ["all", "check"])
+    p.add_argument("artifacts", nargs="+", choices=sorted(ARTIFACTS) + ["all", "check", "op_headers_list"])
     p.add_argument("--native", required=True, help="ops/native_functions.yaml")
     p.add_argument("--derivatives", default="", help="ops/derivatives.yaml")
     p.add_argument("--conformance", nargs="*", default=None,
@@ -98,6 +101,9 @@ def main(argv=None) -> int:
     p.add_argument("--shards", nargs="*", default=None,
                    help="the shard names (generated/meson.build: the stems of kernels/**/*.c and *.cu); "
                         "default: derived from --kernel-sources (codegen/shards.py)")
+    p.add_argument("--op-headers", nargs="*", default=None,
+                   help="the op headers' names (generated/meson.build, from op_headers_list): must be the "
+                        "schema's; default: the schema's")
     p.add_argument("--no-kernel-check", action="store_true",
                    help="do not require dispatch kernels to be defined (generator tests)")
     p.add_argument("--cuda", action="store_true", help="the CUDA backend is built: check CUDA kernels too")
@@ -107,10 +113,13 @@ def main(argv=None) -> int:
     args.native = os.path.normpath(args.native)
     args.derivatives = os.path.normpath(args.derivatives) if args.derivatives else ""
 
+    if args.artifacts == ["op_headers_list"]:
+        print("\n".join(shards.list_op_headers(args.native)))
+        return 0
     t0 = time.perf_counter()
     try:
         m = load(args.native, args.derivatives, args.kernel_sources, not args.no_kernel_check, args.cuda,
-                 args.conformance, args.shards)
+                 args.conformance, args.shards, args.op_headers)
     except model.SchemaError as e:
         for msg in e.messages:
             print(msg, file=sys.stderr)
@@ -119,7 +128,7 @@ def main(argv=None) -> int:
         print(f"{e.filename}:1: {e.strerror}", file=sys.stderr)
         return 1
     t1 = time.perf_counter()
-    arts = [a for a in args.artifacts if a != "check"]
+    arts = [a for a in args.artifacts if a not in ("check", "op_headers_list")]
     if "all" in arts:
         arts = list(ARTIFACTS)
     inputs = [args.native] + ([args.derivatives] if args.derivatives else [])

@@ -21,8 +21,20 @@ declares it.  The umbrellas (`ops_functions.h`, `ops_kernels.h`,
 
 The shard list is fixed when meson configures (generated/meson.build passes it as
 --shards: the stems of kernels/**/*.{c,cu,cpp}) and is the same whatever the schema
-holds, so adding an op never changes the list of outputs; without --shards it is
-derived from --kernel-sources by the same rule (default_shards).
+holds; without --shards it is derived from --kernel-sources by the same rule
+(default_shards).
+
+Finer still, for the in-tree code that calls a few ops (the runtime, the tests, the
+benches and the Python module): one *op header* per op name, `ops_op_<name>.h`,
+declaring the public functions of every entry of that name and of its in-place form
+(`add.Tensor`, `add.out`, `add_.Tensor`, ... in `ops_op_add.h`; op_header_name).  A
+file that calls `neg` includes `ops_op_neg.h` and is not recompiled when an op is
+added to the `unary` family; the family shards keep declaring the same functions (for
+the glue, the kernel drivers and users: they are the installed ones), and the op
+headers are internal to the build.  Their list follows the schema: meson lists the
+op names when it configures (`gen.py op_headers_list`: list_op_headers; the schema is
+a configure dependency) and passes them as --op-headers, which must match the
+schema's.
 """
 
 import os
@@ -62,10 +74,37 @@ def check_names(names: Iterable[str]) -> List[str]:
     return sorted(out)
 
 
+def op_header_name(name: str) -> str:
+    """The op header's name of an entry's schema name: the in-place form `add_` shares
+    `add`'s header (`ops_op_add.h`); a dunder name (`__and__`) is its own."""
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
+def op_header_names(m: "_model.Model") -> List[str]:
+    """The op headers' names of a schema, sorted."""
+    return sorted({op_header_name(nf.func.name) for nf in m.functions})
+
+
+def check_op_headers(m: "_model.Model", given: Optional[Sequence[str]]) -> List[str]:
+    """The op headers to write: the schema's, which --op-headers (the outputs meson
+    declared when it configured) must list exactly."""
+    names = op_header_names(m)
+    if given is not None and sorted(set(given)) != names:
+        extra = sorted(set(given) - set(names))
+        missing = sorted(set(names) - set(given))
+        what = (f"ops_op_{missing[0]}.h is not listed" if missing
+                else f"ops_op_{extra[0]}.h names no op of the schema")
+        raise _model.SchemaError([f"--op-headers: {what} (meson lists the op headers when it configures: "
+                                  f"run `meson setup --reconfigure` on the build directory)"])
+    return names
+
+
 class Plan:
     """Shard of every kernel and family of every entry (computed once per run)."""
 
-    def __init__(self, m: "_model.Model", sources: Sequence[str], names: Optional[Sequence[str]]):
+    def __init__(self, m: "_model.Model", sources: Sequence[str], names: Optional[Sequence[str]],
+                 op_headers: Optional[Sequence[str]] = None):
+        self.op_headers = check_op_headers(m, op_headers)
         self.names = check_names(default_shards(sources) if names is None else names)
         known = set(self.names)
         # (the `check:` functions are placed as kernels are: codegen/checks.py)
@@ -123,3 +162,18 @@ def public_names(m: "_model.Model") -> Dict[str, str]:
     """C name of every public function -> its family."""
     p = plan(m)
     return {nf.func.c_name: p.of(nf) for nf in m.functions}
+
+
+_FUNC_LINE = re.compile(r"^- func:\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)", re.M)
+
+
+def list_op_headers(native: str) -> List[str]:
+    """The op headers' names of the schema file (`gen.py op_headers_list`, which
+    generated/meson.build runs when meson configures).  A schema that does not parse
+    still lists what its `- func:` lines name, so that meson configures and the
+    generator's run reports the errors with file:line, as for any schema edit."""
+    try:
+        return op_header_names(_model.load_model(native, conformance=()))
+    except _model.SchemaError:
+        with open(native, encoding="utf-8") as f:
+            return sorted({op_header_name(n) for n in _FUNC_LINE.findall(f.read())})

@@ -16,7 +16,7 @@
 
 #include "ops_cuda.h"
 #include "ops_random.h"
-#include "ops_functions_copy.h"
+#include "ops_op_contiguous.h"
 
 #define PYOPS_RNG_STATE_BYTES 16
 

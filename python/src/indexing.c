@@ -4,10 +4,13 @@
  * tensors (and lists of ints or bools) index advanced-style through index.Tensor, which
  * copies; assignment goes through copy_/fill_ on the basic view, or index_put_. */
 #include "pyops.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_index_advanced.h"
+#include "ops_op_copy.h"
+#include "ops_op_fill.h"
+#include "ops_op_index.h"
+#include "ops_op_index_put.h"
+#include "ops_op_select.h"
+#include "ops_op_slice.h"
+#include "ops_op_unsqueeze.h"
 
 #include <string.h>
 

@@ -8,7 +8,7 @@
  * it).  The versioned struct travels as "dltensor_versioned" / "used_dltensor_versioned"
  * and is offered only when libops was built against a DLPack header that has it. */
 #include "pyops.h"
-#include "ops_functions_copy.h"
+#include "ops_op_clone.h"
 
 #include <string.h>
 

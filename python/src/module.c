@@ -2,8 +2,9 @@
  * dtype inference, grad mode and libops.autograd.grad.  The Python package
  * (python/libops/__init__.py) re-exports all of it and adds no_grad and device. */
 #include "pyops.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_empty.h"
+#include "ops_op_to.h"
 
 #include <limits.h>
 #include <string.h>

@@ -5,7 +5,8 @@
  * tensor_operators.c, indexing in indexing.c; the generated methods of the schema
  * (python_bindings.c) are added to the type at module init. */
 #include "pyops.h"
-#include "ops_functions_core.h"
+#include "ops_op_permute.h"
+#include "ops_op_select.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -3,7 +3,9 @@
  * table, which pyops_tensor_type_prepare (tensor.c) puts before the generated
  * methods of the schema. */
 #include "pyops.h"
-#include "ops_functions_copy.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_cpu.h"
+#include "ops_op_to.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -3,11 +3,28 @@
  * comparisons) with PyTorch's scalar promotion: a Python number becomes a
  * wrapped-number tensor, which does not promote a tensor within its category. */
 #include "pyops.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_compare.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_linalg.h"
-#include "ops_functions_unary.h"
+#include "ops_op_abs.h"
+#include "ops_op_add.h"
+#include "ops_op_bitwise_and.h"
+#include "ops_op_bitwise_left_shift.h"
+#include "ops_op_bitwise_not.h"
+#include "ops_op_bitwise_or.h"
+#include "ops_op_bitwise_right_shift.h"
+#include "ops_op_bitwise_xor.h"
+#include "ops_op_copy.h"
+#include "ops_op_div.h"
+#include "ops_op_eq.h"
+#include "ops_op_ge.h"
+#include "ops_op_gt.h"
+#include "ops_op_le.h"
+#include "ops_op_lt.h"
+#include "ops_op_matmul.h"
+#include "ops_op_mul.h"
+#include "ops_op_ne.h"
+#include "ops_op_neg.h"
+#include "ops_op_pow.h"
+#include "ops_op_remainder.h"
+#include "ops_op_sub.h"
 
 #include <limits.h>
 #include <stdlib.h>

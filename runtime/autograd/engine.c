@@ -28,9 +28,12 @@
 #include "ops_autograd_engine.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
+#include "ops_op_add.h"
+#include "ops_op_clone.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_ones_like.h"
+#include "ops_op_to.h"
+#include "ops_op_zeros.h"
 #endif
 
 /* ---- AccumulateGrad ----------------------------------------------------------- */

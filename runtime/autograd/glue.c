@@ -6,8 +6,8 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_core.h"
-#include "ops_functions_reduce.h"
+#include "ops_op_reshape.h"
+#include "ops_op_sum.h"
 #endif
 
 ops_tensor *

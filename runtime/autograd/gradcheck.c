@@ -12,9 +12,10 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_reduce.h"
+#include "ops_op_add.h"
+#include "ops_op_mul.h"
+#include "ops_op_sum.h"
+#include "ops_op_to.h"
 #endif
 
 static const ops_gradcheck_options DEFAULTS = {1e-6, 1e-5, 1e-3, 12345};

@@ -9,8 +9,11 @@
 #include "ops_autograd_engine.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
+#include "ops_op_clone.h"
+#include "ops_op_copy.h"
+#include "ops_op_empty_strided.h"
+#include "ops_op_to.h"
+#include "ops_op_zero.h"
 #endif
 
 /* The nodes of a view's history.  Both know the geometry of the root base (sizes,

@@ -14,8 +14,8 @@
 #include "ops_internal.h"
 
 #if __has_include("ops_functions.h") && __has_include("ops_kernels.h")
-#include "ops_functions_copy.h"
 #include "ops_kernels_core.h"
+#include "ops_op_to.h"
 #endif
 
 /* Pieces of at most this many are listed in messages; longer lists end in "...". */

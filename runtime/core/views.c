@@ -13,8 +13,8 @@
  * differentiable) ops_contiguous, and the kernels are checked against their
  * generated prototypes.  Without them the runtime still builds and copies itself. */
 #if __has_include("ops_functions.h") && __has_include("ops_kernels.h")
-#include "ops_functions_copy.h"
 #include "ops_kernels_core.h"
+#include "ops_op_contiguous.h"
 #define OPS_HAVE_GENERATED_OPS 1
 #endif
 

@@ -8,11 +8,15 @@
 #include "ops_optim.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_ternary.h"
-#include "ops_functions_unary.h"
+#include "ops_op_add.h"
+#include "ops_op_addcdiv.h"
+#include "ops_op_addcmul.h"
+#include "ops_op_clone.h"
+#include "ops_op_maximum.h"
+#include "ops_op_mul.h"
+#include "ops_op_sqrt.h"
+#include "ops_op_zero.h"
+#include "ops_op_zeros_like.h"
 #endif
 
 typedef enum { OPT_SGD, OPT_ADAM, OPT_ADAMW } opt_kind;

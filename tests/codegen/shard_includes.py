@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""The generated-header includes of the in-tree programs: shards, never an umbrella.
+"""The generated-header includes of the in-tree code: shards and op headers, never an umbrella.
 
 Every schema edit rewrites the umbrella headers (`ops_functions.h`, `ops_kernels.h`,
 `ops_autograd_gen.h`, and `libops.h`, which includes the first), so a file that
 includes one is recompiled whenever an op is added anywhere (docs/codegen.md "The edit
-loop").  The tests, benchmarks and Python bindings therefore include the generated
-shards whose declarations their own text uses, as the kernels and the runtime do
-(docs/codegen.md "Shards"), and `libops.h` stays for users' programs (examples/,
-tests/newop/use_logit.c, which stands for one).
+loop").  The runtime, tests, benchmarks and Python bindings therefore include the
+generated headers whose declarations their own text uses, as the kernels do
+(docs/codegen.md "Shards"): for the public functions the op header of each op called
+(`ops_op_<name>.h`, codegen/shards.py), finer than the family shard, which every op
+added to the family rewrites; for kernels and autograd entry points the shards.
+`libops.h` stays for users' programs (examples/, tests/newop/use_logit.c, which stands
+for one), and the kernel files keep their families' shards (a family's files are
+recompiled for its new op anyway).
 
     shard_includes.py --generated BUILD/generated [--source-root DIR] (--check | --fix)
 
@@ -17,8 +21,9 @@ autograd formula tables: a file may declare those itself), or lacks a shard it u
 through another header's includes) or includes one it does not use; --fix rewrites
 the includes in place: the shard includes of a file go where its first generated
 include (or its first local include) was, and `libops.h` becomes the hand-written
-public headers it includes.  The shard of each name is read from the generated
-headers of the build given (the identifiers each shard declares or #defines).
+public headers it includes.  The header of each name is read from the generated
+headers of the build given (the identifiers each declares or #defines; a public
+function's is its op header).
 """
 import argparse
 import glob
@@ -26,18 +31,29 @@ import os
 import re
 import sys
 
-# What tests, benches and the Python module are made of (examples/ and the newop
-# fixture use libops.h as a user does).
-SCOPE = ('tests/unit/*.c', 'tests/unit/*.h', 'tests/conformance/*.c', 'tests/conformance/*.h',
+# What the runtime, tests, benches and the Python module are made of (examples/ and
+# the newop fixture use libops.h as a user does).
+SCOPE = ('runtime/*/*.c', 'runtime/*/*.h', 'runtime/*/*/*.c', 'runtime/*/*/*.h',
+         'tests/unit/*.c', 'tests/unit/*.h', 'tests/conformance/*.c', 'tests/conformance/*.h',
          'tests/codegen/*.c', 'tests/fuzz/*.c', 'tests/fuzz/*.h', 'bench/*.c', 'bench/*.h',
          'python/src/*.c', 'python/src/*.h')
 UMBRELLAS = {'ops_functions.h': 'functions', 'ops_kernels.h': 'kernels',
              'ops_autograd_gen.h': 'autograd_gen'}
-GEN_INC = re.compile(r'^#include "((?:libops|ops_(?:functions|kernels|autograd_gen)(?:_\w+)?)\.h)"[^\n]*\n', re.M)
+GEN_INC = re.compile(r'^#include "((?:libops|ops_op_\w+|ops_(?:functions|kernels|autograd_gen)(?:_\w+)?)\.h)"[^\n]*\n',
+                     re.M)
 LOCAL_INC = re.compile(r'^#include "([^"]+)"[^\n]*\n', re.M)
 PP_COND = re.compile(r'^#\s*(if|ifdef|ifndef|endif)\b', re.M)
 STRIP = re.compile(r'"(?:\\.|[^"\\\n])*"|/\*.*?\*/|//[^\n]*', re.S)
 SHARD_NAME = re.compile(r'ops_(functions|kernels|autograd_gen)_(\w+)\.h$')
+OP_HEADER = re.compile(r'ops_op_(\w+)\.h$')
+
+
+def header_kind(name):
+    """The kind of declarations a shard or op header holds (None: neither)."""
+    if OP_HEADER.match(name):
+        return 'functions'
+    m = SHARD_NAME.match(name)
+    return m.group(1) if m else None
 
 
 def libops_h_parts(root):
@@ -47,12 +63,13 @@ def libops_h_parts(root):
 
 
 def shard_map(gen):
-    """identifier -> shard header, for each kind."""
+    """identifier -> shard header, for each kind (a public function's: its op header,
+    read first)."""
     decl = {}
-    for h in sorted(glob.glob(os.path.join(gen, 'ops_*_*.h'))):
+    heads = sorted(glob.glob(os.path.join(gen, 'ops_*_*.h')))
+    for h in sorted(heads, key=lambda h: not OP_HEADER.match(os.path.basename(h))):
         name = os.path.basename(h)
-        m = SHARD_NAME.match(name)
-        if not m:
+        if header_kind(name) is None:
             continue
         text = STRIP.sub(' ', open(h).read())
         for ident in re.findall(r'\b([A-Za-z_]\w*)\s*\(', text) + re.findall(r'#define\s+(\w+)', text):
@@ -81,8 +98,8 @@ def kinds_of(name):
         return {'functions'}
     if name in UMBRELLAS:
         return {UMBRELLAS[name]}
-    m = SHARD_NAME.match(name)
-    return {m.group(1)} if m else set()
+    k = header_kind(name)
+    return {k} if k else set()
 
 
 def reachable_kinds(path, files, seen=None):
@@ -124,7 +141,7 @@ def wanted(path, files, decl, kinds):
     # names the file, or a header of here it includes, declares itself need no header
     used -= declared_here(path, files)
     return sorted({decl[u] for u in used if u in decl and
-                   (decl[u] in UMBRELLAS or SHARD_NAME.match(decl[u]).group(1) in kinds)})
+                   (decl[u] in UMBRELLAS or header_kind(decl[u]) in kinds)})
 
 
 def rewrite(path, files, decl, parts):

@@ -496,12 +496,30 @@ class Generated(unittest.TestCase):
         return "".join(self.read(os.path.basename(p)) for p in sorted(glob.glob(os.path.join(self.out, pattern))))
 
     def test_outputs(self):
-        # The fixture's kernels are in no kernels/ folder: one shard, `core`.
+        # The fixture's kernels are in no kernels/ folder: one shard, `core`; one op
+        # header per op name (an in-place form `foo_` goes with `foo`).
+        with open(FIX_NATIVE, encoding="utf-8") as f:
+            names = set(re.findall(r"^- func: (\w+)", f.read(), re.M))
+        ops = {n[:-1] if n.endswith("_") else n for n in names}
+        self.assertIn("add", ops)
         self.assertEqual(sorted(os.listdir(self.out)), sorted(
             ["ops_functions.h", "ops_kernels.h", "ops_glue.h", "ops_dispatch.c", "ops_registry.c",
              "ops_autograd_gen.h", "ops_autograd_gen.c", "python_bindings.c", "ops_stubs.c"]
             + [f"ops_{kind}_core.{ext}" for kind, ext in
-               (("functions", "h"), ("kernels", "h"), ("autograd_gen", "h"), ("glue", "c"))]))
+               (("functions", "h"), ("kernels", "h"), ("autograd_gen", "h"), ("glue", "c"))]
+            + [f"ops_op_{n}.h" for n in ops]))
+
+    def test_op_headers(self):
+        """ops_op_<name>.h declares the entries of one name and of its in-place form, as
+        the family shard does, and nothing else."""
+        h = self.read("ops_op_add.h")
+        self.assertIn("#ifndef OPS_GENERATED_OP_ADD_H", h)
+        self.assertIn('#include "ops_tensor.h"', h)
+        for proto in ("ops_tensor *ops_add(const ops_tensor *self, const ops_tensor *other, ops_scalar alpha);",
+                      "ops_status ops_add_(ops_tensor *self, const ops_tensor *other, ops_scalar alpha);"):
+            self.assertIn("OPS_API " + proto, h)
+            self.assertIn("OPS_API " + proto, self.read("ops_functions_core.h"))
+        self.assertNotIn("ops_cat", h)
 
     def test_first_line_says_generated(self):
         for name in os.listdir(self.out):

@@ -7,6 +7,7 @@ Shares its setup with test_codegen.py (codegen_test_base.py); run by meson
 
 from codegen_test_base import *  # noqa: F401,F403 (paths, fixtures, run_gen, compile_c)
 from codegen_test_base import cnames, gen, model, dtypes_mod  # noqa: F401
+from codegen import shards
 
 
 class Incremental(unittest.TestCase):
@@ -63,8 +64,8 @@ class Incremental(unittest.TestCase):
             changed = {n for n in after if after[n][1] != before[n][1]}
             # The schema comment and the registry's default string show the default; the
             # fixture's one shard is `core` (class Shards splits a schema over several).
-            self.assertEqual(changed, {"ops_functions_core.h", "ops_kernels_core.h", "ops_registry.c",
-                                       "ops_glue_core.c", "python_bindings.c"})
+            self.assertEqual(changed, {"ops_functions_core.h", "ops_op_cat.h", "ops_kernels_core.h",
+                                       "ops_registry.c", "ops_glue_core.c", "python_bindings.c"})
             for n in after:
                 if n not in changed:
                     self.assertEqual(after[n][0], before[n][0], n)
@@ -79,7 +80,8 @@ class Shards(unittest.TestCase):
               "- func: ones(int[] size) -> Tensor\n  dispatch:\n    CompositeExplicitAutograd: ones_impl\n")
     ADDED = "- func: abs(Tensor self) -> Tensor\n  dispatch:\n    CPU: abs_cpu\n"
     UNARY = ("ops_tensor *neg_cpu(const ops_tensor *self) { (void)self; return NULL; }\n"
-             "ops_tensor *abs_cpu(const ops_tensor *self) { (void)self; return NULL; }\n")
+             "ops_tensor *abs_cpu(const ops_tensor *self) { (void)self; return NULL; }\n"
+             "ops_status neg_cpu_(ops_tensor *self) { (void)self; return OPS_OK; }\n")
     CREATION = "ops_tensor *zeros_cpu(ops_int_list size) { (void)size; return NULL; }\n"
     VIEWS = "ops_tensor *ones_impl(ops_int_list size) { (void)size; return NULL; }\n"
 
@@ -137,11 +139,60 @@ class Shards(unittest.TestCase):
             os.utime(os.path.join(self.out, name), (old, old))
         before = {n: (t, os.stat(os.path.join(self.out, n)).st_mtime_ns) for n, (t, _) in before.items()}
         after = self.generate(self.NATIVE + self.ADDED)
-        self.assertEqual(set(after), set(before))  # the same outputs: the list is the kernel files'
-        changed = {n for n in after if after[n][1] != before[n][1]}
+        # the same outputs (the shards are the kernel files'), and the new op's header
+        self.assertEqual(set(after), set(before) | {"ops_op_abs.h"})
+        changed = {n for n in after if after[n][1] != before.get(n, (None, None))[1]}
         self.assertEqual(changed, {"ops_functions_unary.h", "ops_kernels_unary.h", "ops_glue_unary.c",
-                                   "ops_autograd_gen_unary.h", "ops_registry.c", "python_bindings.c"})
+                                   "ops_autograd_gen_unary.h", "ops_registry.c", "python_bindings.c",
+                                   "ops_op_abs.h"})
         self.assertIn("abs_cpu", after["ops_kernels_unary.h"][0])
+        self.assertIn("OPS_API ops_tensor *ops_abs(const ops_tensor *self);", after["ops_op_abs.h"][0])
+
+    def test_op_headers(self):
+        """One header per op name (codegen/shards.py): the same prototypes as the family
+        shard, which names it; an in-place form shares its op's header."""
+        g = self.generate(self.NATIVE + "- func: neg_(Tensor(a!) self) -> Tensor(a!)\n"
+                                        "  dispatch:\n    CPU: neg_cpu_\n")
+        self.assertEqual(sorted(n for n in g if n.startswith("ops_op_")),
+                         ["ops_op_neg.h", "ops_op_ones.h", "ops_op_zeros.h"])
+        neg = g["ops_op_neg.h"][0]
+        self.assertIn("#ifndef OPS_GENERATED_OP_NEG_H", neg)
+        self.assertIn("also declared by ops_functions_unary.h.", neg)
+        for proto in ("OPS_API ops_tensor *ops_neg(const ops_tensor *self);",
+                      "OPS_API ops_status ops_neg_(ops_tensor *self);"):
+            self.assertIn(proto, neg)
+            self.assertIn(proto, g["ops_functions_unary.h"][0])
+        self.assertNotIn("ops_zeros", neg)
+        self.assertIn("ops_functions_creation.h", g["ops_op_zeros.h"][0])
+        for name, header in (("add_", "add"), ("add", "add"), ("__and__", "__and__"), ("__iand__", "__iand__")):
+            self.assertEqual(shards.op_header_name(name), header)
+
+    def test_op_headers_list(self):
+        """What meson declares when it configures (`op_headers_list`), and the check that
+        the list it passes back (--op-headers) is the schema's."""
+        with open(self.native, "w", encoding="utf-8") as f:
+            f.write(self.NATIVE)
+        p = run_gen("op_headers_list", "--native", self.native)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), ["neg", "ones", "zeros"])
+        ok = run_gen("all", "--native", self.native, "--out-dir", self.out, "--kernel-sources", *self.sources,
+                     "--op-headers", "zeros", "neg", "ones")
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        for given, fragment in ((["neg", "ones"], "ops_op_zeros.h is not listed"),
+                                (["neg", "ones", "zeros", "abs"], "ops_op_abs.h names no op of the schema")):
+            with self.subTest(given=given):
+                p = run_gen("check", "--native", self.native, "--kernel-sources", *self.sources,
+                            "--op-headers", *given)
+                self.assertEqual(p.returncode, 1)
+                self.assertIn(f"--op-headers: {fragment}", p.stderr)
+                self.assertIn("meson setup --reconfigure", p.stderr)
+        # a schema that does not parse is still listed from its `- func:` lines (meson
+        # configures; the generator's run reports the error)
+        with open(self.native, "w", encoding="utf-8") as f:
+            f.write(self.NATIVE + "- func: abs(Tensor self) -> Tensr\n")
+        p = run_gen("op_headers_list", "--native", self.native)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), ["abs", "neg", "ones", "zeros"])
 
     def test_compiles(self):
         if not have_cc():
@@ -157,7 +208,7 @@ class Shards(unittest.TestCase):
         g = self.generate(self.NATIVE)
         for name, (text, _) in g.items():
             m = re.search(r"^#ifndef (\w+)$", text, re.M)
-            if re.fullmatch(r"ops_(functions|kernels|autograd_gen)_\w+\.h", name):
+            if re.fullmatch(r"ops_(functions|kernels|autograd_gen|op)_\w+\.h", name):
                 with self.subTest(shard=name):
                     self.assertIsNotNone(m)
                     self.assertTrue(m.group(1).startswith("OPS_GENERATED_"), m.group(1))

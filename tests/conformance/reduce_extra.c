@@ -10,12 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_reduce_dim.h"
-#include "ops_functions_reduce_norm.h"
+#include "ops_op_amax.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_cummax.h"
+#include "ops_op_cummin.h"
+#include "ops_op_empty.h"
+#include "ops_op_max.h"
+#include "ops_op_min.h"
+#include "ops_op_norm.h"
+#include "ops_op_ones.h"
+#include "ops_op_std.h"
+#include "ops_op_std_mean.h"
+#include "ops_op_transpose.h"
+#include "ops_op_var.h"
+#include "ops_op_var_mean.h"
+#include "ops_op_zeros.h"
 #include "ops_internal.h"
 #include "ops_scalar_math.h"
 

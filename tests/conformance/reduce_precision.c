@@ -10,9 +10,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_reduce.h"
+#include "ops_op_amax.h"
+#include "ops_op_amin.h"
+#include "ops_op_logsumexp.h"
+#include "ops_op_nansum.h"
+#include "ops_op_ones.h"
+#include "ops_op_sum.h"
+#include "ops_op_transpose.h"
 #include "ops_internal.h"
 #include "ops_scalar_math.h"
 

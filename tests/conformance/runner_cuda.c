@@ -1,8 +1,10 @@
 /* The conformance runner's CUDA family: every case again on cuda:0 against the CPU
  * (values, out=, in-place, errors, gradients), and --backend cuda (runner.h). */
 #include "runner.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
+#include "ops_op_clone.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_copy.h"
+#include "ops_op_transpose.h"
 
 /* ---- CUDA: the backend family (ggml's test-backend-ops idea) ----------------------
  *

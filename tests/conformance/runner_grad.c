@@ -1,8 +1,10 @@
 /* The conformance runner's gradients: gradcheck and gradgradcheck of every op with a
  * formula in ops/derivatives.yaml, and the probe for ops that need one (runner.h). */
 #include "runner.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
+#include "ops_op_clone.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_to.h"
+#include "ops_op_transpose.h"
 
 /* ---- gradients ---------------------------------------------------------------- */
 

@@ -28,7 +28,7 @@
  * OPS_FUZZ_TIMEOUT (seconds a call on a huge view may run, default 2),
  * OPS_FUZZ_VERBOSE (1: print every call). */
 #include "fuzz.h"
-#include "ops_functions_creation.h"
+#include "ops_op_empty.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FUZZ_ASAN 1

@@ -12,11 +12,14 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_index_scatter.h"
-#include "ops_functions_reduce.h"
+#include "ops_op_as_strided.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_expand.h"
+#include "ops_op_mul.h"
+#include "ops_op_scatter_reduce.h"
+#include "ops_op_select.h"
+#include "ops_op_slice.h"
+#include "ops_op_sum.h"
 
 #define L(...) ((ops_int_list){(const int64_t[]){__VA_ARGS__}, sizeof((const int64_t[]){__VA_ARGS__}) / 8})
 

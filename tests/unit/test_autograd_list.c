@@ -10,15 +10,19 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_einsum.h"
-#include "ops_functions_index_advanced.h"
-#include "ops_functions_index_masked.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_shape.h"
+#include "ops_op_cat.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_einsum.h"
+#include "ops_op_fill.h"
+#include "ops_op_index.h"
+#include "ops_op_index_put.h"
+#include "ops_op_mul.h"
+#include "ops_op_nonzero_numpy.h"
+#include "ops_op_split.h"
+#include "ops_op_stack.h"
+#include "ops_op_sum.h"
+#include "ops_op_unbind.h"
+#include "ops_op_where.h"
 
 #define SHAPE(...) ((ops_int_list){(int64_t[]){__VA_ARGS__}, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)})
 

@@ -15,13 +15,16 @@
 #include <stdlib.h>
 
 #include "ops_autograd_impl.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_conv.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_loss.h"
-#include "ops_functions_norm.h"
-#include "ops_functions_reduce.h"
+#include "ops_op_batch_norm.h"
+#include "ops_op_binary_cross_entropy.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_conv_transpose1d.h"
+#include "ops_op_conv_transpose2d.h"
+#include "ops_op_cross_entropy_loss.h"
+#include "ops_op_full.h"
+#include "ops_op_mul.h"
+#include "ops_op_sum.h"
+#include "ops_op_zeros.h"
 #include "ops_tensor.h"
 
 static ops_tensor *

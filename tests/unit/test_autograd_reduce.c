@@ -10,12 +10,17 @@
 #include <stdlib.h>
 
 #include "ops_autograd.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_reduce_dim.h"
-#include "ops_functions_reduce_norm.h"
-#include "ops_functions_ternary.h"
+#include "ops_op_amax.h"
+#include "ops_op_clamp.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_cumprod.h"
+#include "ops_op_linalg_vector_norm.h"
+#include "ops_op_max.h"
+#include "ops_op_min.h"
+#include "ops_op_norm.h"
+#include "ops_op_ones.h"
+#include "ops_op_prod.h"
+#include "ops_op_sum.h"
 
 static ops_tensor *
 leaf(const double *data, int ndim, const int64_t *sizes)

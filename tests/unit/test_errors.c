@@ -15,9 +15,10 @@
 #include "ops_random.h"
 #include "ops_interop.h"
 #include "ops_cuda.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
+#include "ops_op_add.h"
+#include "ops_op_ones.h"
+#include "ops_op_view.h"
+#include "ops_op_zeros.h"
 #include "ops_internal.h"
 
 START_TEST(test_status_strings)

@@ -11,19 +11,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_autograd_gen.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_compare.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_linalg.h"
-#include "ops_functions_norm.h"
-#include "ops_functions_random.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_search.h"
-#include "ops_functions_unary.h"
-#include "ops_functions_unique.h"
+#include "ops_autograd_impl.h"
+#include "ops_op_dropout.h"
+#include "ops_op_embedding.h"
+#include "ops_op_exp.h"
+#include "ops_op_full.h"
+#include "ops_op_gt.h"
+#include "ops_op_histc.h"
+#include "ops_op_linear.h"
+#include "ops_op_mul.h"
+#include "ops_op_native_dropout.h"
+#include "ops_op_ones.h"
+#include "ops_op_sin.h"
+#include "ops_op_sum.h"
+#include "ops_op_to.h"
+#include "ops_op_unique.h"
+#include "ops_op_zeros.h"
+#include "ops_op_zeros_like.h"
 #include "ops_registry.h"
+
+/* The formula tables of ops/derivatives.yaml (generated ops_autograd_gen.c), declared
+ * here as the umbrella ops_autograd_gen.h declares them, rather than through it: it
+ * includes every family's header, so this file would be recompiled by every op added
+ * (docs/codegen.md "The edit loop"). */
+OPS_INTERNAL extern const char *const ops_autograd_formula_entries[];
+OPS_INTERNAL extern const int ops_autograd_num_formula_entries;
+OPS_INTERNAL extern const char *const ops_autograd_formula_inputs[];
 
 /* f(x) = x * detach(x): backward sees only one factor (grad * x) while the true
  * derivative is 2x, so gradcheck must report a mismatch. */

@@ -13,8 +13,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ops_functions_core.h"
-#include "ops_functions_unary.h"
+#include "ops_op_abs.h"
+#include "ops_op_ceil.h"
+#include "ops_op_cos.h"
+#include "ops_op_exp.h"
+#include "ops_op_expm1.h"
+#include "ops_op_floor.h"
+#include "ops_op_log.h"
+#include "ops_op_log1p.h"
+#include "ops_op_neg.h"
+#include "ops_op_reciprocal.h"
+#include "ops_op_round.h"
+#include "ops_op_sin.h"
+#include "ops_op_slice.h"
+#include "ops_op_sqrt.h"
+#include "ops_op_tanh.h"
+#include "ops_op_trunc.h"
 #include "ops_scalar_math.h"
 
 /* ---- the oracle table -------------------------------------------------------- */

@@ -8,12 +8,17 @@
  * rounding), and invariants (an op that fails leaves its out= byte-for-byte as it
  * was; a view's gaps keep their sentinels). */
 #include "test_iter_util.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_compare.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_index.h"
-#include "ops_functions_index_take.h"
-#include "ops_functions_ternary.h"
+#include "ops_op_add.h"
+#include "ops_op_eq.h"
+#include "ops_op_gather.h"
+#include "ops_op_index_select.h"
+#include "ops_op_lerp.h"
+#include "ops_op_lt.h"
+#include "ops_op_mul.h"
+#include "ops_op_remainder.h"
+#include "ops_op_sub.h"
+#include "ops_op_take.h"
+#include "ops_op_to.h"
 
 /* ---- stride sweeps ---------------------------------------------------------------- */
 

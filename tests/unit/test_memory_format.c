@@ -8,10 +8,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_random.h"
+#include "ops_op_arange.h"
+#include "ops_op_clone.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_empty.h"
+#include "ops_op_empty_like.h"
+#include "ops_op_full_like.h"
+#include "ops_op_ones_like.h"
+#include "ops_op_permute.h"
+#include "ops_op_rand_like.h"
+#include "ops_op_randint_like.h"
+#include "ops_op_slice.h"
+#include "ops_op_t.h"
+#include "ops_op_to.h"
+#include "ops_op_view.h"
+#include "ops_op_zeros_like.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
 

@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_linalg.h"
-#include "ops_functions_loss.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_matmul.h"
+#include "ops_op_mse_loss.h"
+#include "ops_op_t.h"
+#include "ops_op_zeros.h"
 #include "ops_optim.h"
 
 static const double P0[3] = {1.0, -2.0, 0.5};

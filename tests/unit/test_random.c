@@ -18,9 +18,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_random.h"
+#include "ops_op_bernoulli.h"
+#include "ops_op_dropout.h"
+#include "ops_op_empty.h"
+#include "ops_op_exponential.h"
+#include "ops_op_multinomial.h"
+#include "ops_op_native_dropout.h"
+#include "ops_op_normal.h"
+#include "ops_op_ones.h"
+#include "ops_op_rand.h"
+#include "ops_op_randint.h"
+#include "ops_op_randn.h"
+#include "ops_op_randperm.h"
+#include "ops_op_select.h"
+#include "ops_op_uniform.h"
+#include "ops_op_zeros.h"
 #include "ops_internal.h"
 #include "ops_random.h"
 

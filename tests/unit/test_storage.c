@@ -16,8 +16,8 @@
 #include "ops_random.h"
 #include "ops_interop.h"
 #include "ops_cuda.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_creation.h"
+#include "ops_op_add.h"
+#include "ops_op_ones.h"
 #include "ops_internal.h"
 
 static ops_tensor *

@@ -16,12 +16,15 @@
 #include <string.h>
 
 #include "ops_autograd.h"
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_random.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_unary.h"
+#include "ops_op_add.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_exp.h"
+#include "ops_op_full.h"
+#include "ops_op_mul.h"
+#include "ops_op_ones.h"
+#include "ops_op_rand.h"
+#include "ops_op_sum.h"
+#include "ops_op_zeros.h"
 #include "ops_random.h"
 #include "ops_tensor.h"
 

@@ -13,12 +13,15 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_binary.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_einsum.h"
-#include "ops_functions_index_advanced.h"
-#include "ops_functions_shape.h"
+#include "ops_op_add.h"
+#include "ops_op_cat.h"
+#include "ops_op_einsum.h"
+#include "ops_op_eye.h"
+#include "ops_op_index_put.h"
+#include "ops_op_narrow.h"
+#include "ops_op_ones.h"
+#include "ops_op_reshape.h"
+#include "ops_op_zeros.h"
 #endif
 
 ops_status

@@ -11,14 +11,22 @@
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
-#include "ops_functions_binary.h"
-#include "ops_functions_copy.h"
-#include "ops_functions_core.h"
-#include "ops_functions_creation.h"
-#include "ops_functions_reduce.h"
-#include "ops_functions_reduce_dim.h"
-#include "ops_functions_shape.h"
-#include "ops_functions_unary.h"
+#include "ops_op_add.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_div.h"
+#include "ops_op_expand.h"
+#include "ops_op_log_softmax.h"
+#include "ops_op_movedim.h"
+#include "ops_op_mul.h"
+#include "ops_op_neg.h"
+#include "ops_op_reshape.h"
+#include "ops_op_softmax.h"
+#include "ops_op_sub.h"
+#include "ops_op_sum.h"
+#include "ops_op_to.h"
+#include "ops_op_unsqueeze.h"
+#include "ops_op_zeros.h"
+#include "ops_op_zeros_like.h"
 #endif
 
 /* ---- losses --------------------------------------------------------------------------- */
