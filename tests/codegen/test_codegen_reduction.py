@@ -11,38 +11,21 @@ Run by meson (tests/codegen/meson.build) with Debian's python3.
 import glob
 import os
 import re
-import shutil
-import tempfile
 import unittest
 
 from codegen_test_base import *  # noqa: F401,F403 (paths, fixtures, run_gen, compile_c)
-from codegen_test_base import model  # noqa: F401
+from codegen_test_base import FamilyGlue, model  # noqa: F401
 
 
-class ReductionForms(unittest.TestCase):
+class ReductionForms(FamilyGlue, unittest.TestCase):
+    """The glue of fixtures/reduction.yaml (its compile is Reductions.test_compiles in
+    test_codegen.py, over the same fixture)."""
+
     maxDiff = None
     FIX = os.path.join(FIXTURES, "reduction.yaml")
     # one malformed fixture per rule of this file's (fixtures/bad/)
     REQUIRED = ["reduce_cast_out_kind", "reduce_flag_for_amax", "reduce_unbiased_type",
                 "reduce_unbiased_no_correction", "reduce_unbiased_and_correction"]
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="codegen-reduction-")
-        p = run_gen("all", "--native", cls.FIX, "--out-dir", cls.tmp, "--no-kernel-check", "--conformance")
-        if p.returncode != 0:
-            raise AssertionError(p.stderr)
-        with open(os.path.join(cls.tmp, "ops_glue_core.c"), encoding="utf-8") as f:
-            cls.glue = f.read()
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def body(self, c_name):
-        m = re.search(r"\n" + re.escape(c_name) + r"\(.*?\n\{\n(.*?)\n\}\n", self.glue, re.S)
-        self.assertIsNotNone(m, c_name)
-        return m.group(1)
 
     def meta(self, c_name):
         m = re.search(r"_st = reduce_family_meta\(&_r, (.*)\);", self.body(c_name))
@@ -80,20 +63,6 @@ class ReductionForms(unittest.TestCase):
                          '"var", RED_VAR, 0u, self, dim, keepdim, OPS_DTYPE_NONE, out, NULL, false')
         # the correction= forms still pass their own
         self.assertIn("_fn(&_r, correction)", self.body("ops_base_var_correction"))
-
-    def test_compiles(self):
-        if not have_cc():
-            self.skipTest(f"no C compiler ({CC[0]})")
-        src = os.path.join(self.tmp, "kernels_fixture.c")
-        with open(src, "w") as f:
-            f.write('#include "ops_kernels.h"\n'
-                    "ops_status\nreduce_kind_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n"
-                    "ops_status\nvar_kernel_cpu(ops_reduce *r, const ops_scalar *correction)\n{\n"
-                    "    (void)r, (void)correction;\n    return OPS_OK;\n}\n"
-                    "ops_status\nptp_kernel(ops_reduce *r)\n{\n    (void)r;\n    return OPS_OK;\n}\n"
-                    "ops_status\nnorm_kernel(ops_reduce *r, const ops_scalar *p)\n{\n"
-                    "    (void)r, (void)p;\n    return OPS_OK;\n}\n")
-        self.assertEqual(compile_c([os.path.join(self.tmp, "ops_glue_core.c"), src], RUNTIME_INC + [self.tmp]), {})
 
 
 if __name__ == "__main__":
