@@ -155,16 +155,9 @@ def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
     for n in ("dim", "keepdim", "dtype"):
         if any(a.name == n for a in ins) and n not in t_names:
             return f"argument '{n}' has no place in {tn}"
-    nt = len(ts.out_arguments)
-    if ds.kind == "out":
-        if len(ds.out_arguments) != nt:
-            return f"it has {len(ds.out_arguments)} out= arguments, {tn} has {nt}"
-    elif ds.kind == "functional":
-        if len(ds.returns) != nt or any(r.type.base != "Tensor" or r.type.is_list for r in ds.returns):
-            return f"a functional delegate of {tn} returns {nt} Tensor{'s' if nt > 1 else ''}"
-    else:
+    if ds.kind not in ("out", "functional"):
         return "an in-place entry cannot delegate to a reduction"
-    return None
+    return scan.results_why(nf, target)
 
 
 def _stands_for_why(a, t_extra, mine, tn: str) -> Optional[str]:

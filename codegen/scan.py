@@ -88,14 +88,22 @@ def check_delegate(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
         if a.name not in t_names:
             return f"argument '{a.name}' has no place in {tn}"
     nt = len(ts.out_arguments)
+    if ds.kind in ("out", "functional"):
+        return results_why(nf, target)
+    if nt != 1:
+        return f"an in-place entry cannot delegate to {tn}, which has {nt} results"
+    return None
+
+
+def results_why(nf: NativeFunction, target: NativeFunction) -> Optional[str]:
+    """Why an out= or functional delegate's results do not match its structured entry's
+    out= arguments (a family's rule: codegen/reduction.py uses it too), or None."""
+    ds, tn, nt = nf.func, target.func.full_name, len(target.func.out_arguments)
     if ds.kind == "out":
         if len(ds.out_arguments) != nt:
             return f"it has {len(ds.out_arguments)} out= arguments, {tn} has {nt}"
-    elif ds.kind == "functional":
-        if len(ds.returns) != nt or any(r.type.base != "Tensor" or r.type.is_list for r in ds.returns):
-            return f"a functional delegate of {tn} returns {nt} Tensor{'s' if nt > 1 else ''}"
-    elif nt != 1:
-        return f"an in-place entry cannot delegate to {tn}, which has {nt} results"
+    elif len(ds.returns) != nt or any(r.type.base != "Tensor" or r.type.is_list for r in ds.returns):
+        return f"a functional delegate of {tn} returns {nt} Tensor{'s' if nt > 1 else ''}"
     return None
 
 
