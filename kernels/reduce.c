@@ -429,23 +429,28 @@ reduce_family_loop(ops_reduce *r, double arg)
 }
 
 ops_status
+red_deliver(const char *op, ops_tensor **res, ops_tensor **res2, ops_tensor *out, ops_tensor *out2,
+            ops_tensor **result, ops_tensor **result2)
+{
+    if (out2 != NULL)
+        return red_finish_out2(op, out, *res, out2, *res2);
+    if (out != NULL)
+        return red_finish_out(op, out, *res);
+    *result = *res;
+    *res = NULL;
+    if (result2 != NULL) {
+        *result2 = *res2;
+        *res2 = NULL;
+    }
+    return OPS_OK;
+}
+
+ops_status
 reduce_family_finish(ops_reduce *r, ops_status st, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
                      ops_tensor **result2)
 {
-    if (st == OPS_OK) {
-        if (out2 != NULL) {
-            st = red_finish_out2(r->op, out, r->res, out2, r->res2);
-        } else if (out != NULL) {
-            st = red_finish_out(r->op, out, r->res);
-        } else {
-            *result = r->res;
-            r->res = NULL;
-            if (result2 != NULL) {
-                *result2 = r->res2;
-                r->res2 = NULL;
-            }
-        }
-    }
+    if (st == OPS_OK)
+        st = red_deliver(r->op, &r->res, &r->res2, out, out2, result, result2);
     red_release(r);
     return st;
 }

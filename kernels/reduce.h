@@ -57,6 +57,11 @@ ops_status red_finish_out(const char *op, ops_tensor *out, const ops_tensor *r);
  * leaves both as they were. */
 ops_status red_finish_out2(const char *op, ops_tensor *out0, const ops_tensor *r0, ops_tensor *out1,
                            const ops_tensor *r1);
+/* A family's last step (reduce_family_finish, scan_family_finish): the results *res
+ * (and *res2, for two returns) written into out (and out2) when given, else handed to
+ * *result (and *result2), their references moved (*res set to NULL). */
+ops_status red_deliver(const char *op, ops_tensor **res, ops_tensor **res2, ops_tensor *out, ops_tensor *out2,
+                       ops_tensor **result, ops_tensor **result2);
 
 /* ---- the structured reduction family (`meta: reduction`, docs/codegen.md) -----------------
  *

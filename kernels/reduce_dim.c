@@ -99,20 +99,8 @@ ops_status
 scan_family_finish(ops_scan *s, ops_status st, ops_tensor *out, ops_tensor *out2, ops_tensor **result,
                    ops_tensor **result2)
 {
-    if (st == OPS_OK) {
-        if (out2 != NULL) {
-            st = red_finish_out2(s->op, out, s->res, out2, s->res2);
-        } else if (out != NULL) {
-            st = red_finish_out(s->op, out, s->res);
-        } else {
-            *result = s->res;
-            s->res = NULL;
-            if (result2 != NULL) {
-                *result2 = s->res2;
-                s->res2 = NULL;
-            }
-        }
-    }
+    if (st == OPS_OK)
+        st = red_deliver(s->op, &s->res, &s->res2, out, out2, result, result2);
     scan_release(s);
     return st;
 }
