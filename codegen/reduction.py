@@ -230,13 +230,7 @@ def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
     target = nf.reduce_target
     kind, flags = target.reduce_rule
     names = {a.name for a in s.arguments}
-    ftype = cnames.kernel_fn_type(target)
-    b(f"{ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(target)}, _dev);")
-    if ptr:
-        b.block("if (OPS_UNLIKELY(_fn == NULL)) {", [f'ops_dispatch_no_kernel("{op}", _dev);', "return NULL;"])
-    else:
-        b("if (OPS_UNLIKELY(_fn == NULL))")
-        b(f'    return ops_dispatch_no_kernel("{op}", _dev);')
+    scan.lookup_kernel(target, b, op, ptr)
     dims = _dims(nf, b)
     keepdim = "keepdim" if "keepdim" in names else "false"
     dtype = "dtype" if "dtype" in names else "OPS_DTYPE_NONE"

@@ -115,13 +115,9 @@ def kernel_signature(nf: NativeFunction) -> Tuple:
     return ("scan",)
 
 
-def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
-    """Step 3 of the glue of a scan entry (docs/codegen.md): the kernel of its structured
-    entry, the meta, the kernel, the finish.  `_dev` is self's device."""
-    s = nf.func
-    target = nf.reduce_target
-    kind = target.reduce_rule[0]
-    names = {a.name for a in s.arguments}
+def lookup_kernel(target: NativeFunction, b, op: str, ptr: bool) -> None:
+    """The glue's `_fn`: the structured entry's kernel for `_dev`, or the no-kernel error
+    (returned as NULL by a pointer-returning form).  The reduction family's glue too."""
     ftype = cnames.kernel_fn_type(target)
     b(f"{ftype} _fn = ({ftype})ops_dispatch_lookup({cnames.op_id(target)}, _dev);")
     if ptr:
@@ -129,6 +125,16 @@ def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
     else:
         b("if (OPS_UNLIKELY(_fn == NULL))")
         b(f'    return ops_dispatch_no_kernel("{op}", _dev);')
+
+
+def glue(nf: NativeFunction, b, op: str, ptr: bool, st_declared: bool) -> None:
+    """Step 3 of the glue of a scan entry (docs/codegen.md): the kernel of its structured
+    entry, the meta, the kernel, the finish.  `_dev` is self's device."""
+    s = nf.func
+    target = nf.reduce_target
+    kind = target.reduce_rule[0]
+    names = {a.name for a in s.arguments}
+    lookup_kernel(target, b, op, ptr)
     dtype = "dtype" if "dtype" in names else "OPS_DTYPE_NONE"
     inplace = s.kind == "inplace"
     results = ["NULL", "NULL"]
