@@ -20,6 +20,7 @@
 #include "ops_functions_pool.h"
 #include "ops_functions_random.h"
 #include "ops_functions_search.h"
+#include "ops_functions_sort.h"
 #include "ops_functions_unary.h"
 #include "ops_internal.h"
 #include "ops_registry.h"
@@ -211,6 +212,39 @@ START_TEST(test_declared_dtypes_after_argument_checks)
     assert_error(OPS_ERR_DTYPE, "avg_pool2d: Expected out tensor to have dtype bool, but got float32 instead");
     assert_f32(out, xs, 2); /* untouched */
 
+    /* searchsorted/bucketize of Tensors: side, shapes and out='s dtype (their `check:`),
+     * then the promoted dtype; topk/kthvalue: the dtype first, before dim and k */
+    ops_tensor *b3 = ops_ones(OPS_INTS(3), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b11 = ops_ones(OPS_INTS(1, 1), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(b3);
+    ck_assert_ptr_nonnull(b11);
+    ck_assert_ptr_null(ops_searchsorted(b3, b3, false, false, "x", NULL));
+    assert_error(OPS_ERR_VALUE, "searchsorted: side can only be 'left' or 'right' but got x");
+    ck_assert_ptr_null(ops_searchsorted(b3, b3, false, false, NULL, NULL));
+    snprintf(want, sizeof want, "searchsorted: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_searchsorted_tensor_out(b3, b3, false, false, NULL, NULL, out), OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, "searchsorted: output tensor's dtype is wrong, it can only be Int(int32) or "
+                                "Long(int64) depending on whether out_int32 flag is True, but we got output "
+                                "tensor's dtype float32 and out_int32 flag is False");
+    assert_f32(out, xs, 2);
+    ck_assert_ptr_null(ops_bucketize(b3, b11, false, false));
+    assert_error(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(2)");
+    ck_assert_int_eq(ops_bucketize_tensor_out(b3, b3, false, false, a), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "bucketize: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ops_tensor *tv = NULL, *ti = NULL;
+    ck_assert_int_eq(ops_topk(b3, 9, 4, true, true, &tv, &ti), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "topk: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_kthvalue(b3, 9, 4, false, &tv, &ti), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "kthvalue: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(tv);
+    ck_assert_ptr_null(ti);
+
+    ops_tensor_release(b11);
+    ops_tensor_release(b3);
     ops_tensor_release(out);
     ops_tensor_release(b4);
     ops_tensor_release(a2);
