@@ -15,8 +15,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("OPS_SOURCE_ROOT") or os.path.dirname(os.path.dirname(HERE))
 
-_MM = ("the driver checks the operands' shapes and that they share a dtype before the declared set "
-       "(kernels/linalg.c), as PyTorch does; those checks would have to become the entry's `check:`")
 _SS_SCALAR = ("the dtype checked is the promotion of the boundaries with the Scalar self made a 0-dim tensor "
               "(bool boundaries and the int 1 compare in int64, as PyTorch's), which `of:` cannot name "
               "(kernels/search.c ss_check)")
@@ -31,9 +29,6 @@ _MULTINOMIAL = ("its refusal names the dtype in PyTorch's own words ('multinomia
                 "floating-point dtypes for input, got: int64'), which a fixed `message:` cannot say")
 
 EXCEPTIONS = {
-    **{n: _MM for n in ("mm", "mm.out", "bmm", "bmm.out", "mv", "mv.out", "addmm", "addmm.out", "addmm_", "addmv", "addmv.out", "addmv_", "baddbmm",
-                        "baddbmm.out", "baddbmm_", "addbmm", "addbmm.out", "addbmm_", "matmul", "matmul.out",
-                        "linear")},
     "einsum": "the equation is parsed and checked against the operands before the dtype (kernels/einsum.c)",
     "scatter_reduce.two": ("declared numeric, but the kernel accepts bool for reduce sum/prod/amax/amin as "
                            "PyTorch does (torch.scatter_reduce of bool tensors) and checks reduce, dim, index and "

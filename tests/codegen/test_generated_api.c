@@ -243,6 +243,48 @@ START_TEST(test_declared_dtypes_after_argument_checks)
     ck_assert_ptr_null(tv);
     ck_assert_ptr_null(ti);
 
+    /* the mm family: shapes and one dtype (their `check:`), then the dtype, then what
+     * PyTorch checks after it (an in-place self's shape, the batch broadcast, out=) */
+    ops_tensor *b23 = ops_ones(OPS_INTS(2, 3), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b34 = ops_ones(OPS_INTS(3, 4), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b223 = ops_ones(OPS_INTS(2, 2, 3), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b334 = ops_ones(OPS_INTS(3, 3, 4), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(b23);
+    ck_assert_ptr_nonnull(b34);
+    ck_assert_ptr_nonnull(b223);
+    ck_assert_ptr_nonnull(b334);
+    ck_assert_ptr_null(ops_mm(b23, b23));
+    assert_error(OPS_ERR_SHAPE, "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)");
+    ck_assert_ptr_null(ops_mm(b23, b34));
+    snprintf(want, sizeof want, "mm: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_mm_out(b23, b34, out), OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, want);
+    assert_f32(out, xs, 2);
+    ck_assert_int_eq(ops_addmm_(b3, b23, b34, OPS_SCALAR_INT(1), OPS_SCALAR_INT(1)), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "addmm_: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_addmm_(b3, b3, b34, OPS_SCALAR_INT(1), OPS_SCALAR_INT(1)), OPS_ERR_SHAPE);
+    assert_error(OPS_ERR_SHAPE, "addmm_: mat1 must be a matrix, got 1-D tensor");
+    ck_assert_ptr_null(ops_bmm(b223, b334));
+    assert_error(OPS_ERR_SHAPE, "bmm: batch1 and batch2 must have same number of batches, got 2 and 3");
+    ck_assert_ptr_null(ops_mv(b23, b11));
+    assert_error(OPS_ERR_SHAPE, "mv: vector + matrix @ vector expected, got 1, 2, 2");
+    ck_assert_ptr_null(ops_matmul(b223, b334));
+    snprintf(want, sizeof want, "matmul: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_matmul(b3, a));
+    assert_error(OPS_ERR_DTYPE, "matmul: dot : expected both vectors to have same dtype, but found bool and int64");
+    ck_assert_ptr_null(ops_linear(b23, b223, NULL));
+    assert_error(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got 3-D");
+    ck_assert_ptr_null(ops_linear(b23, b23, NULL));
+    snprintf(want, sizeof want, "linear: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    ops_tensor_release(b334);
+    ops_tensor_release(b223);
+    ops_tensor_release(b34);
+    ops_tensor_release(b23);
     ops_tensor_release(b11);
     ops_tensor_release(b3);
     ops_tensor_release(out);
