@@ -20,8 +20,6 @@ _SS_SCALAR = ("the dtype checked is the promotion of the boundaries with the Sca
               "(kernels/search.c ss_check)")
 _SVD = ("the driver checks the input's dimensions (2-D, the dim pair) before the dtype "
         "(kernels/cpu/linalg.c svd_dims); CPU only")
-_CONV = ("the driver checks weight's and bias's dtypes against input's and the geometry before the "
-         "declared set (kernels/conv.c)")
 _RANDINT = ("declared numeric, but the kernel accepts bool as PyTorch does (torch.randint(0, 2, (3,), "
             "dtype=torch.bool)) and checks low/high first: the declaration would have to widen to every "
             "dtype, with conformance samples of bool")
@@ -29,7 +27,9 @@ _MULTINOMIAL = ("its refusal names the dtype in PyTorch's own words ('multinomia
                 "floating-point dtypes for input, got: int64'), which a fixed `message:` cannot say")
 
 EXCEPTIONS = {
-    "einsum": "the equation is parsed and checked against the operands before the dtype (kernels/einsum.c)",
+    "einsum": ("declared numeric, but the kernel accepts one bool operand (a sum gives int64, a copy bool) "
+               "and refuses several in its own words, after the operands' same-dtype check; and `of:` cannot "
+               "name a Tensor[] (kernels/einsum.c)"),
     "scatter_reduce.two": ("declared numeric, but the kernel accepts bool for reduce sum/prod/amax/amin as "
                            "PyTorch does (torch.scatter_reduce of bool tensors) and checks reduce, dim, index and "
                            "src first: the declaration would have to widen to every dtype, with conformance "
@@ -42,8 +42,6 @@ EXCEPTIONS = {
     "norm.str": ("declared [float32, float64], narrower than what p='fro' accepts (the half dtypes, through "
                  "linalg_vector_norm); p='nuc' checks p and dtype= first"),
     **{n: _SVD for n in ("nuclear_norm", "nuclear_norm.dim", "_linalg_polar")},
-    **{n: _CONV for n in ("conv1d", "conv2d", "conv1d.padding", "conv2d.padding", "conv_transpose1d",
-                          "conv_transpose2d.input")},
     "adaptive_max_pool1d": ("CompositeExplicitAutograd over adaptive_max_pool2d, whose glue refuses the dtype "
                             "naming adaptive_max_pool2d; a glue check would name adaptive_max_pool1d instead"),
     **{n: _RANDINT for n in ("randint", "randint.low", "randint.out", "randint.generator_out", "randint.low_out",

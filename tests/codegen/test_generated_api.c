@@ -10,6 +10,7 @@
 
 #include "ops_functions_activation.h"
 #include "ops_functions_binary.h"
+#include "ops_functions_conv.h"
 #include "ops_functions_copy.h"
 #include "ops_functions_core.h"
 #include "ops_functions_creation.h"
@@ -281,6 +282,35 @@ START_TEST(test_declared_dtypes_after_argument_checks)
     snprintf(want, sizeof want, "linear: dtype bool is not supported %s", numeric);
     assert_error(OPS_ERR_DTYPE, want);
 
+    /* conv: the stride/padding/dilation lists and one dtype (their `check:`), then the
+     * dtype, then the geometry (a weight with more channels than the input) */
+    const ops_int_list i1 = {(const int64_t[]){1}, 1}, i0 = {(const int64_t[]){0}, 1};
+    const ops_int_list i111 = {(const int64_t[]){1, 1, 1}, 3};
+    ops_tensor *x4 = ops_zeros(OPS_INTS(1, 2, 5, 5), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *w4 = ops_zeros(OPS_INTS(3, 5, 2, 2), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(x4);
+    ck_assert_ptr_nonnull(w4);
+    ck_assert_ptr_null(ops_conv2d(x4, w4, NULL, i111, i0, i1, 1));
+    assert_error(OPS_ERR_VALUE, "conv2d: expected stride to be a single integer value or a list of 2 values to match "
+                                "the convolution dimensions, but got stride=[1, 1, 1]");
+    ck_assert_ptr_null(ops_conv2d(x4, w4, a, i1, i0, i1, 1));
+    assert_error(OPS_ERR_DTYPE, "conv2d: Input type (bool) and bias type (int64) should be the same");
+    ck_assert_ptr_null(ops_conv2d(x4, w4, NULL, i1, i0, i1, 1));
+    snprintf(want, sizeof want, "conv2d: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_conv2d_padding(x4, w4, NULL, (ops_int_list){(const int64_t[]){2}, 1}, "same", i1, 1));
+    assert_error(OPS_ERR_VALUE, "conv2d: padding='same' is not supported for strided convolutions");
+    ck_assert_ptr_null(ops_conv2d_padding(x4, w4, NULL, i1, "same", i1, 1));
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_conv_transpose2d_input(x4, w4, NULL, i1, i0, i111, 1, i1));
+    assert_error(OPS_ERR_VALUE, "conv_transpose2d: expected output_padding to be a single integer value or a list "
+                                "of 2 values to match the convolution dimensions, but got output_padding=[1, 1, 1]");
+    ck_assert_ptr_null(ops_conv_transpose2d_input(x4, w4, NULL, i1, i0, i0, 1, i1));
+    assert_error(OPS_ERR_DTYPE, "conv_transpose2d: dtype bool is not supported (supported: int64, float16, "
+                                "bfloat16, float32, float64)");
+
+    ops_tensor_release(w4);
+    ops_tensor_release(x4);
     ops_tensor_release(b334);
     ops_tensor_release(b223);
     ops_tensor_release(b34);
