@@ -40,8 +40,7 @@ conv_param(const char *op, const char *name, ops_int_list l, int nsp, int64_t *v
  * and int64 for the transposed ops (slow_conv_transpose2d); never bool), checked after
  * input, weight and bias are found to have one dtype. */
 static ops_status
-conv_check_dtypes(const char *op, unsigned declared, const ops_tensor *input, const ops_tensor *weight,
-                  const ops_tensor *bias)
+conv_same_dtype(const char *op, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
 {
     if (bias != NULL && bias->dtype != input->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and bias type (%s) should be the same", op,
@@ -49,6 +48,16 @@ conv_check_dtypes(const char *op, unsigned declared, const ops_tensor *input, co
     if (weight->dtype != input->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: Input type (%s) and weight type (%s) should be the same", op,
                         ops_dtype_name(input->dtype), ops_dtype_name(weight->dtype));
+    return OPS_OK;
+}
+
+static ops_status
+conv_check_dtypes(const char *op, unsigned declared, const ops_tensor *input, const ops_tensor *weight,
+                  const ops_tensor *bias)
+{
+    ops_status st;
+    if ((st = conv_same_dtype(op, input, weight, bias)) != OPS_OK)
+        return st;
     if (!(declared & OPS_DTYPE_BIT(input->dtype)))
         return ops_fail_dtype(op, input->dtype, declared);
     return OPS_OK;
@@ -325,20 +334,20 @@ conv_lists(const char *op, unsigned declared, int nsp, const ops_tensor *input, 
     return conv_forward(op, declared, nsp, input, weight, bias, s, p, p, d, groups);
 }
 
-/* The padding="valid"/"same" overloads (PyTorch's _convolution_mode). "same" pads
- * d * (k - 1) in all, the odd one after (on the right), as PyTorch does. */
-static ops_tensor *
-conv_mode(const char *op, unsigned declared, int nsp, const ops_tensor *input, const ops_tensor *weight,
-          const ops_tensor *bias, ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+/* The stride and dilation of the padding="valid"/"same" overloads, and the padding
+ * before (lo) and after (hi) each spatial dim. */
+static ops_status
+conv_mode_params(const char *op, int nsp, const ops_tensor *weight, ops_int_list stride, const char *padding,
+                 ops_int_list dilation, int64_t *s, int64_t *d, int64_t *lo, int64_t *hi)
 {
-    int64_t s[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP], lo[OPS_CONV_MAX_SP] = {0, 0}, hi[OPS_CONV_MAX_SP] = {0, 0};
-    if (conv_param(op, "stride", stride, nsp, s) != OPS_OK || conv_param(op, "dilation", dilation, nsp, d) != OPS_OK)
-        return NULL;
+    ops_status st;
+    if ((st = conv_param(op, "stride", stride, nsp, s)) != OPS_OK ||
+        (st = conv_param(op, "dilation", dilation, nsp, d)) != OPS_OK)
+        return st;
     if (strcmp(padding, "same") == 0) {
         for (int i = 0; i < nsp; i++)
             if (s[i] != 1)
-                return ops_fail_null(OPS_ERR_VALUE, "%s: padding='same' is not supported for strided convolutions",
-                                     op);
+                return ops_fail(OPS_ERR_VALUE, "%s: padding='same' is not supported for strided convolutions", op);
         if (weight->ndim == nsp + 2)
             for (int i = 0; i < nsp; i++) {
                 const int64_t total = d[i] * (weight->sizes[2 + i] - 1);
@@ -346,8 +355,20 @@ conv_mode(const char *op, unsigned declared, int nsp, const ops_tensor *input, c
                 hi[i] = total > 0 ? total - lo[i] : 0;
             }
     } else if (strcmp(padding, "valid") != 0) {
-        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid padding string: '%s'", op, padding);
+        return ops_fail(OPS_ERR_VALUE, "%s: Invalid padding string: '%s'", op, padding);
     }
+    return OPS_OK;
+}
+
+/* The padding="valid"/"same" overloads (PyTorch's _convolution_mode). "same" pads
+ * d * (k - 1) in all, the odd one after (on the right), as PyTorch does. */
+static ops_tensor *
+conv_mode(const char *op, unsigned declared, int nsp, const ops_tensor *input, const ops_tensor *weight,
+          const ops_tensor *bias, ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+{
+    int64_t s[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP], lo[OPS_CONV_MAX_SP] = {0, 0}, hi[OPS_CONV_MAX_SP] = {0, 0};
+    if (conv_mode_params(op, nsp, weight, stride, padding, dilation, s, d, lo, hi) != OPS_OK)
+        return NULL;
     return conv_forward(op, declared, nsp, input, weight, bias, s, lo, hi, d, groups);
 }
 
@@ -368,6 +389,103 @@ conv_transpose(const char *op, unsigned declared, int nsp, const ops_tensor *inp
         return NULL;
     conv_exec(&g, input, weight, bias, input->ndim == nsp + 2, &r);
     return r;
+}
+
+/* ---- the `check:` of each entry (the schema names them) ------------------------------
+ * What PyTorch checks before the dtype: the stride/padding/dilation lists (and a padding
+ * string), then that input, weight and bias have one dtype.  The glue runs it, refuses
+ * an undeclared dtype (`dtypes: {of: input}`), then calls the kernel, which checks the
+ * same again as a guard for a direct call and then the geometry (conv_setup). */
+
+static ops_status
+conv_lists_check(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                 ops_int_list stride, ops_int_list padding, ops_int_list dilation)
+{
+    int64_t v[OPS_CONV_MAX_SP];
+    ops_status st;
+    if ((st = conv_param(op, "stride", stride, nsp, v)) != OPS_OK ||
+        (st = conv_param(op, "padding", padding, nsp, v)) != OPS_OK ||
+        (st = conv_param(op, "dilation", dilation, nsp, v)) != OPS_OK)
+        return st;
+    return conv_same_dtype(op, input, weight, bias);
+}
+
+static ops_status
+conv_mode_check(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                ops_int_list stride, const char *padding, ops_int_list dilation)
+{
+    int64_t s[OPS_CONV_MAX_SP], d[OPS_CONV_MAX_SP], lo[OPS_CONV_MAX_SP], hi[OPS_CONV_MAX_SP];
+    ops_status st;
+    if ((st = conv_mode_params(op, nsp, weight, stride, padding, dilation, s, d, lo, hi)) != OPS_OK)
+        return st;
+    return conv_same_dtype(op, input, weight, bias);
+}
+
+static ops_status
+conv_transpose_check(const char *op, int nsp, const ops_tensor *input, const ops_tensor *weight,
+                     const ops_tensor *bias, ops_int_list stride, ops_int_list padding, ops_int_list output_padding,
+                     ops_int_list dilation)
+{
+    int64_t v[OPS_CONV_MAX_SP];
+    ops_status st;
+    if ((st = conv_param(op, "stride", stride, nsp, v)) != OPS_OK ||
+        (st = conv_param(op, "padding", padding, nsp, v)) != OPS_OK ||
+        (st = conv_param(op, "output_padding", output_padding, nsp, v)) != OPS_OK ||
+        (st = conv_param(op, "dilation", dilation, nsp, v)) != OPS_OK)
+        return st;
+    return conv_same_dtype(op, input, weight, bias);
+}
+
+ops_status
+ops_check_conv1d(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+                 ops_int_list padding, ops_int_list dilation, int64_t groups)
+{
+    (void)groups; /* checked with the geometry, after the dtype */
+    return conv_lists_check("conv1d", 1, input, weight, bias, stride, padding, dilation);
+}
+
+ops_status
+ops_check_conv2d(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias, ops_int_list stride,
+                 ops_int_list padding, ops_int_list dilation, int64_t groups)
+{
+    (void)groups;
+    return conv_lists_check("conv2d", 2, input, weight, bias, stride, padding, dilation);
+}
+
+ops_status
+ops_check_conv1d_padding(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                         ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+{
+    (void)groups;
+    return conv_mode_check("conv1d", 1, input, weight, bias, stride, padding, dilation);
+}
+
+ops_status
+ops_check_conv2d_padding(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                         ops_int_list stride, const char *padding, ops_int_list dilation, int64_t groups)
+{
+    (void)groups;
+    return conv_mode_check("conv2d", 2, input, weight, bias, stride, padding, dilation);
+}
+
+ops_status
+ops_check_conv_transpose1d(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                           ops_int_list stride, ops_int_list padding, ops_int_list output_padding, int64_t groups,
+                           ops_int_list dilation)
+{
+    (void)groups;
+    return conv_transpose_check("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding,
+                                dilation);
+}
+
+ops_status
+ops_check_conv_transpose2d_input(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias,
+                                 ops_int_list stride, ops_int_list padding, ops_int_list output_padding,
+                                 int64_t groups, ops_int_list dilation)
+{
+    (void)groups;
+    return conv_transpose_check("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                                dilation);
 }
 
 /* ---- the ops (the schema names these for CPU and CUDA) ----------------------------- */

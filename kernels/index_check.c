@@ -8,11 +8,6 @@
 #include "kernels/index_check.h"
 #include "ops_dispatch.h"
 
-#define SORT_NUMERIC_MASK                                                                           \
-    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
-     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
-     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
-
 /* ---- from the index ops ---- */
 
 ops_status
@@ -706,11 +701,11 @@ idx_repeat_fill(ops_dtype dt, const int64_t *reps, int64_t n, void *dst)
 /* ---- from the sort ops ---- */
 
 ops_status
-sort_result_shape(const char *op, line_kind kind, const ops_tensor *self, int64_t *dim_, int64_t k, bool keepdim,
-                  int *ond_, int64_t *osz)
+sort_result_shape(const char *op, unsigned declared, line_kind kind, const ops_tensor *self, int64_t *dim_, int64_t k,
+                  bool keepdim, int *ond_, int64_t *osz)
 {
-    if (kind != LINE_SORT && self->dtype == OPS_BOOL) /* topk, kthvalue: not for bool (PyTorch) */
-        return ops_fail_dtype(op, self->dtype, SORT_NUMERIC_MASK);
+    if (declared != 0 && !(declared & OPS_DTYPE_BIT(self->dtype))) /* topk, kthvalue: not for bool (PyTorch) */
+        return ops_fail_dtype(op, self->dtype, declared);
     if (!ops_wrap_dim(op, "dim", dim_, self->ndim))
         return ops_last_status();
     const int64_t dim = *dim_;

@@ -123,9 +123,17 @@ OPS_INTERNAL ops_status idx_check_masked_scatter_inplace(const char *op, const o
 
 /* sort / topk / kthvalue: what the line op makes of self. */
 typedef enum { LINE_SORT, LINE_TOPK, LINE_KTH } line_kind;
-/* dim wrapped, k checked; the result's shape in (*ond, osz) (dtype rules included). */
-OPS_INTERNAL ops_status sort_result_shape(const char *op, line_kind kind, const ops_tensor *self, int64_t *dim,
-                                          int64_t k, bool keepdim, int *ond, int64_t *osz);
+/* self's dtype against declared (topk, kthvalue: the set of the entry whose kernel
+ * runs, or SORT_NUMERIC_MASK for their out= forms, which declare none; 0: sort, every
+ * dtype), dim wrapped, k checked; the result's shape in (*ond, osz). */
+OPS_INTERNAL ops_status sort_result_shape(const char *op, unsigned declared, line_kind kind, const ops_tensor *self,
+                                          int64_t *dim, int64_t k, bool keepdim, int *ond, int64_t *osz);
+/* Every dtype but bool: what topk.values and kthvalue.values accept (the set their
+ * functional forms declare). */
+#define SORT_NUMERIC_MASK                                                                           \
+    (OPS_DTYPE_BIT(OPS_UINT8) | OPS_DTYPE_BIT(OPS_INT8) | OPS_DTYPE_BIT(OPS_INT16) |                \
+     OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64) | OPS_DTYPE_BIT(OPS_FLOAT16) |             \
+     OPS_DTYPE_BIT(OPS_BFLOAT16) | OPS_DTYPE_BIT(OPS_FLOAT32) | OPS_DTYPE_BIT(OPS_FLOAT64))
 /* An out= of sort/topk/kthvalue: dtype want, no self-overlap when it has the shape. */
 OPS_INTERNAL ops_status sort_check_out(const char *op, const char *name, const ops_tensor *out, ops_dtype want,
                                        int nd, const int64_t *sizes);

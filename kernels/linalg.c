@@ -248,10 +248,10 @@ la_exec(ops_gemm_desc *g, const ops_tensor *a_t, const ops_tensor *b_t, const op
 
 /* ---- mm, addmm ----------------------------------------------------------------------- */
 
+/* mm's and addmm's checks before the dtype (self NULL: mm): two matrices that can be
+ * multiplied, of one dtype, and self's dtype. */
 static ops_status
-la_addmm(const char *op, unsigned declared,
-         const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2, ops_scalar beta,
-         ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
+la_addmm_check(const char *op, const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2)
 {
     if (m1->ndim != 2) {
         if (self == NULL)
@@ -270,8 +270,17 @@ la_addmm(const char *op, unsigned declared,
     if (self != NULL && self->dtype != m2->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: self and mat2 must have the same dtype, but got %s and %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(m2->dtype));
+    return OPS_OK;
+}
+
+static ops_status
+la_addmm(const char *op, unsigned declared,
+         const ops_tensor *self, const ops_tensor *m1, const ops_tensor *m2, ops_scalar beta,
+         ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
+{
     ops_status st;
-    if ((st = la_check_dtype(op, m1->dtype, declared)) != OPS_OK ||
+    if ((st = la_addmm_check(op, self, m1, m2)) != OPS_OK ||
+        (st = la_check_dtype(op, m1->dtype, declared)) != OPS_OK ||
         (st = la_check_scalars(op, m1->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t rsz[2] = {m1->sizes[0], m2->sizes[1]};
@@ -292,10 +301,10 @@ la_addmm(const char *op, unsigned declared,
 
 /* ---- bmm, baddbmm, addbmm -------------------------------------------------------------- */
 
+/* bmm's, baddbmm's and addbmm's checks before the dtype (self NULL: bmm): two 3-D
+ * batches that can be multiplied, of one dtype, and self's dtype. */
 static ops_status
-la_baddbmm(const char *op, unsigned declared,
-           const ops_tensor *self, const ops_tensor *b1, const ops_tensor *b2, ops_scalar beta,
-           ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace, bool sum_batch)
+la_baddbmm_check(const char *op, const ops_tensor *self, const ops_tensor *b1, const ops_tensor *b2)
 {
     if (b1->ndim != 3)
         return ops_fail(OPS_ERR_SHAPE, "%s: batch1 must be a 3D tensor", op);
@@ -316,8 +325,17 @@ la_baddbmm(const char *op, unsigned declared,
     if (self != NULL && self->dtype != b1->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: self and batch2 must have the same dtype, but got %s and %s", op,
                         ops_dtype_name(self->dtype), ops_dtype_name(b2->dtype));
+    return OPS_OK;
+}
+
+static ops_status
+la_baddbmm(const char *op, unsigned declared,
+           const ops_tensor *self, const ops_tensor *b1, const ops_tensor *b2, ops_scalar beta,
+           ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace, bool sum_batch)
+{
     ops_status st;
-    if ((st = la_check_dtype(op, b1->dtype, declared)) != OPS_OK ||
+    if ((st = la_baddbmm_check(op, self, b1, b2)) != OPS_OK ||
+        (st = la_check_dtype(op, b1->dtype, declared)) != OPS_OK ||
         (st = la_check_scalars(op, b1->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t full[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
@@ -338,10 +356,10 @@ la_baddbmm(const char *op, unsigned declared,
 
 /* ---- mv, addmv, dot ---------------------------------------------------------------------- */
 
+/* mv's and addmv's checks before the dtype (self NULL: mv; inplace: addmv_, whose self
+ * is the result): a matrix and a vector that can be multiplied, self's size, one dtype. */
 static ops_status
-la_addmv(const char *op, unsigned declared,
-         const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
-         ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
+la_addmv_check(const char *op, const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, bool inplace)
 {
     const int sdim = self != NULL ? (int)self->ndim : 1;
     if (mat->ndim != 2 || vec->ndim != 1 || sdim > 1)
@@ -358,8 +376,17 @@ la_addmv(const char *op, unsigned declared,
     if (mat->dtype != vec->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: expected %s and vec to have the same dtype, but got: %s != %s", op,
                         self == NULL ? "self" : "mat", ops_dtype_name(mat->dtype), ops_dtype_name(vec->dtype));
+    return OPS_OK;
+}
+
+static ops_status
+la_addmv(const char *op, unsigned declared,
+         const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
+         ops_scalar alpha, ops_tensor *out, ops_tensor **result, bool inplace)
+{
     ops_status st;
-    if ((st = la_check_dtype(op, mat->dtype, declared)) != OPS_OK ||
+    if ((st = la_addmv_check(op, self, mat, vec, inplace)) != OPS_OK ||
+        (st = la_check_dtype(op, mat->dtype, declared)) != OPS_OK ||
         (st = la_check_scalars(op, mat->dtype, beta, alpha)) != OPS_OK)
         return st;
     const int64_t rsz[1] = {mat->sizes[0]};
@@ -486,19 +513,19 @@ la_outer_out(const ops_tensor *self, const ops_tensor *vec2, ops_tensor *out)
 /* a (..., m, k) @ b (..., k, n) with NumPy's rules (1-D a: no m dim; 1-D b: no n dim;
  * batch dims broadcast), plus bias broadcast to the result (linear).  b_t: a 2-D b is
  * given as n x k (linear's weight). */
+/* matmul's and linear's checks before the dtype: at least 1-D operands, dot's checks
+ * for two vectors (no bias), k agreeing, one dtype, bias's dtype.  The batch dims'
+ * broadcast is checked after the dtype (la_matmul), as PyTorch does. */
 static ops_status
-la_matmul(const char *op, unsigned declared,
-          const ops_tensor *a, const ops_tensor *b, bool b_t, const ops_tensor *bias, ops_tensor *out,
-          ops_tensor **result)
+la_matmul_check(const char *op, const ops_tensor *a, const ops_tensor *b, bool b_t, const ops_tensor *bias)
 {
     const int da = (int)a->ndim, db = (int)b->ndim;
     if (da == 0 || db == 0)
         return ops_fail(OPS_ERR_SHAPE, "%s: both arguments to matmul need to be at least 1D, but they are %dD and %dD",
                         op, da, db);
     if (da == 1 && db == 1 && bias == NULL)
-        return la_dot(op, declared, a, b, out, result);
+        return la_dot_check(op, a, b);
     const int64_t m = da >= 2 ? a->sizes[da - 2] : 1, ka = a->sizes[da - 1];
-    /* b's dims holding k and n (b_t: stored n x k) */
     const int kd = db == 1 ? 0 : b_t ? db - 1 : db - 2, nd = db == 1 ? -1 : b_t ? db - 2 : db - 1;
     const int64_t kb = b->sizes[kd], n = nd >= 0 ? b->sizes[nd] : 1;
     if (ka != kb) {
@@ -515,9 +542,25 @@ la_matmul(const char *op, unsigned declared,
     if (bias != NULL && bias->dtype != a->dtype)
         return ops_fail(OPS_ERR_DTYPE, "%s: self and mat2 must have the same dtype, but got %s and %s", op,
                         ops_dtype_name(bias->dtype), ops_dtype_name(b->dtype));
+    return OPS_OK;
+}
+
+static ops_status
+la_matmul(const char *op, unsigned declared,
+          const ops_tensor *a, const ops_tensor *b, bool b_t, const ops_tensor *bias, ops_tensor *out,
+          ops_tensor **result)
+{
+    const int da = (int)a->ndim, db = (int)b->ndim;
+    if (da == 1 && db == 1 && bias == NULL)
+        return la_dot(op, declared, a, b, out, result);
     ops_status st;
-    if ((st = la_check_dtype(op, a->dtype, declared)) != OPS_OK)
+    if ((st = la_matmul_check(op, a, b, b_t, bias)) != OPS_OK ||
+        (st = la_check_dtype(op, a->dtype, declared)) != OPS_OK)
         return st;
+    const int64_t m = da >= 2 ? a->sizes[da - 2] : 1, ka = a->sizes[da - 1];
+    /* b's dims holding k and n (b_t: stored n x k) */
+    const int kd = db == 1 ? 0 : b_t ? db - 1 : db - 2, nd = db == 1 ? -1 : b_t ? db - 2 : db - 1;
+    const int64_t n = nd >= 0 ? b->sizes[nd] : 1;
     const int nba = da > 2 ? da - 2 : 0, nbb = db > 2 ? db - 2 : 0;
     ops_gemm_desc g = {.op = op, .dt = a->dtype, .m = m, .n = n, .k = ka, .alpha = OPS_SCALAR_INT(1),
                    .beta = OPS_SCALAR_INT(1)};
@@ -558,14 +601,181 @@ la_matmul(const char *op, unsigned declared,
     return la_exec(&g, a, b, bias, out, rnd, rsz, cmap, result);
 }
 
+/* linear's checks before the dtype: weight's rank, then matmul's with weight as n x k. */
+static ops_status
+la_linear_check(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
+{
+    if (weight->ndim > 2)
+        return ops_fail(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got %d-D", (int)weight->ndim);
+    return la_matmul_check("linear", input, weight, weight->ndim == 2, bias);
+}
+
 static ops_tensor *
 la_linear(unsigned declared, const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
 {
     ops_tensor *r = NULL;
-    if (weight->ndim > 2)
-        return ops_fail_null(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got %d-D", (int)weight->ndim);
+    if (la_linear_check(input, weight, bias) != OPS_OK)
+        return NULL;
     la_matmul("linear", declared, input, weight, weight->ndim == 2, bias, NULL, &r);
     return r;
+}
+
+/* ---- the `check:` of each entry (the schema names them) -------------------------------
+ * The shape and same-dtype checks above, which PyTorch makes before the dtype: the glue
+ * runs them, then refuses an undeclared dtype (`dtypes: {of: ...}`), then calls the
+ * kernel, whose driver runs the same checks again as a guard for a direct call.  An
+ * out= form's out= is checked after the dtype, when the result is written (la_exec). */
+
+ops_status
+ops_check_mm(const ops_tensor *self, const ops_tensor *mat2)
+{
+    return la_addmm_check("mm", NULL, self, mat2);
+}
+
+ops_status
+ops_check_mm_out(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
+{
+    (void)out;
+    return la_addmm_check("mm", NULL, self, mat2);
+}
+
+ops_status
+ops_check_addmm(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta,
+                ops_scalar alpha)
+{
+    (void)beta, (void)alpha; /* checked after the dtype (la_check_scalars) */
+    return la_addmm_check("addmm", self, mat1, mat2);
+}
+
+ops_status
+ops_check_addmm_out(const ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta,
+                    ops_scalar alpha, ops_tensor *out)
+{
+    (void)beta, (void)alpha, (void)out;
+    return la_addmm_check("addmm", self, mat1, mat2);
+}
+
+ops_status
+ops_check_addmm_(ops_tensor *self, const ops_tensor *mat1, const ops_tensor *mat2, ops_scalar beta, ops_scalar alpha)
+{
+    (void)beta, (void)alpha; /* and self's shape: after the dtype */
+    return la_addmm_check("addmm_", self, mat1, mat2);
+}
+
+ops_status
+ops_check_bmm(const ops_tensor *self, const ops_tensor *mat2)
+{
+    return la_baddbmm_check("bmm", NULL, self, mat2);
+}
+
+ops_status
+ops_check_bmm_out(const ops_tensor *self, const ops_tensor *mat2, ops_tensor *out)
+{
+    (void)out;
+    return la_baddbmm_check("bmm", NULL, self, mat2);
+}
+
+ops_status
+ops_check_baddbmm(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                  ops_scalar alpha)
+{
+    (void)beta, (void)alpha;
+    return la_baddbmm_check("baddbmm", self, batch1, batch2);
+}
+
+ops_status
+ops_check_baddbmm_out(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                      ops_scalar alpha, ops_tensor *out)
+{
+    (void)beta, (void)alpha, (void)out;
+    return la_baddbmm_check("baddbmm", self, batch1, batch2);
+}
+
+ops_status
+ops_check_baddbmm_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                   ops_scalar alpha)
+{
+    (void)beta, (void)alpha;
+    return la_baddbmm_check("baddbmm_", self, batch1, batch2);
+}
+
+ops_status
+ops_check_addbmm(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                 ops_scalar alpha)
+{
+    (void)beta, (void)alpha;
+    return la_baddbmm_check("addbmm", self, batch1, batch2);
+}
+
+ops_status
+ops_check_addbmm_out(const ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                     ops_scalar alpha, ops_tensor *out)
+{
+    (void)beta, (void)alpha, (void)out;
+    return la_baddbmm_check("addbmm", self, batch1, batch2);
+}
+
+ops_status
+ops_check_addbmm_(ops_tensor *self, const ops_tensor *batch1, const ops_tensor *batch2, ops_scalar beta,
+                  ops_scalar alpha)
+{
+    (void)beta, (void)alpha;
+    return la_baddbmm_check("addbmm_", self, batch1, batch2);
+}
+
+ops_status
+ops_check_mv(const ops_tensor *self, const ops_tensor *vec)
+{
+    return la_addmv_check("mv", NULL, self, vec, false);
+}
+
+ops_status
+ops_check_mv_out(const ops_tensor *self, const ops_tensor *vec, ops_tensor *out)
+{
+    (void)out;
+    return la_addmv_check("mv", NULL, self, vec, false);
+}
+
+ops_status
+ops_check_addmv(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
+                ops_scalar alpha)
+{
+    (void)beta, (void)alpha;
+    return la_addmv_check("addmv", self, mat, vec, false);
+}
+
+ops_status
+ops_check_addmv_out(const ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta,
+                    ops_scalar alpha, ops_tensor *out)
+{
+    (void)beta, (void)alpha, (void)out;
+    return la_addmv_check("addmv", self, mat, vec, false);
+}
+
+ops_status
+ops_check_addmv_(ops_tensor *self, const ops_tensor *mat, const ops_tensor *vec, ops_scalar beta, ops_scalar alpha)
+{
+    (void)beta, (void)alpha;
+    return la_addmv_check("addmv_", self, mat, vec, true);
+}
+
+ops_status
+ops_check_matmul(const ops_tensor *self, const ops_tensor *other)
+{
+    return la_matmul_check("matmul", self, other, false, NULL);
+}
+
+ops_status
+ops_check_matmul_out(const ops_tensor *self, const ops_tensor *other, ops_tensor *out)
+{
+    (void)out;
+    return la_matmul_check("matmul", self, other, false, NULL);
+}
+
+ops_status
+ops_check_linear(const ops_tensor *input, const ops_tensor *weight, const ops_tensor *bias)
+{
+    return la_linear_check(input, weight, bias);
 }
 
 /* ---- the ops (the schema names these for CPU and CUDA) -------------------------------- */

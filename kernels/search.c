@@ -17,13 +17,12 @@
 
 /* ---- the checks both backends run (kernels/search_common.h) ------------------------- */
 
-/* searchsorted's checks (bucketize's too, with op "bucketize"): side/right (the resolved
- * direction into *right_io), sorter, shapes, out's dtype, then the dtype both operands
- * are compared in (their promotion, into *cd_out) against declared, the set of the
- * entry whose kernel runs (OPS_DTYPE_MASK_<ENTRY>), last as PyTorch checks it. */
+/* searchsorted's argument checks (bucketize's too, with op "bucketize"): side/right
+ * (the resolved direction into *right_io), sorter, shapes, out's dtype, which PyTorch
+ * makes before the dtype. */
 static ops_status
-ss_check(const char *op, unsigned declared, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32,
-         bool *right_io, const char *side, const ops_tensor *sorter, const ops_tensor *out, ops_dtype *cd_out)
+ss_check_args(const char *op, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32, bool *right_io,
+              const char *side, const ops_tensor *sorter, const ops_tensor *out)
 {
     char s1[OPS_SHAPE_STR_LEN], s2[OPS_SHAPE_STR_LEN];
     bool right = *right_io;
@@ -77,11 +76,24 @@ ss_check(const char *op, unsigned declared, const ops_tensor *boundaries, const 
         return ops_fail(OPS_ERR_VALUE,
                         "%s: the size of boundaries' last dimension should be less than %d, but we got %" PRId64, op,
                         INT32_MAX, n);
+    *right_io = right;
+    return OPS_OK;
+}
+
+/* ss_check_args, then the dtype both operands are compared in (their promotion, into
+ * *cd_out) against declared, the set of the entry whose kernel runs
+ * (OPS_DTYPE_MASK_<ENTRY>), last as PyTorch checks it. */
+static ops_status
+ss_check(const char *op, unsigned declared, const ops_tensor *boundaries, const ops_tensor *self, bool out_int32,
+         bool *right_io, const char *side, const ops_tensor *sorter, const ops_tensor *out, ops_dtype *cd_out)
+{
+    ops_status st;
+    if ((st = ss_check_args(op, boundaries, self, out_int32, right_io, side, sorter, out)) != OPS_OK)
+        return st;
     const ops_tensor *const pair[2] = {boundaries, self};
     const ops_dtype cd = ops_result_type(2, pair, 0, NULL);
     if (!(declared & OPS_DTYPE_BIT(cd)))
         return ops_fail_dtype(op, cd, declared);
-    *right_io = right;
     *cd_out = cd;
     return OPS_OK;
 }
@@ -176,6 +188,45 @@ bucketize_check(const ops_tensor *boundaries)
     return OPS_OK;
 }
 
+/* The `check:` of the Tensor forms of searchsorted and bucketize: their argument
+ * checks, which PyTorch makes before the dtype; the glue then refuses an undeclared
+ * promoted dtype of the two Tensors (bool only when both are bool, as their promotion
+ * here), and ss_run runs the same checks again as a guard for a direct call.  The
+ * Scalar forms compare in the promotion with the Scalar made a 0-dim tensor, which the
+ * glue's `of:` cannot name: their kernels refuse. */
+ops_status
+ops_check_searchsorted(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
+                       const char *side, const ops_tensor *sorter)
+{
+    return ss_check_args("searchsorted", sorted_sequence, self, out_int32, &right, side, sorter, NULL);
+}
+
+ops_status
+ops_check_searchsorted_out(const ops_tensor *sorted_sequence, const ops_tensor *self, bool out_int32, bool right,
+                           const char *side, const ops_tensor *sorter, ops_tensor *out)
+{
+    return ss_check_args("searchsorted", sorted_sequence, self, out_int32, &right, side, sorter, out);
+}
+
+ops_status
+ops_check_bucketize(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right)
+{
+    ops_status st;
+    if ((st = bucketize_check(boundaries)) != OPS_OK)
+        return st;
+    return ss_check_args("bucketize", boundaries, self, out_int32, &right, NULL, NULL, NULL);
+}
+
+ops_status
+ops_check_bucketize_out(const ops_tensor *self, const ops_tensor *boundaries, bool out_int32, bool right,
+                        ops_tensor *out)
+{
+    ops_status st;
+    if ((st = bucketize_check(boundaries)) != OPS_OK)
+        return st;
+    return ss_check_args("bucketize", boundaries, self, out_int32, &right, NULL, NULL, out);
+}
+
 /* The work of every searchsorted/bucketize op: bucketize's check, a Scalar self made
  * the 0-dim tensor PyTorch makes of it, searchsorted's checks (ss_check, the dtype
  * against declared), then the device's search under the public op's name. */
@@ -192,7 +243,7 @@ ss_run(unsigned declared, bool bucketize, const ops_tensor *boundaries, const op
         return ops_last_status();
     const char *op = bucketize ? "bucketize" : "searchsorted";
     const ops_device dev = boundaries->storage->device;
-    ops_dtype cd;
+    ops_dtype cd = OPS_BOOL; /* ss_check sets it when it passes */
     if ((st = ss_check(op, declared, boundaries, self, out_int32, &right, side, sorter, out, &cd)) == OPS_OK)
         st = OPS_STUB_CALL(search_sorted, dev, op, boundaries, self, out_int32, right, sorter, cd, out, result);
     ops_tensor_release(v);

@@ -24,17 +24,18 @@
 /* kind LINE_SORT: sort along dim; LINE_TOPK: the k first of the order (largest when
  * desc); LINE_KTH: the k-th smallest, dim kept as size 1 when keepdim.  want_v/want_i:
  * which results to make.  Outs (NULL: functional) get the results; otherwise *rv /
- * *ri get new references. */
+ * *ri get new references.  declared: the dtypes self may have (topk, kthvalue: a guard
+ * for a direct call, their glue checks first; 0: every dtype). */
 static ops_status
-sort_run(const char *op, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k, bool keepdim,
-         bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv, ops_tensor **ri)
+sort_run(const char *op, unsigned declared, line_kind kind, const ops_tensor *self, int64_t dim, bool desc, int64_t k,
+         bool keepdim, bool want_v, bool want_i, ops_tensor *out_v, ops_tensor *out_i, ops_tensor **rv, ops_tensor **ri)
 {
     ops_status st = OPS_OK;
     ops_tensor *tv = NULL, *ti = NULL;
     const ops_device dev = self->storage->device;
     int ond;
     int64_t osz[OPS_MAX_DIMS];
-    if ((st = sort_result_shape(op, kind, self, &dim, k, keepdim, &ond, osz)) != OPS_OK)
+    if ((st = sort_result_shape(op, declared, kind, self, &dim, k, keepdim, &ond, osz)) != OPS_OK)
         return st;
     const int64_t len = self->ndim == 0 ? 1 : self->sizes[dim];
     if ((st = sort_check_out(op, "values", out_v, self->dtype, ond, osz)) != OPS_OK ||
@@ -112,13 +113,13 @@ done:
 ops_status
 sort_sort(const ops_tensor *self, int64_t dim, bool descending, ops_tensor **values, ops_tensor **indices)
 {
-    return sort_run("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values, indices);
+    return sort_run("sort", 0, LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values, indices);
 }
 
 ops_status
 sort_sort_values(const ops_tensor *self, int64_t dim, bool descending, ops_tensor *values, ops_tensor *indices)
 {
-    return sort_run("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL, NULL);
+    return sort_run("sort", 0, LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL, NULL);
 }
 
 ops_status
@@ -126,7 +127,7 @@ sort_sort_stable(const ops_tensor *self, const bool *stable, int64_t dim, bool d
                  ops_tensor **indices)
 {
     (void)stable;
-    return sort_run("sort", LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values, indices);
+    return sort_run("sort", 0, LINE_SORT, self, dim, descending, 0, false, true, true, NULL, NULL, values, indices);
 }
 
 ops_status
@@ -134,14 +135,14 @@ sort_sort_values_stable(const ops_tensor *self, const bool *stable, int64_t dim,
                         ops_tensor *values, ops_tensor *indices)
 {
     (void)stable;
-    return sort_run("sort", LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL, NULL);
+    return sort_run("sort", 0, LINE_SORT, self, dim, descending, 0, false, true, true, values, indices, NULL, NULL);
 }
 
 ops_tensor *
 sort_argsort(const ops_tensor *self, int64_t dim, bool descending)
 {
     ops_tensor *r = NULL;
-    sort_run("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
+    sort_run("argsort", 0, LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
     return r;
 }
 
@@ -150,7 +151,7 @@ sort_argsort_stable(const ops_tensor *self, bool stable, int64_t dim, bool desce
 {
     (void)stable;
     ops_tensor *r = NULL;
-    sort_run("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
+    sort_run("argsort", 0, LINE_SORT, self, dim, descending, 0, false, false, true, NULL, NULL, NULL, &r);
     return r;
 }
 
@@ -158,21 +159,21 @@ ops_status
 sort_argsort_stable_out(const ops_tensor *self, bool stable, int64_t dim, bool descending, ops_tensor *out)
 {
     (void)stable;
-    return sort_run("argsort", LINE_SORT, self, dim, descending, 0, false, false, true, NULL, out, NULL, NULL);
+    return sort_run("argsort", 0, LINE_SORT, self, dim, descending, 0, false, false, true, NULL, out, NULL, NULL);
 }
 
 ops_tensor *
 sort_msort(const ops_tensor *self)
 {
     ops_tensor *r = NULL;
-    sort_run("msort", LINE_SORT, self, 0, false, 0, false, true, false, NULL, NULL, &r, NULL);
+    sort_run("msort", 0, LINE_SORT, self, 0, false, 0, false, true, false, NULL, NULL, &r, NULL);
     return r;
 }
 
 ops_status
 sort_msort_out(const ops_tensor *self, ops_tensor *out)
 {
-    return sort_run("msort", LINE_SORT, self, 0, false, 0, false, true, false, out, NULL, NULL, NULL);
+    return sort_run("msort", 0, LINE_SORT, self, 0, false, 0, false, true, false, out, NULL, NULL, NULL);
 }
 
 ops_status
@@ -180,7 +181,8 @@ sort_topk(const ops_tensor *self, int64_t k, int64_t dim, bool largest, bool sor
           ops_tensor **indices)
 {
     (void)sorted;
-    return sort_run("topk", LINE_TOPK, self, dim, largest, k, false, true, true, NULL, NULL, values, indices);
+    return sort_run("topk", OPS_DTYPE_MASK_TOPK, LINE_TOPK, self, dim, largest, k, false, true, true, NULL, NULL,
+                    values, indices);
 }
 
 ops_status
@@ -188,19 +190,22 @@ sort_topk_values(const ops_tensor *self, int64_t k, int64_t dim, bool largest, b
                  ops_tensor *indices)
 {
     (void)sorted;
-    return sort_run("topk", LINE_TOPK, self, dim, largest, k, false, true, true, values, indices, NULL, NULL);
+    return sort_run("topk", SORT_NUMERIC_MASK, LINE_TOPK, self, dim, largest, k, false, true, true, values, indices,
+                    NULL, NULL);
 }
 
 ops_status
 sort_kthvalue(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor **values,
               ops_tensor **indices)
 {
-    return sort_run("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, NULL, NULL, values, indices);
+    return sort_run("kthvalue", OPS_DTYPE_MASK_KTHVALUE, LINE_KTH, self, dim, false, k, keepdim, true, true, NULL, NULL,
+                    values, indices);
 }
 
 ops_status
 sort_kthvalue_values(const ops_tensor *self, int64_t k, int64_t dim, bool keepdim, ops_tensor *values,
                      ops_tensor *indices)
 {
-    return sort_run("kthvalue", LINE_KTH, self, dim, false, k, keepdim, true, true, values, indices, NULL, NULL);
+    return sort_run("kthvalue", SORT_NUMERIC_MASK, LINE_KTH, self, dim, false, k, keepdim, true, true, values,
+                    indices, NULL, NULL);
 }

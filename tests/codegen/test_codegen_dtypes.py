@@ -255,7 +255,7 @@ class RealKernels(unittest.TestCase):
                          "plain entries with a declared set the glue does not check (give them `of:`)")
         self.assertEqual(sorted(set(cov.EXCEPTIONS) - set(left)), [],
                          "listed as exceptions but checked by the glue now: take them off the list")
-        self.assertLessEqual(len(left), 65)
+        self.assertLessEqual(len(left), 22)
         for name, why in cov.EXCEPTIONS.items():
             self.assertTrue(why.strip(), f"{name}: no reason")
 
@@ -268,7 +268,12 @@ class RealKernels(unittest.TestCase):
                      "glu", "glu.out", "prelu", "arange", "arange.start_out", "linspace", "linspace.out",
                      "max_pool2d", "max_pool2d_with_indices.out", "avg_pool1d", "adaptive_avg_pool2d.out",
                      "max_pool2d_with_indices_backward.grad_input", "upsample_nearest2d", "upsample_linear1d.out",
-                     "group_norm", "native_group_norm", "embedding_renorm_", "dot", "vdot.out"):
+                     "group_norm", "native_group_norm", "embedding_renorm_", "dot", "vdot.out", "topk", "kthvalue",
+                     "searchsorted.Tensor", "searchsorted.Tensor_out", "bucketize.Tensor", "bucketize.Tensor_out",
+                     "mm", "mm.out", "bmm", "bmm.out", "mv", "mv.out", "addmm", "addmm.out", "addmm_", "addmv",
+                     "addmv.out", "addmv_", "baddbmm", "baddbmm.out", "baddbmm_", "addbmm", "addbmm.out", "addbmm_",
+                     "matmul", "matmul.out", "linear", "conv1d", "conv2d", "conv1d.padding", "conv2d.padding",
+                     "conv_transpose1d", "conv_transpose2d.input"):
             nf = next(f for f in m.functions if f.name == name)
             with self.subTest(entry=name):
                 body = "\n".join(gen_glue._function(nf)["body"])

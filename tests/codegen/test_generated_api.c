@@ -12,18 +12,25 @@
 #include "ops_op_addmm.h"
 #include "ops_op_avg_pool2d.h"
 #include "ops_op_bincount.h"
+#include "ops_op_bmm.h"
 #include "ops_op_bucketize.h"
 #include "ops_op_celu.h"
+#include "ops_op_conv2d.h"
+#include "ops_op_conv_transpose2d.h"
 #include "ops_op_dropout.h"
 #include "ops_op_glu.h"
 #include "ops_op_group_norm.h"
 #include "ops_op_hardtanh.h"
 #include "ops_op_histc.h"
+#include "ops_op_kthvalue.h"
 #include "ops_op_layer_norm.h"
+#include "ops_op_linear.h"
 #include "ops_op_linspace.h"
+#include "ops_op_matmul.h"
 #include "ops_op_max_pool2d.h"
 #include "ops_op_mm.h"
 #include "ops_op_mse_loss.h"
+#include "ops_op_mv.h"
 #include "ops_op_neg.h"
 #include "ops_op_nll_loss.h"
 #include "ops_op_nuclear_norm.h"
@@ -33,6 +40,7 @@
 #include "ops_op_randperm.h"
 #include "ops_op_searchsorted.h"
 #include "ops_op_to.h"
+#include "ops_op_topk.h"
 #include "ops_op_uniform.h"
 #include "ops_op_view.h"
 #include "ops_op_zeros.h"
@@ -226,6 +234,110 @@ START_TEST(test_declared_dtypes_after_argument_checks)
     assert_error(OPS_ERR_DTYPE, "avg_pool2d: Expected out tensor to have dtype bool, but got float32 instead");
     assert_f32(out, xs, 2); /* untouched */
 
+    /* searchsorted/bucketize of Tensors: side, shapes and out='s dtype (their `check:`),
+     * then the promoted dtype; topk/kthvalue: the dtype first, before dim and k */
+    ops_tensor *b3 = ops_ones(OPS_INTS(3), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b11 = ops_ones(OPS_INTS(1, 1), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(b3);
+    ck_assert_ptr_nonnull(b11);
+    ck_assert_ptr_null(ops_searchsorted(b3, b3, false, false, "x", NULL));
+    assert_error(OPS_ERR_VALUE, "searchsorted: side can only be 'left' or 'right' but got x");
+    ck_assert_ptr_null(ops_searchsorted(b3, b3, false, false, NULL, NULL));
+    snprintf(want, sizeof want, "searchsorted: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_searchsorted_tensor_out(b3, b3, false, false, NULL, NULL, out), OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, "searchsorted: output tensor's dtype is wrong, it can only be Int(int32) or "
+                                "Long(int64) depending on whether out_int32 flag is True, but we got output "
+                                "tensor's dtype float32 and out_int32 flag is False");
+    assert_f32(out, xs, 2);
+    ck_assert_ptr_null(ops_bucketize(b3, b11, false, false));
+    assert_error(OPS_ERR_SHAPE, "bucketize: boundaries tensor must be 1 dimension, but got dim(2)");
+    ck_assert_int_eq(ops_bucketize_tensor_out(b3, b3, false, false, a), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "bucketize: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ops_tensor *tv = NULL, *ti = NULL;
+    ck_assert_int_eq(ops_topk(b3, 9, 4, true, true, &tv, &ti), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "topk: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_kthvalue(b3, 9, 4, false, &tv, &ti), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "kthvalue: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(tv);
+    ck_assert_ptr_null(ti);
+
+    /* the mm family: shapes and one dtype (their `check:`), then the dtype, then what
+     * PyTorch checks after it (an in-place self's shape, the batch broadcast, out=) */
+    ops_tensor *b23 = ops_ones(OPS_INTS(2, 3), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b34 = ops_ones(OPS_INTS(3, 4), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b223 = ops_ones(OPS_INTS(2, 2, 3), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *b334 = ops_ones(OPS_INTS(3, 3, 4), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(b23);
+    ck_assert_ptr_nonnull(b34);
+    ck_assert_ptr_nonnull(b223);
+    ck_assert_ptr_nonnull(b334);
+    ck_assert_ptr_null(ops_mm(b23, b23));
+    assert_error(OPS_ERR_SHAPE, "mm: mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)");
+    ck_assert_ptr_null(ops_mm(b23, b34));
+    snprintf(want, sizeof want, "mm: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_mm_out(b23, b34, out), OPS_ERR_DTYPE);
+    assert_error(OPS_ERR_DTYPE, want);
+    assert_f32(out, xs, 2);
+    ck_assert_int_eq(ops_addmm_(b3, b23, b34, OPS_SCALAR_INT(1), OPS_SCALAR_INT(1)), OPS_ERR_DTYPE);
+    snprintf(want, sizeof want, "addmm_: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_int_eq(ops_addmm_(b3, b3, b34, OPS_SCALAR_INT(1), OPS_SCALAR_INT(1)), OPS_ERR_SHAPE);
+    assert_error(OPS_ERR_SHAPE, "addmm_: mat1 must be a matrix, got 1-D tensor");
+    ck_assert_ptr_null(ops_bmm(b223, b334));
+    assert_error(OPS_ERR_SHAPE, "bmm: batch1 and batch2 must have same number of batches, got 2 and 3");
+    ck_assert_ptr_null(ops_mv(b23, b11));
+    assert_error(OPS_ERR_SHAPE, "mv: vector + matrix @ vector expected, got 1, 2, 2");
+    ck_assert_ptr_null(ops_matmul(b223, b334));
+    snprintf(want, sizeof want, "matmul: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_matmul(b3, a));
+    assert_error(OPS_ERR_DTYPE, "matmul: dot : expected both vectors to have same dtype, but found bool and int64");
+    ck_assert_ptr_null(ops_linear(b23, b223, NULL));
+    assert_error(OPS_ERR_SHAPE, "linear: weight must be 1-D or 2-D, got 3-D");
+    ck_assert_ptr_null(ops_linear(b23, b23, NULL));
+    snprintf(want, sizeof want, "linear: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+
+    /* conv: the stride/padding/dilation lists and one dtype (their `check:`), then the
+     * dtype, then the geometry (a weight with more channels than the input) */
+    const ops_int_list i1 = {(const int64_t[]){1}, 1}, i0 = {(const int64_t[]){0}, 1};
+    const ops_int_list i111 = {(const int64_t[]){1, 1, 1}, 3};
+    ops_tensor *x4 = ops_zeros(OPS_INTS(1, 2, 5, 5), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ops_tensor *w4 = ops_zeros(OPS_INTS(3, 5, 2, 2), OPS_BOOL, OPS_DEVICE_UNSPECIFIED);
+    ck_assert_ptr_nonnull(x4);
+    ck_assert_ptr_nonnull(w4);
+    ck_assert_ptr_null(ops_conv2d(x4, w4, NULL, i111, i0, i1, 1));
+    assert_error(OPS_ERR_VALUE, "conv2d: expected stride to be a single integer value or a list of 2 values to match "
+                                "the convolution dimensions, but got stride=[1, 1, 1]");
+    ck_assert_ptr_null(ops_conv2d(x4, w4, a, i1, i0, i1, 1));
+    assert_error(OPS_ERR_DTYPE, "conv2d: Input type (bool) and bias type (int64) should be the same");
+    ck_assert_ptr_null(ops_conv2d(x4, w4, NULL, i1, i0, i1, 1));
+    snprintf(want, sizeof want, "conv2d: dtype bool is not supported %s", numeric);
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_conv2d_padding(x4, w4, NULL, (ops_int_list){(const int64_t[]){2}, 1}, "same", i1, 1));
+    assert_error(OPS_ERR_VALUE, "conv2d: padding='same' is not supported for strided convolutions");
+    ck_assert_ptr_null(ops_conv2d_padding(x4, w4, NULL, i1, "same", i1, 1));
+    assert_error(OPS_ERR_DTYPE, want);
+    ck_assert_ptr_null(ops_conv_transpose2d_input(x4, w4, NULL, i1, i0, i111, 1, i1));
+    assert_error(OPS_ERR_VALUE, "conv_transpose2d: expected output_padding to be a single integer value or a list "
+                                "of 2 values to match the convolution dimensions, but got output_padding=[1, 1, 1]");
+    ck_assert_ptr_null(ops_conv_transpose2d_input(x4, w4, NULL, i1, i0, i0, 1, i1));
+    assert_error(OPS_ERR_DTYPE, "conv_transpose2d: dtype bool is not supported (supported: int64, float16, "
+                                "bfloat16, float32, float64)");
+
+    ops_tensor_release(w4);
+    ops_tensor_release(x4);
+    ops_tensor_release(b334);
+    ops_tensor_release(b223);
+    ops_tensor_release(b34);
+    ops_tensor_release(b23);
+    ops_tensor_release(b11);
+    ops_tensor_release(b3);
     ops_tensor_release(out);
     ops_tensor_release(b4);
     ops_tensor_release(a2);
