@@ -41,6 +41,41 @@ REF_HELPERS = {"np", "math", "gelu", "sigmoid", "silu", "relu", "rsqrt", "sign",
 REF_PREFIX = "ref_"
 
 
+# A sample's own `dtypes:` (a set name or a list, as the schema's): the declared dtypes
+# it runs in, where an op accepts a dtype for some arguments only (scatter_reduce's bool
+# for every reduce but mean, einsum's bool for one operand, norm.str's half dtypes for
+# p='fro'); without it a sample runs in every declared dtype.
+SAMPLE_DTYPES_KEY = "dtypes"
+
+
+def _sample_dtypes(v, declared, nf, where):
+    """The dtypes a sample's `dtypes:` names (ValueError with `where` otherwise): each
+    must be one the entry declares, so a sample cannot test a dtype the glue refuses."""
+    try:
+        dts = dtypes_mod.parse_set(v, f"{where}: dtypes")
+    except ValueError as e:
+        raise ValueError(str(e)) from None
+    bad = [d for d in dts if d not in declared]
+    if bad:
+        raise ValueError(f"{where}: dtypes names {bad[0]}, which {nf.name} does not declare "
+                         f"(its `dtypes:` in the schema: {', '.join(declared)})")
+    return dts
+
+
+def sample_dtypes(c, smp):
+    """The dtypes sample smp of conformance c runs in."""
+    if SAMPLE_DTYPES_KEY in smp and SAMPLE_DTYPES_KEY not in [a.name for a in c.entry.func.arguments]:
+        return dtypes_mod.parse_set(smp[SAMPLE_DTYPES_KEY], "")
+    return c.dtypes
+
+
+def sample_args(c, smp):
+    """Sample smp without its `dtypes:`: the arguments only."""
+    if SAMPLE_DTYPES_KEY in smp and SAMPLE_DTYPES_KEY not in [a.name for a in c.entry.func.arguments]:
+        return {k: v for k, v in smp.items() if k != SAMPLE_DTYPES_KEY}
+    return smp
+
+
 @dataclasses.dataclass
 class ErrorCase:
     """One `errors:` item: arguments that must make the op fail with `match` in the message."""
@@ -270,6 +305,9 @@ def parse(nf: NativeFunction) -> Conformance:
         raise ValueError(f"{at('samples')}: samples must be a list of maps")
     for i, s in enumerate(samples):
         for k, v in s.items():
+            if k == SAMPLE_DTYPES_KEY and k not in argnames:
+                _sample_dtypes(v, dtypes, nf, f"{at('samples')}: samples[{i}]")
+                continue
             if k not in argnames:
                 raise ValueError(f"{at('samples')}: a sample names '{k}', not an argument of {nf.name}")
             if k in tensor_args:

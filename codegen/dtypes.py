@@ -68,6 +68,28 @@ class Dtypes:
         return self.accept == DTYPES
 
 
+# The placeholders a `message:` may hold: {dtype}, the refused dtype's name ("got:
+# {dtype}" -> "got: int64"), which ops_check_dtype_declared (runtime/dispatch/meta.c)
+# writes in when it refuses, so a refusal PyTorch words with the dtype needs no kernel.
+MESSAGE_PLACEHOLDERS = ("dtype",)
+
+
+def check_placeholders(msg: str, where: str) -> None:
+    """Every `{...}` of a message is a known placeholder, and no brace stands alone
+    (ValueError("<where>: reason") otherwise)."""
+    rest = msg
+    for m in re.finditer(r"\{([^{}]*)\}", msg):
+        if m.group(1) not in MESSAGE_PLACEHOLDERS:
+            raise ValueError(f"{where}: 'message' has an unknown placeholder '{{{m.group(1)}}}' "
+                             f"(known: {', '.join('{' + p + '}' for p in MESSAGE_PLACEHOLDERS)})")
+        rest = rest.replace(m.group(0), "", 1)
+    if msg.count("{dtype}") > 1:
+        raise ValueError(f"{where}: 'message' names {{dtype}} twice (the refusal writes it once)")
+    if "{" in rest or "}" in rest:
+        raise ValueError(f"{where}: 'message' has an unmatched brace (a placeholder is written "
+                         f"{{dtype}})")
+
+
 def parse(v, where: str) -> Dtypes:
     if isinstance(v, dict):
         unknown = [k for k in v if k not in MAPPING_KEYS]
@@ -81,6 +103,8 @@ def parse(v, where: str) -> Dtypes:
             raise ValueError(f"{where}: 'message' must be a non-empty string")
         if msg is not None and accept == DTYPES:
             raise ValueError(f"{where}: 'message' is for the refused dtypes, and every dtype is accepted")
+        if msg is not None:
+            check_placeholders(msg, where)
         of = v.get("of")
         if of is not None:
             if isinstance(of, str):

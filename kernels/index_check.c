@@ -517,10 +517,12 @@ idx_reduce_identity(sc_reduce red, ops_dtype dt)
 
 /* ---- from the index_take ops ---- */
 
+/* dtypes: the repeats dtypes the op declares (int32 and int64; repeat_interleave.Tensor's
+ * glue refuses the others first, with this message, and this guards a direct call). */
 static ops_status
-check_repeats_dtype(const char *op, const ops_tensor *repeats)
+check_repeats_dtype(const char *op, unsigned dtypes, const ops_tensor *repeats)
 {
-    if (repeats->dtype != OPS_INT64 && repeats->dtype != OPS_INT32)
+    if (!(dtypes & OPS_DTYPE_BIT(repeats->dtype)))
         return ops_fail(OPS_ERR_DTYPE, "%s: repeats has to be Long or Int tensor, but got %s", op,
                         ops_dtype_name(repeats->dtype));
     return OPS_OK;
@@ -601,7 +603,7 @@ idx_repeat_counts(const char *op, const ops_tensor *self, const ops_tensor *repe
     int64_t *reps = NULL;
     *reps_out = NULL;
     if (repeats != NULL) {
-        if (check_repeats_dtype(op, repeats) != OPS_OK)
+        if (check_repeats_dtype(op, OPS_DTYPE_BIT(OPS_INT32) | OPS_DTYPE_BIT(OPS_INT64), repeats) != OPS_OK)
             return ops_last_status();
         if (repeats->ndim > 1)
             return ops_fail(OPS_ERR_SHAPE, "%s: repeats must be 0-dim or 1-dim tensor", op);
@@ -663,14 +665,22 @@ fail:
 }
 
 ops_status
-idx_repeat_tensor_counts(const char *op, const ops_tensor *repeats, const int64_t *output_size, int64_t **reps,
-                         int64_t *total)
+idx_repeat_tensor_rank(const char *op, const ops_tensor *repeats)
 {
-    *reps = NULL;
     if (repeats->ndim != 1)
         return ops_fail(OPS_ERR_SHAPE, "%s: repeat_interleave only accept 1D vector as repeat (got %d dims)", op,
                         (int)repeats->ndim);
-    if (check_repeats_dtype(op, repeats) != OPS_OK)
+    return OPS_OK;
+}
+
+ops_status
+idx_repeat_tensor_counts(const char *op, unsigned dtypes, const ops_tensor *repeats, const int64_t *output_size,
+                         int64_t **reps, int64_t *total)
+{
+    *reps = NULL;
+    if (idx_repeat_tensor_rank(op, repeats) != OPS_OK)
+        return ops_last_status();
+    if (check_repeats_dtype(op, dtypes, repeats) != OPS_OK)
         return ops_last_status();
     const int64_t n = repeats->sizes[0];
     if ((*reps = ops_host_malloc_array(n > 0 ? n : 1, sizeof(int64_t))) == NULL)

@@ -91,8 +91,11 @@ OPS_INTERNAL ops_status idx_check_put(const char *op, const ops_tensor *self, co
 OPS_INTERNAL ops_status idx_repeat_counts(const char *op, const ops_tensor *self, const ops_tensor *repeats,
                                           int64_t rep_int, const int64_t *dim_opt, const int64_t *output_size,
                                           int64_t **reps, int64_t *dim, int64_t *total);
-/* repeat_interleave.Tensor: repeats (a CPU tensor) checked and read likewise. */
-OPS_INTERNAL ops_status idx_repeat_tensor_counts(const char *op, const ops_tensor *repeats,
+/* repeat_interleave.Tensor: repeats is 1-D (its entry's `check:`, before the dtype). */
+OPS_INTERNAL ops_status idx_repeat_tensor_rank(const char *op, const ops_tensor *repeats);
+/* repeat_interleave.Tensor: repeats (a CPU tensor) checked, its dtype one of dtypes (the
+ * entry's declared set), and read likewise. */
+OPS_INTERNAL ops_status idx_repeat_tensor_counts(const char *op, unsigned dtypes, const ops_tensor *repeats,
                                                  const int64_t *output_size, int64_t **reps, int64_t *total);
 /* dst (total elements of dtype dt, int32 or int64): i repeated reps[i] times, i < n. */
 OPS_INTERNAL void idx_repeat_fill(ops_dtype dt, const int64_t *reps, int64_t n, void *dst);

@@ -91,6 +91,15 @@ host_readable(const char *op, const ops_tensor *repeats, ops_tensor **tmp)
     return *tmp;
 }
 
+/* repeats' rank, before its dtype (the entry's `check:`: the glue runs it, then refuses
+ * an undeclared dtype in PyTorch's words, as the kernel did). */
+ops_status
+ops_check_repeat_interleave_tensor(const ops_tensor *repeats, const int64_t *output_size)
+{
+    (void)output_size;
+    return idx_repeat_tensor_rank("repeat_interleave", repeats);
+}
+
 ops_tensor *
 index_repeat_interleave_tensor(const ops_tensor *repeats, const int64_t *output_size)
 {
@@ -99,7 +108,8 @@ index_repeat_interleave_tensor(const ops_tensor *repeats, const int64_t *output_
     ops_tensor *tmp, *r = NULL;
     int64_t *reps = NULL, total;
     const ops_tensor *hr = host_readable(op, repeats, &tmp);
-    if (hr == NULL || idx_repeat_tensor_counts(op, hr, output_size, &reps, &total) != OPS_OK)
+    if (hr == NULL ||
+        idx_repeat_tensor_counts(op, OPS_DTYPE_MASK_REPEAT_INTERLEAVE, hr, output_size, &reps, &total) != OPS_OK)
         goto done;
     if ((r = ops_tensor_new(op, 1, &total, NULL, repeats->dtype, dev)) != NULL &&
         OPS_STUB_CALL(index_repeat_fill_loop, dev, op, r, reps, repeats->sizes[0], total) != OPS_OK) {

@@ -606,11 +606,12 @@ multinomial_row_error(const char *op, int kind)
  * error); *pc gets a contiguous view or copy of self (a new reference, on self's
  * device) on success. */
 static ops_status
-multinomial_check(const ops_tensor *self, int64_t num_samples, bool replacement, ops_tensor **pc)
+multinomial_check(unsigned dtypes, const ops_tensor *self, int64_t num_samples, bool replacement, ops_tensor **pc)
 {
     const char *op = "multinomial";
     *pc = NULL;
-    if (!ops_dtype_is_floating(self->dtype))
+    /* the entry's declared set (the glue refused the others first; a guard here) */
+    if (!(dtypes & OPS_DTYPE_BIT(self->dtype)))
         return ops_fail(OPS_ERR_DTYPE, "%s: multinomial only supports floating-point dtypes for input, got: %s", op,
                         ops_dtype_name(self->dtype));
     if (self->ndim != 1 && self->ndim != 2)
@@ -648,7 +649,7 @@ random_multinomial(const ops_tensor *self, int64_t num_samples, bool replacement
 {
     const char *op = "multinomial";
     ops_tensor *p = NULL, *r = NULL;
-    if (multinomial_check(self, num_samples, replacement, &p) != OPS_OK)
+    if (multinomial_check(OPS_DTYPE_MASK_MULTINOMIAL, self, num_samples, replacement, &p) != OPS_OK)
         return NULL;
     const int64_t ncat = self->sizes[self->ndim - 1];
     const int64_t rows = self->ndim == 2 ? self->sizes[0] : 1;
@@ -677,7 +678,7 @@ random_multinomial_out(const ops_tensor *self, int64_t num_samples, bool replace
                        ops_tensor *out)
 {
     ops_tensor *p = NULL;
-    const ops_status st = multinomial_check(self, num_samples, replacement, &p);
+    const ops_status st = multinomial_check(OPS_DTYPE_MASK_MULTINOMIAL_OUT, self, num_samples, replacement, &p);
     ops_tensor_release(p);
     if (st != OPS_OK)
         return st;

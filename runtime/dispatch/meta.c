@@ -49,8 +49,15 @@ ops_check_dtype_declared(const char *op, ops_dtype dt, unsigned mask, const char
     /* (a factory's dtype argument arrives unchecked: 37 is no dtype, and no bit to test) */
     if (dt == OPS_DTYPE_NONE || ((int)dt >= 0 && dt < OPS_NUM_DTYPES && (mask & OPS_DTYPE_BIT(dt))))
         return OPS_OK;
-    if (message != NULL)
+    if (message != NULL) {
+        /* "{dtype}" in a declared message (codegen/dtypes.py allows no other
+         * placeholder) is the refused dtype's name, as PyTorch words some refusals */
+        const char *ph = strstr(message, "{dtype}");
+        if (ph != NULL)
+            return ops_fail(OPS_ERR_DTYPE, "%s: %.*s%s%s", op_name(op), (int)(ph - message), message,
+                            ops_dtype_name(dt), ph + strlen("{dtype}"));
         return ops_fail(OPS_ERR_DTYPE, "%s: %s", op_name(op), message);
+    }
     return ops_fail_dtype(op, dt, mask);
 }
 

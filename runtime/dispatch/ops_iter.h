@@ -84,7 +84,8 @@ typedef struct ops_meta_args {
  * family converts integers.  OPS_DTYPE_NONE when there are no inputs. */
 OPS_API ops_dtype ops_meta_input_dtype(const ops_meta_args *a, int first, bool scalars);
 /* The glue's check of a declared dtype set (mask of OPS_DTYPE_BIT) before dispatch:
- * OPS_ERR_DTYPE "op: <message>" when message is not NULL, else ops_fail_dtype's
+ * OPS_ERR_DTYPE "op: <message>" when message is not NULL (its "{dtype}", if any, the
+ * refused dtype's name), else ops_fail_dtype's
  * "op: dtype X is not supported (supported: ...)".  OPS_DTYPE_NONE passes. */
 OPS_API ops_status ops_check_dtype_declared(const char *op, ops_dtype dt, unsigned mask, const char *message);
 

@@ -20,33 +20,15 @@ _SS_SCALAR = ("the dtype checked is the promotion of the boundaries with the Sca
               "(kernels/search.c ss_check)")
 _SVD = ("the driver checks the input's dimensions (2-D, the dim pair) before the dtype "
         "(kernels/cpu/linalg.c svd_dims); CPU only")
-_RANDINT = ("declared numeric, but the kernel accepts bool as PyTorch does (torch.randint(0, 2, (3,), "
-            "dtype=torch.bool)) and checks low/high first: the declaration would have to widen to every "
-            "dtype, with conformance samples of bool")
-_MULTINOMIAL = ("its refusal names the dtype in PyTorch's own words ('multinomial only supports "
-                "floating-point dtypes for input, got: int64'), which a fixed `message:` cannot say")
-
 EXCEPTIONS = {
-    "einsum": ("declared numeric, but the kernel accepts one bool operand (a sum gives int64, a copy bool) "
-               "and refuses several in its own words, after the operands' same-dtype check; and `of:` cannot "
-               "name a Tensor[] (kernels/einsum.c)"),
-    "scatter_reduce.two": ("declared numeric, but the kernel accepts bool for reduce sum/prod/amax/amin as "
-                           "PyTorch does (torch.scatter_reduce of bool tensors) and checks reduce, dim, index and "
-                           "src first: the declaration would have to widen to every dtype, with conformance "
-                           "samples of bool"),
-    "repeat_interleave.Tensor": ("its refusal names the dtype in PyTorch's own words ('repeats has to be Long or "
-                                 "Int tensor, but got float32'), after repeats' rank, which a fixed `message:` "
-                                 "cannot say"),
     **{n: _SS_SCALAR for n in ("searchsorted.Scalar", "searchsorted.Scalar_out", "bucketize.Scalar",
                                "bucketize.Scalar_out")},
-    "norm.str": ("declared [float32, float64], narrower than what p='fro' accepts (the half dtypes, through "
-                 "linalg_vector_norm); p='nuc' checks p and dtype= first"),
+    "norm.str": ("declared floating, what p='fro' accepts (linalg_vector_norm's); its refusals follow p: "
+                 "'fro' refuses the dtype first, 'nuc' checks dtype= and dim, then nuclear_norm the input's "
+                 "dimensions before the dtype, each in its own words (kernels/reduce_norm.c norm_str_impl)"),
     **{n: _SVD for n in ("nuclear_norm", "nuclear_norm.dim", "_linalg_polar")},
     "adaptive_max_pool1d": ("CompositeExplicitAutograd over adaptive_max_pool2d, whose glue refuses the dtype "
                             "naming adaptive_max_pool2d; a glue check would name adaptive_max_pool1d instead"),
-    **{n: _RANDINT for n in ("randint", "randint.low", "randint.out", "randint.generator_out", "randint.low_out",
-                             "randint.low_generator_out", "randint_like", "randint_like.low_dtype")},
-    **{n: _MULTINOMIAL for n in ("multinomial", "multinomial.out")},
 }
 
 

@@ -174,10 +174,11 @@ class Gen:
         tensor_args = [a for a in args if a.type.base == "Tensor"]
         rng = np.random.default_rng([zlib.crc32(nf.name.encode()), 1])
         base = self.arg_choices(nf, c, args)[0]
-        for smp in c.samples:
+        for raw in c.samples:
+            smp = conf_mod.sample_args(c, raw)
             combo = dict(base, **{k: v for k, v in smp.items() if k not in {a.name for a in tensor_args}})
             pinned = any(isinstance(smp.get(a.name), dict) and "data" in smp[a.name] for a in tensor_args)
-            for d in c.dtypes:
+            for d in conf_mod.sample_dtypes(c, raw):
                 dts, shp, data = {}, [], {}
                 for a in tensor_args:
                     shape, dd, vals = tensor_spec(smp.get(a.name), d)
@@ -338,7 +339,7 @@ class Gen:
         """An `errors:` item of the metadata, on entry nf."""
         rng = np.random.default_rng([zlib.crc32(nf.name.encode()), err.index])
         elementwise = nf.delegate is not None or nf.structured
-        smp = {} if elementwise else dict((c.samples or [{}])[0])
+        smp = {} if elementwise else dict(conf_mod.sample_args(c, (c.samples or [{}])[0]))
         default_d = "float32" if "float32" in c.dtypes else c.dtypes[0]
         d = err.dtype.get("*", default_d)
         args = [a for a in nf.func.arguments if not (a.kwarg_only and a.is_write)]
@@ -454,8 +455,8 @@ class Gen:
             raise SystemExit(f"{c.loc}: {nf.name} needs `samples:` or `shapes:` in its conformance")
         has_dtype_arg = any(a.name == "dtype" for a in nf.func.arguments)
         for smp in samples:
-            for d in c.dtypes:
-                self.sample_case(nf, c, rng, smp, d, has_dtype_arg)
+            for d in conf_mod.sample_dtypes(c, smp):  # a sample's `dtypes:` narrows them
+                self.sample_case(nf, c, rng, conf_mod.sample_args(c, smp), d, has_dtype_arg)
 
     def sample_case(self, nf, c, rng, smp, d, has_dtype_arg):
         values, enc, arrays, lists = {}, [], {}, {}

@@ -273,6 +273,18 @@ class Suite(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("return 'max'", r.stdout)
 
+    def test_sample_dtypes(self):
+        # a sample's `dtypes:` narrows the declared dtypes it runs in: a reference right for
+        # float32 only passes when the sample says so, and fails in int32 when it does not
+        conf = ("    dtypes: [int32, float32]\n"
+                "    ref: '(np.full(2, 1), np.full(2, 5 if self.dtype.kind == \"f\" else 4))'\n"
+                "    samples: [{self: {data: [[1, 5, 1], [5, 1, 5]]}, dim: 1, dtypes: [float32]}]")
+        r = self.amm_run("amm_sdt", conf)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        r = self.amm_run("amm_sdt_all", conf.replace(", dtypes: [float32]", ""))
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("return 'max'", r.stdout)
+
     def test_refuses_malformed_returns(self):
         bad = {
             "returns names 'values', not a return of aminmax": "    returns: {values: {dtype: int64}}",
@@ -283,6 +295,9 @@ class Suite(unittest.TestCase):
             r"samples\[0\]: 'self': data has 3 elements, shape \[2, 2\] needs 4":
                 "    samples: [{self: {shape: [2, 2], data: [1, 2, 3]}}]",
             r"samples\[0\]: 'self': data must be": "    samples: [{self: {data: [[1, 2], [3]]}}]",
+            r"samples\[0\]: dtypes names bool, which aminmax does not declare \(its `dtypes:` in the schema: "
+            r"int32, float32\)": "    samples: [{self: [3, 4], dim: 1, dtypes: [bool, float32]}]",
+            r"samples\[0\]: dtypes: unknown dtype set 'num'": "    samples: [{self: [3, 4], dim: 1, dtypes: num}]",
             "domain `index` is for a Tensor\\[\\] or Tensor\\?\\[\\] argument": "    domain: {self: index}",
         }
         for reason, extra in bad.items():

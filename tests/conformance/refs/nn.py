@@ -139,12 +139,13 @@ def ref_prelu(self, weight):
 def ref_einsum(equation, tensors):
     """np.einsum in the operands' (common) dtype; float16/bfloat16 arrive as float32,
     and float32 is summed in float64 then rounded once, as our BLAS-backed products are
-    compared with a tolerance.  Integers are computed in int64: an integer sum is int64
-    (einsum_dtype in gen_cases.py), and a narrower result wraps to the same value."""
+    compared with a tolerance.  Integers and bools are computed in int64: their sum is
+    int64 (einsum_dtype in cases_lib.py; numpy would or bools together), and a narrower
+    result, or a bool copy, is the same value cast back."""
     arrs = [np.asarray(t) for t in tensors]
     if arrs and all(a.dtype.kind == "f" for a in arrs):
         arrs = [a.astype(np.float64) for a in arrs]
-    elif arrs and all(a.dtype.kind in "iu" for a in arrs):
+    elif arrs and all(a.dtype.kind in "biu" for a in arrs):
         arrs = [a.astype(np.int64) for a in arrs]
     return np.einsum(equation, *arrs)
 
