@@ -23,6 +23,8 @@
 #define VEC_STR_(a) VEC_STR2_(a)
 #define VEC_TABLE_ VEC_CAT_(ops_vec_table_, OPS_VEC_SUFFIX)
 
+/* Per level: the vector types and widths, the operations the loops use (vf_where_neg(x,
+ * a, b): a where x < 0, else b, NaN taking b), and SLEEF's 1.0-ulp forms of that width. */
 #if defined(__AVX512F__)
 #include <immintrin.h>
 typedef __m512 vf_t;
@@ -45,10 +47,12 @@ typedef __m512d vd_t;
 #define vd_mul _mm512_mul_pd
 #define vf_min _mm512_min_ps
 #define vd_min _mm512_min_pd
-#define vf_where_neg(x, a, b) _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), _mm512_setzero_ps(), _CMP_LT_OQ), (b), (a))
-#define vd_where_neg(x, a, b) _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
-#define SLEEF_F_(fn) Sleef_##fn##f16_u10avx512f
-#define SLEEF_D_(fn) Sleef_##fn##d8_u10avx512f
+#define vf_where_neg(x, a, b)                                                            \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((x), _mm512_setzero_ps(), _CMP_LT_OQ), (b), (a))
+#define vd_where_neg(x, a, b)                                                            \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
+#define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
+#define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -71,10 +75,12 @@ typedef __m256d vd_t;
 #define vd_mul _mm256_mul_pd
 #define vf_min _mm256_min_ps
 #define vd_min _mm256_min_pd
-#define vf_where_neg(x, a, b) _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), _mm256_setzero_ps(), _CMP_LT_OQ))
-#define vd_where_neg(x, a, b) _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
-#define SLEEF_F_(fn) Sleef_##fn##f8_u10avx2
-#define SLEEF_D_(fn) Sleef_##fn##d4_u10avx2
+#define vf_where_neg(x, a, b)                                                            \
+    _mm256_blendv_ps((b), (a), _mm256_cmp_ps((x), _mm256_setzero_ps(), _CMP_LT_OQ))
+#define vd_where_neg(x, a, b)                                                            \
+    _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
+#define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
+#define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -107,8 +113,8 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 {
     return _mm_or_pd(_mm_and_pd(m, a), _mm_andnot_pd(m, b));
 }
-#define SLEEF_F_(fn) Sleef_##fn##f4_u10sse2
-#define SLEEF_D_(fn) Sleef_##fn##d2_u10sse2
+#define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
+#define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -133,8 +139,8 @@ typedef float64x2_t vd_t;
 #define vd_min vminq_f64
 #define vf_where_neg(x, a, b) vbslq_f32(vcltq_f32((x), vdupq_n_f32(0.0f)), (a), (b))
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
-#define SLEEF_F_(fn) Sleef_##fn##f4_u10advsimd
-#define SLEEF_D_(fn) Sleef_##fn##d2_u10advsimd
+#define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
+#define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
@@ -146,17 +152,17 @@ typedef float64x2_t vd_t;
     static inline v##S##_t v##S##_sigmoid(v##S##_t x)                                   \
     {                                                                                    \
         const v##S##_t one = v##S##_set1((T)1);                                          \
-        const v##S##_t e = SLEEF_##S##_(exp)(v##S##_min(x, v##S##_sub(v##S##_set1((T)0), x))); \
+        const v##S##_t neg_abs = v##S##_min(x, v##S##_sub(v##S##_set1((T)0), x));          \
+        const v##S##_t e = SLEEF_##S##_(exp)(neg_abs);                                   \
         const v##S##_t r = v##S##_div(one, v##S##_add(one, e));                          \
         return v##S##_where_neg(x, v##S##_mul(e, r), r);                                 \
     }
-#define SLEEF_f_ SLEEF_F_
-#define SLEEF_d_ SLEEF_D_
 VEC_SIGMOID_(f, float)
 VEC_SIGMOID_(d, double)
 
 /* NAME's loop over float (S = f, T = float) or double (S = d): full vectors, then the
- * tail through one padded vector. */
+ * tail through one vector padded with 1 (in every function's domain, so the padding
+ * raises no floating-point exception and costs no slow path). */
 #define VEC_LOOP_(NAME, S, T, EXPR)                                                      \
     static void NAME(const T *x, T *y, int64_t n)                                        \
     {                                                                                    \
@@ -176,13 +182,13 @@ VEC_SIGMOID_(d, double)
         }                                                                                \
     }
 
-VEC_LOOP_(exp_f32, f, float, SLEEF_F_(exp)(v))
-VEC_LOOP_(log_f32, f, float, SLEEF_F_(log)(v))
-VEC_LOOP_(tanh_f32, f, float, SLEEF_F_(tanh)(v))
+VEC_LOOP_(exp_f32, f, float, SLEEF_f_(exp)(v))
+VEC_LOOP_(log_f32, f, float, SLEEF_f_(log)(v))
+VEC_LOOP_(tanh_f32, f, float, SLEEF_f_(tanh)(v))
 VEC_LOOP_(sigmoid_f32, f, float, vf_sigmoid(v))
-VEC_LOOP_(exp_f64, d, double, SLEEF_D_(exp)(v))
-VEC_LOOP_(log_f64, d, double, SLEEF_D_(log)(v))
-VEC_LOOP_(tanh_f64, d, double, SLEEF_D_(tanh)(v))
+VEC_LOOP_(exp_f64, d, double, SLEEF_d_(exp)(v))
+VEC_LOOP_(log_f64, d, double, SLEEF_d_(log)(v))
+VEC_LOOP_(tanh_f64, d, double, SLEEF_d_(tanh)(v))
 VEC_LOOP_(sigmoid_f64, d, double, vd_sigmoid(v))
 
 const ops_vec_table VEC_TABLE_ = {
