@@ -5,7 +5,7 @@
  *   - accuracy: the largest error in ulps of exp, log, tanh and sigmoid against a long
  *     double reference, float32 over every STEP-th bit pattern (--step 1: all 2^32),
  *     float64 over a dense sample of each function's interesting range;
- *   - speed: 1M-element contiguous runs, ns per element, against the scalar libm loop
+ *   - speed: 1M-element contiguous float32 and float64 runs, ns per element, against the scalar libm loop
  *     the kernels ran before (best of several rounds, one thread).
  *
  *   bench bench_vec [--step N] [--reps N] */
@@ -100,6 +100,26 @@ plain_f32(int fn, const float *x, float *y, int64_t n)
     }
 }
 
+static void
+plain_f64(int fn, const double *x, double *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        switch (fn) {
+        case OPS_VEC_EXP:
+            y[i] = exp(x[i]);
+            break;
+        case OPS_VEC_LOG:
+            y[i] = log(x[i]);
+            break;
+        case OPS_VEC_TANH:
+            y[i] = tanh(x[i]);
+            break;
+        default:
+            y[i] = 1.0 / (1.0 + exp(-x[i]));
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -181,31 +201,44 @@ main(int argc, char **argv)
     /* ---- speed ------------------------------------------------------------------ */
     const int64_t n = 1 << 20;
     float *a = malloc((size_t)n * sizeof(float)), *c = malloc((size_t)n * sizeof(float));
-    if (!a || !c)
+    double *ad = malloc((size_t)n * sizeof(double)), *cd = malloc((size_t)n * sizeof(double));
+    if (!a || !c || !ad || !cd)
         bench_die("bench_vec", "malloc");
-    printf("1M float32, contiguous, one thread: ns per element (ratio to the scalar libm loop)\n");
-    for (int fn = 0; fn < OPS_VEC_NUM_UNARY; fn++) {
-        for (int64_t i = 0; i < n; i++)
-            a[i] = fn == OPS_VEC_LOG ? 0.001f + (float)i * (100.0f / (float)n)
-                                     : -10.0f + (float)i * (20.0f / (float)n);
-        double best_plain = 1e9, best[3] = {1e9, 1e9, 1e9};
-        for (int r = 0; r < reps; r++) {
-            double t0 = bench_now();
-            plain_f32(fn, a, c, n);
-            best_plain = fmin(best_plain, bench_now() - t0);
-            for (int l = 0; l < nlevels; l++) {
-                if (!levels[l].supported)
-                    continue;
-                t0 = bench_now();
-                levels[l].table->unary_f32[fn](a, c, n);
-                best[l] = fmin(best[l], bench_now() - t0);
+    for (int prec = 0; prec < 2; prec++) {
+        printf("1M %s, contiguous, one thread: ns per element (ratio to the scalar libm loop)\n",
+               prec == 0 ? "float32" : "float64");
+        for (int fn = 0; fn < OPS_VEC_NUM_UNARY; fn++) {
+            for (int64_t i = 0; i < n; i++) {
+                a[i] = fn == OPS_VEC_LOG ? 0.001f + (float)i * (100.0f / (float)n)
+                                         : -10.0f + (float)i * (20.0f / (float)n);
+                ad[i] = a[i];
             }
+            double best_plain = 1e9, best[3] = {1e9, 1e9, 1e9};
+            for (int r = 0; r < reps; r++) {
+                double t0 = bench_now();
+                if (prec == 0)
+                    plain_f32(fn, a, c, n);
+                else
+                    plain_f64(fn, ad, cd, n);
+                best_plain = fmin(best_plain, bench_now() - t0);
+                for (int l = 0; l < nlevels; l++) {
+                    if (!levels[l].supported)
+                        continue;
+                    t0 = bench_now();
+                    if (prec == 0)
+                        levels[l].table->unary_f32[fn](a, c, n);
+                    else
+                        levels[l].table->unary_f64[fn](ad, cd, n);
+                    best[l] = fmin(best[l], bench_now() - t0);
+                }
+            }
+            printf("  %-8s libm %.3f", fn_names[fn], best_plain * 1e9 / (double)n);
+            for (int l = 0; l < nlevels; l++)
+                if (levels[l].supported)
+                    printf("   %s %.3f (%.2fx)", levels[l].name, best[l] * 1e9 / (double)n,
+                           best[l] / best_plain);
+            printf("\n");
         }
-        printf("  %-8s libm %.3f", fn_names[fn], best_plain * 1e9 / (double)n);
-        for (int l = 0; l < nlevels; l++)
-            if (levels[l].supported)
-                printf("   %s %.3f (%.2fx)", levels[l].name, best[l] * 1e9 / (double)n, best[l] / best_plain);
-        printf("\n");
     }
     free(xf);
     free(yf);
@@ -213,5 +246,7 @@ main(int argc, char **argv)
     free(yd);
     free(a);
     free(c);
+    free(ad);
+    free(cd);
     return 0;
 }

@@ -8,6 +8,7 @@
  * A run's last n % width elements go through one vector padded in a local buffer, so
  * every element of a run is computed by the same code: a result does not depend on
  * where a run starts or how long it is (threads split runs). */
+#include <math.h>
 #include <string.h>
 
 #include <sleef.h>
@@ -24,7 +25,10 @@
 #define VEC_TABLE_ VEC_CAT_(ops_vec_table_, OPS_VEC_SUFFIX)
 
 /* Per level: the vector types and widths, the operations the loops use (vf_where_neg(x,
- * a, b): a where x < 0, else b, NaN taking b), and SLEEF's 1.0-ulp forms of that width. */
+ * a, b): a where x < 0, else b, NaN taking b), SLEEF's 1.0-ulp forms of that width,
+ * and LIBM_MASK_f32/f64: the functions (bits 1 << ops_vec_unary) whose table entry is
+ * the scalar glibc loop instead, where `bench bench_vec` measured glibc faster than
+ * SLEEF at that width (docs/cpu-dispatch.md "Per level, per function"). */
 #if defined(__AVX512F__)
 #include <immintrin.h>
 typedef __m512 vf_t;
@@ -53,6 +57,8 @@ typedef __m512d vd_t;
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
 #define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
+#define LIBM_MASK_f32 0u
+#define LIBM_MASK_f64 0u
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -81,6 +87,8 @@ typedef __m256d vd_t;
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
 #define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
+#define LIBM_MASK_f32 0u
+#define LIBM_MASK_f64 (1u << OPS_VEC_LOG)
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -115,6 +123,9 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 }
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
+#define LIBM_MASK_f32 (1u << OPS_VEC_LOG)
+#define LIBM_MASK_f64                                                                    \
+    ((1u << OPS_VEC_EXP) | (1u << OPS_VEC_LOG) | (1u << OPS_VEC_TANH) | (1u << OPS_VEC_SIGMOID))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -141,6 +152,8 @@ typedef float64x2_t vd_t;
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
+#define LIBM_MASK_f32 0u
+#define LIBM_MASK_f64 0u
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
@@ -191,10 +204,46 @@ VEC_LOOP_(log_f64, d, double, SLEEF_d_(log)(v))
 VEC_LOOP_(tanh_f64, d, double, SLEEF_d_(tanh)(v))
 VEC_LOOP_(sigmoid_f64, d, double, vd_sigmoid(v))
 
+/* The scalar glibc loops, for the entries of LIBM_MASK_f32/f64; sigmoid in the same
+ * overflow-free form as the vector one. */
+static inline float
+sigmoid_scalar_f32(float x)
+{
+    const float e = expf(-fabsf(x)), r = 1.0f / (1.0f + e);
+    return x < 0 ? e * r : r;
+}
+
+static inline double
+sigmoid_scalar_f64(double x)
+{
+    const double e = exp(-fabs(x)), r = 1.0 / (1.0 + e);
+    return x < 0 ? e * r : r;
+}
+
+#define LIBM_LOOP_(NAME, T, EXPR)                                                        \
+    static void NAME(const T *x, T *y, int64_t n)                                        \
+    {                                                                                    \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            y[i] = EXPR(x[i]);                                                           \
+    }
+
+LIBM_LOOP_(exp_libm_f32, float, expf)
+LIBM_LOOP_(log_libm_f32, float, logf)
+LIBM_LOOP_(tanh_libm_f32, float, tanhf)
+LIBM_LOOP_(sigmoid_libm_f32, float, sigmoid_scalar_f32)
+LIBM_LOOP_(exp_libm_f64, double, exp)
+LIBM_LOOP_(log_libm_f64, double, log)
+LIBM_LOOP_(tanh_libm_f64, double, tanh)
+LIBM_LOOP_(sigmoid_libm_f64, double, sigmoid_scalar_f64)
+
+/* The entry of function F at precision P (f32, f64): SLEEF's loop or glibc's. */
+#define ENTRY_(F, P, FN)                                                                 \
+    [F] = (LIBM_MASK_##P >> (F)) & 1u ? FN##_libm_##P : FN##_##P
+
 const ops_vec_table VEC_TABLE_ = {
     .level = VEC_STR_(OPS_VEC_SUFFIX),
-    .unary_f32 = {[OPS_VEC_EXP] = exp_f32, [OPS_VEC_LOG] = log_f32, [OPS_VEC_TANH] = tanh_f32,
-                  [OPS_VEC_SIGMOID] = sigmoid_f32},
-    .unary_f64 = {[OPS_VEC_EXP] = exp_f64, [OPS_VEC_LOG] = log_f64, [OPS_VEC_TANH] = tanh_f64,
-                  [OPS_VEC_SIGMOID] = sigmoid_f64},
+    .unary_f32 = {ENTRY_(OPS_VEC_EXP, f32, exp), ENTRY_(OPS_VEC_LOG, f32, log),
+                  ENTRY_(OPS_VEC_TANH, f32, tanh), ENTRY_(OPS_VEC_SIGMOID, f32, sigmoid)},
+    .unary_f64 = {ENTRY_(OPS_VEC_EXP, f64, exp), ENTRY_(OPS_VEC_LOG, f64, log),
+                  ENTRY_(OPS_VEC_TANH, f64, tanh), ENTRY_(OPS_VEC_SIGMOID, f64, sigmoid)},
 };
