@@ -124,8 +124,7 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
 #define LIBM_MASK_f32 (1u << OPS_VEC_LOG)
-#define LIBM_MASK_f64                                                                    \
-    ((1u << OPS_VEC_EXP) | (1u << OPS_VEC_LOG) | (1u << OPS_VEC_TANH) | (1u << OPS_VEC_SIGMOID))
+#define LIBM_MASK_f64 ((1u << OPS_VEC_EXP) | (1u << OPS_VEC_LOG) | (1u << OPS_VEC_TANH))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -210,14 +209,14 @@ static inline float
 sigmoid_scalar_f32(float x)
 {
     const float e = expf(-fabsf(x)), r = 1.0f / (1.0f + e);
-    return x < 0 ? e * r : r;
+    return (x < 0 ? e : 1.0f) * r;
 }
 
 static inline double
 sigmoid_scalar_f64(double x)
 {
     const double e = exp(-fabs(x)), r = 1.0 / (1.0 + e);
-    return x < 0 ? e * r : r;
+    return (x < 0 ? e : 1.0) * r;
 }
 
 #define LIBM_LOOP_(NAME, T, EXPR)                                                        \
