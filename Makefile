@@ -125,6 +125,7 @@ check: test test-emu check-install test-san gpu-check-selftest
 
 bench: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
+	$(BUILD)/bench/bench bench_vec
 	$(BUILD)/bench/bench bench_add
 	$(BUILD)/bench/bench bench_mm
 	$(BUILD)/bench/bench bench_reduce
@@ -134,6 +135,8 @@ bench: deps $(BUILD)/build.ninja
 	OMP_NUM_THREADS=1 $(BUILD)/bench/bench bench_autograd
 	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
+	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_vs_torch.py
+	OPS_CPU_CAPABILITY=avx2 PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_vs_torch.py
 
 # What adding one elementwise op rebuilds (docs/codegen.md "The edit loop"), measured
 # on a copy of the tree in a temporary directory; the working tree is not touched.

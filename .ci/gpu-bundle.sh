@@ -10,8 +10,8 @@
 # What the image has (nvcc, cmake, ninja, meson and a python3 with PyYAML, Jinja2,
 # NumPy, scikit-learn and pytest) is not bundled; what it lacks: Check (+ subunit, its
 # pkg-config dependency), OpenBLAS (the pthread flavour, + libgfortran5/libquadmath0 it
-# links), the DLPack header, zlib's header and .pc, and pkg-config itself (pkgconf: its
-# /usr/bin/pkg-config).
+# links), SLEEF (the CPU's vector math, kernels/cpu/vec/), the DLPack header, zlib's
+# header and .pc, and pkg-config itself (pkgconf: its /usr/bin/pkg-config).
 # Exact versions are those of this machine's archive; only the amd64 packages.
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,6 +21,7 @@ LIMIT_KIB=$((40 * 1024)) # the run tool carries 64 MiB in all, the working tree 
 PKGS="check libsubunit-dev libsubunit0
       libopenblas-dev libopenblas0 libopenblas-pthread-dev libopenblas0-pthread
       libgfortran5 libquadmath0
+      libsleef-dev libsleef3
       libdlpack-dev zlib1g-dev zlib1g
       pkgconf pkgconf-bin libpkgconf3"
 

@@ -203,6 +203,17 @@ typedef struct ops_generator ops_generator;
 OPS_API void ops_set_num_threads(int n);
 OPS_API int ops_get_num_threads(void);
 
+/* ---- CPU capability -------------------------------------------------- */
+
+/* The instruction-set level the CPU kernels' vector loops run at in this process:
+ * "default" (x86-64 baseline SSE2, or NEON on aarch64), "avx2" (AVX2 + FMA) or
+ * "avx512" (AVX-512 F/BW/VL/DQ).  Chosen once, at the first call or the first vector
+ * loop, as the best level this CPU supports; the environment variable
+ * OPS_CPU_CAPABILITY=default|avx2|avx512 asks for a lower one (for tests and
+ * benchmarks).  A level the CPU lacks, or an unknown name, is refused with one line on
+ * stderr and the best supported level is used (docs/cpu-dispatch.md). */
+OPS_API const char *ops_cpu_capability(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,13 +12,16 @@
  * contiguous loops are plain element loops under OPS_SIMD_LOOP, so the compiler
  * vectorises the ones whose body has no call: neg, abs, relu, square, reciprocal,
  * and floor/ceil/trunc/round/frac, which ops_scalar_math.h writes branch-free for
- * that reason; the rest call libm per element. */
+ * that reason; the rest call libm per element, but for exp, log, tanh and sigmoid
+ * at float32/float64, which run the vector loops of the CPU's instruction-set level
+ * (kernels/cpu/vec/, docs/cpu-dispatch.md). */
 #include <math.h>
 
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels_unary.h"
+#include "kernels/cpu/vec/vec.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
  * where x < 0 is always false and the compiler says so). */
@@ -43,6 +46,56 @@
         OPS_DISPATCH_FLOATING((IT)->common_dtype, NAME,                                  \
                               OPS_UNARY_KERNEL((IT), scalar_t, scalar_t, EXPR););        \
         return OPS_OK;                                                                   \
+    } while (0)
+
+/* One run of a vector loop: a contiguous run in place, a strided one gathered into a
+ * contiguous buffer and scattered back, so that every element goes through the same
+ * vector code whatever the layout (a strided input gives the contiguous one's bits). */
+#define VEC_RUN_(T, FN, DATA, STRIDES, N)                                                \
+    do {                                                                                 \
+        char *const vr_o_ = (DATA)[0];                                                   \
+        const char *const vr_a_ = (DATA)[1];                                             \
+        const int64_t vr_so_ = (STRIDES)[0], vr_sa_ = (STRIDES)[1];                      \
+        if (vr_so_ == (int64_t)sizeof(T) && vr_sa_ == (int64_t)sizeof(T)) {              \
+            (FN)((const T *)vr_a_, (T *)vr_o_, (N));                                     \
+        } else {                                                                         \
+            T vr_buf_[256];                                                              \
+            for (int64_t vr_b_ = 0; vr_b_ < (N); vr_b_ += 256) {                         \
+                const int64_t vr_m_ = (N) - vr_b_ < 256 ? (N) - vr_b_ : 256;             \
+                for (int64_t vr_i_ = 0; vr_i_ < vr_m_; vr_i_++)                          \
+                    vr_buf_[vr_i_] = *(const T *)(vr_a_ + (vr_b_ + vr_i_) * vr_sa_);     \
+                (FN)(vr_buf_, vr_buf_, vr_m_);                                           \
+                for (int64_t vr_i_ = 0; vr_i_ < vr_m_; vr_i_++)                          \
+                    *(T *)(vr_o_ + (vr_b_ + vr_i_) * vr_so_) = vr_buf_[vr_i_];           \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+
+/* float32 and float64 through the vector loop FN of the CPU's level; false for the
+ * other dtypes (float16/bfloat16 keep the scalar loop, in float). */
+static bool
+vec_unary_(ops_iter *it, ops_vec_unary fn)
+{
+    const ops_dtype dt = it->dtypes[1];
+    if (it->dtypes[0] != dt || (dt != OPS_FLOAT32 && dt != OPS_FLOAT64))
+        return false;
+    const ops_vec_table *const vt = ops_vec();
+    if (dt == OPS_FLOAT32) {
+        ops_vec_unary_f32_fn *const f = vt->unary_f32[fn];
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(float, f, vd_, vs_, vn_); });
+    } else {
+        ops_vec_unary_f64_fn *const f = vt->unary_f64[fn];
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(double, f, vd_, vs_, vn_); });
+    }
+    return true;
+}
+
+/* A declared-dtypes kernel whose float32/float64 go through the vector loop VFN. */
+#define VEC_KERNEL_(IT, ENTRY, NAME, VFN, EXPR)                                          \
+    do {                                                                                 \
+        if (vec_unary_((IT), (VFN)))                                                     \
+            return OPS_OK;                                                               \
+        DECLARED_KERNEL_(IT, ENTRY, NAME, EXPR);                                         \
     } while (0)
 
 /* ---- sign and magnitude ------------------------------------------------------ */
@@ -148,7 +201,7 @@ ops_status
 exp_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, EXP_OUT, "exp", ops_math_exp(x));
+    VEC_KERNEL_(it, EXP_OUT, "exp", OPS_VEC_EXP, ops_math_exp(x));
 }
 
 ops_status
@@ -169,7 +222,7 @@ ops_status
 log_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, LOG_OUT, "log", ops_math_log(x));
+    VEC_KERNEL_(it, LOG_OUT, "log", OPS_VEC_LOG, ops_math_log(x));
 }
 
 ops_status
@@ -255,7 +308,7 @@ ops_status
 tanh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, TANH_OUT, "tanh", ops_math_tanh(x));
+    VEC_KERNEL_(it, TANH_OUT, "tanh", OPS_VEC_TANH, ops_math_tanh(x));
 }
 
 ops_status
@@ -285,7 +338,7 @@ ops_status
 sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, SIGMOID_OUT, "sigmoid", ops_math_sigmoid(x));
+    VEC_KERNEL_(it, SIGMOID_OUT, "sigmoid", OPS_VEC_SIGMOID, ops_math_sigmoid(x));
 }
 
 ops_status

@@ -639,6 +639,14 @@ py_get_num_threads(PyObject *mod, PyObject *unused)
 }
 
 static PyObject *
+py_cpu_capability(PyObject *mod, PyObject *unused)
+{
+    (void)mod;
+    (void)unused;
+    return PyUnicode_FromString(ops_cpu_capability());
+}
+
+static PyObject *
 py_promote_types(PyObject *mod, PyObject *args)
 {
     (void)mod;
@@ -702,6 +710,8 @@ static PyMethodDef module_methods[] = {
     {"_set_device_class", set_device_class, METH_O, "the class that represents devices"},
     {"set_num_threads", py_set_num_threads, METH_O, "threads used by libops loops"},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, "threads used by libops loops"},
+    {"cpu_capability", py_cpu_capability, METH_NOARGS,
+     "the instruction-set level of the CPU vector loops: default, avx2 or avx512 (OPS_CPU_CAPABILITY)"},
     {"promote_types", py_promote_types, METH_VARARGS, "the smallest dtype both can be cast to"},
     {"is_tensor", py_is_tensor, METH_O, "isinstance(obj, libops.Tensor)"},
     {"_alloc_fail_nth", py_alloc_fail_nth, METH_O, "fault injection: the n-th libops allocation fails (0: off)"},
