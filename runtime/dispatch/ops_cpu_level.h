@@ -1,5 +1,5 @@
 /* The CPU's instruction-set level for the vector loops (runtime/dispatch/cpu_level.c,
- * docs/cpu-dispatch.md).  The runtime picks the level; kernels/cpu/vec/vec_select.c
+ * docs/cpu-dispatch.md).  The runtime picks the level; OPS_VEC_PICK (kernels/cpu/vec/vec.h)
  * maps it to the loops compiled for it. */
 #ifndef OPS_CPU_LEVEL_H
 #define OPS_CPU_LEVEL_H

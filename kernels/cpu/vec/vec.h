@@ -6,12 +6,43 @@
  * kernels/cpu/ call ops_vec(), which gives the table of the level the runtime chose
  * (runtime/dispatch/cpu_level.c): one pointer, picked once per process.
  *
+ * This header holds the unary math table (vec_math.c); other families of loops have
+ * their own header and per-level source beside it, picked the same way (OPS_VEC_PICK).
+ *
  * A loop reads n contiguous elements of x and writes n of y; y may be x (in place),
  * no other overlap. */
 #ifndef OPS_KERNELS_CPU_VEC_H
 #define OPS_KERNELS_CPU_VEC_H
 
 #include <stdint.h>
+
+#include "ops_cpu_level.h"
+
+/* Every per-level source (cpu_vec_sources in kernels/cpu/vec/meson.build) exports its
+ * loops as one table per level, BASE_default, BASE_avx2 and BASE_avx512 (OPS_VEC_NAME
+ * in vec_isa.h), of a type its own header declares:
+ *
+ *     OPS_VEC_DECLARE_TABLES(ops_vec_reduce_table, ops_vec_reduce_table);
+ *     static inline const ops_vec_reduce_table *ops_vec_reduce(void)
+ *     {
+ *         return OPS_VEC_PICK(ops_vec_reduce_table);
+ *     }
+ *
+ * OPS_VEC_PICK(BASE) is the table of the level the runtime chose for this process. */
+#define OPS_VEC_HIDDEN_ __attribute__((visibility("hidden")))
+#if defined(__x86_64__)
+#define OPS_VEC_DECLARE_TABLES(TYPE, BASE)                                               \
+    OPS_VEC_HIDDEN_ extern const TYPE BASE##_default;                                    \
+    OPS_VEC_HIDDEN_ extern const TYPE BASE##_avx2;                                       \
+    OPS_VEC_HIDDEN_ extern const TYPE BASE##_avx512
+#define OPS_VEC_PICK(BASE)                                                               \
+    (ops_cpu_level_get() == OPS_CPU_LEVEL_AVX512 ? &BASE##_avx512                         \
+     : ops_cpu_level_get() == OPS_CPU_LEVEL_AVX2 ? &BASE##_avx2                           \
+                                                 : &BASE##_default)
+#else
+#define OPS_VEC_DECLARE_TABLES(TYPE, BASE) OPS_VEC_HIDDEN_ extern const TYPE BASE##_default
+#define OPS_VEC_PICK(BASE) (&BASE##_default)
+#endif
 
 /* The unary functions with vector loops; their index in a table. */
 typedef enum ops_vec_unary {
@@ -31,14 +62,13 @@ typedef struct ops_vec_table {
     ops_vec_unary_f64_fn *unary_f64[OPS_VEC_NUM_UNARY];
 } ops_vec_table;
 
-/* The table of the process's level. */
-__attribute__((visibility("hidden"))) const ops_vec_table *ops_vec(void);
+OPS_VEC_DECLARE_TABLES(ops_vec_table, ops_vec_table);
 
-/* One per compiled level (only ops_vec_table_default off x86-64). */
-__attribute__((visibility("hidden"))) extern const ops_vec_table ops_vec_table_default;
-#if defined(__x86_64__)
-__attribute__((visibility("hidden"))) extern const ops_vec_table ops_vec_table_avx2;
-__attribute__((visibility("hidden"))) extern const ops_vec_table ops_vec_table_avx512;
-#endif
+/* The unary table of the process's level. */
+static inline const ops_vec_table *
+ops_vec(void)
+{
+    return OPS_VEC_PICK(ops_vec_table);
+}
 
 #endif /* OPS_KERNELS_CPU_VEC_H */
