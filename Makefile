@@ -135,8 +135,8 @@ bench: deps $(BUILD)/build.ninja
 	OMP_NUM_THREADS=1 $(BUILD)/bench/bench bench_autograd
 	OMP_NUM_THREADS=1 $(PYTHON) bench/bench_autograd_torch.py
 	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_python.py
-	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_vs_torch.py
-	OPS_CPU_CAPABILITY=avx2 PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_vs_torch.py
+	PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_vs_peers.py
+	OPS_CPU_CAPABILITY=avx2 PYTHONPATH=$(BUILD)/python $(PYTHON) bench/bench_vs_peers.py --threads 1
 
 # What adding one elementwise op rebuilds (docs/codegen.md "The edit loop"), measured
 # on a copy of the tree in a temporary directory; the working tree is not touched.

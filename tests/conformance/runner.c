@@ -35,6 +35,10 @@
  *   CUDA       with a CUDA build and a device, the case again on cuda:0, compared with
  *              the CPU result; otherwise counted as skipped.
  *
+ * --values leaves out the fault injection: tests/conformance/cpu_levels.py runs the
+ * rest once per CPU instruction-set level the machine has (OPS_CPU_CAPABILITY), so the
+ * vector loops of every level meet the same cases (docs/cpu-dispatch.md).
+ *
  * A full run (no --op or --dtype) also fails when some registry entry had no
  * conformance run; --coverage lists those entries. */
 #include "runner.h"
@@ -45,6 +49,7 @@ case_file cf;
 int *selected;
 int nselected;
 uint64_t runner_seed = 1;
+bool runner_values_only = false;
 
 int nregistry;
 bool *covered;               /* by by_ptr's index: a checked call of the entry ran */
@@ -176,14 +181,19 @@ static void
 usage(void)
 {
     fprintf(stderr, "usage: conformance CASES.bin [--op NAME] [--dtype DTYPE] [--coverage] [--seed N]\n"
-                    "                   [--backend cuda] [--cuda-exceptions FILE]\n"
+                    "                   [--backend cuda] [--cuda-exceptions FILE] [--values]\n"
+                    "       conformance --print-cpu-capability\n"
                     "  --op NAME      only this op: a base name (add) or name.overload (add.Scalar)\n"
                     "  --dtype DTYPE  only cases of this dtype (float32, int64, ...)\n"
                     "  --coverage     list the registry entries no case ran; exit 1 if there are any\n"
                     "  --seed N       seed of the runner's random layouts (default 1)\n"
                     "  --backend cuda only the CUDA family (device vs cpu); exit 77 without a device\n"
                     "  --cuda-exceptions FILE  the documented ops without a CUDA kernel (a full run\n"
-                    "                 fails on an op missing a kernel that the file does not list)\n");
+                    "                 fails on an op missing a kernel that the file does not list)\n"
+                    "  --values       no allocation-failure injection (the value, error and gradient\n"
+                    "                 families only: tests/conformance/cpu_levels.py runs them per\n"
+                    "                 CPU level, OPS_CPU_CAPABILITY)\n"
+                    "  --print-cpu-capability  the CPU level libops uses in this process, and exit\n");
 }
 
 /* op's name without a trailing '_' (add_ -> add), into buf. */
@@ -245,6 +255,11 @@ main(int argc, char **argv)
             }
         } else if (strcmp(argv[i], "--coverage") == 0) {
             coverage = true;
+        } else if (strcmp(argv[i], "--values") == 0) {
+            runner_values_only = true;
+        } else if (strcmp(argv[i], "--print-cpu-capability") == 0) {
+            printf("%s\n", ops_cpu_capability());
+            return 0;
         } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc && strcmp(argv[i + 1], "cuda") == 0) {
             backend_only = true;
             i++;

@@ -45,6 +45,7 @@ extern case_file cf;
 extern int *selected;
 extern int nselected;
 extern uint64_t runner_seed;
+extern bool runner_values_only; /* --values: no allocation-failure injection */
 extern int nregistry;
 extern bool *covered;               /* by by_ptr's index: a checked call of the entry ran */
 extern const ops_op_info **by_ptr; /* registry entries sorted by address */

@@ -707,6 +707,8 @@ void
 inject_faults_n(const test_case *c, const ops_op_info *op, const ops_ivalue *args, const char *variant,
                 const argset *s, const guarded *const *ws, int nw, const ops_tensor *const *empties, int ne)
 {
+    if (runner_values_only)
+        return;
     for (int64_t nth = 1; nth <= MAX_FAULTS; nth++) {
         ops_status st;
         ops_alloc_fail_nth(nth);

@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""libops against its peers, the reference bench of the CPU kernels (docs/cpu-dispatch.md):
+every row of the vector-kernel work (transcendental math, broadcasting, reductions, the
+row kernels, random numbers, pooling, float16/bfloat16) and the rows where libops is
+already fast (per-call overhead, sort, index_select, cumsum, mm, autograd), so that a
+regression shows.  Peers: PyTorch (when importable: Debian's python3-torch) and NumPy
+(where NumPy has the op).
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/bench_vs_peers.py
+        [--threads 1,2] [--rounds 7] [--only REGEX] [--list]
+
+One process; for each thread count, every row is timed in interleaved rounds (libops,
+then each peer, then libops again ...), and the median of the rounds is reported.
+Every call allocates its result (the functional form, as a user writes it) unless the
+row says out=.  Ratio = libops time / peer time: above 1, libops is slower.  The
+header names the CPU, the ISA level libops chose (OPS_CPU_CAPABILITY=default|avx2|avx512
+picks a lower one) and torch's.  The last column, `best`, is libops / the fastest peer."""
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import libops
+
+try:
+    import torch
+    import torch.nn.functional as TF
+except ImportError:
+    torch = None
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    have = set(line.split(":", 1)[1].split())
+                    return " ".join(f for f in ("avx2", "fma", "f16c", "avx512f", "avx512bw",
+                                                "avx512_bf16", "avx512_fp16") if f in have)
+    except OSError:
+        pass
+    return "?"
+
+
+# --------------------------------------------------------------------------------------
+# Rows.  A row is (label, setup) where setup() returns {"libops": fn, "torch": fn,
+# "numpy": fn} with the peers it has (a missing libops op makes the row "n/a").
+
+ROWS = []
+
+
+def row(label):
+    def deco(setup):
+        ROWS.append((label, setup))
+        return setup
+    return deco
+
+
+def lop(name):
+    """libops's function NAME, or None where libops lacks it."""
+    return getattr(libops, name, None)
+
+
+def tfrom(a):
+    return torch.from_numpy(a) if torch is not None else None
+
+
+def peers(l=None, t=None, n=None):
+    d = {}
+    if l is not None:
+        d["libops"] = l
+    if t is not None and torch is not None:
+        d["torch"] = t
+    if n is not None:
+        d["numpy"] = n
+    return d
+
+
+RNG = np.random.default_rng(0)
+N1M = 1 << 20
+
+# name: (domain low, high, torch fn name or callable, numpy fn or None)
+UNARY = [
+    ("exp", -10, 10, "exp", np.exp),
+    ("expm1", -10, 10, "expm1", np.expm1),
+    ("log", 1e-3, 100, "log", np.log),
+    ("log1p", -0.9, 100, "log1p", np.log1p),
+    ("log2", 1e-3, 100, "log2", np.log2),
+    ("log10", 1e-3, 100, "log10", np.log10),
+    ("sin", -10, 10, "sin", np.sin),
+    ("cos", -10, 10, "cos", np.cos),
+    ("tan", -1.5, 1.5, "tan", np.tan),
+    ("asin", -1, 1, "asin", np.arcsin),
+    ("acos", -1, 1, "acos", np.arccos),
+    ("atan", -10, 10, "atan", np.arctan),
+    ("sinh", -10, 10, "sinh", np.sinh),
+    ("cosh", -10, 10, "cosh", np.cosh),
+    ("tanh", -10, 10, "tanh", np.tanh),
+    ("asinh", -10, 10, "asinh", np.arcsinh),
+    ("acosh", 1, 100, "acosh", np.arccosh),
+    ("atanh", -0.99, 0.99, "atanh", np.arctanh),
+    ("erf", -4, 4, "erf", None),
+    ("erfc", -4, 4, "erfc", None),
+    ("erfinv", -0.99, 0.99, "erfinv", None),
+    ("sigmoid", -10, 10, "sigmoid", None),
+    ("logit", 1e-3, 0.999, "logit", None),
+    ("sqrt", 0, 100, "sqrt", np.sqrt),
+    ("rsqrt", 1e-3, 100, "rsqrt", None),
+    ("gelu", -10, 10, "gelu", None),
+    ("gelu_tanh", -10, 10, "gelu_tanh", None),
+    ("silu", -10, 10, "silu", None),
+    ("mish", -10, 10, "mish", None),
+    ("softplus", -10, 10, "softplus", None),
+    ("elu", -10, 10, "elu", None),
+    ("selu", -10, 10, "selu", None),
+    ("celu", -10, 10, "celu", None),
+    ("log_sigmoid", -10, 10, "log_sigmoid", None),
+]
+
+
+def libops_unary(name):
+    if name == "gelu_tanh":
+        f = lop("gelu")
+        return None if f is None else (lambda x: f(x, approximate="tanh"))
+    return lop(name)
+
+
+def torch_unary(name):
+    if torch is None:
+        return None
+    if name == "gelu_tanh":
+        return lambda x: TF.gelu(x, approximate="tanh")
+    if name == "log_sigmoid":
+        return TF.logsigmoid
+    for ns in (torch, TF, torch.special):
+        f = getattr(ns, name, None)
+        if f is not None:
+            return f
+    return None
+
+
+for _dt in (np.float32, np.float64):
+    for _name, _lo, _hi, _tname, _np in UNARY:
+        def _setup(name=_name, lo=_lo, hi=_hi, npf=_np, dt=_dt):
+            a = RNG.uniform(lo, hi, N1M).astype(dt)
+            fl, ft = libops_unary(name), torch_unary(name)
+            x, t = libops.from_numpy(a), tfrom(a)
+            return peers(fl and (lambda: fl(x)), ft and (lambda: ft(t)),
+                         npf and (lambda: npf(a)))
+        row(f"{_name} {np.dtype(_dt).name} 1M")(_setup)
+
+
+@row("pow f32 1M ^ 2.5")
+def _():
+    a = RNG.uniform(0.1, 10, N1M).astype(np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.pow(x, 2.5), lambda: torch.pow(t, 2.5), lambda: np.power(a, np.float32(2.5)))
+
+
+@row("pow f32 1M ^ tensor")
+def _():
+    a = RNG.uniform(0.1, 10, N1M).astype(np.float32)
+    b = RNG.uniform(-3, 3, N1M).astype(np.float32)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: libops.pow(x, y), lambda: torch.pow(t, u), lambda: np.power(a, b))
+
+
+@row("atan2 f32 1M")
+def _():
+    a = RNG.uniform(-10, 10, N1M).astype(np.float32)
+    b = RNG.uniform(-10, 10, N1M).astype(np.float32)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: libops.atan2(x, y), lambda: torch.atan2(t, u), lambda: np.arctan2(a, b))
+
+
+# ---- elementwise arithmetic and broadcasting ------------------------------------------
+
+@row("add 1 element (per-call overhead)")
+def _():
+    a = np.ones(1, np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.add(x, x), lambda: torch.add(t, t), lambda: np.add(a, a))
+
+
+@row("add f32 16M")
+def _():
+    a = RNG.standard_normal(1 << 24, dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.add(x, x), lambda: torch.add(t, t), lambda: np.add(a, a))
+
+
+@row("add f32 16M out=")
+def _():
+    a = RNG.standard_normal(1 << 24, dtype=np.float32)
+    o = np.empty_like(a)
+    x, t = libops.from_numpy(a), tfrom(a)
+    xo, to = libops.from_numpy(o.copy()), tfrom(o.copy())
+    return peers(lambda: libops.add(x, x, out=xo), lambda: torch.add(t, t, out=to),
+                 lambda: np.add(a, a, out=o))
+
+
+@row("broadcast add [1024,1024]+[1024] f32")
+def _():
+    a = RNG.standard_normal((1024, 1024), dtype=np.float32)
+    b = RNG.standard_normal(1024, dtype=np.float32)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: libops.add(x, y), lambda: torch.add(t, u), lambda: np.add(a, b))
+
+
+@row("mul f32 1M by a scalar")
+def _():
+    a = RNG.standard_normal(N1M, dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.mul(x, 3.0), lambda: torch.mul(t, 3.0), lambda: np.multiply(a, np.float32(3.0)))
+
+
+for _dtn in ("float16", "bfloat16"):
+    def _half(dtn=_dtn):
+        a = RNG.standard_normal(N1M, dtype=np.float32)
+        x = libops.from_numpy(a).to(getattr(libops, dtn))
+        t = tfrom(a).to(getattr(torch, dtn)) if torch is not None else None
+        h = a.astype(np.float16) if dtn == "float16" else None
+        return x, t, h
+
+    def _s_add(f=_half):
+        x, t, h = f()
+        return peers(lambda: libops.add(x, x), t is not None and (lambda: torch.add(t, t)),
+                     h is not None and (lambda: np.add(h, h)))
+
+    def _s_mul(f=_half):
+        x, t, h = f()
+        return peers(lambda: libops.mul(x, x), t is not None and (lambda: torch.mul(t, t)),
+                     h is not None and (lambda: np.multiply(h, h)))
+
+    def _s_exp(f=_half):
+        x, t, h = f()
+        return peers(lambda: libops.exp(x), t is not None and (lambda: torch.exp(t)),
+                     h is not None and (lambda: np.exp(h)))
+
+    def _s_sum(f=_half):
+        x, t, h = f()
+        return peers(lambda: libops.sum(x), t is not None and (lambda: torch.sum(t)),
+                     h is not None and (lambda: np.sum(h)))
+
+    row(f"add {_dtn} 1M")(_s_add)
+    row(f"mul {_dtn} 1M")(_s_mul)
+    row(f"exp {_dtn} 1M")(_s_exp)
+    row(f"sum {_dtn} 1M")(_s_sum)
+
+
+# ---- reductions -----------------------------------------------------------------------
+
+def _mat4096():
+    a = RNG.standard_normal((4096, 4096), dtype=np.float32)
+    return a, libops.from_numpy(a), tfrom(a)
+
+
+_M = {}
+
+
+def mat4096():
+    if "m" not in _M:
+        _M["m"] = _mat4096()
+    return _M["m"]
+
+
+@row("sum all 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.sum(x), lambda: torch.sum(t), lambda: np.sum(a))
+
+
+@row("sum dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.sum(x, 1), lambda: torch.sum(t, 1), lambda: np.sum(a, 1))
+
+
+@row("sum dim=0 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.sum(x, 0), lambda: torch.sum(t, 0), lambda: np.sum(a, 0))
+
+
+@row("mean dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.mean(x, 1), lambda: torch.mean(t, 1), lambda: np.mean(a, 1))
+
+
+@row("amax dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.amax(x, 1), lambda: torch.amax(t, 1), lambda: np.max(a, 1))
+
+
+@row("amax all 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.amax(x), lambda: torch.amax(t), lambda: np.max(a))
+
+
+@row("argmax dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.argmax(x, 1), lambda: torch.argmax(t, 1), lambda: np.argmax(a, 1))
+
+
+@row("norm all 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.norm(x), lambda: torch.norm(t), lambda: np.linalg.norm(a.ravel()))
+
+
+@row("var dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.var(x, 1), lambda: torch.var(t, 1), lambda: np.var(a, 1, ddof=1))
+
+
+@row("logsumexp dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    f = lop("logsumexp")
+    return peers(f and (lambda: f(x, 1)), lambda: torch.logsumexp(t, 1))
+
+
+@row("sum all int64 16M")
+def _():
+    a = RNG.integers(-1000, 1000, 1 << 24)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.sum(x), lambda: torch.sum(t), lambda: np.sum(a))
+
+
+# ---- row kernels ----------------------------------------------------------------------
+
+@row("softmax [4096,1024] f32")
+def _():
+    a = RNG.standard_normal((4096, 1024), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.softmax(x, 1), lambda: torch.softmax(t, 1))
+
+
+@row("log_softmax [4096,1024] f32")
+def _():
+    a = RNG.standard_normal((4096, 1024), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.log_softmax(x, 1), lambda: torch.log_softmax(t, 1))
+
+
+@row("softmax dim=0 [1024,4096] f32")
+def _():
+    a = RNG.standard_normal((1024, 4096), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.softmax(x, 0), lambda: torch.softmax(t, 0))
+
+
+@row("cross_entropy [4096,1000] f32")
+def _():
+    a = RNG.standard_normal((4096, 1000), dtype=np.float32)
+    k = RNG.integers(0, 1000, 4096)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(k), tfrom(a), tfrom(k)
+    f = lop("cross_entropy_loss")
+    return peers(f and (lambda: f(x, y)), lambda: TF.cross_entropy(t, u))
+
+
+@row("cross_entropy fwd+bwd [4096,1000] f32")
+def _():
+    a = RNG.standard_normal((4096, 1000), dtype=np.float32)
+    k = RNG.integers(0, 1000, 4096)
+    f = lop("cross_entropy_loss")
+    x, y = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(k)
+    if torch is not None:
+        t, u = tfrom(a).clone().requires_grad_(True), tfrom(k)
+
+    def lib():
+        f(x, y).backward()
+        x.grad = None
+
+    def tor():
+        TF.cross_entropy(t, u).backward()
+        t.grad = None
+    return peers(f and lib, tor)
+
+
+@row("layer_norm [4096,1024] f32")
+def _():
+    a = RNG.standard_normal((4096, 1024), dtype=np.float32)
+    w = RNG.standard_normal(1024, dtype=np.float32)
+    b = RNG.standard_normal(1024, dtype=np.float32)
+    x, lw, lb = libops.from_numpy(a), libops.from_numpy(w), libops.from_numpy(b)
+    t, tw, tb = tfrom(a), tfrom(w), tfrom(b)
+    return peers(lambda: libops.layer_norm(x, [1024], lw, lb),
+                 lambda: TF.layer_norm(t, [1024], tw, tb))
+
+
+# ---- random numbers, pooling ----------------------------------------------------------
+
+@row("randn 16M f32")
+def _():
+    g = np.random.default_rng(1)
+    return peers(lambda: libops.randn((1 << 24,)), lambda: torch.randn(1 << 24),
+                 lambda: g.standard_normal(1 << 24, dtype=np.float32))
+
+
+@row("rand 16M f32")
+def _():
+    g = np.random.default_rng(1)
+    return peers(lambda: libops.rand((1 << 24,)), lambda: torch.rand(1 << 24),
+                 lambda: g.random(1 << 24, dtype=np.float32))
+
+
+@row("max_pool2d 3x3 s2 [32,64,56,56] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.max_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.max_pool2d(t, 3, 2))
+
+
+@row("avg_pool2d 3x3 s2 [32,64,56,56] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.avg_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.avg_pool2d(t, 3, 2))
+
+
+# ---- already fast: regressions show here ----------------------------------------------
+
+@row("mm 1024^3 f32")
+def _():
+    a = RNG.standard_normal((1024, 1024), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.mm(x, x), lambda: torch.mm(t, t), lambda: a @ a)
+
+
+@row("sort 1M f32")
+def _():
+    a = RNG.standard_normal(N1M, dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.sort(x), lambda: torch.sort(t), lambda: np.sort(a))
+
+
+@row("index_select 1M of [1M] f32")
+def _():
+    a = RNG.standard_normal(N1M, dtype=np.float32)
+    k = RNG.integers(0, N1M, N1M)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(k), tfrom(a), tfrom(k)
+    return peers(lambda: libops.index_select(x, 0, y), lambda: torch.index_select(t, 0, u),
+                 lambda: np.take(a, k))
+
+
+@row("cumsum 1M f32")
+def _():
+    a = RNG.standard_normal(N1M, dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.cumsum(x, 0), lambda: torch.cumsum(t, 0), lambda: np.cumsum(a))
+
+
+@row("autograd: 10 muls + backward on 16 elements")
+def _():
+    a = RNG.standard_normal(16, dtype=np.float32)
+    x = libops.from_numpy(a).requires_grad_(True)
+    t = tfrom(a).clone().requires_grad_(True) if torch is not None else None
+
+    def lib():
+        y = x
+        for _ in range(10):
+            y = y * x
+        y.sum().backward()
+        x.grad = None
+
+    def tor():
+        y = t
+        for _ in range(10):
+            y = y * t
+        y.sum().backward()
+        t.grad = None
+    return peers(lib, tor)
+
+
+# --------------------------------------------------------------------------------------
+
+def time_one(fn, budget):
+    """Seconds per call of fn: calls in a batch sized to take about `budget` seconds."""
+    t0 = time.perf_counter()
+    fn()
+    once = time.perf_counter() - t0
+    number = max(1, min(10000, int(budget / max(once, 1e-7))))
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def set_threads(n):
+    libops.set_num_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--threads", default=f"1,{os.cpu_count() or 1}",
+                    help="comma-separated thread counts (default: 1 and all cores)")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--budget", type=float, default=0.02, help="seconds per timed batch")
+    ap.add_argument("--only", help="regex: run only the rows whose label matches")
+    ap.add_argument("--list", action="store_true", help="list the rows and exit")
+    args = ap.parse_args()
+    rows = [(l, s) for l, s in ROWS if not args.only or re.search(args.only, l)]
+    if args.list:
+        for l, _ in rows:
+            print(l)
+        return 0
+    threads = sorted({int(t) for t in args.threads.split(",") if t.strip()})
+
+    capability = libops.cpu_capability() if hasattr(libops, "cpu_capability") else "none"
+    tcap = "-"
+    if torch is not None:
+        m = re.search(r"CPU capability usage: (\S+)", torch.__config__.show())
+        tcap = m.group(1) if m else "?"
+    print(f"bench_vs_peers: {cpu_model()} ({cpu_flags()}); libops CPU capability {capability}; "
+          f"python {sys.version.split()[0]}, numpy {np.__version__}, "
+          + (f"torch {torch.__version__} (CPU capability {tcap})" if torch is not None
+             else "torch not installed")
+          + f"; median of {args.rounds} interleaved rounds; ratio = libops / peer")
+    for nt in threads:
+        set_threads(nt)
+        print(f"-- {nt} thread{'s' if nt > 1 else ''}")
+        for label, setup in rows:
+            try:
+                fns = setup()
+            except Exception as e:  # a peer without the op, a libops error: say which
+                print(f"  {label:42s} setup failed: {type(e).__name__}: {e}")
+                continue
+            fns = {k: v for k, v in fns.items() if v}
+            if "libops" not in fns:
+                print(f"  {label:42s} n/a (no libops op)")
+                continue
+            notes = []
+            for k in list(fns):  # a peer that lacks the case (torch's exp of float16) drops out
+                try:
+                    fns[k]()
+                except Exception as e:
+                    if k == "libops":
+                        notes.append(f"libops failed: {type(e).__name__}: {e}")
+                        break
+                    notes.append(f"{k}: {str(e).splitlines()[0][:60]}")
+                    del fns[k]
+            if "libops" not in fns or notes and notes[0].startswith("libops"):
+                print(f"  {label:42s} {notes[0]}")
+                continue
+            times = {k: [] for k in fns}
+            try:
+                for _ in range(args.rounds):
+                    for k, f in fns.items():
+                        times[k].append(time_one(f, args.budget))
+            except Exception as e:
+                print(f"  {label:42s} failed: {type(e).__name__}: {e}")
+                continue
+            med = {k: statistics.median(v) for k, v in times.items()}
+            line = f"  {label:42s} libops {fmt(med['libops'])}"
+            others = [k for k in ("torch", "numpy") if k in med]
+            for k in others:
+                line += f"  {k} {fmt(med[k])} {med['libops'] / med[k]:6.2f}x"
+            if others:
+                line += f"  best {med['libops'] / min(med[k] for k in others):6.2f}x"
+            if notes:
+                line += "  (" + "; ".join(notes) + ")"
+            print(line, flush=True)
+        del fns
+    return 0
+
+
+def fmt(s):
+    if s < 1e-3:
+        return f"{s * 1e6:8.2f} us"
+    return f"{s * 1e3:8.3f} ms"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
