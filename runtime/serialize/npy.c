@@ -211,11 +211,8 @@ descr_dtype(const char *descr, bool *swap, char *why, size_t whylen)
     char *end = NULL;
     errno = 0;
     long size = strtol(descr + 2, &end, 10);
-    if (end == descr + 2 || *end != '\0' || errno != 0) {
-        snprintf(why, whylen, "descr '%s' is not supported by libops", descr);
-        return OPS_DTYPE_NONE;
-    }
-    for (size_t k = 0; k < sizeof npy_types / sizeof npy_types[0]; k++)
+    bool sized = end != descr + 2 && *end == '\0' && errno == 0;
+    for (size_t k = 0; sized && k < sizeof npy_types / sizeof npy_types[0]; k++)
         if (npy_types[k].kind == kind && npy_types[k].size == size) {
             if (order == '|' && size != 1) {
                 snprintf(why, whylen, "descr '%s' has no byte order for a %ld-byte type", descr, size);
@@ -230,8 +227,10 @@ descr_dtype(const char *descr, bool *swap, char *why, size_t whylen)
                        : kind == 'U' || kind == 'S' ? "strings"
                        : kind == 'O' ? "Python objects"
                        : kind == 'M' || kind == 'm' ? "datetimes"
-                       : kind == 'f' ? "this float size"
-                       : "this type";
+                       : kind == 'V' ? "raw void records"
+                       : kind == 'f' ? "floats of this size"
+                       : kind == 'i' ? "integers of this size"
+                       : "such type";
     snprintf(why, whylen, "dtype '%s' is not supported by libops (it has no %s; supported: |b1 |u1 |i1 i2 i4 i8 f2 f4 f8)",
              descr, what);
     return OPS_DTYPE_NONE;
