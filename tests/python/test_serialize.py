@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import struct
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -319,6 +321,26 @@ class TestSafetensors(Base):
         t = L.load_safetensors(self.path("tb.safetensors"))["w"]
         self.assertEqual(t.dtype, L.bfloat16)
         np.testing.assert_array_equal(t.float().numpy(), tt.float().numpy())
+
+    @needs_torch
+    def test_torch_checkpoint_conversion_example(self):
+        """examples/torch_to_safetensors.py on a torch.save'd state dict loads in libops."""
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3), torch.nn.Linear(3, 2))
+        state = dict(net.state_dict())
+        state["half"] = torch.randn(3, 2).to(torch.bfloat16)
+        state["mask"] = torch.tensor([True, False, True])
+        torch.save(state, self.path("ckpt.pt"))
+        example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "torch_to_safetensors.py")
+        subprocess.run([sys.executable, example, self.path("ckpt.pt"), self.path("ckpt.safetensors")],
+                       check=True, capture_output=True)
+        d, meta = L.load_safetensors(self.path("ckpt.safetensors"), with_metadata=True)
+        self.assertEqual(meta, {"format": "pt"})
+        self.assertEqual(set(d), set(state))
+        for k, v in state.items():
+            self.assertEqual(str(d[k].dtype).split(".")[-1], str(v.dtype).split(".")[-1], k)
+            np.testing.assert_array_equal(d[k].float().numpy() if v.dtype == torch.bfloat16 else d[k].numpy(),
+                                          v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy())
 
 
 if __name__ == "__main__":
