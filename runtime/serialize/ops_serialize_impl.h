@@ -77,7 +77,7 @@ bool ops_utf8_valid(const char *s, size_t n);
 /* Reads a whole file into a malloc'd buffer (ops_host_free).  OPS_ERR_VALUE / OOM with a
  * message naming what and path. */
 ops_status ops_read_file(const char *what, const char *path, char **data, size_t *n);
-/* Writing a file through a temporary name beside it ("<path>.tmp.<pid>") that is renamed
+/* Writing a file through a temporary name beside it ("<path>.tmp.<pid>.<n>") that is renamed
  * over path at commit, so a failure leaves no partial file.  Errors name what and path. */
 typedef struct ops_file_writer {
     void *f; /* FILE * */

@@ -5,6 +5,7 @@
  * Lookups go through an open-addressing hash of the names, so loading a file of n
  * tensors (which checks every name for duplicates) costs O(n), not O(n^2). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,7 +331,10 @@ ops_writer_open(ops_file_writer *w, const char *what, const char *path)
     w->tmp = ops_host_malloc(n);
     if (w->tmp == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory", what);
-    snprintf(w->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    /* pid and a counter: two saves to one path, from two processes or threads, do not
+     * share a temporary file */
+    static atomic_uint serial;
+    snprintf(w->tmp, n, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
     w->f = fopen(w->tmp, "wb");
     if (w->f == NULL) {
         ops_status st = ops_fail(OPS_ERR_VALUE, "%s: cannot create '%s': %s", what, w->tmp, strerror(errno));

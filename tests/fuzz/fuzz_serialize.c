@@ -62,12 +62,16 @@ check_dict(ops_status st, ops_tensor_dict *d, const char *prefix, const unsigned
 }
 
 static char file_path[64];
+/* How many inputs each parser accepted: a fuzzer whose mutations never get past the
+ * first check would be testing nothing (printed at the end). */
+static uint64_t st_ok, npy_ok;
 
 static void
 run_one(const unsigned char *b, size_t n, uint64_t iter, bool via_file)
 {
     ops_tensor_dict *d = NULL;
     ops_status st = ops_safetensors_load_buffer(b, n, NULL, &d);
+    st_ok += st == OPS_OK;
     check_dict(st, d, "safetensors: ", b, n, iter);
     ops_tensor *t = NULL;
     st = ops_npy_load_buffer(b, n, NULL, &t);
@@ -75,6 +79,7 @@ run_one(const unsigned char *b, size_t n, uint64_t iter, bool via_file)
         if (t != NULL || strncmp(ops_last_error(), "npy: ", 5) != 0)
             die("npy failure without its message", iter, b, n);
     } else {
+        npy_ok++;
         if ((uint64_t)ops_tensor_numel(t) * ops_tensor_itemsize(t) > n)
             die("npy tensor larger than the input", iter, b, n);
         ops_tensor_release(t);
@@ -131,6 +136,8 @@ below(rng *r, size_t n)
 typedef struct seed_input {
     unsigned char *b;
     size_t n;
+    int kind;       /* 0 safetensors, 1 .npy */
+    size_t hdr_end; /* where the header ends (the length field's value + its offset) */
 } seed_input;
 
 /* A valid file of several dtypes and metadata, through the saver. */
@@ -155,18 +162,25 @@ saved_file(void)
     }
     ops_tensor_dict_free(d);
     FILE *f = fopen(file_path, "rb");
-    seed_input s = {malloc(4096), 0};
+    seed_input s = {malloc(4096), 0, 0, 0};
     s.n = fread(s.b, 1, 4096, f);
     fclose(f);
+    uint64_t hl = 0;
+    for (int k = 7; k >= 0; k--)
+        hl = hl << 8 | s.b[k];
+    s.hdr_end = 8 + (size_t)hl;
     return s;
 }
 
 static const char interesting[] = "{}[]\",:0123456789-.eE\\u \n";
 
+/* Mutations move *hdr (where the header ends) with the bytes they insert or delete
+ * before it, so that the caller can keep the length field true to the mutated header:
+ * most inputs then reach the header's contents instead of stopping at its framing. */
 static size_t
-mutate(rng *r, unsigned char *b, size_t n, size_t cap)
+mutate(rng *r, unsigned char *b, size_t n, size_t cap, size_t *hdr)
 {
-    int rounds = 1 + (int)below(r, 6);
+    int rounds = below(r, 2) ? 1 : 1 + (int)below(r, 6);
     for (int k = 0; k < rounds; k++) {
         size_t at = below(r, n ? n : 1);
         switch (below(r, 9)) {
@@ -187,6 +201,7 @@ mutate(rng *r, unsigned char *b, size_t n, size_t cap)
                 memmove(b + at + 1, b + at, n - at);
                 b[at] = (unsigned char)interesting[below(r, sizeof interesting - 1)];
                 n++;
+                *hdr += at < *hdr;
             }
             break;
         case 4: { /* delete a run */
@@ -194,11 +209,14 @@ mutate(rng *r, unsigned char *b, size_t n, size_t cap)
             if (at + len <= n) {
                 memmove(b + at, b + at + len, n - at - len);
                 n -= len;
+                if (at < *hdr)
+                    *hdr -= (at + len <= *hdr ? len : *hdr - at);
             }
             break;
         }
         case 5: /* truncate */
             n = below(r, n + 1);
+            *hdr = *hdr < n ? *hdr : n;
             break;
         case 6: { /* the 8-byte header length: near the truth, or anything */
             if (n >= 8) {
@@ -220,6 +238,7 @@ mutate(rng *r, unsigned char *b, size_t n, size_t cap)
                 memmove(b + at + len, b + at + 1, n - at - 1);
                 memcpy(b + at, s, len);
                 n += len - 1;
+                *hdr += at < *hdr ? len - 1 : 0;
             }
             break;
         }
@@ -229,6 +248,7 @@ mutate(rng *r, unsigned char *b, size_t n, size_t cap)
                 memmove(b + at + 2 * len, b + at + len, n - at - len);
                 memcpy(b + at + len, b + at, len);
                 n += len;
+                *hdr += at + len <= *hdr ? len : 0;
             }
             break;
         }
@@ -253,9 +273,13 @@ main(void)
         const st_case *c = &st_corpus[i];
         /* a huge claimed length is a fine mutation seed; a huge buffer is not */
         seeds[i].b = st_case_bytes(c, &seeds[i].n);
+        seeds[i].hdr_end = 8 + strlen(c->header);
     }
-    for (size_t i = 0; i < nnp; i++)
+    for (size_t i = 0; i < nnp; i++) {
         seeds[nst + i].b = npy_case_bytes(&npy_corpus[i], &seeds[nst + i].n, 1);
+        seeds[nst + i].kind = 1;
+        seeds[nst + i].hdr_end = 10 + strlen(npy_corpus[i].dict) + 1;
+    }
     seeds[nseeds - 1] = saved_file();
 
     enum { CAP = 8192 };
@@ -265,10 +289,22 @@ main(void)
         const seed_input *s = &seeds[below(&r, nseeds)];
         size_t n = s->n < CAP ? s->n : CAP;
         memcpy(buf, s->b, n);
-        n = mutate(&r, buf, n, CAP);
+        size_t hdr = s->hdr_end < n ? s->hdr_end : n;
+        n = mutate(&r, buf, n, CAP, &hdr);
+        /* three times in four, the length field follows the mutated header */
+        if (below(&r, 4) != 0) {
+            if (s->kind == 0 && n >= 8 && hdr >= 8)
+                for (int k = 0; k < 8; k++)
+                    buf[k] = (unsigned char)((uint64_t)(hdr - 8) >> (8 * k));
+            else if (s->kind == 1 && n >= 10 && hdr >= 10 && hdr - 10 < 65536) {
+                buf[8] = (unsigned char)((hdr - 10) & 0xff);
+                buf[9] = (unsigned char)((hdr - 10) >> 8);
+            }
+        }
         run_one(buf, n, i, (i & 63) == 0);
     }
-    printf("fuzz_serialize: %" PRIu64 " inputs (seed %" PRIu64 "), no failure\n", iters, seed);
+    printf("fuzz_serialize: %" PRIu64 " inputs (seed %" PRIu64 "), no failure; accepted: %" PRIu64
+           " as safetensors, %" PRIu64 " as .npy\n", iters, seed, st_ok, npy_ok);
     for (size_t i = 0; i < nseeds; i++)
         free(seeds[i].b);
     free(seeds);
