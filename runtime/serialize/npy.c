@@ -309,12 +309,18 @@ ops_npy_read(const char *op, const char *name, npy_source *src, ops_tensor **out
         return ops_fail(OPS_ERR_VALUE, "%s: '%s': the data is truncated: shape %s of %s needs %s%" PRIu64
                         " bytes, the file holds %" PRIu64, op, name, ops_shape_str(h.ndim, h.sizes, sb, sizeof sb),
                         h.descr, overflow ? "more than " : "", overflow ? UINT64_MAX : nbytes, left);
+    /* An empty array may still name huge dimensions: refuse what no tensor can have. */
+    if (ops_check_geometry(op, h.ndim, h.sizes, NULL, 0, dt) != OPS_OK)
+        return ops_fail(OPS_ERR_VALUE, "%s: '%s': shape %s of %s is too large", op, name,
+                        ops_shape_str(h.ndim, h.sizes, sb, sizeof sb), h.descr);
     int64_t strides[OPS_MAX_DIMS];
     if (h.fortran) {
         int64_t s = 1;
         for (int d = 0; d < h.ndim; d++) {
             strides[d] = s;
-            s *= h.sizes[d] > 0 ? h.sizes[d] : 1;
+            if (__builtin_mul_overflow(s, h.sizes[d] > 0 ? h.sizes[d] : 1, &s))
+                return ops_fail(OPS_ERR_VALUE, "%s: '%s': shape %s of %s is too large", op, name,
+                                ops_shape_str(h.ndim, h.sizes, sb, sizeof sb), h.descr);
         }
     }
     ops_tensor *t = ops_tensor_new(op, h.ndim, h.sizes, h.fortran ? strides : NULL, dt, OPS_DEVICE_CPU);

@@ -124,6 +124,8 @@ static const npy_case npy_corpus[] = {
     {"huge shape", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", 4,
      "the data is truncated"},
     {"bad bool", "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", 2, "bool element 0"},
+    {"empty but huge", "{'descr': '<f4', 'fortran_order': True, 'shape': (0, 4611686018427387904, 4611686018427387904), }",
+     0, "is too large"},
 };
 
 static unsigned char *
