@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ops_functions.h"
+#include "ops_op_contiguous.h"
+#include "ops_op_to.h"
 #include "ops_internal.h"
 #include "ops_serialize.h"
 #include "ops_serialize_impl.h"
