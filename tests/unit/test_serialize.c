@@ -257,18 +257,36 @@ START_TEST(test_safetensors_layout)
 }
 END_TEST
 
+/* Whether path is mapped in this process (LSan does not see a leaked mmap). */
+static bool
+is_mapped(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (f == NULL)
+        return false;
+    char line[1024];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, path) != NULL;
+    fclose(f);
+    return found;
+}
+
 START_TEST(test_safetensors_mapping_lifetime_and_cow)
 {
     ops_tensor_dict *d = ops_tensor_dict_new();
     int64_t sz[2] = {64, 64};
     ops_tensor *a = patterned(OPS_FLOAT32, 2, sz, 4);
     ops_tensor_dict_set(d, "a", a);
-    const char *path = tmp_path("cow.safetensors");
+    char path[512];
+    snprintf(path, sizeof path, "%s", tmp_path("cow.safetensors"));
     ck_assert_int_eq(ops_safetensors_save(path, d), OPS_OK);
     ops_tensor_dict *l = NULL;
     ck_assert_int_eq(ops_safetensors_load(path, &l), OPS_OK);
     ops_tensor *view = ops_narrow(ops_tensor_dict_get(l, "a"), 0, 10, 5);
+    ck_assert(is_mapped(path));
     ops_tensor_dict_free(l); /* the view keeps the mapping */
+    ck_assert(is_mapped(path));
     ops_tensor *expect = ops_narrow(a, 0, 10, 5);
     assert_same(view, expect);
     /* Writes land in this process's pages only: the file is unchanged. */
@@ -278,7 +296,15 @@ START_TEST(test_safetensors_mapping_lifetime_and_cow)
     ck_assert_int_eq(ops_safetensors_load(path, &again), OPS_OK);
     assert_same(ops_tensor_dict_get(again, "a"), a);
     ops_tensor_dict_free(again);
-    ops_tensor_release(view);
+    ck_assert(is_mapped(path));
+    ops_tensor_release(view); /* the last tensor of the file: unmapped */
+    ck_assert(!is_mapped(path));
+    /* a failed load leaves nothing mapped either */
+    char bad[512];
+    snprintf(bad, sizeof bad, "%s", tmp_path("cow_bad.safetensors"));
+    write_bytes(bad, "\x10\0\0\0\0\0\0\0{\"a\":1}        ", 24);
+    ck_assert_int_ne(ops_safetensors_load(bad, &l), OPS_OK);
+    ck_assert(!is_mapped(bad));
     ops_tensor_release(expect);
     ops_tensor_release(a);
     ops_tensor_dict_free(d);
