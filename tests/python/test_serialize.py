@@ -263,6 +263,13 @@ class TestSafetensors(Base):
         with open(self.path("r.safetensors"), "rb") as f:
             fromb = L.load_safetensors(f.read())
         np.testing.assert_array_equal(fromb["int64.4"].numpy(), tensors["int64.4"].numpy())
+        # saving over the file its tensors are mapped from: the new file is renamed into
+        # place, the old mapping keeps the old inode's bytes
+        again["float32.4"].mul_(2)
+        L.save_safetensors(again, self.path("r.safetensors"))
+        np.testing.assert_array_equal(again["float32.4"].numpy(), expect * 2)
+        np.testing.assert_array_equal(L.load_safetensors(self.path("r.safetensors"))["float32.4"].numpy(), expect * 2)
+        self.assertEqual(os.listdir(self.dir), ["r.safetensors"])  # no temporary file left
 
     def test_files_written_by_the_spec(self):
         arrays = {"w": ("F32", rng_array((3, 4), np.float32)), "b": ("I64", rng_array((5,), np.int64)),
