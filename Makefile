@@ -156,7 +156,10 @@ bench-cuda: deps $(BUILD)/build.ninja
 # FUZZ_ARGS go to libFuzzer (-max_total_time=600, -jobs=2, ...).  (-Werror stays with the
 # gcc trees: clang warns about other things in generated code.)  Without clang, the
 # seeded generator runs in the sanitizer tree from FUZZ_SEED until stopped.
+# FUZZ_TARGET=fuzz_serialize fuzzes the safetensors / .npy parsers the same way.
 FUZZBUILD ?= build-fuzz
+FUZZ_TARGET ?= fuzz_registry
+FUZZ_CORPUS ?= $(FUZZBUILD)/corpus$(subst -fuzz_registry,,-$(FUZZ_TARGET))
 FUZZ_SEED ?= $$(date +%s)
 FUZZ_ARGS ?=
 FUZZ_ENV  := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_odr_violation=0 \
@@ -173,13 +176,13 @@ $(FUZZBUILD)/build.ninja: | deps
 	    -Dc_args='-fno-sanitize-recover=all -fsanitize=fuzzer-no-link' -Dcuda=disabled
 
 fuzz-libfuzzer: $(FUZZBUILD)/build.ninja
-	@$(NINJA) -C $(FUZZBUILD) tests/fuzz/fuzz_registry_libfuzzer
-	@mkdir -p $(FUZZBUILD)/corpus
-	$(FUZZ_ENV) $(FUZZBUILD)/tests/fuzz/fuzz_registry_libfuzzer $(FUZZBUILD)/corpus $(FUZZ_ARGS)
+	@$(NINJA) -C $(FUZZBUILD) tests/fuzz/$(FUZZ_TARGET)_libfuzzer
+	@mkdir -p $(FUZZ_CORPUS)
+	$(FUZZ_ENV) $(FUZZBUILD)/tests/fuzz/$(FUZZ_TARGET)_libfuzzer $(FUZZ_CORPUS) $(FUZZ_ARGS)
 
 fuzz-seeded: $(SANBUILD)/build.ninja
-	@$(NINJA) -C $(SANBUILD) tests/fuzz/fuzz_registry
-	$(FUZZ_ENV) OPS_FUZZ_SEED=$(FUZZ_SEED) OPS_FUZZ_ITERS=0 $(SANBUILD)/tests/fuzz/fuzz_registry
+	@$(NINJA) -C $(SANBUILD) tests/fuzz/$(FUZZ_TARGET)
+	$(FUZZ_ENV) OPS_FUZZ_SEED=$(FUZZ_SEED) OPS_FUZZ_ITERS=0 $(SANBUILD)/tests/fuzz/$(FUZZ_TARGET)
 
 # One prepared command for a GPU machine (docs/cuda.md "make gpu-check"); it installs
 # what is missing itself, as deps does, and tolerates what is there.

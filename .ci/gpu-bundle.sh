@@ -22,7 +22,7 @@ PKGS="check libsubunit-dev libsubunit0
       libopenblas-dev libopenblas0 libopenblas-pthread-dev libopenblas0-pthread
       libgfortran5 libquadmath0
       libsleef-dev libsleef3
-      libdlpack-dev zlib1g-dev zlib1g
+      libdlpack-dev zlib1g-dev zlib1g libzip-dev libzip4
       pkgconf pkgconf-bin libpkgconf3"
 
 command -v apt-get >/dev/null || { echo "gpu-bundle: needs apt-get (Debian 12)" >&2; exit 1; }

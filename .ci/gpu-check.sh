@@ -256,7 +256,7 @@ missing_deps() {
         m="$m python3-with-yaml-jinja2-numpy"
     fi
     if command -v pkg-config >/dev/null 2>&1; then
-        for c in check openblas sleef zlib; do pkg-config --exists "$c" 2>/dev/null || m="$m pkg-config:$c"; done
+        for c in check openblas sleef zlib libzip; do pkg-config --exists "$c" 2>/dev/null || m="$m pkg-config:$c"; done
     fi
     if command -v cc >/dev/null 2>&1; then
         echo '#include <dlpack/dlpack.h>' | cc -E -x c - >/dev/null 2>&1 || m="$m dlpack/dlpack.h"
@@ -321,7 +321,7 @@ use_bundle() {
         -e "s#\(^\|[=[:space:]]\|-I\|-L\)/usr\(/\|\$\)#\1$P/usr\2#g" \
         -e "s#\(^\|[=[:space:]]\|-I\|-L\)/lib/#\1$P/lib/#g" {} + || return 1
     ldconf=$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null)
-    for so in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libsleef.so.3 libsubunit.so.0 libpkgconf.so.3 libz.so.1; do
+    for so in libopenblas.so.0 libgfortran.so.5 libquadmath.so.0 libsleef.so.3 libsubunit.so.0 libpkgconf.so.3 libz.so.1 libzip.so.4; do
         # OpenBLAS is always the prefix's (what the build links); the others only
         # where the system has none (or with GPU_CHECK_BUNDLE=only)
         [ "$so" != libopenblas.so.0 ] && [ "$BUNDLE" != only ] && [ -n "$ldconf" ] &&

@@ -9,7 +9,8 @@
  * ops_autograd.h   requires_grad, backward, autograd_grad, hooks, grad mode
  * ops_optim.h      SGD, Adam, AdamW
  * ops_random.h     random number generators (Philox4x32-10, seed and offset)
- * ops_interop.h    DLPack export/import, shared memory across processes */
+ * ops_interop.h    DLPack export/import, shared memory across processes
+ * ops_serialize.h  safetensors, .npy and .npz files */
 #ifndef LIBOPS_H
 #define LIBOPS_H
 
@@ -22,5 +23,6 @@
 #include "ops_random.h"
 #include "ops_interop.h"
 #include "ops_cuda.h"
+#include "ops_serialize.h"
 
 #endif /* LIBOPS_H */

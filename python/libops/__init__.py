@@ -153,7 +153,10 @@ autograd = _Autograd()
 
 # libops.nn (torch.nn's layout: nn.functional for now); last, since it uses no_grad.
 from . import nn  # noqa: E402
+# Tensors in files: safetensors, .npy, .npz (libops/serialization.py).
+from .serialization import load, load_safetensors, save, save_safetensors, savez, savez_compressed  # noqa: E402
 
 __all__ = [n for n in dir(_C) if not n.startswith("_")] + [
     "device", "no_grad", "enable_grad", "set_grad_enabled", "autograd",
-    "float", "double", "half", "long", "int", "short", "bool"]
+    "float", "double", "half", "long", "int", "short", "bool",
+    "save_safetensors", "load_safetensors", "save", "savez", "savez_compressed", "load"]

@@ -64,6 +64,8 @@ bool pyops_generator_check(PyObject *o);
 /* Ready the Generator type and add Generator, default_generator, manual_seed, seed,
  * initial_seed, get_rng_state and set_rng_state to the module; -1 with an exception. */
 int pyops_generator_init(PyObject *m);
+/* Adds the file functions of serialize.c (_safetensors_load, _npy_save, ...). */
+int pyops_serialize_init(PyObject *m);
 
 #define PYOPS_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pyops_tensor_type)
 #define PYOPS_T(o) (((pyops_tensor *)(o))->t)

@@ -1,0 +1,256 @@
+/* Tensors in files from Python, over include/libops/ops_serialize.h: the private
+ * functions libops/serialization.py builds save_safetensors / load_safetensors and
+ * save / savez / load on.  Paths are str or os.PathLike (encoded as the file system
+ * does); the GIL is released while a file is read or written. */
+#include "pyops.h"
+#include "ops_serialize.h"
+
+/* A dict {name: Tensor} in the dict's order; NULL with an exception set. */
+static PyObject *
+tensors_of(ops_tensor_dict *d)
+{
+    PyObject *res = PyDict_New();
+    if (res == NULL)
+        return NULL;
+    for (int64_t i = 0; i < ops_tensor_dict_size(d); i++) {
+        PyObject *t = pyops_wrap(ops_tensor_retain(ops_tensor_dict_tensor(d, i)));
+        if (t == NULL || PyDict_SetItemString(res, ops_tensor_dict_name(d, i), t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(res);
+            return NULL;
+        }
+        Py_DECREF(t);
+    }
+    return res;
+}
+
+static PyObject *
+metadata_of(ops_tensor_dict *d)
+{
+    PyObject *res = PyDict_New();
+    if (res == NULL)
+        return NULL;
+    for (int64_t i = 0; i < ops_tensor_dict_metadata_size(d); i++) {
+        PyObject *v = PyUnicode_FromString(ops_tensor_dict_metadata_value(d, i));
+        if (v == NULL || PyDict_SetItemString(res, ops_tensor_dict_metadata_key(d, i), v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(res);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return res;
+}
+
+/* A C dict of the mapping's str -> Tensor items (and str -> str metadata when given). */
+static ops_tensor_dict *
+dict_from(PyObject *tensors, PyObject *metadata, const char *fname)
+{
+    if (!PyDict_Check(tensors)) {
+        PyErr_Format(PyExc_TypeError, "%s: tensors must be a dict of str to Tensor, not %.100s", fname,
+                     Py_TYPE(tensors)->tp_name);
+        return NULL;
+    }
+    if (metadata != NULL && metadata != Py_None && !PyDict_Check(metadata)) {
+        PyErr_Format(PyExc_TypeError, "%s: metadata must be a dict of str to str or None, not %.100s", fname,
+                     Py_TYPE(metadata)->tp_name);
+        return NULL;
+    }
+    ops_tensor_dict *d = ops_tensor_dict_new();
+    if (d == NULL)
+        return (ops_tensor_dict *)pyops_raise();
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(tensors, &pos, &k, &v)) {
+        if (!PyUnicode_Check(k) || !PYOPS_TENSOR_CHECK(v)) {
+            PyErr_Format(PyExc_TypeError, "%s: tensors must be a dict of str to Tensor, got an item %.100s: %.100s",
+                         fname, Py_TYPE(k)->tp_name, Py_TYPE(v)->tp_name);
+            goto fail;
+        }
+        const char *name = PyUnicode_AsUTF8(k);
+        if (name == NULL)
+            goto fail;
+        if (ops_tensor_dict_set(d, name, PYOPS_T(v)) != OPS_OK) {
+            pyops_raise();
+            goto fail;
+        }
+    }
+    pos = 0;
+    while (metadata != NULL && metadata != Py_None && PyDict_Next(metadata, &pos, &k, &v)) {
+        if (!PyUnicode_Check(k) || !PyUnicode_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "%s: metadata must be a dict of str to str, got an item %.100s: %.100s",
+                         fname, Py_TYPE(k)->tp_name, Py_TYPE(v)->tp_name);
+            goto fail;
+        }
+        const char *ks = PyUnicode_AsUTF8(k), *vs = PyUnicode_AsUTF8(v);
+        if (ks == NULL || vs == NULL)
+            goto fail;
+        if (ops_tensor_dict_set_metadata(d, ks, vs) != OPS_OK) {
+            pyops_raise();
+            goto fail;
+        }
+    }
+    return d;
+fail:
+    ops_tensor_dict_free(d);
+    return NULL;
+}
+
+/* _safetensors_load(path or bytes) -> (tensors, metadata) */
+static PyObject *
+py_safetensors_load(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    ops_tensor_dict *d = NULL;
+    ops_status st;
+    if (PyBytes_Check(arg) || PyByteArray_Check(arg)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+            return NULL;
+        Py_BEGIN_ALLOW_THREADS
+        st = ops_safetensors_load_buffer(view.buf, (size_t)view.len, "<bytes>", &d);
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&view);
+    } else {
+        PyObject *path = NULL;
+        if (!PyUnicode_FSConverter(arg, &path))
+            return NULL;
+        Py_BEGIN_ALLOW_THREADS
+        st = ops_safetensors_load(PyBytes_AS_STRING(path), &d);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(path);
+    }
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    PyObject *t = tensors_of(d), *m = t ? metadata_of(d) : NULL;
+    ops_tensor_dict_free(d);
+    if (m == NULL) {
+        Py_XDECREF(t);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", t, m);
+}
+
+/* _safetensors_save(path, tensors, metadata) */
+static PyObject *
+py_safetensors_save(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path = NULL, *tensors, *metadata;
+    if (!PyArg_ParseTuple(args, "O&OO:save_safetensors", PyUnicode_FSConverter, &path, &tensors, &metadata))
+        return NULL;
+    ops_tensor_dict *d = dict_from(tensors, metadata, "save_safetensors");
+    if (d == NULL) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    ops_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ops_safetensors_save(PyBytes_AS_STRING(path), d);
+    Py_END_ALLOW_THREADS
+    ops_tensor_dict_free(d);
+    Py_DECREF(path);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_RETURN_NONE;
+}
+
+/* _npy_load(path) -> Tensor */
+static PyObject *
+py_npy_load(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    PyObject *path = NULL;
+    if (!PyUnicode_FSConverter(arg, &path))
+        return NULL;
+    ops_tensor *t = NULL;
+    ops_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ops_npy_load(PyBytes_AS_STRING(path), &t);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    return pyops_wrap(t);
+}
+
+/* _npy_save(path, tensor) */
+static PyObject *
+py_npy_save(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path = NULL, *t;
+    if (!PyArg_ParseTuple(args, "O&O!:save", PyUnicode_FSConverter, &path, &pyops_tensor_type, &t))
+        return NULL;
+    ops_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ops_npy_save(PyBytes_AS_STRING(path), PYOPS_T(t));
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_RETURN_NONE;
+}
+
+/* _npz_load(path) -> {name: Tensor} */
+static PyObject *
+py_npz_load(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    PyObject *path = NULL;
+    if (!PyUnicode_FSConverter(arg, &path))
+        return NULL;
+    ops_tensor_dict *d = NULL;
+    ops_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ops_npz_load(PyBytes_AS_STRING(path), &d);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    PyObject *res = tensors_of(d);
+    ops_tensor_dict_free(d);
+    return res;
+}
+
+/* _npz_save(path, tensors, compress) */
+static PyObject *
+py_npz_save(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path = NULL, *tensors;
+    int compress;
+    if (!PyArg_ParseTuple(args, "O&Op:savez", PyUnicode_FSConverter, &path, &tensors, &compress))
+        return NULL;
+    ops_tensor_dict *d = dict_from(tensors, NULL, "savez");
+    if (d == NULL) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    ops_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = ops_npz_save(PyBytes_AS_STRING(path), d, compress != 0);
+    Py_END_ALLOW_THREADS
+    ops_tensor_dict_free(d);
+    Py_DECREF(path);
+    if (st != OPS_OK)
+        return pyops_raise_status(st);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef serialize_methods[] = {
+    {"_safetensors_load", py_safetensors_load, METH_O,
+     "_safetensors_load(path or bytes) -> (tensors, metadata): the file mapped, tensors are views of it"},
+    {"_safetensors_save", py_safetensors_save, METH_VARARGS, "_safetensors_save(path, tensors, metadata)"},
+    {"_npy_load", py_npy_load, METH_O, "_npy_load(path) -> Tensor"},
+    {"_npy_save", py_npy_save, METH_VARARGS, "_npy_save(path, tensor)"},
+    {"_npz_load", py_npz_load, METH_O, "_npz_load(path) -> {name: Tensor}"},
+    {"_npz_save", py_npz_save, METH_VARARGS, "_npz_save(path, tensors, compress)"},
+    {NULL, NULL, 0, NULL},
+};
+
+int
+pyops_serialize_init(PyObject *m)
+{
+    return PyModule_AddFunctions(m, serialize_methods);
+}
