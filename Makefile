@@ -2,7 +2,9 @@
 #
 #   make run     install missing Debian packages, build, run the examples (a tour of
 #                the API, then an MLP trained on sklearn's digits data with autograd,
-#                then the Python tour through the installed Python package)
+#                then the Python tour through the installed Python package, then a tiny
+#                GPT-2-style model trained in Python, saved as safetensors, and run
+#                from C to continue a prompt)
 #   make check   install missing Debian packages, build, run every test (and again
 #                under AddressSanitizer + LeakSanitizer + UndefinedBehaviorSanitizer),
 #                and the CUDA tests on the emulated device (make test-emu)
@@ -29,7 +31,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda edit-loop gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp
+.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda edit-loop gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate $(BUILD)/tiny_gpt.safetensors
 
 NINJA     := ninja --quiet
 
@@ -64,6 +66,16 @@ $(BUILD)/train_mlp: examples/train_mlp.c $(BUILD)/tour
 	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
 	cc -std=c11 -Wall -Wextra -Werror examples/train_mlp.c -o $@ $$flags $$(pkg-config --cflags --libs zlib) -lm
 
+# The decoder example (examples/gpt_generate.c), built the same way.
+$(BUILD)/gpt_generate: examples/gpt_generate.c $(BUILD)/tour
+	@pcdir=$$(dirname "$$(find $(STAGE) -name libops.pc | head -n1)"); \
+	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
+	cc -std=c11 -Wall -Wextra -Werror examples/gpt_generate.c -o $@ $$flags -lm
+
+# Its weights: the tiny model trained by the installed Python package (seconds).
+$(BUILD)/tiny_gpt.safetensors: examples/tiny_gpt.py $(BUILD)/tour
+	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/tiny_gpt.py train $@
+
 LIBDIR = $$(dirname "$$(find $(STAGE) -name libops.so | head -n1)")
 # The digits data set of Debian's python3-sklearn (read in place, never copied).
 DIGITS = $$($(PYTHON) -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "digits.csv.gz"))')
@@ -71,18 +83,25 @@ DIGITS = $$($(PYTHON) -c 'import os, sklearn.datasets as d; print(os.path.join(o
 # The directory of the installed Python package (meson install put libops/ there).
 PYDIR = $$(dirname "$$(find $(STAGE) -path '*/libops/__init__.py' | head -n1)")/..
 
-run: deps $(BUILD)/tour $(BUILD)/train_mlp
+run: deps $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS)
 	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/python_tour.py
+	@$(MAKE) --no-print-directory $(BUILD)/tiny_gpt.safetensors
+	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/gpt_generate $(BUILD)/tiny_gpt.safetensors --prompt "To be" --tokens 120
 
-check-install: deps $(BUILD)/tour $(BUILD)/train_mlp
+check-install: deps $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour > /dev/null
 	@echo "install check: the example builds against the installed libops.pc and runs"
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS) | tail -n 1
 	@echo "training check: the MLP reaches >= 95% held-out accuracy on the digits"
 	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/python_tour.py > /dev/null
 	@echo "python check: the installed package imports and examples/python_tour.py runs"
+	@$(MAKE) --no-print-directory $(BUILD)/tiny_gpt.safetensors > /dev/null
+	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/gpt_generate $(BUILD)/tiny_gpt.safetensors --tokens 40 \
+	    --save $(BUILD)/gpt_run.npz > /dev/null
+	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/tiny_gpt.py check \
+	    $(BUILD)/tiny_gpt.safetensors $(BUILD)/gpt_run.npz
 
 test: deps $(BUILD)/build.ninja
 	@$(NINJA) -C $(BUILD)
