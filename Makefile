@@ -31,7 +31,7 @@ PYTHON    := /usr/bin/python3
 # nvcc lives here on our machines; the CUDA backend builds when it is found.
 export PATH := $(PATH):/usr/local/cuda/bin
 
-.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda edit-loop gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate $(BUILD)/tiny_gpt.safetensors
+.PHONY: all run check check-install test test-san test-emu check-tsan bench bench-cuda edit-loop gpu-check gpu-check-selftest gpu-bundle deps clean fuzz fuzz-libfuzzer fuzz-seeded $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate
 
 NINJA     := ninja --quiet
 
@@ -72,10 +72,6 @@ $(BUILD)/gpt_generate: examples/gpt_generate.c $(BUILD)/tour
 	flags=$$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_PATH=$$pcdir pkg-config --cflags --libs libops); \
 	cc -std=c11 -Wall -Wextra -Werror examples/gpt_generate.c -o $@ $$flags -lm
 
-# Its weights: the tiny model trained by the installed Python package (seconds).
-$(BUILD)/tiny_gpt.safetensors: examples/tiny_gpt.py $(BUILD)/tour
-	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/tiny_gpt.py train $@
-
 LIBDIR = $$(dirname "$$(find $(STAGE) -name libops.so | head -n1)")
 # The digits data set of Debian's python3-sklearn (read in place, never copied).
 DIGITS = $$($(PYTHON) -c 'import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), "data", "digits.csv.gz"))')
@@ -87,7 +83,7 @@ run: deps $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/tour
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/train_mlp $(DIGITS)
 	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/python_tour.py
-	@$(MAKE) --no-print-directory $(BUILD)/tiny_gpt.safetensors
+	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/tiny_gpt.py train $(BUILD)/tiny_gpt.safetensors
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/gpt_generate $(BUILD)/tiny_gpt.safetensors --prompt "To be" --tokens 120
 
 check-install: deps $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate
@@ -97,7 +93,7 @@ check-install: deps $(BUILD)/tour $(BUILD)/train_mlp $(BUILD)/gpt_generate
 	@echo "training check: the MLP reaches >= 95% held-out accuracy on the digits"
 	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/python_tour.py > /dev/null
 	@echo "python check: the installed package imports and examples/python_tour.py runs"
-	@$(MAKE) --no-print-directory $(BUILD)/tiny_gpt.safetensors > /dev/null
+	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/tiny_gpt.py train $(BUILD)/tiny_gpt.safetensors > /dev/null
 	@LD_LIBRARY_PATH=$(LIBDIR) $(BUILD)/gpt_generate $(BUILD)/tiny_gpt.safetensors --tokens 40 \
 	    --save $(BUILD)/gpt_run.npz > /dev/null
 	@PYTHONPATH=$(PYDIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) examples/tiny_gpt.py check \
