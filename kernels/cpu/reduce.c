@@ -464,8 +464,10 @@ RED_DEFINE_TRUTH_(f64, double)
  * is computed by one thread, and the partials are merged pairwise in unit order by the
  * calling thread, so the result is the same for any number of threads.  When there are
  * fewer outputs than threads (the all-reduce), the threads split each output's units;
- * otherwise they split the outputs.  amax/amin whose result is zero or NaN are redone by
- * the scalar loop, whose sign of zero and NaN payload (the first met) are the rule. */
+ * otherwise they split the outputs.  The vector max/min says NaN when a NaN is there (or
+ * +inf and -inf both): amax/amin/argmax/argmin/logsumexp are then redone by the scalar
+ * loop, as are amax/amin whose result is zero, so that the rules stay the scalar loop's:
+ * the first NaN wins, ties keep the first (the sign of a zero maximum). */
 #define RED_VEC_MIN_RUN 16
 #define RED_VEC_SEG 65536
 /* Elements of work below which threads cost more than they save at vector speed (about
@@ -648,11 +650,15 @@ red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst
     case RED_ARGMAX:
     case RED_ARGMIN: {
         const double m = red_vpass(c, kind == RED_ARGMAX ? RV_MAX : RV_MIN, b, 0, parts);
+        if (m != m)
+            return false; /* a NaN (or +inf and -inf): the scalar loop finds the first */
         ((int64_t *)dst)[o] = red_vfind(c, b, m);
         return true;
     }
     case RED_LSE: {
         double m = red_vpass(c, RV_MAX, b, 0, parts);
+        if (m != m)
+            return false; /* a NaN, or +inf and -inf (whose logsumexp is inf) */
         if (c->f64) {
             m = ops_red_lse_shift_f64(m);
             r = log(red_vpass(c, RV_EXP, b, m, parts)) + m;

@@ -18,7 +18,7 @@
 
 /* Columns per tile: long runs of each row for the prefetcher; narrower (down to 256)
  * when that leaves threads idle. */
-#define RED_OUTER_TILE 2048
+#define RED_OUTER_TILE 8192
 /* Fewer outputs than this: the column walk is as good. */
 #define RED_OUTER_MIN_OUT 16
 

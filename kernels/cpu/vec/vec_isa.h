@@ -56,9 +56,11 @@ typedef __m512d vd_t;
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
 #define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
-/* reductions (vec_reduce.c): |x|, the NaN-first max/min of ops_red_max_nan, x with
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
  * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
 #define vf_abs(x) _mm512_abs_ps(x)
+#define vf_max _mm512_max_ps
+#define vd_max _mm512_max_pd
 #define vd_abs(x) _mm512_abs_pd(x)
 #define vf_max_nan(a, b)                                                                 \
     _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_GE_OQ) |                      \
@@ -112,9 +114,11 @@ typedef __m256d vd_t;
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
 #define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
-/* reductions (vec_reduce.c): |x|, the NaN-first max/min of ops_red_max_nan, x with
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
  * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
 #define vf_abs(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x))
+#define vf_max _mm256_max_ps
+#define vd_max _mm256_max_pd
 #define vd_abs(x) _mm256_andnot_pd(_mm256_set1_pd(-0.0), (x))
 #define vf_max_nan(a, b)                                                                 \
     _mm256_blendv_ps((b), (a), _mm256_or_ps(_mm256_cmp_ps((a), (b), _CMP_GE_OQ),         \
@@ -174,9 +178,11 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 }
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
-/* reductions (vec_reduce.c): |x|, the NaN-first max/min of ops_red_max_nan, x with
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
  * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
 #define vf_abs(x) _mm_andnot_ps(_mm_set1_ps(-0.0f), (x))
+#define vf_max _mm_max_ps
+#define vd_max _mm_max_pd
 #define vd_abs(x) _mm_andnot_pd(_mm_set1_pd(-0.0), (x))
 #define vf_max_nan(a, b) vf_sse2_select_(_mm_or_ps(_mm_cmpge_ps((a), (b)), _mm_cmpunord_ps((a), (a))), (a), (b))
 #define vd_max_nan(a, b) vd_sse2_select_(_mm_or_pd(_mm_cmpge_pd((a), (b)), _mm_cmpunord_pd((a), (a))), (a), (b))
@@ -224,9 +230,11 @@ typedef float64x2_t vd_t;
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
-/* reductions (vec_reduce.c): |x|, the NaN-first max/min of ops_red_max_nan, x with
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
  * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
 #define vf_abs vabsq_f32
+#define vf_max vmaxq_f32
+#define vd_max vmaxq_f64
 #define vd_abs vabsq_f64
 #define vf_max_nan(a, b) vbslq_f32(vorrq_u32(vcgeq_f32((a), (b)), vmvnq_u32(vceqq_f32((a), (a)))), (a), (b))
 #define vd_max_nan(a, b) vbslq_f64(vorrq_u64(vcgeq_f64((a), (b)), veorq_u64(vceqq_f64((a), (a)), vdupq_n_u64(~0ull))), (a), (b))

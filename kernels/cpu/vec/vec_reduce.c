@@ -155,12 +155,65 @@ VR_SUM_(sqdev_f64, d, double, double, vd_n, vd_load, VR_COMMA_ double mean, cons
 
 VR_FOLD_(prod_f32, f, float, VR_MULS_, vf_mul, 1.0f, 1.0f)
 VR_FOLD_(prod_f64, d, double, VR_MULS_, vd_mul, 1.0, 1.0)
-/* max/min start from x[0] (the identity of the NaN-first rule is no number) and pad
- * with it: taking x[0] twice changes nothing. */
-VR_FOLD_(max_f32, f, float, VR_MAX_NAN_, vf_max_nan, x[0], x[0])
-VR_FOLD_(max_f64, d, double, VR_MAX_NAN_, vd_max_nan, x[0], x[0])
-VR_FOLD_(min_f32, f, float, VR_MIN_NAN_, vf_min_nan, x[0], x[0])
-VR_FOLD_(min_f64, d, double, VR_MIN_NAN_, vd_min_nan, x[0], x[0])
+/* max/min: the ISA's plain max/min (one instruction, whatever it does with NaN) in four
+ * accumulators, and beside them a running sum of the elements, which is NaN when some
+ * element is NaN (or when +inf and -inf meet, or the sum overflows both ways): then the
+ * result is NaN, and the caller redoes the run with the scalar loop, whose rule for NaN
+ * is the contract.  Start from x[0] and pad with it: taking x[0] twice changes nothing. */
+#define VR_EXT_(NAME, S, T, SOP, VOP)                                                    \
+    static T NAME(const T *x, int64_t n)                                                 \
+    {                                                                                    \
+        if (n < v##S##_n) {                                                              \
+            T r = x[0];                                                                  \
+            for (int64_t i = 0; i < n; i++)                                              \
+                r = SOP(r, x[i]);                                                        \
+            return r;                                                                    \
+        }                                                                                \
+        v##S##_t a0 = v##S##_set1(x[0]), a1 = a0, a2 = a0, a3 = a0;                      \
+        v##S##_t s0 = v##S##_set1(0), s1 = s0, s2 = s0, s3 = s0;                         \
+        int64_t i = 0;                                                                   \
+        for (; i + 4 * v##S##_n <= n; i += 4 * v##S##_n) {                               \
+            const v##S##_t x0 = v##S##_load(x + i), x1 = v##S##_load(x + i + v##S##_n);  \
+            const v##S##_t x2 = v##S##_load(x + i + 2 * v##S##_n);                       \
+            const v##S##_t x3 = v##S##_load(x + i + 3 * v##S##_n);                       \
+            a0 = VOP(a0, x0);                                                            \
+            a1 = VOP(a1, x1);                                                            \
+            a2 = VOP(a2, x2);                                                            \
+            a3 = VOP(a3, x3);                                                            \
+            s0 = v##S##_add(s0, x0);                                                     \
+            s1 = v##S##_add(s1, x1);                                                     \
+            s2 = v##S##_add(s2, x2);                                                     \
+            s3 = v##S##_add(s3, x3);                                                     \
+        }                                                                                \
+        for (; i + v##S##_n <= n; i += v##S##_n) {                                       \
+            const v##S##_t x0 = v##S##_load(x + i);                                      \
+            a0 = VOP(a0, x0);                                                            \
+            s0 = v##S##_add(s0, x0);                                                     \
+        }                                                                                \
+        if (i < n) {                                                                     \
+            T buf[v##S##_n];                                                             \
+            for (int k = 0; k < v##S##_n; k++)                                           \
+                buf[k] = x[0];                                                           \
+            memcpy(buf, x + i, (size_t)(n - i) * sizeof(T));                             \
+            const v##S##_t x0 = v##S##_load(buf);                                        \
+            a1 = VOP(a1, x0);                                                            \
+            s1 = v##S##_add(s1, x0);                                                     \
+        }                                                                                \
+        T b[v##S##_n];                                                                   \
+        v##S##_store(b, v##S##_add(v##S##_add(s0, s1), v##S##_add(s2, s3)));             \
+        for (int k = 0; k < v##S##_n; k++)                                               \
+            if (b[k] != b[k])                                                            \
+                return b[k];                                                             \
+        v##S##_store(b, VOP(VOP(a0, a1), VOP(a2, a3)));                                  \
+        for (int w = v##S##_n / 2; w > 0; w /= 2)                                        \
+            for (int k = 0; k < w; k++)                                                  \
+                b[k] = SOP(b[k], b[k + w]);                                              \
+        return b[0];                                                                     \
+    }
+VR_EXT_(max_f32, f, float, VR_MAX_NAN_, vf_max)
+VR_EXT_(max_f64, d, double, VR_MAX_NAN_, vd_max)
+VR_EXT_(min_f32, f, float, VR_MIN_NAN_, vf_min)
+VR_EXT_(min_f64, d, double, VR_MIN_NAN_, vd_min)
 
 /* The first i with x[i] == v, or the first NaN when v is NaN; n when none. */
 #define VR_FIND_(NAME, S, T)                                                             \

@@ -7,9 +7,10 @@
  * OPS_VEC_RED_BLOCK / 16 elements), its lanes added in a fixed tree, and the block
  * totals merged pairwise like a binary counter, so the error grows with log(n) as the
  * scalar pairwise loop's does.  The result depends only on x and n (and the level), never
- * on threads.  max/min follow ops_red_max_nan lane by lane (a NaN stays once met); their
- * result's sign of zero and NaN payload are not the scalar loop's: callers that need
- * them exact (a zero or NaN result) rescan with the scalar loop.
+ * on threads.  max/min return NaN when some element is NaN (and may when +inf and -inf
+ * are both there), else the extreme, whose sign when it is zero need not be the scalar
+ * loop's: callers redo a NaN or zero result with the scalar loop, whose rules (the first
+ * NaN wins, ties keep the first) are the contract.
  *
  * Row loops (outer reductions): acc[c] op= x[c] for c < n, element by element exactly as
  * the scalar statements written beside each. */
@@ -43,7 +44,7 @@ typedef struct ops_vec_reduce_table {
     /* run products (lane by lane, then the lanes in a fixed tree) */
     float (*prod_f32)(const float *x, int64_t n);
     double (*prod_f64)(const double *x, int64_t n);
-    /* run max/min (n >= 1), NaN-first per lane (see above) */
+    /* run max/min (n >= 1); NaN when a NaN is there (see above) */
     float (*max_f32)(const float *x, int64_t n);
     double (*max_f64)(const double *x, int64_t n);
     float (*min_f32)(const float *x, int64_t n);
