@@ -582,8 +582,11 @@ red_vpass(const red_vctx *c, int op, const char *b, double a, double *parts)
     red_vacc acc;
     red_vacc_init(&acc, op);
     if (parts != NULL) {
+        /* dynamic: a thread the OS takes away for a while (a machine busier than its
+         * cores) leaves its units to the others instead of making them wait; each unit
+         * writes its own entry, so the result does not depend on who computed what */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
 #endif
         for (int64_t u = 0; u < c->nunit; u++)
             parts[u] = red_vunit(c, op, b, u, a);
@@ -772,9 +775,15 @@ red_run_vec(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, cha
         }
         /* no memory for the partials: the same units, one thread */
     }
+    /* threads over outputs, in chunks of about RED_VEC_SEG elements taken dynamically
+     * (as the units above) */
     const bool red_par_on_ = p->nout > 1 && (double)p->nout * (double)p->nred >= RED_VEC_PAR_WORK;
+    const int64_t chunk = p->nred >= RED_VEC_SEG ? 1 : RED_VEC_SEG / p->nred;
     (void)red_par_on_;
-    RED_PARALLEL_FOR_(p)
+    (void)chunk;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, chunk) if (red_par_on_)
+#endif
     for (int64_t o = 0; o < p->nout; o++)
         if (!red_vout(&c, kind, src, o, dst, dst2, NULL))
             red_run_one(kind, dt, p, o, src, dst, dst2);
