@@ -479,7 +479,9 @@ enum { RV_SUM, RV_NANSUM, RV_ABS, RV_SQ, RV_EXP, RV_MEAN64, RV_DEV64, RV_PROD, R
 typedef struct {
     const ops_vec_reduce_table *t;
     const red_plan *p;
-    bool f64;           /* double elements (else float) */
+    bool f64;           /* double elements (else float, or float16/bfloat16 summed in float) */
+    ops_dtype dt;
+    size_t es;          /* bytes per element */
     int64_t nunit, ppr; /* units; pieces per run when runs are split (else 1) */
     int64_t g;          /* runs per unit when they are grouped */
 } red_vctx;
@@ -488,6 +490,10 @@ static double
 red_vrun(const red_vctx *c, int op, const char *x, int64_t n, double a)
 {
     const ops_vec_reduce_table *t = c->t;
+    if (c->dt == OPS_FLOAT16) /* the half types: sums only (red_run_vec) */
+        return t->sum_f16((const uint16_t *)x, n);
+    if (c->dt == OPS_BFLOAT16)
+        return t->sum_bf16((const uint16_t *)x, n);
     if (c->f64) {
         const double *v = (const double *)x;
         switch (op) {
@@ -560,7 +566,7 @@ static double
 red_vunit(const red_vctx *c, int op, const char *b, int64_t u, double a)
 {
     const red_plan *p = c->p;
-    const size_t es = c->f64 ? sizeof(double) : sizeof(float);
+    const size_t es = c->es;
     if (c->ppr > 1) {
         const int64_t j = u / c->ppr, k0 = u % c->ppr * RED_VEC_SEG;
         const int64_t n = p->rin - k0 < RED_VEC_SEG ? p->rin - k0 : RED_VEC_SEG;
@@ -623,8 +629,7 @@ static bool
 red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst, char *dst2, double *parts)
 {
     const red_plan *p = c->p;
-    const size_t es = c->f64 ? sizeof(double) : sizeof(float);
-    const char *const b = src + (size_t)red_base(p, o) * es;
+    const char *const b = src + (size_t)red_base(p, o) * c->es;
     double r;
     switch (kind) {
     case RED_SUM:
@@ -685,7 +690,11 @@ red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst
         break;
     }
     }
-    if (c->f64)
+    if (c->dt == OPS_FLOAT16)
+        OPS_STORE((ops_half *)dst + o, (float)r);
+    else if (c->dt == OPS_BFLOAT16)
+        OPS_STORE((ops_bfloat16 *)dst + o, (float)r);
+    else if (c->f64)
         ((double *)dst)[o] = r;
     else
         ((float *)dst)[o] = (float)r;
@@ -744,6 +753,22 @@ red_vint(ops_dtype dt, const red_plan *p, const char *src, char *dst)
     }
 }
 
+/* True when the level's table sums dt (float16 at avx2 needs F16C, outside the
+ * level's own flags). */
+static bool
+red_vhalf_ok(const ops_vec_reduce_table *t, ops_dtype dt)
+{
+    if (dt == OPS_BFLOAT16)
+        return true;
+    if (t->sum_f16 == NULL)
+        return false;
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("f16c") != 0; /* reads libgcc's cpuid record */
+#else
+    return true;
+#endif
+}
+
 /* The vector path for kind over the plan; false when it does not apply. */
 static bool
 red_run_vec(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, char *dst2)
@@ -754,9 +779,15 @@ red_run_vec(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, cha
         red_vint(dt, p, src, dst);
         return true;
     }
-    if ((dt != OPS_FLOAT32 && dt != OPS_FLOAT64) || !red_vkind(kind, p))
+    red_vctx c = {.t = ops_vec_reduce(), .p = p, .f64 = dt == OPS_FLOAT64, .dt = dt, .es = ops_dtype_size(dt),
+                  .ppr = 1, .g = 1};
+    if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
+        /* sums and means of the half types in float32, where the level converts them */
+        if ((kind != RED_SUM && kind != RED_MEAN) || !red_vhalf_ok(c.t, dt))
+            return false;
+    } else if ((dt != OPS_FLOAT32 && dt != OPS_FLOAT64) || !red_vkind(kind, p)) {
         return false;
-    red_vctx c = {.t = ops_vec_reduce(), .p = p, .f64 = dt == OPS_FLOAT64, .ppr = 1, .g = 1};
+    }
     if (p->rin >= RED_VEC_SEG) {
         c.ppr = (p->rin + RED_VEC_SEG - 1) / RED_VEC_SEG;
         c.nunit = p->nro * c.ppr;

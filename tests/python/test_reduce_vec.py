@@ -89,6 +89,21 @@ for dt, rtol in ((np.float32, 2e-5), (np.float64, 1e-12)):
         np.testing.assert_allclose(L.sum(lib(a)).numpy(), a.astype(np.float64).sum(), rtol=rtol * 10, atol=1e-3)
         assert same(L.amax(lib(a)).numpy(), a.max())
         assert int(L.argmin(lib(a)).numpy()) == int(a.argmin())
+# float16/bfloat16 sums in float32 (F16C where the level has it): against the sum of the
+# same values in float64, and through a strided view (the scalar loop)
+for name in ("float16", "bfloat16"):
+    for n in (1, 15, 17, 63, 65, 1000, 4099, 70001):
+        a = rng.uniform(-1, 1, (2, n)).astype(np.float32)
+        t = L.from_numpy(a).to(getattr(L, name))
+        vals = t.to(L.float64).numpy()
+        got = L.sum(t, [1]).to(L.float64).numpy()
+        eps = 2.0**-10 if name == "float16" else 2.0**-7
+        np.testing.assert_allclose(got, vals.sum(1), rtol=eps, atol=eps * 4, err_msg=f"{name} {n}")
+        w = L.from_numpy(np.repeat(a, 2, axis=1)).to(getattr(L, name))[:, ::2]
+        np.testing.assert_allclose(got, L.sum(w, [1]).to(L.float64).numpy(), rtol=eps, atol=eps * 4)
+        got = L.mean(t, [1]).to(L.float64).numpy()
+        np.testing.assert_allclose(got, vals.mean(1), rtol=eps, atol=eps, err_msg=f"{name} mean {n}")
+assert float(L.sum(L.from_numpy(np.ones(4096, np.float32)).to(L.float16)).to(L.float64).numpy()) == 4096.0
 # sums of ones stay exact
 assert float(L.sum(lib(np.ones(2**24 + 4096, np.float32))).numpy()) == 2**24 + 4096
 # integer sums wrap as PyTorch's (two's complement, int64)

@@ -86,6 +86,12 @@ typedef __m512i vl_t;
 #define vl_load(p) _mm512_loadu_si512((const void *)(p))
 #define vl_load_i32(p) _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(p)))
 #define vl_store(p, v) _mm512_storeu_si512((void *)(p), (v))
+/* vf_n bfloat16 / float16 (as uint16_t bits) widened to float32; VEC_F16_TARGET_ marks a
+ * function that uses vf_load_f16 (empty where the level's flags have it) */
+#define vf_load_bf16(p) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define vf_load_f16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define VEC_HAS_F16_ 1
+#define VEC_F16_TARGET_
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -144,6 +150,13 @@ typedef __m256i vl_t;
 #define vl_load(p) _mm256_loadu_si256((const __m256i *)(p))
 #define vl_load_i32(p) _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(p)))
 #define vl_store(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
+/* vf_n bfloat16 / float16 (as uint16_t bits) widened to float32; float16 through F16C,
+ * which every AVX2 CPU has but the level's flags do not name: the kernels check it
+ * (__builtin_cpu_supports) before calling a VEC_F16_TARGET_ function */
+#define vf_load_bf16(p) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define vf_load_f16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define VEC_HAS_F16_ 1
+#define VEC_F16_TARGET_ __attribute__((target("f16c")))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -200,6 +213,10 @@ typedef __m128i vl_t;
 #define vl_load(p) _mm_loadu_si128((const __m128i *)(p))
 #define vl_load_i32(p) vl_sse2_widen_(_mm_loadl_epi64((const __m128i *)(p)))
 #define vl_store(p, v) _mm_storeu_si128((__m128i *)(p), (v))
+/* vf_n bfloat16 (as uint16_t bits) widened to float32 (its bits in the high half);
+ * no float16 conversion at this level */
+#define vf_load_bf16(p) _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i *)(p))))
+#define VEC_HAS_F16_ 0
 static inline __m128i vl_sse2_widen_(__m128i lo)
 {
     return _mm_unpacklo_epi32(lo, _mm_srai_epi32(lo, 31));
@@ -252,6 +269,11 @@ typedef int64x2_t vl_t;
 #define vl_load(p) vld1q_s64((const int64_t *)(p))
 #define vl_load_i32(p) vmovl_s32(vld1_s32((const int32_t *)(p)))
 #define vl_store(p, v) vst1q_s64((int64_t *)(p), (v))
+/* vf_n bfloat16 / float16 (as uint16_t bits) widened to float32 */
+#define vf_load_bf16(p) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *)(p)), 16))
+#define vf_load_f16(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(p))))
+#define VEC_HAS_F16_ 1
+#define VEC_F16_TARGET_
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif

@@ -110,6 +110,10 @@ VR_SUM_(sumexp_f32, f, float, float, vf_n, vf_load, VR_COMMA_ float m, const vf_
         -INFINITY)
 VR_SUM_(sumexp_f64, d, double, double, vd_n, vd_load, VR_COMMA_ double m, const vd_t mv = vd_set1(m), VR_EXPD_,
         -INFINITY)
+VR_SUM_(sum_bf16, f, float, uint16_t, vf_n, vf_load_bf16, VR_NOARG_, VR_NOPRE_, VR_ID_, 0)
+#if VEC_HAS_F16_
+VEC_F16_TARGET_ VR_SUM_(sum_f16, f, float, uint16_t, vf_n, vf_load_f16, VR_NOARG_, VR_NOPRE_, VR_ID_, 0)
+#endif
 VR_SUM_(sum_f32_f64, d, double, float, vd_n, vd_load_f32, VR_NOARG_, VR_NOPRE_, VR_ID_, 0.0f)
 VR_SUM_(sqdev_f32, d, double, float, vd_n, vd_load_f32, VR_COMMA_ double mean, const vd_t mv = vd_set1(mean),
         VR_DEVD_, 0.0f)
@@ -304,6 +308,10 @@ const ops_vec_reduce_table OPS_VEC_NAME(ops_vec_reduce_table) = {
     .sumexp_f32 = sumexp_f32,
     .sumexp_f64 = sumexp_f64,
     .sum_f32_f64 = sum_f32_f64,
+    .sum_bf16 = sum_bf16,
+#if VEC_HAS_F16_
+    .sum_f16 = sum_f16,
+#endif
     .sqdev_f32 = sqdev_f32,
     .sqdev_f64 = sqdev_f64,
     .prod_f32 = prod_f32,

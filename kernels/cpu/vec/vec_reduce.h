@@ -37,6 +37,11 @@ typedef struct ops_vec_reduce_table {
     double (*nansum_f64)(const double *x, int64_t n);
     float (*sumexp_f32)(const float *x, int64_t n, float m);
     double (*sumexp_f64)(const double *x, int64_t n, double m);
+    /* bfloat16 / float16 runs (uint16_t bits) summed in float32 as sum_f32; sum_f16 is
+     * NULL where the level has no conversion, and at avx2 needs F16C
+     * (__builtin_cpu_supports("f16c")) */
+    float (*sum_bf16)(const uint16_t *x, int64_t n);
+    float (*sum_f16)(const uint16_t *x, int64_t n);
     /* var/std: the sum of x and of (x - mean)^2 in float64 */
     double (*sum_f32_f64)(const float *x, int64_t n);
     double (*sqdev_f32)(const float *x, int64_t n, double mean);
