@@ -779,7 +779,20 @@ red_run_vec(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, cha
         red_vint(dt, p, src, dst);
         return true;
     }
-    red_vctx c = {.t = ops_vec_reduce(), .p = p, .f64 = dt == OPS_FLOAT64, .dt = dt, .es = ops_dtype_size(dt),
+    /* an output's runs one after another in memory (every reduced dim contiguous, as in
+     * the all-reduce of a contiguous tensor) are one run: long loops, one horizontal
+     * step per piece rather than per run */
+    red_plan q = *p;
+    if (p->nro > 1 && p->roff[p->nro - 1] == (p->nro - 1) * p->rin) {
+        bool flat = true;
+        for (int64_t j = 1; j < p->nro && flat; j++)
+            flat = p->roff[j] == j * p->rin;
+        if (flat) {
+            q.rin = p->nred;
+            q.nro = 1;
+        }
+    }
+    red_vctx c = {.t = ops_vec_reduce(), .p = &q, .f64 = dt == OPS_FLOAT64, .dt = dt, .es = ops_dtype_size(dt),
                   .ppr = 1, .g = 1};
     if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
         /* sums and means of the half types in float32, where the level converts them */
@@ -788,12 +801,12 @@ red_run_vec(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, cha
     } else if ((dt != OPS_FLOAT32 && dt != OPS_FLOAT64) || !red_vkind(kind, p)) {
         return false;
     }
-    if (p->rin >= RED_VEC_SEG) {
-        c.ppr = (p->rin + RED_VEC_SEG - 1) / RED_VEC_SEG;
-        c.nunit = p->nro * c.ppr;
+    if (q.rin >= RED_VEC_SEG) {
+        c.ppr = (q.rin + RED_VEC_SEG - 1) / RED_VEC_SEG;
+        c.nunit = q.nro * c.ppr;
     } else {
-        c.g = RED_VEC_SEG / p->rin;
-        c.nunit = (p->nro + c.g - 1) / c.g;
+        c.g = RED_VEC_SEG / q.rin;
+        c.nunit = (q.nro + c.g - 1) / c.g;
     }
     if (red_vsplit_units(p, c.nunit)) {
         double *parts = ops_host_malloc_array(c.nunit, sizeof(double));

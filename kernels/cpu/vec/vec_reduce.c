@@ -38,14 +38,16 @@ VR_HSUM_(hsum_d, vd_t, double, vd_n, vd_store)
 
 /* NAME(x, n EXTRA): the blocked pairwise sum of F(v) over the run, v = LOAD(p) of N
  * elements of IT accumulated as vectors of S (vf/vd) with scalar type T; PRE declares
- * what F needs; PAD is the tail's filler (F(PAD) == 0). */
+ * what F needs; PAD is the tail's filler.  Each lane is summed pairwise on its own (the
+ * block vectors merged like a binary counter, as vectors), and the lanes are added in a
+ * fixed tree once, at the end. */
 #define VR_SUM_(NAME, S, T, IT, N, LOAD, EXTRA, PRE, F, PAD)                             \
     static T NAME(const IT *x, int64_t n EXTRA)                                          \
     {                                                                                    \
         PRE;                                                                             \
-        T lev[64];                                                                       \
+        v##S##_t lev[64];                                                                \
         uint64_t nblk = 0;                                                               \
-        T last = 0;                                                                      \
+        v##S##_t last = v##S##_set1(0);                                                  \
         for (int64_t b0 = 0; b0 < n; b0 += OPS_VEC_RED_BLOCK) {                          \
             const int64_t m = n - b0 < OPS_VEC_RED_BLOCK ? n - b0 : OPS_VEC_RED_BLOCK;   \
             const IT *const p = x + b0;                                                  \
@@ -69,7 +71,7 @@ VR_HSUM_(hsum_d, vd_t, double, vd_n, vd_store)
                     keep[k] = k < m - i ? (T)1 : (T)0;                                   \
                 a1 = v##S##_add(a1, v##S##_mul(F(LOAD(buf)), v##S##_load(keep)));        \
             }                                                                            \
-            T s = hsum_##S(v##S##_add(v##S##_add(a0, a1), v##S##_add(a2, a3)));          \
+            v##S##_t s = v##S##_add(v##S##_add(a0, a1), v##S##_add(a2, a3));             \
             if (m < OPS_VEC_RED_BLOCK) {                                                 \
                 last = s; /* the run's last, partial block */                            \
                 break;                                                                   \
@@ -77,15 +79,15 @@ VR_HSUM_(hsum_d, vd_t, double, vd_n, vd_store)
             uint64_t c = nblk++;                                                         \
             int k = 0;                                                                   \
             for (; c & 1; c >>= 1, k++)                                                  \
-                s = lev[k] + s;                                                          \
+                s = v##S##_add(lev[k], s);                                               \
             lev[k] = s;                                                                  \
         }                                                                                \
-        T t = last;                                                                      \
+        v##S##_t t = last;                                                               \
         uint64_t c = nblk;                                                               \
         for (int k = 0; c != 0; c >>= 1, k++)                                            \
             if (c & 1)                                                                   \
-                t = lev[k] + t;                                                          \
-        return t;                                                                        \
+                t = v##S##_add(lev[k], t);                                               \
+        return hsum_##S(t);                                                              \
     }
 
 #define VR_NOARG_

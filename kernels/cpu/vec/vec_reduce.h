@@ -3,10 +3,10 @@
  * process's level with ops_vec_reduce() (docs/cpu-dispatch.md "Reductions").
  *
  * Run loops (contiguous x[0..n)): sums are blocked: each block of OPS_VEC_RED_BLOCK
- * elements is summed plainly in several vector accumulators (a lane adds at most
- * OPS_VEC_RED_BLOCK / 16 elements), its lanes added in a fixed tree, and the block
- * totals merged pairwise like a binary counter, so the error grows with log(n) as the
- * scalar pairwise loop's does.  The result depends only on x and n (and the level), never
+ * elements is summed plainly in four vector accumulators (a lane adds at most
+ * OPS_VEC_RED_BLOCK / 16 elements), the block vectors are merged pairwise like a binary
+ * counter, lane by lane, and the lanes added in a fixed tree at the end, so the error
+ * grows with log(n) as the scalar pairwise loop's does.  The result depends only on x and n (and the level), never
  * on threads.  max/min return NaN when some element is NaN (and may when +inf and -inf
  * are both there), else the extreme, whose sign when it is zero need not be the scalar
  * loop's: callers redo a NaN or zero result with the scalar loop, whose rules (the first
