@@ -13,7 +13,9 @@
  * 2^24 ones sum to 2^24 exactly; integer sums and products wrap in uint64_t as
  * PyTorch's int64 ones do.  When the kept dims are inner and contiguous (sum over dim
  * 0 of a matrix) whole rows are folded into an accumulator row instead
- * (reduce_outer.c), with the same per-element order and result. */
+ * (reduce_outer.c), with the same per-element order and result.  When the innermost
+ * reduced dim is contiguous, most float kinds and integer sums run on the vector loops
+ * of the CPU's level instead (red_run_vec below; docs/cpu-dispatch.md "Reductions"). */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
