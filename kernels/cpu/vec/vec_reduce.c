@@ -54,6 +54,8 @@ VR_HSUM_(hsum_d, vd_t, double, vd_n, vd_store)
             v##S##_t a0 = v##S##_set1(0), a1 = a0, a2 = a0, a3 = a0;                     \
             int64_t i = 0;                                                               \
             for (; i + 4 * (N) <= m; i += 4 * (N)) {                                     \
+                for (size_t q_ = 0; q_ < 4 * (N) * sizeof(IT); q_ += 64)                 \
+                    __builtin_prefetch((const char *)(p + i) + VR_PREFETCH_ + q_);       \
                 a0 = v##S##_add(a0, F(LOAD(p + i)));                                     \
                 a1 = v##S##_add(a1, F(LOAD(p + i + (N))));                               \
                 a2 = v##S##_add(a2, F(LOAD(p + i + 2 * (N))));                           \
@@ -90,6 +92,9 @@ VR_HSUM_(hsum_d, vd_t, double, vd_n, vd_store)
         return hsum_##S(t);                                                              \
     }
 
+/* Bytes ahead a run sum asks the memory for: the hardware prefetcher alone left the
+ * all-reduce of 64 MB at 13-14 GB/s where BLAS's dot reached 18 (measured, avx512). */
+#define VR_PREFETCH_ 2048
 #define VR_NOARG_
 #define VR_COMMA_ ,
 #define VR_NOPRE_ (void)0
@@ -179,6 +184,8 @@ VR_FOLD_(prod_f64, d, double, VR_MULS_, vd_mul, 1.0, 1.0)
         v##S##_t s0 = v##S##_set1(0), s1 = s0, s2 = s0, s3 = s0;                         \
         int64_t i = 0;                                                                   \
         for (; i + 4 * v##S##_n <= n; i += 4 * v##S##_n) {                               \
+            for (size_t q_ = 0; q_ < 4 * v##S##_n * sizeof(T); q_ += 64)                 \
+                __builtin_prefetch((const char *)(x + i) + VR_PREFETCH_ + q_);           \
             const v##S##_t x0 = v##S##_load(x + i), x1 = v##S##_load(x + i + v##S##_n);  \
             const v##S##_t x2 = v##S##_load(x + i + 2 * v##S##_n);                       \
             const v##S##_t x3 = v##S##_load(x + i + 3 * v##S##_n);                       \
