@@ -259,6 +259,8 @@ VR_FIND_(find_f64, d, double)
         vl_t a0 = vl_zero(), a1 = a0, a2 = a0, a3 = a0;                                  \
         int64_t i = 0;                                                                   \
         for (; i + 4 * vl_n <= n; i += 4 * vl_n) {                                       \
+            for (size_t q_ = 0; q_ < 4 * vl_n * sizeof(IT); q_ += 64)                    \
+                __builtin_prefetch((const char *)(x + i) + VR_PREFETCH_ + q_);           \
             a0 = vl_add(a0, LOAD(x + i));                                                \
             a1 = vl_add(a1, LOAD(x + i + vl_n));                                         \
             a2 = vl_add(a2, LOAD(x + i + 2 * vl_n));                                     \
@@ -283,6 +285,8 @@ VR_ISUM_(sum_i64, int64_t, vl_load)
     {                                                                                    \
         int64_t c = 0;                                                                   \
         for (; c + v##S##_n <= n; c += v##S##_n) {                                       \
+            if ((c * sizeof(T)) % 64 == 0)                                               \
+                __builtin_prefetch((const char *)(x + c) + VR_PREFETCH_);                \
             const v##S##_t a = v##S##_load(acc + c), v = v##S##_load(x + c);             \
             v##S##_store(acc + c, VEXPR);                                                \
         }                                                                                \
