@@ -13,13 +13,20 @@
  * 2^24 ones sum to 2^24 exactly; integer sums and products wrap in uint64_t as
  * PyTorch's int64 ones do.  When the kept dims are inner and contiguous (sum over dim
  * 0 of a matrix) whole rows are folded into an accumulator row instead
- * (reduce_outer.c), with the same per-element order and result. */
+ * (reduce_outer.c), with the same per-element order and result.  When the innermost
+ * reduced dim is contiguous, most float kinds and integer sums run on the vector loops
+ * of the CPU's level instead (red_run_vec below; docs/cpu-dispatch.md "Reductions"). */
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/reduce_cpu.h"
+#include "kernels/cpu/vec/vec_reduce.h"
 #include "kernels/reduce.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 OPS_REGISTER_STUB(reduce_loop, CPU, reduce_loop_cpu);
 
@@ -447,6 +454,388 @@ RED_DEFINE_TRUTH_(bf16, ops_bfloat16)
 RED_DEFINE_TRUTH_(f32, float)
 RED_DEFINE_TRUTH_(f64, double)
 
+/* ---- the vector path: contiguous runs ------------------------------------------------ */
+
+/* When the innermost reduced dim is contiguous and long enough, float32/float64 sums,
+ * means, nansums, products, amax/amin, argmax/argmin, norms of order 1 and 2, var/std
+ * and logsumexp, and int32/int64 sums, run on the vector loops of the process's level
+ * (kernels/cpu/vec/vec_reduce.h).  An output's reduced elements are cut into units
+ * that depend on the plan alone, never on the thread count: a run of RED_VEC_SEG or
+ * more elements into pieces of RED_VEC_SEG, shorter runs grouped RED_VEC_SEG / rin to a
+ * unit.  Each unit's partial (its runs' blocked vector sums merged pairwise, in float64)
+ * is computed by one thread, and the partials are merged pairwise in unit order by the
+ * calling thread, so the result is the same for any number of threads.  When there are
+ * fewer outputs than threads (the all-reduce), the threads split each output's units;
+ * otherwise they split the outputs.  The vector max/min says NaN when a NaN is there (or
+ * +inf and -inf both): amax/amin/argmax/argmin/logsumexp are then redone by the scalar
+ * loop, as are amax/amin whose result is zero, so that the rules stay the scalar loop's:
+ * the first NaN wins, ties keep the first (the sign of a zero maximum). */
+#define RED_VEC_MIN_RUN 16
+#define RED_VEC_SEG 65536
+/* Elements of work below which threads cost more than they save at vector speed (about
+ * 0.1 ns an element, against some microseconds to wake a thread). */
+#define RED_VEC_PAR_WORK (1 << 18)
+
+enum { RV_SUM, RV_NANSUM, RV_ABS, RV_SQ, RV_EXP, RV_MEAN64, RV_DEV64, RV_PROD, RV_MAX, RV_MIN };
+
+typedef struct {
+    const ops_vec_reduce_table *t;
+    const red_plan *p;
+    bool f64;           /* double elements (else float, or float16/bfloat16 summed in float) */
+    ops_dtype dt;
+    size_t es;          /* bytes per element */
+    int64_t nunit, ppr; /* units; pieces per run when runs are split (else 1) */
+    int64_t g;          /* runs per unit when they are grouped */
+} red_vctx;
+
+static double
+red_vrun(const red_vctx *c, int op, const char *x, int64_t n, double a)
+{
+    const ops_vec_reduce_table *t = c->t;
+    if (c->dt == OPS_FLOAT16) /* the half types: sums only (red_run_vec) */
+        return t->sum_f16((const uint16_t *)x, n);
+    if (c->dt == OPS_BFLOAT16)
+        return t->sum_bf16((const uint16_t *)x, n);
+    if (c->f64) {
+        const double *v = (const double *)x;
+        switch (op) {
+        case RV_SUM: return t->sum_f64(v, n);
+        case RV_NANSUM: return t->nansum_f64(v, n);
+        case RV_ABS: return t->sumabs_f64(v, n);
+        case RV_SQ: return t->sumsq_f64(v, n);
+        case RV_EXP: return t->sumexp_f64(v, n, a);
+        case RV_MEAN64: return t->sum_f64(v, n);
+        case RV_DEV64: return t->sqdev_f64(v, n, a);
+        case RV_PROD: return t->prod_f64(v, n);
+        case RV_MAX: return t->max_f64(v, n);
+        default: return t->min_f64(v, n);
+        }
+    }
+    const float *v = (const float *)x;
+    switch (op) {
+    case RV_SUM: return t->sum_f32(v, n);
+    case RV_NANSUM: return t->nansum_f32(v, n);
+    case RV_ABS: return t->sumabs_f32(v, n);
+    case RV_SQ: return t->sumsq_f32(v, n);
+    case RV_EXP: return t->sumexp_f32(v, n, (float)a);
+    case RV_MEAN64: return t->sum_f32_f64(v, n);
+    case RV_DEV64: return t->sqdev_f32(v, n, a);
+    case RV_PROD: return t->prod_f32(v, n);
+    case RV_MAX: return t->max_f32(v, n);
+    default: return t->min_f32(v, n);
+    }
+}
+
+/* Partials of op merged: pairwise (sums), product, or the NaN-first max/min. */
+typedef struct {
+    int op;
+    pw_double s;
+    double r;
+    bool any;
+} red_vacc;
+
+static void
+red_vacc_init(red_vacc *a, int op)
+{
+    a->op = op;
+    pw_init_double(&a->s);
+    a->r = op == RV_PROD ? 1.0 : 0.0;
+    a->any = false;
+}
+
+static void
+red_vacc_add(red_vacc *a, double v)
+{
+    if (a->op == RV_PROD)
+        a->r *= v;
+    else if (a->op == RV_MAX)
+        a->r = a->any ? ops_red_max_nan_f64(a->r, v) : v;
+    else if (a->op == RV_MIN)
+        a->r = a->any ? ops_red_min_nan_f64(a->r, v) : v;
+    else
+        pw_add_double(&a->s, v);
+    a->any = true;
+}
+
+static double
+red_vacc_total(const red_vacc *a)
+{
+    return a->op == RV_PROD || a->op == RV_MAX || a->op == RV_MIN ? a->r : pw_total_double(&a->s);
+}
+
+/* Unit u's partial of op over the output whose first element is b. */
+static double
+red_vunit(const red_vctx *c, int op, const char *b, int64_t u, double a)
+{
+    const red_plan *p = c->p;
+    const size_t es = c->es;
+    if (c->ppr > 1) {
+        const int64_t j = u / c->ppr, k0 = u % c->ppr * RED_VEC_SEG;
+        const int64_t n = p->rin - k0 < RED_VEC_SEG ? p->rin - k0 : RED_VEC_SEG;
+        return red_vrun(c, op, b + (size_t)(p->roff[j] + k0) * es, n, a);
+    }
+    const int64_t j1 = (u + 1) * c->g < p->nro ? (u + 1) * c->g : p->nro;
+    red_vacc acc;
+    red_vacc_init(&acc, op);
+    for (int64_t j = u * c->g; j < j1; j++)
+        red_vacc_add(&acc, red_vrun(c, op, b + (size_t)p->roff[j] * es, p->rin, a));
+    return red_vacc_total(&acc);
+}
+
+/* op over one output: its units' partials merged in unit order; parts (nunit entries)
+ * given: the units computed by the threads first. */
+static double
+red_vpass(const red_vctx *c, int op, const char *b, double a, double *parts)
+{
+    red_vacc acc;
+    red_vacc_init(&acc, op);
+    if (parts != NULL) {
+        /* dynamic: a thread the OS takes away for a while (a machine busier than its
+         * cores) leaves its units to the others instead of making them wait; each unit
+         * writes its own entry, so the result does not depend on who computed what */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1)
+#endif
+        for (int64_t u = 0; u < c->nunit; u++)
+            parts[u] = red_vunit(c, op, b, u, a);
+        for (int64_t u = 0; u < c->nunit; u++)
+            red_vacc_add(&acc, parts[u]);
+    } else {
+        for (int64_t u = 0; u < c->nunit; u++)
+            red_vacc_add(&acc, red_vunit(c, op, b, u, a));
+    }
+    return red_vacc_total(&acc);
+}
+
+/* The position of the first element equal to v (NaN: the first NaN) in the reduced
+ * elements' order. */
+static int64_t
+red_vfind(const red_vctx *c, const char *b, double v)
+{
+    const red_plan *p = c->p;
+    for (int64_t j = 0; j < p->nro; j++) {
+        int64_t i;
+        if (c->f64)
+            i = c->t->find_f64((const double *)b + p->roff[j], p->rin, v);
+        else
+            i = c->t->find_f32((const float *)b + p->roff[j], p->rin, (float)v);
+        if (i < p->rin)
+            return j * p->rin + i;
+    }
+    return 0; /* not reached: v is one of the elements */
+}
+
+/* Output o of kind by the vector loops; false when the scalar loop must give it (amax
+ * and amin at zero or NaN). */
+static bool
+red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst, char *dst2, double *parts)
+{
+    const red_plan *p = c->p;
+    const char *const b = src + (size_t)red_base(p, o) * c->es;
+    double r;
+    switch (kind) {
+    case RED_SUM:
+    case RED_MEAN: {
+        r = red_vpass(c, RV_SUM, b, 0, parts);
+        if (kind == RED_MEAN)
+            r = c->f64 ? r / (double)p->nred : (double)((float)r / (float)p->nred);
+        break;
+    }
+    case RED_NANSUM: r = red_vpass(c, RV_NANSUM, b, 0, parts); break;
+    case RED_PROD: r = red_vpass(c, RV_PROD, b, 0, parts); break;
+    case RED_NORM:
+        if (p->arg == 1) {
+            r = red_vpass(c, RV_ABS, b, 0, parts);
+        } else {
+            r = red_vpass(c, RV_SQ, b, 0, parts);
+            r = c->f64 ? sqrt(r) : (double)sqrtf((float)r);
+        }
+        break;
+    case RED_AMAX:
+    case RED_AMIN:
+        r = red_vpass(c, kind == RED_AMAX ? RV_MAX : RV_MIN, b, 0, parts);
+        if (r == 0 || r != r)
+            return false;
+        break;
+    case RED_ARGMAX:
+    case RED_ARGMIN: {
+        const double m = red_vpass(c, kind == RED_ARGMAX ? RV_MAX : RV_MIN, b, 0, parts);
+        if (m != m)
+            return false; /* a NaN (or +inf and -inf): the scalar loop finds the first */
+        ((int64_t *)dst)[o] = red_vfind(c, b, m);
+        return true;
+    }
+    case RED_LSE: {
+        double m = red_vpass(c, RV_MAX, b, 0, parts);
+        if (m != m)
+            return false; /* a NaN, or +inf and -inf (whose logsumexp is inf) */
+        if (c->f64) {
+            m = ops_red_lse_shift_f64(m);
+            r = log(red_vpass(c, RV_EXP, b, m, parts)) + m;
+        } else {
+            const float mf = ops_red_lse_shift_f32((float)m);
+            r = (double)(logf((float)red_vpass(c, RV_EXP, b, mf, parts)) + mf);
+        }
+        break;
+    }
+    default: { /* RED_VAR, RED_STD */
+        const double mean = red_vpass(c, RV_MEAN64, b, 0, parts) / (double)p->nred;
+        if (dst2 != NULL) {
+            if (c->f64)
+                ((double *)dst2)[o] = mean;
+            else
+                ((float *)dst2)[o] = (float)mean;
+        }
+        r = red_vpass(c, RV_DEV64, b, mean, parts) / ops_red_var_divisor(p->nred, p->arg);
+        if (kind == RED_STD)
+            r = sqrt(r);
+        break;
+    }
+    }
+    if (c->dt == OPS_FLOAT16)
+        OPS_STORE((ops_half *)dst + o, (float)r);
+    else if (c->dt == OPS_BFLOAT16)
+        OPS_STORE((ops_bfloat16 *)dst + o, (float)r);
+    else if (c->f64)
+        ((double *)dst)[o] = r;
+    else
+        ((float *)dst)[o] = (float)r;
+    return true;
+}
+
+/* True when the threads should split each output rather than the outputs. */
+static bool
+red_vsplit_units(const red_plan *p, int64_t nunit)
+{
+#ifdef _OPENMP
+    if (omp_in_parallel())
+        return false;
+#endif
+    const int nt = ops_get_num_threads();
+    return nt > 1 && p->nout < nt && nunit > 1 && p->nred >= RED_VEC_PAR_WORK;
+}
+
+static bool
+red_vkind(red_kind kind, const red_plan *p)
+{
+    switch (kind) {
+    case RED_SUM: case RED_MEAN: case RED_NANSUM: case RED_PROD: case RED_AMAX: case RED_AMIN:
+    case RED_ARGMAX: case RED_ARGMIN: case RED_LSE: case RED_VAR: case RED_STD:
+        return true;
+    case RED_NORM: return p->arg == 1 || p->arg == 2;
+    default: return false;
+    }
+}
+
+/* The scalar loop of kind for one output (the vector path's fallback). */
+static void red_run_one(red_kind kind, ops_dtype dt, const red_plan *p, int64_t o, const char *src, char *dst,
+                        char *dst2);
+
+/* Integer sums of int32/int64 runs: wrapping, so any split gives the same bits. */
+static void
+red_vint(ops_dtype dt, const red_plan *p, const char *src, char *dst)
+{
+    const ops_vec_reduce_table *t = ops_vec_reduce();
+    const bool red_par_on_ = (double)p->nout * (double)p->nred >= RED_VEC_PAR_WORK && p->nout > 1;
+    (void)red_par_on_;
+    RED_PARALLEL_FOR_(p)
+    for (int64_t o = 0; o < p->nout; o++) {
+        const int64_t base = red_base(p, o);
+        uint64_t s = 0;
+        for (int64_t j = 0; j < p->nro; j++) {
+            if (dt == OPS_INT32)
+                s += t->sum_i32((const int32_t *)src + base + p->roff[j], p->rin);
+            else
+                s += t->sum_i64((const int64_t *)src + base + p->roff[j], p->rin);
+        }
+        if (dt == OPS_INT32)
+            ((int32_t *)dst)[o] = (int32_t)(int64_t)s;
+        else
+            ((int64_t *)dst)[o] = (int64_t)s;
+    }
+}
+
+/* True when the level's table sums dt (float16 at avx2 needs F16C, outside the
+ * level's own flags). */
+static bool
+red_vhalf_ok(const ops_vec_reduce_table *t, ops_dtype dt)
+{
+    if (dt == OPS_BFLOAT16)
+        return true;
+    if (t->sum_f16 == NULL)
+        return false;
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("f16c") != 0; /* reads libgcc's cpuid record */
+#else
+    return true;
+#endif
+}
+
+/* The vector path for kind over the plan; false when it does not apply. */
+static bool
+red_run_vec(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *dst, char *dst2)
+{
+    if (p->rstep != 1 || p->rin < RED_VEC_MIN_RUN)
+        return false;
+    if ((dt == OPS_INT32 || dt == OPS_INT64) && (kind == RED_SUM || kind == RED_NANSUM)) {
+        red_vint(dt, p, src, dst);
+        return true;
+    }
+    /* an output's runs one after another in memory (every reduced dim contiguous, as in
+     * the all-reduce of a contiguous tensor) are one run: long loops, one horizontal
+     * step per piece rather than per run */
+    red_plan q = *p;
+    if (p->nro > 1 && p->roff[p->nro - 1] == (p->nro - 1) * p->rin) {
+        bool flat = true;
+        for (int64_t j = 1; j < p->nro && flat; j++)
+            flat = p->roff[j] == j * p->rin;
+        if (flat) {
+            q.rin = p->nred;
+            q.nro = 1;
+        }
+    }
+    red_vctx c = {.t = ops_vec_reduce(), .p = &q, .f64 = dt == OPS_FLOAT64, .dt = dt, .es = ops_dtype_size(dt),
+                  .ppr = 1, .g = 1};
+    if (dt == OPS_FLOAT16 || dt == OPS_BFLOAT16) {
+        /* sums and means of the half types in float32, where the level converts them */
+        if ((kind != RED_SUM && kind != RED_MEAN) || !red_vhalf_ok(c.t, dt))
+            return false;
+    } else if ((dt != OPS_FLOAT32 && dt != OPS_FLOAT64) || !red_vkind(kind, p)) {
+        return false;
+    }
+    if (q.rin >= RED_VEC_SEG) {
+        c.ppr = (q.rin + RED_VEC_SEG - 1) / RED_VEC_SEG;
+        c.nunit = q.nro * c.ppr;
+    } else {
+        c.g = RED_VEC_SEG / q.rin;
+        c.nunit = (q.nro + c.g - 1) / c.g;
+    }
+    if (red_vsplit_units(p, c.nunit)) {
+        double *parts = ops_host_malloc_array(c.nunit, sizeof(double));
+        if (parts != NULL) {
+            for (int64_t o = 0; o < p->nout; o++)
+                if (!red_vout(&c, kind, src, o, dst, dst2, parts))
+                    red_run_one(kind, dt, p, o, src, dst, dst2);
+            ops_host_free(parts);
+            return true;
+        }
+        /* no memory for the partials: the same units, one thread */
+    }
+    /* threads over outputs, in chunks of about RED_VEC_SEG elements taken dynamically
+     * (as the units above) */
+    const bool red_par_on_ = p->nout > 1 && (double)p->nout * (double)p->nred >= RED_VEC_PAR_WORK;
+    const int64_t chunk = p->nred >= RED_VEC_SEG ? 1 : RED_VEC_SEG / p->nred;
+    (void)red_par_on_;
+    (void)chunk;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, chunk) if (red_par_on_)
+#endif
+    for (int64_t o = 0; o < p->nout; o++)
+        if (!red_vout(&c, kind, src, o, dst, dst2, NULL))
+            red_run_one(kind, dt, p, o, src, dst, dst2);
+    return true;
+}
+
 /* kind over the plan from src into dst (and dst2: var_mean's means, max.dim's indices,
  * aminmax's maxima). */
 static void
@@ -535,6 +924,19 @@ red_run(red_kind kind, ops_dtype dt, const red_plan *p, const char *src, char *d
     }
 }
 
+/* The scalar loop of kind for output o alone: the plan narrowed to that output. */
+static void
+red_run_one(red_kind kind, ops_dtype dt, const red_plan *p, int64_t o, const char *src, char *dst, char *dst2)
+{
+    red_plan q = *p;
+    const size_t es = ops_dtype_size(dt);
+    const int64_t base = red_base(p, o);
+    q.nout = 1;
+    q.nk = 0;
+    const size_t os = kind == RED_ARGMAX || kind == RED_ARGMIN ? sizeof(int64_t) : es;
+    red_run(kind, dt, &q, src + (size_t)base * es, dst + (size_t)o * os, dst2 != NULL ? dst2 + (size_t)o * es : NULL);
+}
+
 /* The loop of the reduce_loop stub: the plan of src's reduction (the runs' offsets, the
  * outer path's workspace when it applies), then the reduction into res (and res2). */
 ops_status
@@ -563,7 +965,8 @@ reduce_loop_cpu(const char *op, red_kind kind, const ops_tensor *src, const bool
     char *const dst = (char *)ops_tensor_data_ptr(res);
     char *const dst2 = res2 != NULL ? (char *)ops_tensor_data_ptr(res2) : NULL;
     const char *const in = (const char *)ops_tensor_data_ptr(src);
-    if (!(ws != NULL && red_run_outer(kind, src->dtype, &p, in, dst, dst2, ws)))
+    if (!(ws != NULL && red_run_outer(kind, src->dtype, &p, in, dst, dst2, ws)) &&
+        !red_run_vec(kind, src->dtype, &p, in, dst, dst2))
         red_run(kind, src->dtype, &p, in, dst, dst2);
     ops_host_free(ws);
     ops_host_free(p.roff);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "kernels/cpu/reduce_cpu.h"
+#include "kernels/cpu/vec/vec_reduce.h"
 
 /* ---- outer reductions ------------------------------------------------------------------ */
 
@@ -17,7 +18,7 @@
 
 /* Columns per tile: long runs of each row for the prefetcher; narrower (down to 256)
  * when that leaves threads idle. */
-#define RED_OUTER_TILE 2048
+#define RED_OUTER_TILE 8192
 /* Fewer outputs than this: the column walk is as good. */
 #define RED_OUTER_MIN_OUT 16
 
@@ -77,6 +78,78 @@ red_outer_tile(const red_plan *p)
         }                                                                                          \
     }
 
+/* The row steps of the floating outer reductions, element by element: the vector loops
+ * of the process's level for float32/float64 (kernels/cpu/vec/vec_reduce.h, the same
+ * per-element arithmetic, so the same bits at every level), plain loops for the half
+ * types (converted on load). */
+#define RED_ROW_VEC_(SUF, T)                                                                       \
+    static inline void red_row_add_##SUF(T *acc, const T *x, int64_t n)                           \
+    {                                                                                              \
+        ops_vec_reduce()->row_add_##SUF(acc, x, n);                                                \
+    }                                                                                              \
+    static inline void red_row_nanadd_##SUF(T *acc, const T *x, int64_t n)                        \
+    {                                                                                              \
+        ops_vec_reduce()->row_nanadd_##SUF(acc, x, n);                                             \
+    }                                                                                              \
+    static inline void red_row_mul_##SUF(T *acc, const T *x, int64_t n)                           \
+    {                                                                                              \
+        ops_vec_reduce()->row_mul_##SUF(acc, x, n);                                                \
+    }                                                                                              \
+    static inline void red_row_max_##SUF(T *acc, const T *x, int64_t n)                           \
+    {                                                                                              \
+        ops_vec_reduce()->row_max_##SUF(acc, x, n);                                                \
+    }                                                                                              \
+    static inline void red_row_min_##SUF(T *acc, const T *x, int64_t n)                           \
+    {                                                                                              \
+        ops_vec_reduce()->row_min_##SUF(acc, x, n);                                                \
+    }
+RED_ROW_VEC_(f32, float)
+RED_ROW_VEC_(f64, double)
+
+#define RED_ROW_HALF_(SUF, T)                                                                      \
+    static inline void red_row_add_##SUF(float *acc, const T *x, int64_t n)                       \
+    {                                                                                              \
+        for (int64_t c = 0; c < n; c++)                                                            \
+            acc[c] += (float)OPS_LOAD(&x[c]);                                                      \
+    }                                                                                              \
+    static inline void red_row_nanadd_##SUF(float *acc, const T *x, int64_t n)                    \
+    {                                                                                              \
+        for (int64_t c = 0; c < n; c++) {                                                          \
+            const float v = OPS_LOAD(&x[c]);                                                       \
+            acc[c] += v == v ? v : 0.0f;                                                           \
+        }                                                                                          \
+    }                                                                                              \
+    static inline void red_row_mul_##SUF(float *acc, const T *x, int64_t n)                       \
+    {                                                                                              \
+        for (int64_t c = 0; c < n; c++)                                                            \
+            acc[c] *= (float)OPS_LOAD(&x[c]);                                                      \
+    }                                                                                              \
+    static inline void red_row_max_##SUF(float *acc, const T *x, int64_t n)                       \
+    {                                                                                              \
+        for (int64_t c = 0; c < n; c++)                                                            \
+            acc[c] = OPS_RED_MAX_NAN(acc[c], (float)OPS_LOAD(&x[c]));                              \
+    }                                                                                              \
+    static inline void red_row_min_##SUF(float *acc, const T *x, int64_t n)                       \
+    {                                                                                              \
+        for (int64_t c = 0; c < n; c++)                                                            \
+            acc[c] = OPS_RED_MIN_NAN(acc[c], (float)OPS_LOAD(&x[c]));                              \
+    }
+RED_ROW_HALF_(f16, ops_half)
+RED_ROW_HALF_(bf16, ops_bfloat16)
+
+/* acc[c] = lv[c] + acc[c]: merging a level row, by the accumulator's type. */
+static inline void
+red_row_radd_float(float *acc, const float *lv, int64_t n)
+{
+    ops_vec_reduce()->row_radd_f32(acc, lv, n);
+}
+
+static inline void
+red_row_radd_double(double *acc, const double *lv, int64_t n)
+{
+    ops_vec_reduce()->row_radd_f64(acc, lv, n);
+}
+
 /* Floating outer reductions: sum, nansum, mean, prod, amax, amin, aminmax (its maxima
  * into dst2). ws holds (levels + 1) * nout ACC, and 2 * nout at least for aminmax. */
 #define RED_DEFINE_OUTER_FLT_(SUF, T, ACC)                                                         \
@@ -101,22 +174,15 @@ red_outer_tile(const red_plan *p)
                         for (int64_t c = 0; c < n; c++)                                            \
                             acc[c] = 0;                                                            \
                     }                                                                              \
-                    if (kind == RED_NANSUM) {                                                      \
-                        for (int64_t c = 0; c < n; c++) {                                          \
-                            const ACC x = OPS_LOAD(&row[c]);                                       \
-                            acc[c] += x == x ? x : (ACC)0;                                         \
-                        }                                                                          \
-                    } else {                                                                       \
-                        for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] += (ACC)OPS_LOAD(&row[c]);                                      \
-                    }                                                                              \
+                    if (kind == RED_NANSUM)                                                        \
+                        red_row_nanadd_##SUF(acc, row, n);                                         \
+                    else                                                                           \
+                        red_row_add_##SUF(acc, row, n);                                            \
                     if (++inblk == RED_BLOCK) {                                                    \
                         uint64_t b = nblk++;                                                       \
                         int k = 0;                                                                 \
                         for (; b & 1; b >>= 1, k++) {                                              \
-                            const ACC *restrict const lv = (const ACC *)ws + (k + 1) * nout + c0;  \
-                            for (int64_t c = 0; c < n; c++)                                        \
-                                acc[c] = lv[c] + acc[c];                                           \
+                            red_row_radd_##ACC(acc, (const ACC *)ws + (k + 1) * nout + c0, n);     \
                         }                                                                          \
                         ACC *restrict const dl = (ACC *)ws + (k + 1) * nout + c0;                  \
                         for (int64_t c = 0; c < n; c++)                                            \
@@ -131,9 +197,7 @@ red_outer_tile(const red_plan *p)
                 uint64_t b = nblk;                                                                 \
                 for (int k = 0; b != 0 && k < nlev; b >>= 1, k++) {                                \
                     if (b & 1) {                                                                   \
-                        const ACC *restrict const lv = (const ACC *)ws + (k + 1) * nout + c0;      \
-                        for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] = lv[c] + acc[c];                                               \
+                        red_row_radd_##ACC(acc, (const ACC *)ws + (k + 1) * nout + c0, n);         \
                     }                                                                              \
                 }                                                                                  \
                 if (kind == RED_MEAN) {                                                            \
@@ -157,20 +221,14 @@ red_outer_tile(const red_plan *p)
                             continue;                                                              \
                     }                                                                              \
                     if (kind == RED_PROD) {                                                        \
-                        for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] *= (ACC)OPS_LOAD(&row[c]);                                      \
+                        red_row_mul_##SUF(acc, row, n);                                            \
                     } else if (kind == RED_AMAX) {                                                 \
-                        for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] = OPS_RED_MAX_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));              \
+                        red_row_max_##SUF(acc, row, n);                                            \
                     } else if (kind == RED_AMINMAX) {                                              \
-                        for (int64_t c = 0; c < n; c++) {                                          \
-                            const ACC x = OPS_LOAD(&row[c]);                                       \
-                            acc[c] = OPS_RED_MIN_NAN(acc[c], x);                                   \
-                            hi[c] = OPS_RED_MAX_NAN(hi[c], x);                                     \
-                        }                                                                          \
+                        red_row_min_##SUF(acc, row, n);                                            \
+                        red_row_max_##SUF(hi, row, n);                                             \
                     } else {                                                                       \
-                        for (int64_t c = 0; c < n; c++)                                            \
-                            acc[c] = OPS_RED_MIN_NAN(acc[c], (ACC)OPS_LOAD(&row[c]));              \
+                        red_row_min_##SUF(acc, row, n);                                            \
                     }                                                                              \
                 })                                                                                 \
                 if (hi != NULL) {                                                                  \

@@ -56,6 +56,42 @@ typedef __m512d vd_t;
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
 #define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
+ * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
+#define vf_abs(x) _mm512_abs_ps(x)
+#define vf_max _mm512_max_ps
+#define vd_max _mm512_max_pd
+#define vd_abs(x) _mm512_abs_pd(x)
+#define vf_max_nan(a, b)                                                                 \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_GE_OQ) |                      \
+                             _mm512_cmp_ps_mask((a), (a), _CMP_UNORD_Q), (b), (a))
+#define vd_max_nan(a, b)                                                                 \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_GE_OQ) |                      \
+                             _mm512_cmp_pd_mask((a), (a), _CMP_UNORD_Q), (b), (a))
+#define vf_min_nan(a, b)                                                                 \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_LE_OQ) |                      \
+                             _mm512_cmp_ps_mask((a), (a), _CMP_UNORD_Q), (b), (a))
+#define vd_min_nan(a, b)                                                                 \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_LE_OQ) |                      \
+                             _mm512_cmp_pd_mask((a), (a), _CMP_UNORD_Q), (b), (a))
+#define vf_zero_nan(x) _mm512_maskz_mov_ps(_mm512_cmp_ps_mask((x), (x), _CMP_ORD_Q), (x))
+#define vd_zero_nan(x) _mm512_maskz_mov_pd(_mm512_cmp_pd_mask((x), (x), _CMP_ORD_Q), (x))
+#define vf_any_eq(x, v) (_mm512_cmp_ps_mask((x), (v), _CMP_EQ_OQ) != 0)
+#define vd_any_eq(x, v) (_mm512_cmp_pd_mask((x), (v), _CMP_EQ_OQ) != 0)
+#define vd_load_f32(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+typedef __m512i vl_t;
+#define vl_n 8
+#define vl_zero() _mm512_setzero_si512()
+#define vl_add _mm512_add_epi64
+#define vl_load(p) _mm512_loadu_si512((const void *)(p))
+#define vl_load_i32(p) _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(p)))
+#define vl_store(p, v) _mm512_storeu_si512((void *)(p), (v))
+/* vf_n bfloat16 / float16 (as uint16_t bits) widened to float32; VEC_F16_TARGET_ marks a
+ * function that uses vf_load_f16 (empty where the level's flags have it) */
+#define vf_load_bf16(p) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(p))), 16))
+#define vf_load_f16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
+#define VEC_HAS_F16_ 1
+#define VEC_F16_TARGET_
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -84,6 +120,43 @@ typedef __m256d vd_t;
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
 #define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
+ * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
+#define vf_abs(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x))
+#define vf_max _mm256_max_ps
+#define vd_max _mm256_max_pd
+#define vd_abs(x) _mm256_andnot_pd(_mm256_set1_pd(-0.0), (x))
+#define vf_max_nan(a, b)                                                                 \
+    _mm256_blendv_ps((b), (a), _mm256_or_ps(_mm256_cmp_ps((a), (b), _CMP_GE_OQ),         \
+                                            _mm256_cmp_ps((a), (a), _CMP_UNORD_Q)))
+#define vd_max_nan(a, b)                                                                 \
+    _mm256_blendv_pd((b), (a), _mm256_or_pd(_mm256_cmp_pd((a), (b), _CMP_GE_OQ),         \
+                                            _mm256_cmp_pd((a), (a), _CMP_UNORD_Q)))
+#define vf_min_nan(a, b)                                                                 \
+    _mm256_blendv_ps((b), (a), _mm256_or_ps(_mm256_cmp_ps((a), (b), _CMP_LE_OQ),         \
+                                            _mm256_cmp_ps((a), (a), _CMP_UNORD_Q)))
+#define vd_min_nan(a, b)                                                                 \
+    _mm256_blendv_pd((b), (a), _mm256_or_pd(_mm256_cmp_pd((a), (b), _CMP_LE_OQ),         \
+                                            _mm256_cmp_pd((a), (a), _CMP_UNORD_Q)))
+#define vf_zero_nan(x) _mm256_and_ps((x), _mm256_cmp_ps((x), (x), _CMP_ORD_Q))
+#define vd_zero_nan(x) _mm256_and_pd((x), _mm256_cmp_pd((x), (x), _CMP_ORD_Q))
+#define vf_any_eq(x, v) (_mm256_movemask_ps(_mm256_cmp_ps((x), (v), _CMP_EQ_OQ)) != 0)
+#define vd_any_eq(x, v) (_mm256_movemask_pd(_mm256_cmp_pd((x), (v), _CMP_EQ_OQ)) != 0)
+#define vd_load_f32(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+typedef __m256i vl_t;
+#define vl_n 4
+#define vl_zero() _mm256_setzero_si256()
+#define vl_add _mm256_add_epi64
+#define vl_load(p) _mm256_loadu_si256((const __m256i *)(p))
+#define vl_load_i32(p) _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(p)))
+#define vl_store(p, v) _mm256_storeu_si256((__m256i *)(p), (v))
+/* vf_n bfloat16 / float16 (as uint16_t bits) widened to float32; float16 through F16C,
+ * which every AVX2 CPU has but the level's flags do not name: the kernels check it
+ * (__builtin_cpu_supports) before calling a VEC_F16_TARGET_ function */
+#define vf_load_bf16(p) _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p))), 16))
+#define vf_load_f16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+#define VEC_HAS_F16_ 1
+#define VEC_F16_TARGET_ __attribute__((target("f16c")))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -118,6 +191,36 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 }
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
+ * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
+#define vf_abs(x) _mm_andnot_ps(_mm_set1_ps(-0.0f), (x))
+#define vf_max _mm_max_ps
+#define vd_max _mm_max_pd
+#define vd_abs(x) _mm_andnot_pd(_mm_set1_pd(-0.0), (x))
+#define vf_max_nan(a, b) vf_sse2_select_(_mm_or_ps(_mm_cmpge_ps((a), (b)), _mm_cmpunord_ps((a), (a))), (a), (b))
+#define vd_max_nan(a, b) vd_sse2_select_(_mm_or_pd(_mm_cmpge_pd((a), (b)), _mm_cmpunord_pd((a), (a))), (a), (b))
+#define vf_min_nan(a, b) vf_sse2_select_(_mm_or_ps(_mm_cmple_ps((a), (b)), _mm_cmpunord_ps((a), (a))), (a), (b))
+#define vd_min_nan(a, b) vd_sse2_select_(_mm_or_pd(_mm_cmple_pd((a), (b)), _mm_cmpunord_pd((a), (a))), (a), (b))
+#define vf_zero_nan(x) _mm_and_ps((x), _mm_cmpord_ps((x), (x)))
+#define vd_zero_nan(x) _mm_and_pd((x), _mm_cmpord_pd((x), (x)))
+#define vf_any_eq(x, v) (_mm_movemask_ps(_mm_cmpeq_ps((x), (v))) != 0)
+#define vd_any_eq(x, v) (_mm_movemask_pd(_mm_cmpeq_pd((x), (v))) != 0)
+#define vd_load_f32(p) _mm_cvtps_pd(_mm_castpd_ps(_mm_load_sd((const double *)(const void *)(p))))
+typedef __m128i vl_t;
+#define vl_n 2
+#define vl_zero() _mm_setzero_si128()
+#define vl_add _mm_add_epi64
+#define vl_load(p) _mm_loadu_si128((const __m128i *)(p))
+#define vl_load_i32(p) vl_sse2_widen_(_mm_loadl_epi64((const __m128i *)(p)))
+#define vl_store(p, v) _mm_storeu_si128((__m128i *)(p), (v))
+/* vf_n bfloat16 (as uint16_t bits) widened to float32 (its bits in the high half);
+ * no float16 conversion at this level */
+#define vf_load_bf16(p) _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), _mm_loadl_epi64((const __m128i *)(p))))
+#define VEC_HAS_F16_ 0
+static inline __m128i vl_sse2_widen_(__m128i lo)
+{
+    return _mm_unpacklo_epi32(lo, _mm_srai_epi32(lo, 31));
+}
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -144,6 +247,33 @@ typedef float64x2_t vd_t;
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
+/* reductions (vec_reduce.c): |x|, plain max (NaN rules of the ISA), the NaN-first max/min of ops_red_max_nan, x with
+ * NaN as 0, "some lane equals", float32 widened to float64, int64 lanes */
+#define vf_abs vabsq_f32
+#define vf_max vmaxq_f32
+#define vd_max vmaxq_f64
+#define vd_abs vabsq_f64
+#define vf_max_nan(a, b) vbslq_f32(vorrq_u32(vcgeq_f32((a), (b)), vmvnq_u32(vceqq_f32((a), (a)))), (a), (b))
+#define vd_max_nan(a, b) vbslq_f64(vorrq_u64(vcgeq_f64((a), (b)), veorq_u64(vceqq_f64((a), (a)), vdupq_n_u64(~0ull))), (a), (b))
+#define vf_min_nan(a, b) vbslq_f32(vorrq_u32(vcleq_f32((a), (b)), vmvnq_u32(vceqq_f32((a), (a)))), (a), (b))
+#define vd_min_nan(a, b) vbslq_f64(vorrq_u64(vcleq_f64((a), (b)), veorq_u64(vceqq_f64((a), (a)), vdupq_n_u64(~0ull))), (a), (b))
+#define vf_zero_nan(x) vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(x), vceqq_f32((x), (x))))
+#define vd_zero_nan(x) vreinterpretq_f64_u64(vandq_u64(vreinterpretq_u64_f64(x), vceqq_f64((x), (x))))
+#define vf_any_eq(x, v) (vmaxvq_u32(vceqq_f32((x), (v))) != 0)
+#define vd_any_eq(x, v) ((vgetq_lane_u64(vceqq_f64((x), (v)), 0) | vgetq_lane_u64(vceqq_f64((x), (v)), 1)) != 0)
+#define vd_load_f32(p) vcvt_f64_f32(vld1_f32(p))
+typedef int64x2_t vl_t;
+#define vl_n 2
+#define vl_zero() vdupq_n_s64(0)
+#define vl_add vaddq_s64
+#define vl_load(p) vld1q_s64((const int64_t *)(p))
+#define vl_load_i32(p) vmovl_s32(vld1_s32((const int32_t *)(p)))
+#define vl_store(p, v) vst1q_s64((int64_t *)(p), (v))
+/* vf_n bfloat16 / float16 (as uint16_t bits) widened to float32 */
+#define vf_load_bf16(p) vreinterpretq_f32_u32(vshll_n_u16(vld1_u16((const uint16_t *)(p)), 16))
+#define vf_load_f16(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(p))))
+#define VEC_HAS_F16_ 1
+#define VEC_F16_TARGET_
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
