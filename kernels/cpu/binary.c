@@ -12,7 +12,12 @@
  * are the entries' `check:` functions (kernels/elementwise_check.c), which the glue has
  * run before the kernel; bool is refused by the entries' dtypes.  A zero integer
  * divisor, found in the data, is reported before anything is written.  float16/bfloat16
- * compute in float. */
+ * compute in float.
+ *
+ * add, sub, mul and div at floating dtypes take the per-level vector loops of
+ * kernels/cpu/vec/vec_binary.c (AVX2/AVX-512 at runtime, F16C for float16) for the runs
+ * whose inputs are contiguous or one broadcast element (OPS_BINARY_KERNEL_VEC); the
+ * loops compute exactly what the expression here does, so any run may take either. */
 #include <math.h>
 #include <string.h>
 
@@ -20,6 +25,47 @@
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels_binary.h"
+#include "kernels/cpu/vec/vec_binary.h"
+
+/* The vector loop of OP for the iterator's dtype, or NULL (integers and bool keep the
+ * macro's loops: the compiler vectorises those at the baseline width). */
+static ops_vec_binary_fn *
+vec_binary_fn(const ops_iter *it, ops_vec_binary_op op)
+{
+    ops_vec_binary_dtype col;
+    switch (it->common_dtype) {
+    case OPS_FLOAT32:
+        col = OPS_VEC_BDT_F32;
+        break;
+    case OPS_FLOAT64:
+        col = OPS_VEC_BDT_F64;
+        break;
+    case OPS_FLOAT16:
+        col = OPS_VEC_BDT_F16;
+        break;
+    case OPS_BFLOAT16:
+        col = OPS_VEC_BDT_BF16;
+        break;
+    default:
+        return NULL;
+    }
+    if (it->dtypes[0] != it->common_dtype || it->dtypes[1] != it->common_dtype ||
+        it->dtypes[2] != it->common_dtype)
+        return NULL;
+    return ops_vec_binary()->fn[op][col];
+}
+
+/* add and sub: the plain loop when alpha is 1 (x + 1 * y is x + y, bit for bit). */
+#define ALPHA_KERNEL_(IT, ENTRY, PLAIN, WITH_ALPHA, ALPHA, EXPR)                            \
+    do {                                                                                    \
+        ops_vec_binary_fn *const vplain_ = vec_binary_fn((IT), (PLAIN));                    \
+        ops_vec_binary_fn *const valpha_ = vec_binary_fn((IT), (WITH_ALPHA));               \
+        OPS_DISPATCH_DECLARED(ENTRY, (IT)->common_dtype, (IT)->op, {                        \
+            const opmath_t a = OPS_SCALAR_AS(opmath_t, (ALPHA));                            \
+            OPS_BINARY_KERNEL_VEC((IT), scalar_t, scalar_t, scalar_t,                       \
+                                  a == (opmath_t)1 ? vplain_ : valpha_, &a, EXPR);          \
+        });                                                                                 \
+    } while (0)
 
 /* Integer division and remainder by zero, scanned in the divisor (operand 2). */
 static ops_status
@@ -84,10 +130,7 @@ add_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_s
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_DECLARED(ADD_OUT, it->common_dtype, it->op, {
-        const opmath_t a = OPS_SCALAR_AS(opmath_t, alpha);
-        OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x + a * y);
-    });
+    ALPHA_KERNEL_(it, ADD_OUT, OPS_VEC_BIN_ADD, OPS_VEC_BIN_ADD_ALPHA, alpha, x + a * y);
     return OPS_OK;
 }
 
@@ -96,10 +139,7 @@ sub_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other, ops_s
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_DECLARED(SUB_OUT, it->common_dtype, it->op, {
-        const opmath_t a = OPS_SCALAR_AS(opmath_t, alpha);
-        OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x - a * y);
-    });
+    ALPHA_KERNEL_(it, SUB_OUT, OPS_VEC_BIN_SUB, OPS_VEC_BIN_SUB_ALPHA, alpha, x - a * y);
     return OPS_OK;
 }
 
@@ -112,7 +152,9 @@ mul_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
         OPS_BINARY_KERNEL(it, bool, bool, bool, x && y);
         return OPS_OK;
     }
-    OPS_DISPATCH_NUMERIC(it->common_dtype, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x * y););
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_MUL);
+    OPS_DISPATCH_NUMERIC(it->common_dtype, it->op,
+                         OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, x * y););
     return OPS_OK;
 }
 
@@ -123,7 +165,9 @@ div_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    OPS_DISPATCH_DECLARED(DIV_OUT, it->common_dtype, it->op, OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, x / y););
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_DIV);
+    OPS_DISPATCH_DECLARED(DIV_OUT, it->common_dtype, it->op,
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, x / y););
     return OPS_OK;
 }
 

@@ -28,6 +28,9 @@ where_out_cpu(ops_iter *it, const ops_tensor *condition, const ops_tensor *self,
         OPS_ITER_LOOP(it, d, s, n, {
             const bool contiguous = s[0] == (int64_t)sizeof(scalar_t) && s[1] == 1 &&
                                     s[2] == (int64_t)sizeof(scalar_t) && s[3] == (int64_t)sizeof(scalar_t);
+            /* a value broadcast along the run (where(c, x, 0.0), a row or column of
+             * self/other): loaded once, so the loop is a vector select as well */
+            const bool dense_oc = s[0] == (int64_t)sizeof(scalar_t) && s[1] == 1;
             if (contiguous) {
                 scalar_t *o = (scalar_t *)d[0];
                 const uint8_t *c = (const uint8_t *)d[1];
@@ -36,6 +39,30 @@ where_out_cpu(ops_iter *it, const ops_tensor *condition, const ops_tensor *self,
                 OPS_SIMD_LOOP
                 for (int64_t i = 0; i < n; i++)
                     o[i] = c[i] != 0 ? a[i] : b[i];
+            } else if (dense_oc && s[2] == (int64_t)sizeof(scalar_t) && s[3] == 0) {
+                scalar_t *o = (scalar_t *)d[0];
+                const uint8_t *c = (const uint8_t *)d[1];
+                const scalar_t *a = (const scalar_t *)d[2];
+                const scalar_t b = *(const scalar_t *)d[3];
+                OPS_SIMD_LOOP
+                for (int64_t i = 0; i < n; i++)
+                    o[i] = c[i] != 0 ? a[i] : b;
+            } else if (dense_oc && s[2] == 0 && s[3] == (int64_t)sizeof(scalar_t)) {
+                scalar_t *o = (scalar_t *)d[0];
+                const uint8_t *c = (const uint8_t *)d[1];
+                const scalar_t a = *(const scalar_t *)d[2];
+                const scalar_t *b = (const scalar_t *)d[3];
+                OPS_SIMD_LOOP
+                for (int64_t i = 0; i < n; i++)
+                    o[i] = c[i] != 0 ? a : b[i];
+            } else if (dense_oc && s[2] == 0 && s[3] == 0) {
+                scalar_t *o = (scalar_t *)d[0];
+                const uint8_t *c = (const uint8_t *)d[1];
+                const scalar_t a = *(const scalar_t *)d[2];
+                const scalar_t b = *(const scalar_t *)d[3];
+                OPS_SIMD_LOOP
+                for (int64_t i = 0; i < n; i++)
+                    o[i] = c[i] != 0 ? a : b;
             } else {
                 for (int64_t i = 0; i < n; i++)
                     *(scalar_t *)(d[0] + i * s[0]) = *(const uint8_t *)(d[1] + i * s[1]) != 0

@@ -165,6 +165,7 @@ iter_init(ops_iter *it, const char *op, ops_iter_mode mode)
     it->written = NULL;
     it->resize_out = false;
     it->numel = 0;
+    it->grain = 0;
     it->ndim = 0;
     it->shape_ndim = 0;
     it->common_dtype = OPS_DTYPE_NONE;
@@ -223,11 +224,18 @@ ops_iter_finish(ops_iter *it)
 int
 ops_iter_num_tasks(const ops_iter *it)
 {
-    if (it->numel < OPS_GRAIN_SIZE)
+    const int64_t grain = it->grain > 0 ? it->grain : OPS_GRAIN_SIZE;
+    if (it->numel < grain)
         return 1;
-    const int64_t chunks = ops_ceil_div_i64(it->numel, OPS_GRAIN_SIZE);
+    const int64_t chunks = ops_ceil_div_i64(it->numel, grain);
     const int nt = ops_get_num_threads();
     return chunks < nt ? (int)chunks : nt;
+}
+
+void
+ops_iter_set_cost(ops_iter *it, int cost)
+{
+    it->grain = cost > 1 ? OPS_GRAIN_SIZE / cost : 0;
 }
 
 ops_status

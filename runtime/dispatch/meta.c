@@ -111,7 +111,11 @@ ops_meta_unary(ops_iter *it, const ops_meta_args *a)
 ops_status
 ops_meta_unary_float(ops_iter *it, const ops_meta_args *a)
 {
-    return ops_meta_binary_float(it, a);
+    /* exp, log, tanh, sigmoid, erf...: transcendental, worth threads at fewer elements */
+    const ops_status st = ops_meta_binary_float(it, a);
+    if (st == OPS_OK)
+        ops_iter_set_cost(it, OPS_COST_MATH);
+    return st;
 }
 
 ops_status

@@ -319,6 +319,10 @@ ops_iter_walk_advance_(ops_iter_walk_ *w, const ops_iter *it, int64_t n)
         }                                                                                \
     } while (0)
 
+/* The iterator's grain: elements below which a loop stays serial, OPS_GRAIN_SIZE unless
+ * the meta or the kernel set a cost per element (ops_iter_set_cost, ops_iter.h). */
+#define OPS_ITER_GRAIN_(IT) ((IT)->grain > 0 ? (IT)->grain : (int64_t)OPS_GRAIN_SIZE)
+
 /* The general loop (see the comment above): serial below the grain size, else an
  * OpenMP region whose threads take contiguous slices of [0, numel). */
 #define OPS_ITER_LOOP(it, DATA, STRIDES, N, ...)                                         \
@@ -327,7 +331,7 @@ ops_iter_walk_advance_(ops_iter_walk_ *w, const ops_iter *it, int64_t n)
         const int64_t ops_lnumel_ = ops_li_->numel;                                      \
         if (ops_lnumel_ > 0) {                                                           \
             const int ops_lnt_ =                                                         \
-                ops_lnumel_ < OPS_GRAIN_SIZE ? 1 : ops_iter_num_tasks(ops_li_);          \
+                ops_lnumel_ < OPS_ITER_GRAIN_(ops_li_) ? 1 : ops_iter_num_tasks(ops_li_); \
             if (ops_lnt_ <= 1) {                                                         \
                 OPS_ITER_RANGE_(ops_li_, 0, ops_lnumel_, DATA, STRIDES, N, __VA_ARGS__); \
             } else {                                                                     \
@@ -435,6 +439,46 @@ ops_iter_walk_advance_(ops_iter_walk_ *w, const ops_iter *it, int64_t n)
             }                                                                            \
         }                                                                                \
     })
+
+/* OPS_BINARY_KERNEL with a run function for the layouts it covers:
+ *
+ *   OPS_BINARY_KERNEL_VEC(it, OUT_T, X_T, Y_T, VFN, VARG, EXPR)
+ *
+ * VFN (NULL: none, then this is OPS_BINARY_KERNEL) is called as
+ * VFN(out, x, y, n, bc, VARG) for each run whose output is contiguous and whose inputs
+ * are contiguous or one broadcast element (bc: 0 both contiguous, 1 x has stride 0,
+ * 2 y has stride 0; the numbering of kernels/cpu/vec/vec_binary.h); every other run
+ * takes OPS_BINARY_KERNEL's loops with EXPR.  VFN must compute exactly EXPR: which
+ * path a run takes depends on its strides and on where a thread's slice starts. */
+#define OPS_BINARY_KERNEL_VEC(it, OUT_T, X_T, Y_T, VFN, VARG, ...)                       \
+    do {                                                                                 \
+        __typeof__(VFN) const ops_vf_ = (VFN);                                           \
+        if (ops_vf_ == NULL) {                                                           \
+            OPS_BINARY_KERNEL(it, OUT_T, X_T, Y_T, __VA_ARGS__);                         \
+            break;                                                                       \
+        }                                                                                \
+        OPS_ITER_LOOP((it), ops_kd_, ops_ks_, ops_kn_, {                                 \
+            const int64_t ops_so_ = ops_ks_[0], ops_sa_ = ops_ks_[1], ops_sb_ = ops_ks_[2]; \
+            const bool ops_va_ = ops_sa_ == (int64_t)sizeof(X_T);                       \
+            const bool ops_vb_ = ops_sb_ == (int64_t)sizeof(Y_T);                       \
+            if (ops_so_ == (int64_t)sizeof(OUT_T) && (ops_va_ || ops_vb_) &&             \
+                (ops_va_ || ops_sa_ == 0) && (ops_vb_ || ops_sb_ == 0)) {                \
+                ops_vf_(ops_kd_[0], ops_kd_[1], ops_kd_[2], ops_kn_,                     \
+                        ops_va_ ? (ops_vb_ ? 0 : 2) : 1, (VARG));                       \
+            } else {                                                                     \
+                char *const ops_o_ = ops_kd_[0];                                         \
+                const char *const ops_a_ = ops_kd_[1];                                   \
+                const char *const ops_b_ = ops_kd_[2];                                   \
+                for (int64_t ops_i_ = 0; ops_i_ < ops_kn_; ops_i_++) {                   \
+                    const OPS_OPMATH_OF_(X_T) x OPS_UNUSED_ =                            \
+                        OPS_LOAD((const X_T *)(ops_a_ + ops_i_ * ops_sa_));              \
+                    const OPS_OPMATH_OF_(Y_T) y OPS_UNUSED_ =                            \
+                        OPS_LOAD((const Y_T *)(ops_b_ + ops_i_ * ops_sb_));              \
+                    OPS_STORE((OUT_T *)(ops_o_ + ops_i_ * ops_so_), (__VA_ARGS__));      \
+                }                                                                        \
+            }                                                                            \
+        });                                                                              \
+    } while (0)
 
 #define OPS_TERNARY_KERNEL(it, OUT_T, X_T, Y_T, Z_T, ...)                                \
     OPS_ITER_LOOP((it), ops_kd_, ops_ks_, ops_kn_, {                                     \

@@ -116,6 +116,9 @@ typedef struct ops_iter {
     int shape_ndim;
     int64_t shape[OPS_MAX_DIMS];
     int64_t numel; /* elements the loops visit (the broadcast numel; nullary: see below) */
+    /* Elements below which the loops stay on one thread; 0: OPS_GRAIN_SIZE (a copy's
+     * or an add's cost per element).  ops_iter_set_cost lowers it for costlier ops. */
+    int64_t grain;
     /* Loop geometry after reordering and coalescing; dim 0 is the innermost.  Always
      * ndim >= 1 (a 0-dim or one-element op is one run of length 1). */
     int ndim;
@@ -228,9 +231,23 @@ OPS_API ops_tensor *ops_iter_take_result(ops_iter *it);
 /* Drop every reference the iterator holds.  Safe after any failure, and twice. */
 OPS_API void ops_iter_release(ops_iter *it);
 
-/* Number of tasks a loop over the iterator splits into: 1 below OPS_GRAIN_SIZE
- * elements (no OpenMP region is entered), else min(threads, numel / grain). */
+/* Number of tasks a loop over the iterator splits into: 1 below the iterator's grain
+ * (OPS_GRAIN_SIZE elements unless ops_iter_set_cost lowered it; no OpenMP region is
+ * entered), else min(threads, ceil(numel / grain)). */
 OPS_API int ops_iter_num_tasks(const ops_iter *it);
+
+/* Cost per element of an op's loop, relative to a copy or an add (which are bound by
+ * memory): a loop splits across threads from OPS_GRAIN_SIZE / cost elements on, so a
+ * transcendental, which spends tens of cycles per element, pays for a parallel region
+ * at far fewer elements than a copy.  Metas set it for their family (unary_float:
+ * OPS_COST_MATH); a kernel may set it before its loop.  Never changes a result: the
+ * loops give the same bits however the elements are split. */
+enum {
+    OPS_COST_MEMORY = 1, /* copy, add, mul, compare: the default */
+    OPS_COST_MATH = 8,   /* exp, log, tanh, sin, erf, pow...: vector math, ~10-40 cycles */
+    OPS_COST_HEAVY = 32, /* scalar libm loops, special functions */
+};
+OPS_API void ops_iter_set_cost(ops_iter *it, int cost);
 
 #ifdef __cplusplus
 }

@@ -205,6 +205,35 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* The grain follows the cost per element: a transcendental family (unary_float) splits
+ * at OPS_GRAIN_SIZE / OPS_COST_MATH elements, a binary add only at OPS_GRAIN_SIZE. */
+START_TEST(test_grain_by_cost)
+{
+    ops_set_num_threads(2);
+    const int64_t n = OPS_GRAIN_SIZE / 4;
+    ops_tensor *x = ops_tensor_new("test", 1, (int64_t[]){n}, NULL, OPS_FLOAT32, OPS_DEVICE_CPU);
+    ck_assert_ptr_nonnull(x);
+    const ops_meta_args ua = {.op = "exp", .mode = OPS_ITER_FUNCTIONAL, .ntensors = 1, .tensors = {x},
+                              .names = {"self"}};
+    ops_iter it;
+    ck_assert_int_eq(ops_meta_unary_float(&it, &ua), OPS_OK);
+    ck_assert_int_eq(it.grain, OPS_GRAIN_SIZE / OPS_COST_MATH);
+    ck_assert_int_eq(ops_iter_num_tasks(&it), 2);
+    ops_iter_release(&it);
+    const ops_meta_args ba = {.op = "add", .mode = OPS_ITER_FUNCTIONAL, .ntensors = 2, .tensors = {x, x},
+                              .names = {"self", "other"}};
+    ck_assert_int_eq(ops_meta_binary(&it, &ba), OPS_OK);
+    ck_assert_int_eq(ops_iter_num_tasks(&it), 1);
+    ops_iter_set_cost(&it, OPS_COST_HEAVY);
+    ck_assert_int_eq(ops_iter_num_tasks(&it), 2);
+    ops_iter_set_cost(&it, OPS_COST_MEMORY);
+    ck_assert_int_eq(ops_iter_num_tasks(&it), 1);
+    ops_iter_release(&it);
+    ops_tensor_release(x);
+    ops_set_num_threads(0);
+}
+END_TEST
+
 /* ---- broadcasting, 0-size, 0-dim ----------------------------------------------- */
 
 START_TEST(test_broadcast_shapes)
@@ -685,6 +714,7 @@ iter_suite(void)
     tcase_add_test(tc, test_stride_sweep_1d);
     tcase_add_test(tc, test_stride_sweep_2d);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_grain_by_cost);
     tcase_add_test(tc, test_broadcast_shapes);
     tcase_add_test(tc, test_zero_size);
     tcase_add_test(tc, test_zero_dim);
