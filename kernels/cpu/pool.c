@@ -10,6 +10,7 @@
  * avg_pool2d takes them) sum in int64 and truncate the quotient. */
 #include <math.h>
 
+#include "kernels/cpu/vec/vec_pool.h"
 #include "kernels/pool.h"
 #include "ops_dispatch.h"
 
@@ -26,9 +27,62 @@ typedef ops_pool_geom pool_geom;
 #define POOL_PARALLEL_FOR_
 #endif
 
+/* The outputs [lo, hi) of a row whose windows are whole taps inside the input row
+ * (with sw == 2 one more element too, which the vector loops read): none when the
+ * pooling is adaptive, the rows are not contiguous, or fewer than a vector. */
+static bool
+pool_interior_(const pool_geom *g, int64_t kw, int64_t dw, int width, int64_t *lo, int64_t *hi)
+{
+    if (g->adaptive || g->xs[3] != 1 || width == 0)
+        return false;
+    const int64_t extra = g->sw == 2 ? 1 : 0;
+    const int64_t num = g->iw - extra - 1 - (kw - 1) * dw + g->pw;
+    if (num < 0)
+        return false;
+    *lo = (g->pw + g->sw - 1) / g->sw;
+    *hi = num / g->sw + 1 < g->ow ? num / g->sw + 1 : g->ow;
+    return *hi - *lo >= width;
+}
+
+/* The float32 rows through the level's vector loops (kernels/cpu/vec/vec_pool.c): the
+ * same comparisons and sums in the same order as the scalar loops below, which do the
+ * outputs outside [*vlo, *vhi). */
+static void
+pool_max_row_f32_(const pool_geom *g, const float *xp, int64_t y0, int64_t y1, float *out, int64_t *idx,
+                  int64_t *vlo, int64_t *vhi)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    int64_t lo, hi;
+    if (!pool_interior_(g, g->kw, g->dw, vt->width, &lo, &hi))
+        return;
+    const ops_vec_pool_row r = {xp, g->xs[2], y0, y1, g->dh, g->iw, g->kw, g->sw, g->dw, g->pw, lo, hi};
+    if (vt->max_f32(&r, out, idx))
+        *vlo = lo, *vhi = hi;
+}
+
+static void
+pool_avg_row_f32_(const pool_geom *g, const float *xp, int64_t oy, float *out, int64_t *vlo, int64_t *vhi)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    int64_t lo, hi, y0, y1, x0, x1, div;
+    if (!pool_interior_(g, g->kw, 1, vt->width, &lo, &hi) ||
+        !ops_nn_avg_window(oy, lo, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->count_include_pad,
+                           g->divisor, &y0, &y1, &x0, &x1, &div))
+        return;
+    const ops_vec_pool_row r = {xp, g->xs[2], y0, y1, 1, g->iw, g->kw, g->sw, 1, g->pw, lo, hi};
+    if (vt->avg_f32(&r, (float)div, out))
+        *vlo = lo, *vhi = hi;
+}
+
+#define POOL_MAX_ROW_NONE_(g, xp, y0, y1, out, idx, vlo, vhi) ((void)0)
+#define POOL_MAX_ROW_F32_(g, xp, y0, y1, out, idx, vlo, vhi) pool_max_row_f32_(g, xp, y0, y1, out, idx, vlo, vhi)
+#define POOL_AVG_ROW_NONE_(g, xp, oy, out, vlo, vhi) ((void)0)
+#define POOL_AVG_ROW_F32_(g, xp, oy, out, vlo, vhi) pool_avg_row_f32_(g, xp, oy, out, vlo, vhi)
+
 /* Max over each window (NaN wins; the first of equal maxima wins), with its index
- * h * W + w when idx is not NULL.  An empty window gives LOWEST. */
-#define POOL_DEFINE_MAX_(NAME, SCALAR, ISNAN, LOWEST)                                              \
+ * h * W + w when idx is not NULL.  An empty window gives LOWEST.  VROW may do the
+ * outputs [vlo, vhi) of a row. */
+#define POOL_DEFINE_MAX_(NAME, SCALAR, ISNAN, LOWEST, VROW)                                              \
     static void NAME(const pool_geom *g, const SCALAR *x, SCALAR *out, int64_t *idx)               \
     {                                                                                              \
         typedef __typeof__(OPS_LOAD((const SCALAR *)0)) opm_t;                                     \
@@ -46,7 +100,11 @@ typedef ops_pool_geom pool_geom;
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0, y1;                                                                    \
                 ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);   \
+                int64_t vlo = 0, vhi = 0;                                                          \
+                VROW(g, xp, y0, y1, op_ + oy * g->ow, ip ? ip + oy * g->ow : NULL, &vlo, &vhi);    \
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                    if (ox >= vlo && ox < vhi)                                                     \
+                        continue;                                                                  \
                     int64_t x0, x1;                                                                \
                     ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0,     \
                                        &x1);                                                       \
@@ -73,20 +131,20 @@ typedef ops_pool_geom pool_geom;
 #define POOL_NAN_F_(v) isnan(v)
 #define POOL_NAN_I_(v) ((void)(v), false)
 
-POOL_DEFINE_MAX_(max_u8, uint8_t, POOL_NAN_I_, 0)
-POOL_DEFINE_MAX_(max_i8, int8_t, POOL_NAN_I_, INT8_MIN)
-POOL_DEFINE_MAX_(max_i16, int16_t, POOL_NAN_I_, INT16_MIN)
-POOL_DEFINE_MAX_(max_i32, int32_t, POOL_NAN_I_, INT32_MIN)
-POOL_DEFINE_MAX_(max_i64, int64_t, POOL_NAN_I_, INT64_MIN)
-POOL_DEFINE_MAX_(max_f16, ops_half, POOL_NAN_F_, -INFINITY)
-POOL_DEFINE_MAX_(max_bf16, ops_bfloat16, POOL_NAN_F_, -INFINITY)
-POOL_DEFINE_MAX_(max_f32, float, POOL_NAN_F_, -INFINITY)
-POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
+POOL_DEFINE_MAX_(max_u8, uint8_t, POOL_NAN_I_, 0, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i8, int8_t, POOL_NAN_I_, INT8_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i16, int16_t, POOL_NAN_I_, INT16_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i32, int32_t, POOL_NAN_I_, INT32_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i64, int64_t, POOL_NAN_I_, INT64_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_f16, ops_half, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_bf16, ops_bfloat16, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_f32, float, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_F32_)
+POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
 
 /* Average over each window: avg_pool2d's divisor rules (count_include_pad counts the
  * padding inside the window, not past it; divisor_override replaces both), or the
- * adaptive window's size. */
-#define POOL_DEFINE_AVG_(NAME, SCALAR, ACC)                                                        \
+ * adaptive window's size.  VROW may do the outputs [vlo, vhi) of a row. */
+#define POOL_DEFINE_AVG_(NAME, SCALAR, ACC, VROW)                                                        \
     static void NAME(const pool_geom *g, const SCALAR *x, SCALAR *out)                             \
     {                                                                                              \
         const int64_t planes = g->nb * g->c, ohw = g->oh * g->ow;                                  \
@@ -98,9 +156,13 @@ POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
         for (int64_t pl = 0; pl < planes; pl++) {                                                  \
             const SCALAR *xp = x + (pl / g->c) * g->xs[0] + (pl % g->c) * g->xs[1];                \
             SCALAR *op_ = out + pl * ohw;                                                          \
-            for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
+                int64_t vlo = 0, vhi = 0;                                                          \
+                VROW(g, xp, oy, op_ + oy * g->ow, &vlo, &vhi);                                     \
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
                     int64_t y0, y1, x0, x1, div;                                                   \
+                    if (ox >= vlo && ox < vhi)                                                     \
+                        continue;                                                                  \
                     if (g->adaptive) {                                                             \
                         ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);          \
                         ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);          \
@@ -117,14 +179,15 @@ POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
                             sum += OPS_LOAD(xp + y * g->xs[2] + xx * g->xs[3]);                    \
                     OPS_STORE(op_ + oy * g->ow + ox, sum / (ACC)div);                              \
                 }                                                                                  \
+            }                                                                                      \
         }                                                                                          \
     }
 
-POOL_DEFINE_AVG_(avg_f16, ops_half, float)
-POOL_DEFINE_AVG_(avg_bf16, ops_bfloat16, float)
-POOL_DEFINE_AVG_(avg_f32, float, float)
-POOL_DEFINE_AVG_(avg_f64, double, double)
-POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t) /* the quotient truncates, as PyTorch's */
+POOL_DEFINE_AVG_(avg_f16, ops_half, float, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_bf16, ops_bfloat16, float, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_f32, float, float, POOL_AVG_ROW_F32_)
+POOL_DEFINE_AVG_(avg_f64, double, double, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient truncates, as PyTorch's */
 
 ops_status
 pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
