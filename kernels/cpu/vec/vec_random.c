@@ -201,6 +201,15 @@ vf_store4(float *o, vf_t r0, vf_t r1, vf_t r2, vf_t r3)
 
 #define VR_N vf_n /* blocks per vector */
 
+/* SLEEF's 3.5-ulp log of the level's width (within the bracket's margin, below) */
+#if defined(__AVX512F__)
+#define VR_LOG_ Sleef_logd8_u35avx512f
+#elif defined(__AVX2__)
+#define VR_LOG_ Sleef_logd4_u35avx2
+#else
+#define VR_LOG_ Sleef_logd2_u35sse2
+#endif
+
 /* The four words of blocks b .. b + VR_N - 1 of s, word j of each in w[j]: the ten
  * rounds of ops_philox4x32_10 on every lane. */
 static inline void
@@ -309,7 +318,8 @@ vd_normal_pairs(vh_t a, vh_t b, vd_t mean, vd_t std, vfh_t *z0, vfh_t *z1, int *
 {
     const vd_t two24 = vd_set1(1.0 / 16777216.0);
     const vd_t u1 = vd_mul(vd_from_h(a), two24), u2 = vd_mul(vd_from_h(b), two24);
-    const vd_t l = SLEEF_d_(log1p)(vd_xor(u1, vd_set1(-0.0)));
+    /* log1p(-u1) = log(1 - u1) exactly: 1 - u1 is exact (u1 a multiple of 2^-24) */
+    const vd_t l = VR_LOG_(vd_sub(vd_set1(1.0), u1));
     const vd_t r = vd_sqrt(vd_mul(vd_set1(-2.0), l));
     const vd_t rlo = vd_mul(r, vd_set1(1.0 - 0x1p-44)), rhi = vd_mul(r, vd_set1(1.0 + 0x1p-44));
     vd_t sn, cs;
