@@ -189,6 +189,65 @@ POOL_DEFINE_AVG_(avg_f32, float, float, POOL_AVG_ROW_F32_)
 POOL_DEFINE_AVG_(avg_f64, double, double, POOL_AVG_ROW_NONE_)
 POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient truncates, as PyTorch's */
 
+/* Channels-last float32 max pooling through the level's loop over channel vectors
+ * (kernels/cpu/vec/vec_pool.c): per output position the same scan as max_f32's for
+ * every channel, written into the NCHW result.  False (nothing done) unless the
+ * channels are contiguous, the columns are not, and there are enough channels. */
+#define POOL_CL_MAX_C_ 1024
+static bool
+max_cl_f32_(const pool_geom *g, const float *x, float *out, int64_t *idx)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    if (g->xs[1] != 1 || g->xs[3] == 1 || vt->width == 0 || g->c < vt->width || g->c > POOL_CL_MAX_C_)
+        return false;
+    const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;
+    const int64_t dh = g->adaptive ? 1 : g->dh, dw = g->adaptive ? 1 : g->dw;
+    const int pool_nt_ = ops_get_num_threads();
+    (void)pool_nt_;
+    const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
+    (void)pool_par_;
+    POOL_PARALLEL_FOR_
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t n = r / g->oh, oy = r % g->oh;
+        float m[POOL_CL_MAX_C_];
+        int32_t k[POOL_CL_MAX_C_];
+        int64_t y0, y1;
+        ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);
+        for (int64_t ox = 0; ox < g->ow; ox++) {
+            int64_t x0, x1;
+            ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);
+            const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, dh, x0, x1, dw, g->c};
+            const int64_t nx = (x1 - x0 + dw - 1) / dw;
+            if (!vt->max_cl_f32(&cl, m, idx ? k : NULL)) {
+                /* an empty window (LOWEST at y0 * W + x0) or one the loop refuses: the
+                 * scalar scan */
+                for (int64_t c = 0; c < g->c; c++) {
+                    float best = -INFINITY;
+                    int32_t kb = 0, kk = 0;
+                    for (int64_t y = y0; y < y1; y += dh)
+                        for (int64_t xx = x0; xx < x1; xx += dw, kk++) {
+                            const float v = cl.x[c + y * cl.sy + xx * cl.sx];
+                            if (kk == 0 || v > best || isnan(v))
+                                best = v, kb = kk;
+                        }
+                    m[c] = best;
+                    k[c] = kb;
+                }
+            }
+            float *const o = out + n * g->c * ohw + oy * g->ow + ox;
+            for (int64_t c = 0; c < g->c; c++)
+                o[c * ohw] = m[c];
+            if (idx != NULL) {
+                int64_t *const io = idx + n * g->c * ohw + oy * g->ow + ox;
+                for (int64_t c = 0; c < g->c; c++)
+                    io[c * ohw] = nx > 0 ? (y0 + (k[c] / nx) * dh) * g->iw + x0 + (k[c] % nx) * dw
+                                         : y0 * g->iw + x0;
+            }
+        }
+    }
+    return true;
+}
+
 ops_status
 pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
                  ops_tensor *indices)
@@ -206,7 +265,10 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
         case OPS_INT64: max_i64(g, (const int64_t *)x, o, ip); break;
         case OPS_FLOAT16: max_f16(g, (const ops_half *)x, o, ip); break;
         case OPS_BFLOAT16: max_bf16(g, (const ops_bfloat16 *)x, o, ip); break;
-        case OPS_FLOAT32: max_f32(g, (const float *)x, o, ip); break;
+        case OPS_FLOAT32:
+            if (!max_cl_f32_(g, (const float *)x, o, ip))
+                max_f32(g, (const float *)x, o, ip);
+            break;
         case OPS_FLOAT64: max_f64(g, (const double *)x, o, ip); break;
         default: break; /* refused by pool_check_dtype */
         }

@@ -10,7 +10,8 @@
  *
  * Pooling: max_pool2d (values and indices) and avg_pool2d at float32 on inputs with
  * NaN, infinities and ties, widths that are not multiples of any vector, strides 1, 2
- * and 3, padding and dilation, a row stride wider than the row, must equal plain
+ * and 3, padding and dilation, a row stride wider than the row, channels-last inputs
+ * (the channels vectorised, 37 of them: a tail), must equal plain
  * loops written here from PyTorch's definitions (NaN wins, the first of equal maxima
  * wins; the sum from 0 in row order divided by the window's divisor). */
 #include <check.h>
@@ -26,6 +27,7 @@
 #include "ops_op_max_pool2d_with_indices.h"
 #include "ops_op_narrow.h"
 #include "ops_op_normal.h"
+#include "ops_op_permute.h"
 #include "ops_op_rand.h"
 #include "ops_op_randn.h"
 #include "ops_op_uniform.h"
@@ -151,11 +153,12 @@ out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
     return (in + 2 * p - d * (k - 1) - 1) / s + 1;
 }
 
-/* x: [2, 3, h, w] with its row stride rs >= w (a narrowed view when rs > w). */
+/* x: [2, ch, h, w], NCHW with its row stride rs >= w (a narrowed view when rs > w),
+ * or channels-last (cl; rs == w). */
 static void
-check_pool(const pool_case *c, int64_t rs, unsigned seed)
+check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
 {
-    const int64_t nb = 2, ch = 3, planes = nb * ch;
+    const int64_t nb = 2, planes = nb * ch;
     float *buf = malloc(sizeof(float) * (size_t)(planes * c->h * rs));
     srand(seed);
     for (int64_t i = 0; i < planes * c->h * rs; i++) {
@@ -163,9 +166,11 @@ check_pool(const pool_case *c, int64_t rs, unsigned seed)
         /* few distinct values (ties), some NaN and infinities */
         buf[i] = r < 5 ? NAN : r < 10 ? INFINITY : r < 15 ? -INFINITY : (float)(rand() % 7) - 3.0f;
     }
-    const int64_t full[4] = {nb, ch, c->h, rs};
-    ops_tensor *base = ops_tensor_from_data(buf, (ops_int_list){full, 4}, OPS_FLOAT32);
-    ops_tensor *x = ops_narrow(base, 3, 0, c->w);
+    /* element (n, ch, y, x) of the input at buf[AT(plane, y, x)] */
+#define AT(pl, y, xx) (cl ? (((pl) / ch * c->h + (y)) * c->w + (xx)) * ch + (pl) % ch : ((pl) * c->h + (y)) * rs + (xx))
+    const int64_t full[4] = {nb, ch, c->h, rs}, full_cl[4] = {nb, c->h, c->w, ch}, perm[4] = {0, 3, 1, 2};
+    ops_tensor *base = ops_tensor_from_data(buf, (ops_int_list){cl ? full_cl : full, 4}, OPS_FLOAT32);
+    ops_tensor *x = cl ? ops_permute(base, (ops_int_list){perm, 4}) : ops_narrow(base, 3, 0, c->w);
     ck_assert_ptr_nonnull(x);
     const int64_t k[2] = {c->kh, c->kw}, s[2] = {c->sh, c->sw}, p[2] = {c->ph, c->pw}, d[2] = {c->dh, c->dw};
     ops_tensor *v = NULL, *ix = NULL;
@@ -187,17 +192,17 @@ check_pool(const pool_case *c, int64_t rs, unsigned seed)
                         const int64_t y = oy * c->sh - c->ph + ky * c->dh, xx = ox * c->sw - c->pw + kx * c->dw;
                         if (y < 0 || y >= c->h || xx < 0 || xx >= c->w)
                             continue;
-                        const float e = buf[(pl * c->h + y) * rs + xx];
+                        const float e = buf[AT(pl, y, xx)];
                         if (best < 0 || e > m || isnan(e))
                             m = e, best = y * c->w + xx;
                     }
                 const int64_t o = (pl * oh + oy) * ow + ox;
                 ck_assert_msg(memcmp(&pv[o], &m, 4) == 0 && pi[o] == best,
-                              "max_pool2d %lldx%lld k%lldx%lld s%lldx%lld p%lldx%lld d%lldx%lld rs %lld at %s: "
+                              "max_pool2d %lldx%lld k%lldx%lld s%lldx%lld p%lldx%lld d%lldx%lld rs %lld cl %d at %s: "
                               "output (%lld, %lld, %lld) %g at %lld, expected %g at %lld",
                               (long long)c->h, (long long)c->w, (long long)c->kh, (long long)c->kw,
                               (long long)c->sh, (long long)c->sw, (long long)c->ph, (long long)c->pw,
-                              (long long)c->dh, (long long)c->dw, (long long)rs, ops_cpu_capability(), (long long)pl,
+                              (long long)c->dh, (long long)c->dw, (long long)rs, (int)cl, ops_cpu_capability(), (long long)pl,
                               (long long)oy, (long long)ox, pv[o], (long long)pi[o], m, (long long)best);
             }
     ops_tensor_release(v);
@@ -220,7 +225,7 @@ check_pool(const pool_case *c, int64_t rs, unsigned seed)
                         for (int64_t y = y0; y < y1; y++)
                             for (int64_t xx = x0; xx < x1; xx++)
                                 if (y >= 0 && y < c->h && xx >= 0 && xx < c->w) {
-                                    sum += buf[(pl * c->h + y) * rs + xx];
+                                    sum += buf[AT(pl, y, xx)];
                                     cnt++;
                                 }
                         const float want = sum / (float)(cip ? padded : cnt);
@@ -234,6 +239,7 @@ check_pool(const pool_case *c, int64_t rs, unsigned seed)
                     }
             ops_tensor_release(a);
         }
+#undef AT
     ops_tensor_release(x);
     ops_tensor_release(base);
     free(buf);
@@ -253,8 +259,11 @@ START_TEST(test_pool_rows)
         {12, 9, 3, 3, 1, 1, 0, 0, 1, 1}, /* rows shorter than a vector */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        check_pool(&cases[i], cases[i].w, 100 + (unsigned)i);
-        check_pool(&cases[i], cases[i].w + 5, 200 + (unsigned)i);
+        check_pool(&cases[i], cases[i].w, 3, false, 100 + (unsigned)i);
+        check_pool(&cases[i], cases[i].w + 5, 3, false, 200 + (unsigned)i);
+        /* channels-last: fewer channels than a vector, a few vectors and a tail */
+        check_pool(&cases[i], cases[i].w, 3, true, 300 + (unsigned)i);
+        check_pool(&cases[i], cases[i].w, 37, true, 400 + (unsigned)i);
     }
 }
 END_TEST

@@ -8,7 +8,10 @@
  * even-element shuffle at stride 2 (the commonest pooling), a gather otherwise.  A row
  * of outputs not a multiple of VP_N ends with one vector over its last VP_N outputs,
  * which recomputes some of them: each output is a function of its window only, so
- * they are written again with the same values. */
+ * they are written again with the same values.
+ *
+ * Channels-last max pooling (max_cl_f32) runs along the channels instead: every
+ * channel of an output position shares the window, one lane per channel. */
 #include "kernels/cpu/vec/vec_pool.h"
 
 #include "kernels/cpu/vec/vec_isa.h"
@@ -152,11 +155,48 @@ avg_f32_v(const ops_vec_pool_row *r, float div, float *out)
     return true;
 }
 
+/* Channels c .. c + VP_N - 1 of one output position: the same scan per lane. */
+static inline void
+max_cl_vec(const ops_vec_pool_cl *r, int64_t c, float *mo, int32_t *ko)
+{
+    const float *const base = r->x + c;
+    vf_t m = vf_load(base + r->y0 * r->sy + r->x0 * r->sx), km = vf_set1(0.0f);
+    int k = 0;
+    for (int64_t y = r->y0; y < r->y1; y += r->dh)
+        for (int64_t xx = r->x0; xx < r->x1; xx += r->dw, k++) {
+            if (k == 0)
+                continue;
+            const vf_t v = vf_load(base + y * r->sy + xx * r->sx);
+            const vp_mask t = vp_take(v, m);
+            m = vp_blend(t, m, v);
+            if (ko != NULL)
+                km = vp_blend(t, km, vf_set1((float)k));
+        }
+    vf_store(mo + c, m);
+    if (ko != NULL)
+        vp_store_i32(ko + c, km);
+}
+
+static bool
+max_cl_f32_v(const ops_vec_pool_cl *r, float *m, int32_t *k)
+{
+    const int64_t taps = ((r->y1 - r->y0 + r->dh - 1) / r->dh) * ((r->x1 - r->x0 + r->dw - 1) / r->dw);
+    if (r->nc < VP_N || r->y0 >= r->y1 || r->x0 >= r->x1 || taps >= (1 << 24))
+        return false;
+    int64_t c = 0;
+    for (; c + VP_N <= r->nc; c += VP_N)
+        max_cl_vec(r, c, m, k);
+    if (c < r->nc)
+        max_cl_vec(r, r->nc - VP_N, m, k);
+    return true;
+}
+
 const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     .level = OPS_VEC_LEVEL_STR,
     .width = VP_N,
     .max_f32 = max_f32_v,
     .avg_f32 = avg_f32_v,
+    .max_cl_f32 = max_cl_f32_v,
 };
 
 #else /* no vector loops here: the scalar loops do every output */
@@ -175,11 +215,19 @@ avg_f32_none(const ops_vec_pool_row *r, float div, float *out)
     return false;
 }
 
+static bool
+max_cl_f32_none(const ops_vec_pool_cl *r, float *m, int32_t *k)
+{
+    (void)r, (void)m, (void)k;
+    return false;
+}
+
 const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     .level = OPS_VEC_LEVEL_STR,
     .width = 0,
     .max_f32 = max_f32_none,
     .avg_f32 = avg_f32_none,
+    .max_cl_f32 = max_cl_f32_none,
 };
 
 #endif

@@ -24,6 +24,16 @@ typedef struct ops_vec_pool_row {
     int64_t ox0, ox1;
 } ops_vec_pool_row;
 
+/* One output position of every channel of a channels-last image (channels
+ * contiguous): the window's rows y0, y0 + dh, ... below y1 and columns x0, x0 + dw,
+ * ... below x1, already clipped to the input (the scalar loop's window). */
+typedef struct ops_vec_pool_cl {
+    const float *x; /* the element (channel 0, row 0, column 0) of the image */
+    int64_t sy, sx; /* row and column strides (elements) */
+    int64_t y0, y1, dh, x0, x1, dw;
+    int64_t nc; /* channels */
+} ops_vec_pool_cl;
+
 typedef struct ops_vec_pool_table {
     const char *level; /* "default", "avx2", "avx512" */
     int width;         /* outputs per vector: a loop does nothing for fewer (false) */
@@ -32,6 +42,10 @@ typedef struct ops_vec_pool_table {
     bool (*max_f32)(const ops_vec_pool_row *r, float *out, int64_t *idx);
     /* the sum over the windows (from 0) divided by div into out[ox] */
     bool (*avg_f32)(const ops_vec_pool_row *r, float div, float *out);
+    /* the max of each channel into m[c] and the number of its winning tap (in the
+     * scan order: rows, then columns) into k[c] when k is not NULL; a non-empty
+     * window and at least `width` channels */
+    bool (*max_cl_f32)(const ops_vec_pool_cl *r, float *m, int32_t *k);
 } ops_vec_pool_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_pool_table, ops_vec_pool_table);
