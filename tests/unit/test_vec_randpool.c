@@ -141,6 +141,41 @@ START_TEST(test_random_streams_threads)
 }
 END_TEST
 
+/* u1 = 0 (a word below 2^8: r = 0) with mean -0.0: the sign of the zero is the
+ * scalar definition's (-0 + +0 = +0), at a block found by search (about one in 2^24). */
+START_TEST(test_random_normal_zero_radius)
+{
+    const uint64_t seed = 7;
+    const ops_philox_stream s = {{(uint32_t)seed, (uint32_t)(seed >> 32)}, 0};
+    uint64_t b = 0;
+    uint32_t w[4];
+    for (;; b++) {
+        ops_philox_block(&s, b, w);
+        if ((w[0] >> 8) == 0 || (w[2] >> 8) == 0)
+            break;
+    }
+    const uint64_t offset = b > 5 ? b - 5 : 0;
+    ops_generator *g = ops_generator_create(seed);
+    ops_generator_set_offset(g, offset);
+    const int64_t n = 256;
+    ops_tensor *t = ops_empty((ops_int_list){&n, 1}, OPS_FLOAT32, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE);
+    ck_assert_int_eq(ops_normal_(t, -0.0, 1.0, g), OPS_OK);
+    const float *p = ops_tensor_data_ptr(t);
+    const ops_rand_dist d = ops_rand_dist_make(OPS_RAND_NORMAL, OPS_FLOAT32, -0.0, 1.0, 0, 0);
+    const ops_philox_stream st = {{(uint32_t)seed, (uint32_t)(seed >> 32)}, offset};
+    for (int64_t e = 0; e < n; e++) {
+        double f[4];
+        int64_t iv[4];
+        ops_rand_block(&d, &st, (uint64_t)(e / 4), f, iv);
+        const float r = (float)f[e % 4];
+        ck_assert_msg(memcmp(&p[e], &r, 4) == 0, "normal_(-0.0, 1) element %lld (block %llu) at %s: %g, the definition %g",
+                      (long long)e, (unsigned long long)(offset + (uint64_t)e / 4), ops_cpu_capability(), p[e], r);
+    }
+    ops_tensor_release(t);
+    ops_generator_release(g);
+}
+END_TEST
+
 /* ---- pooling --------------------------------------------------------------------------- */
 
 typedef struct pool_case {
@@ -276,6 +311,7 @@ vec_randpool_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_random_streams);
     tcase_add_test(tc, test_random_streams_threads);
+    tcase_add_test(tc, test_random_normal_zero_radius);
     tcase_add_test(tc, test_pool_rows);
     suite_add_tcase(s, tc);
     return s;

@@ -320,7 +320,9 @@ vd_normal_pairs(vh_t a, vh_t b, vd_t mean, vd_t std, vfh_t *z0, vfh_t *z1, int *
     const vd_t u1 = vd_mul(vd_from_h(a), two24), u2 = vd_mul(vd_from_h(b), two24);
     /* log1p(-u1) = log(1 - u1) exactly: 1 - u1 is exact (u1 a multiple of 2^-24) */
     const vd_t l = VR_LOG_(vd_sub(vd_set1(1.0), u1));
-    const vd_t r = vd_sqrt(vd_mul(vd_set1(-2.0), l));
+    /* 2 (0 - l): -2 l exactly, and +0 at u1 = 0 as the scalar -2 log1p(-0) (SLEEF's
+     * log(1) may be +0, and -2 (+0) would be -0) */
+    const vd_t r = vd_sqrt(vd_mul(vd_set1(2.0), vd_sub(vd_set1(0.0), l)));
     const vd_t rlo = vd_mul(r, vd_set1(1.0 - 0x1p-44)), rhi = vd_mul(r, vd_set1(1.0 + 0x1p-44));
     vd_t sn, cs;
     vd_sincos_2pi(u2, &sn, &cs);
