@@ -248,6 +248,46 @@ max_cl_f32_(const pool_geom *g, const float *x, float *out, int64_t *idx)
     return true;
 }
 
+/* Channels-last float32 average pooling, the same way: per output position the
+ * window and divisor of avg_f32's loop, the sum per channel in its order. */
+static bool
+avg_cl_f32_(const pool_geom *g, const float *x, float *out)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    if (g->xs[1] != 1 || g->xs[3] == 1 || vt->width == 0 || g->c < vt->width || g->c > POOL_CL_MAX_C_)
+        return false;
+    const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;
+    const int pool_nt_ = ops_get_num_threads();
+    (void)pool_nt_;
+    const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
+    (void)pool_par_;
+    POOL_PARALLEL_FOR_
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t n = r / g->oh, oy = r % g->oh;
+        float m[POOL_CL_MAX_C_];
+        for (int64_t ox = 0; ox < g->ow; ox++) {
+            int64_t y0, y1, x0, x1, div;
+            bool some = true;
+            if (g->adaptive) {
+                ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);
+                ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);
+                div = (y1 - y0) * (x1 - x0);
+            } else {
+                some = ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,
+                                         g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div);
+            }
+            const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, 1, x0, x1, 1, g->c};
+            if (!some || !vt->avg_cl_f32(&cl, (float)div, m))
+                for (int64_t c = 0; c < g->c; c++) /* wholly in the padding: 0; empty: 0 / div */
+                    m[c] = some ? 0.0f / (float)div : 0.0f;
+            float *const o = out + n * g->c * ohw + oy * g->ow + ox;
+            for (int64_t c = 0; c < g->c; c++)
+                o[c * ohw] = m[c];
+        }
+    }
+    return true;
+}
+
 ops_status
 pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
                  ops_tensor *indices)
@@ -276,7 +316,10 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
         switch (g->dt) {
         case OPS_FLOAT16: avg_f16(g, (const ops_half *)x, o); break;
         case OPS_BFLOAT16: avg_bf16(g, (const ops_bfloat16 *)x, o); break;
-        case OPS_FLOAT32: avg_f32(g, (const float *)x, o); break;
+        case OPS_FLOAT32:
+            if (!avg_cl_f32_(g, (const float *)x, o))
+                avg_f32(g, (const float *)x, o);
+            break;
         case OPS_FLOAT64: avg_f64(g, (const double *)x, o); break;
         case OPS_INT64: avg_i64(g, (const int64_t *)x, o); break;
         default: break;

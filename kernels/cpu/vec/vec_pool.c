@@ -10,7 +10,7 @@
  * which recomputes some of them: each output is a function of its window only, so
  * they are written again with the same values.
  *
- * Channels-last max pooling (max_cl_f32) runs along the channels instead: every
+ * Channels-last pooling (max_cl_f32, avg_cl_f32) runs along the channels instead: every
  * channel of an output position shares the window, one lane per channel. */
 #include "kernels/cpu/vec/vec_pool.h"
 
@@ -191,12 +191,38 @@ max_cl_f32_v(const ops_vec_pool_cl *r, float *m, int32_t *k)
     return true;
 }
 
+static inline void
+avg_cl_vec(const ops_vec_pool_cl *r, vf_t div, int64_t c, float *mo)
+{
+    const float *const base = r->x + c;
+    vf_t s = vf_set1(0.0f);
+    for (int64_t y = r->y0; y < r->y1; y += r->dh)
+        for (int64_t xx = r->x0; xx < r->x1; xx += r->dw)
+            s = vf_add(s, vf_load(base + y * r->sy + xx * r->sx));
+    vf_store(mo + c, vf_div(s, div));
+}
+
+static bool
+avg_cl_f32_v(const ops_vec_pool_cl *r, float div, float *m)
+{
+    if (r->nc < VP_N || r->y0 >= r->y1 || r->x0 >= r->x1)
+        return false;
+    const vf_t d = vf_set1(div);
+    int64_t c = 0;
+    for (; c + VP_N <= r->nc; c += VP_N)
+        avg_cl_vec(r, d, c, m);
+    if (c < r->nc)
+        avg_cl_vec(r, d, r->nc - VP_N, m);
+    return true;
+}
+
 const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     .level = OPS_VEC_LEVEL_STR,
     .width = VP_N,
     .max_f32 = max_f32_v,
     .avg_f32 = avg_f32_v,
     .max_cl_f32 = max_cl_f32_v,
+    .avg_cl_f32 = avg_cl_f32_v,
 };
 
 #else /* no vector loops here: the scalar loops do every output */
@@ -222,12 +248,20 @@ max_cl_f32_none(const ops_vec_pool_cl *r, float *m, int32_t *k)
     return false;
 }
 
+static bool
+avg_cl_f32_none(const ops_vec_pool_cl *r, float div, float *m)
+{
+    (void)r, (void)div, (void)m;
+    return false;
+}
+
 const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     .level = OPS_VEC_LEVEL_STR,
     .width = 0,
     .max_f32 = max_f32_none,
     .avg_f32 = avg_f32_none,
     .max_cl_f32 = max_cl_f32_none,
+    .avg_cl_f32 = avg_cl_f32_none,
 };
 
 #endif

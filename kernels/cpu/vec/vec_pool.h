@@ -46,6 +46,9 @@ typedef struct ops_vec_pool_table {
      * scan order: rows, then columns) into k[c] when k is not NULL; a non-empty
      * window and at least `width` channels */
     bool (*max_cl_f32)(const ops_vec_pool_cl *r, float *m, int32_t *k);
+    /* the sum of each channel over the window (from 0, in the scan order) divided
+     * by div into m[c]; a non-empty window and at least `width` channels */
+    bool (*avg_cl_f32)(const ops_vec_pool_cl *r, float div, float *m);
 } ops_vec_pool_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_pool_table, ops_vec_pool_table);
