@@ -8,10 +8,11 @@
  * - The uniform is the same float products and sums (no FMA: the build is ISO C,
  *   so nothing is contracted, and the intrinsics here are plain multiplies and adds).
  * - The normal (Box-Muller, in double as the scalar code) is the same arithmetic
- *   except log1p: the scalar definition calls glibc's log1p, a vector one (SLEEF's
- *   1.0-ulp log1p) may differ in the last bits of the double.  Both are within 1 ulp
- *   of log1p, so glibc's r = sqrt(-2 log1p(-u1)) lies within 2^-50 (relative) of the
- *   vector's r.  Each result is computed twice, from r (1 - 2^-44) and r (1 + 2^-44),
+ *   except the logarithm: the scalar definition calls glibc's log1p(-u1), the loop
+ *   SLEEF's 3.5-ulp vector log of 1 - u1 (exact for a 24-bit u1: the same
+ *   mathematical value), which may differ in the last bits of the double.  glibc's is
+ *   within 1 ulp, SLEEF's within 3.5, so glibc's r = sqrt(-2 log1p(-u1)) lies within
+ *   about 2^-50 (relative) of the vector's r.  Each result is computed twice, from r (1 - 2^-44) and r (1 + 2^-44),
  *   bracketing glibc's r with a wide margin; every later step (r cos, mean + std z,
  *   the rounding to float) is monotonic in r, so where both round to the same float
  *   that float is the scalar definition's.  Where they do not (about one element in
