@@ -278,15 +278,13 @@ ops_rand_uniform32(const ops_rand_dist *d, uint32_t w)
     return ops_fadd_rn_(ops_fmul_rn_(u, d->range32), d->from32);
 }
 
-/* The values of the elements of block b (4 / d->k of them, from element
- * b * (4 / d->k) on): floating distributions in f[] (as double; a float-computed
- * uniform converts exactly), integers in iv[].  Bernoulli puts the uniform in f[]
- * and (f < p) in iv[].  Returns the element count. */
+/* The values of the elements of a block from its four words w (4 / d->k of them,
+ * from element b * (4 / d->k) on for block b): floating distributions in f[] (as
+ * double; a float-computed uniform converts exactly), integers in iv[].  Bernoulli
+ * puts the uniform in f[] and (f < p) in iv[].  Returns the element count. */
 OPS_INLINE_ALWAYS int
-ops_rand_block(const ops_rand_dist *d, const ops_philox_stream *s, uint64_t b, double f[4], int64_t iv[4])
+ops_rand_from_words(const ops_rand_dist *d, const uint32_t w[4], double f[4], int64_t iv[4])
 {
-    uint32_t w[4];
-    ops_philox_block(s, b, w);
     const int per = 4 / d->k;
     switch (d->kind) {
     case OPS_RAND_UNIFORM:
@@ -333,6 +331,16 @@ ops_rand_block(const ops_rand_dist *d, const ops_philox_stream *s, uint64_t b, d
     }
     }
     return per;
+}
+
+/* The same from the block's Philox words (the CPU's vector Philox gives the words of
+ * many blocks at once: kernels/cpu/vec/vec_random.c). */
+OPS_INLINE_ALWAYS int
+ops_rand_block(const ops_rand_dist *d, const ops_philox_stream *s, uint64_t b, double f[4], int64_t iv[4])
+{
+    uint32_t w[4];
+    ops_philox_block(s, b, w);
+    return ops_rand_from_words(d, w, f, iv);
 }
 
 /* Whether ops_rand_block gives dt's values in iv[] (integers, bernoulli) or f[]. */

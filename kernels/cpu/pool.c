@@ -10,6 +10,7 @@
  * avg_pool2d takes them) sum in int64 and truncate the quotient. */
 #include <math.h>
 
+#include "kernels/cpu/vec/vec_pool.h"
 #include "kernels/pool.h"
 #include "ops_dispatch.h"
 
@@ -26,9 +27,62 @@ typedef ops_pool_geom pool_geom;
 #define POOL_PARALLEL_FOR_
 #endif
 
+/* The outputs [lo, hi) of a row whose windows are whole taps inside the input row
+ * (with sw == 2 one more element too, which the vector loops read): none when the
+ * pooling is adaptive, the rows are not contiguous, or fewer than a vector. */
+static bool
+pool_interior_(const pool_geom *g, int64_t kw, int64_t dw, int width, int64_t *lo, int64_t *hi)
+{
+    if (g->adaptive || g->xs[3] != 1 || width == 0)
+        return false;
+    const int64_t extra = g->sw == 2 ? 1 : 0;
+    const int64_t num = g->iw - extra - 1 - (kw - 1) * dw + g->pw;
+    if (num < 0)
+        return false;
+    *lo = (g->pw + g->sw - 1) / g->sw;
+    *hi = num / g->sw + 1 < g->ow ? num / g->sw + 1 : g->ow;
+    return *hi - *lo >= width;
+}
+
+/* The float32 rows through the level's vector loops (kernels/cpu/vec/vec_pool.c): the
+ * same comparisons and sums in the same order as the scalar loops below, which do the
+ * outputs outside [*vlo, *vhi). */
+static void
+pool_max_row_f32_(const pool_geom *g, const float *xp, int64_t y0, int64_t y1, float *out, int64_t *idx,
+                  int64_t *vlo, int64_t *vhi)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    int64_t lo, hi;
+    if (!pool_interior_(g, g->kw, g->dw, vt->width, &lo, &hi))
+        return;
+    const ops_vec_pool_row r = {xp, g->xs[2], y0, y1, g->dh, g->iw, g->kw, g->sw, g->dw, g->pw, lo, hi};
+    if (vt->max_f32(&r, out, idx))
+        *vlo = lo, *vhi = hi;
+}
+
+static void
+pool_avg_row_f32_(const pool_geom *g, const float *xp, int64_t oy, float *out, int64_t *vlo, int64_t *vhi)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    int64_t lo, hi, y0, y1, x0, x1, div;
+    if (!pool_interior_(g, g->kw, 1, vt->width, &lo, &hi) ||
+        !ops_nn_avg_window(oy, lo, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->count_include_pad,
+                           g->divisor, &y0, &y1, &x0, &x1, &div))
+        return;
+    const ops_vec_pool_row r = {xp, g->xs[2], y0, y1, 1, g->iw, g->kw, g->sw, 1, g->pw, lo, hi};
+    if (vt->avg_f32(&r, (float)div, out))
+        *vlo = lo, *vhi = hi;
+}
+
+#define POOL_MAX_ROW_NONE_(g, xp, y0, y1, out, idx, vlo, vhi) ((void)0)
+#define POOL_MAX_ROW_F32_(g, xp, y0, y1, out, idx, vlo, vhi) pool_max_row_f32_(g, xp, y0, y1, out, idx, vlo, vhi)
+#define POOL_AVG_ROW_NONE_(g, xp, oy, out, vlo, vhi) ((void)0)
+#define POOL_AVG_ROW_F32_(g, xp, oy, out, vlo, vhi) pool_avg_row_f32_(g, xp, oy, out, vlo, vhi)
+
 /* Max over each window (NaN wins; the first of equal maxima wins), with its index
- * h * W + w when idx is not NULL.  An empty window gives LOWEST. */
-#define POOL_DEFINE_MAX_(NAME, SCALAR, ISNAN, LOWEST)                                              \
+ * h * W + w when idx is not NULL.  An empty window gives LOWEST.  VROW may do the
+ * outputs [vlo, vhi) of a row. */
+#define POOL_DEFINE_MAX_(NAME, SCALAR, ISNAN, LOWEST, VROW)                                              \
     static void NAME(const pool_geom *g, const SCALAR *x, SCALAR *out, int64_t *idx)               \
     {                                                                                              \
         typedef __typeof__(OPS_LOAD((const SCALAR *)0)) opm_t;                                     \
@@ -46,7 +100,11 @@ typedef ops_pool_geom pool_geom;
             for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
                 int64_t y0, y1;                                                                    \
                 ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);   \
+                int64_t vlo = 0, vhi = 0;                                                          \
+                VROW(g, xp, y0, y1, op_ + oy * g->ow, ip ? ip + oy * g->ow : NULL, &vlo, &vhi);    \
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
+                    if (ox >= vlo && ox < vhi)                                                     \
+                        continue;                                                                  \
                     int64_t x0, x1;                                                                \
                     ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0,     \
                                        &x1);                                                       \
@@ -73,20 +131,20 @@ typedef ops_pool_geom pool_geom;
 #define POOL_NAN_F_(v) isnan(v)
 #define POOL_NAN_I_(v) ((void)(v), false)
 
-POOL_DEFINE_MAX_(max_u8, uint8_t, POOL_NAN_I_, 0)
-POOL_DEFINE_MAX_(max_i8, int8_t, POOL_NAN_I_, INT8_MIN)
-POOL_DEFINE_MAX_(max_i16, int16_t, POOL_NAN_I_, INT16_MIN)
-POOL_DEFINE_MAX_(max_i32, int32_t, POOL_NAN_I_, INT32_MIN)
-POOL_DEFINE_MAX_(max_i64, int64_t, POOL_NAN_I_, INT64_MIN)
-POOL_DEFINE_MAX_(max_f16, ops_half, POOL_NAN_F_, -INFINITY)
-POOL_DEFINE_MAX_(max_bf16, ops_bfloat16, POOL_NAN_F_, -INFINITY)
-POOL_DEFINE_MAX_(max_f32, float, POOL_NAN_F_, -INFINITY)
-POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
+POOL_DEFINE_MAX_(max_u8, uint8_t, POOL_NAN_I_, 0, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i8, int8_t, POOL_NAN_I_, INT8_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i16, int16_t, POOL_NAN_I_, INT16_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i32, int32_t, POOL_NAN_I_, INT32_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_i64, int64_t, POOL_NAN_I_, INT64_MIN, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_f16, ops_half, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_bf16, ops_bfloat16, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_f32, float, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_F32_)
+POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
 
 /* Average over each window: avg_pool2d's divisor rules (count_include_pad counts the
  * padding inside the window, not past it; divisor_override replaces both), or the
- * adaptive window's size. */
-#define POOL_DEFINE_AVG_(NAME, SCALAR, ACC)                                                        \
+ * adaptive window's size.  VROW may do the outputs [vlo, vhi) of a row. */
+#define POOL_DEFINE_AVG_(NAME, SCALAR, ACC, VROW)                                                        \
     static void NAME(const pool_geom *g, const SCALAR *x, SCALAR *out)                             \
     {                                                                                              \
         const int64_t planes = g->nb * g->c, ohw = g->oh * g->ow;                                  \
@@ -98,9 +156,13 @@ POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
         for (int64_t pl = 0; pl < planes; pl++) {                                                  \
             const SCALAR *xp = x + (pl / g->c) * g->xs[0] + (pl % g->c) * g->xs[1];                \
             SCALAR *op_ = out + pl * ohw;                                                          \
-            for (int64_t oy = 0; oy < g->oh; oy++)                                                 \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                               \
+                int64_t vlo = 0, vhi = 0;                                                          \
+                VROW(g, xp, oy, op_ + oy * g->ow, &vlo, &vhi);                                     \
                 for (int64_t ox = 0; ox < g->ow; ox++) {                                           \
                     int64_t y0, y1, x0, x1, div;                                                   \
+                    if (ox >= vlo && ox < vhi)                                                     \
+                        continue;                                                                  \
                     if (g->adaptive) {                                                             \
                         ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);          \
                         ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);          \
@@ -117,14 +179,114 @@ POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY)
                             sum += OPS_LOAD(xp + y * g->xs[2] + xx * g->xs[3]);                    \
                     OPS_STORE(op_ + oy * g->ow + ox, sum / (ACC)div);                              \
                 }                                                                                  \
+            }                                                                                      \
         }                                                                                          \
     }
 
-POOL_DEFINE_AVG_(avg_f16, ops_half, float)
-POOL_DEFINE_AVG_(avg_bf16, ops_bfloat16, float)
-POOL_DEFINE_AVG_(avg_f32, float, float)
-POOL_DEFINE_AVG_(avg_f64, double, double)
-POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t) /* the quotient truncates, as PyTorch's */
+POOL_DEFINE_AVG_(avg_f16, ops_half, float, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_bf16, ops_bfloat16, float, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_f32, float, float, POOL_AVG_ROW_F32_)
+POOL_DEFINE_AVG_(avg_f64, double, double, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient truncates, as PyTorch's */
+
+/* Channels-last float32 max pooling through the level's loop over channel vectors
+ * (kernels/cpu/vec/vec_pool.c): per output position the same scan as max_f32's for
+ * every channel, written into the NCHW result.  False (nothing done) unless the
+ * channels are contiguous, the columns are not, and there are enough channels. */
+#define POOL_CL_MAX_C_ 1024
+static bool
+max_cl_f32_(const pool_geom *g, const float *x, float *out, int64_t *idx)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    if (g->xs[1] != 1 || g->xs[3] == 1 || vt->width == 0 || g->c < vt->width || g->c > POOL_CL_MAX_C_)
+        return false;
+    const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;
+    const int64_t dh = g->adaptive ? 1 : g->dh, dw = g->adaptive ? 1 : g->dw;
+    const int pool_nt_ = ops_get_num_threads();
+    (void)pool_nt_;
+    const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
+    (void)pool_par_;
+    POOL_PARALLEL_FOR_
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t n = r / g->oh, oy = r % g->oh;
+        float m[POOL_CL_MAX_C_];
+        int32_t k[POOL_CL_MAX_C_];
+        int64_t y0, y1;
+        ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);
+        for (int64_t ox = 0; ox < g->ow; ox++) {
+            int64_t x0, x1;
+            ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);
+            const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, dh, x0, x1, dw, g->c};
+            const int64_t nx = (x1 - x0 + dw - 1) / dw;
+            if (!vt->max_cl_f32(&cl, m, idx ? k : NULL)) {
+                /* an empty window (LOWEST at y0 * W + x0) or one the loop refuses: the
+                 * scalar scan */
+                for (int64_t c = 0; c < g->c; c++) {
+                    float best = -INFINITY;
+                    int32_t kb = 0, kk = 0;
+                    for (int64_t y = y0; y < y1; y += dh)
+                        for (int64_t xx = x0; xx < x1; xx += dw, kk++) {
+                            const float v = cl.x[c + y * cl.sy + xx * cl.sx];
+                            if (kk == 0 || v > best || isnan(v))
+                                best = v, kb = kk;
+                        }
+                    m[c] = best;
+                    k[c] = kb;
+                }
+            }
+            float *const o = out + n * g->c * ohw + oy * g->ow + ox;
+            for (int64_t c = 0; c < g->c; c++)
+                o[c * ohw] = m[c];
+            if (idx != NULL) {
+                int64_t *const io = idx + n * g->c * ohw + oy * g->ow + ox;
+                for (int64_t c = 0; c < g->c; c++)
+                    io[c * ohw] = nx > 0 ? (y0 + (k[c] / nx) * dh) * g->iw + x0 + (k[c] % nx) * dw
+                                         : y0 * g->iw + x0;
+            }
+        }
+    }
+    return true;
+}
+
+/* Channels-last float32 average pooling, the same way: per output position the
+ * window and divisor of avg_f32's loop, the sum per channel in its order. */
+static bool
+avg_cl_f32_(const pool_geom *g, const float *x, float *out)
+{
+    const ops_vec_pool_table *vt = ops_vec_pool();
+    if (g->xs[1] != 1 || g->xs[3] == 1 || vt->width == 0 || g->c < vt->width || g->c > POOL_CL_MAX_C_)
+        return false;
+    const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;
+    const int pool_nt_ = ops_get_num_threads();
+    (void)pool_nt_;
+    const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
+    (void)pool_par_;
+    POOL_PARALLEL_FOR_
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t n = r / g->oh, oy = r % g->oh;
+        float m[POOL_CL_MAX_C_];
+        for (int64_t ox = 0; ox < g->ow; ox++) {
+            int64_t y0, y1, x0, x1, div;
+            bool some = true;
+            if (g->adaptive) {
+                ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);
+                ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);
+                div = (y1 - y0) * (x1 - x0);
+            } else {
+                some = ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,
+                                         g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div);
+            }
+            const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, 1, x0, x1, 1, g->c};
+            if (!some || !vt->avg_cl_f32(&cl, (float)div, m))
+                for (int64_t c = 0; c < g->c; c++) /* wholly in the padding: 0; empty: 0 / div */
+                    m[c] = some ? 0.0f / (float)div : 0.0f;
+            float *const o = out + n * g->c * ohw + oy * g->ow + ox;
+            for (int64_t c = 0; c < g->c; c++)
+                o[c * ohw] = m[c];
+        }
+    }
+    return true;
+}
 
 ops_status
 pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
@@ -143,7 +305,10 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
         case OPS_INT64: max_i64(g, (const int64_t *)x, o, ip); break;
         case OPS_FLOAT16: max_f16(g, (const ops_half *)x, o, ip); break;
         case OPS_BFLOAT16: max_bf16(g, (const ops_bfloat16 *)x, o, ip); break;
-        case OPS_FLOAT32: max_f32(g, (const float *)x, o, ip); break;
+        case OPS_FLOAT32:
+            if (!max_cl_f32_(g, (const float *)x, o, ip))
+                max_f32(g, (const float *)x, o, ip);
+            break;
         case OPS_FLOAT64: max_f64(g, (const double *)x, o, ip); break;
         default: break; /* refused by pool_check_dtype */
         }
@@ -151,7 +316,10 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
         switch (g->dt) {
         case OPS_FLOAT16: avg_f16(g, (const ops_half *)x, o); break;
         case OPS_BFLOAT16: avg_bf16(g, (const ops_bfloat16 *)x, o); break;
-        case OPS_FLOAT32: avg_f32(g, (const float *)x, o); break;
+        case OPS_FLOAT32:
+            if (!avg_cl_f32_(g, (const float *)x, o))
+                avg_f32(g, (const float *)x, o);
+            break;
         case OPS_FLOAT64: avg_f64(g, (const double *)x, o); break;
         case OPS_INT64: avg_i64(g, (const int64_t *)x, o); break;
         default: break;

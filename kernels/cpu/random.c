@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/vec/vec_random.h"
 #include "kernels/random.h"
 #include "ops_dispatch.h"
 #include "ops_functions_copy.h"
@@ -20,24 +21,36 @@
 
 /* ---- the CPU element loops ---------------------------------------------------------- */
 
-/* One loop over the Philox blocks per destination type (the conversion is all
- * that differs); which thread computes a block changes nothing. */
+/* The blocks are computed RAND_CHUNK_ at a time: their words by the level's vector
+ * Philox (kernels/cpu/vec/vec_random.c, the same words as ops_philox_block), then
+ * each block's values by ops_rand_from_words.  Which thread computes a chunk
+ * changes nothing. */
+#define RAND_CHUNK_ 256
+
+/* One loop over the chunks per destination type (the conversion is all that
+ * differs). */
 #define GEN_TYPED_(T, FROM_F, FROM_I)                                                    \
     do {                                                                                 \
         T *const o_ = (T *)dst;                                                          \
         RAND_PARALLEL_FOR_                                                               \
-        for (int64_t b = 0; b < nblocks; b++) {                                          \
-            double f[4];                                                                 \
-            int64_t iv[4];                                                               \
-            ops_rand_block(dp, sp, (uint64_t)b, f, iv);                                    \
-            const int m = n - b * per < per ? (int)(n - b * per) : per;                  \
-            T *const ob_ = o_ + b * per;                                                 \
-            if (integer) {                                                               \
-                for (int j = 0; j < m; j++)                                              \
-                    ob_[j] = FROM_I(iv[j]);                                              \
-            } else {                                                                     \
-                for (int j = 0; j < m; j++)                                              \
-                    ob_[j] = FROM_F(f[j]);                                               \
+        for (int64_t ch = 0; ch < nchunks; ch++) {                                       \
+            uint32_t w_[4 * RAND_CHUNK_];                                                \
+            const int64_t c0_ = ch * RAND_CHUNK_;                                        \
+            const int64_t nb_ = nblocks - c0_ < RAND_CHUNK_ ? nblocks - c0_ : RAND_CHUNK_; \
+            vt->words(sp, (uint64_t)c0_, nb_, w_);                                       \
+            for (int64_t b = c0_; b < c0_ + nb_; b++) {                                  \
+                double f[4];                                                             \
+                int64_t iv[4];                                                           \
+                ops_rand_from_words(dp, w_ + 4 * (b - c0_), f, iv);                      \
+                const int m = n - b * per < per ? (int)(n - b * per) : per;              \
+                T *const ob_ = o_ + b * per;                                             \
+                if (integer) {                                                           \
+                    for (int j = 0; j < m; j++)                                          \
+                        ob_[j] = FROM_I(iv[j]);                                          \
+                } else {                                                                 \
+                    for (int j = 0; j < m; j++)                                          \
+                        ob_[j] = FROM_F(f[j]);                                           \
+                }                                                                        \
             }                                                                            \
         }                                                                                \
     } while (0)
@@ -69,31 +82,47 @@ generate(const ops_rand_dist *d, ops_dtype dt, char *dst, int64_t n, const ops_p
     const int per = 4 / dl.k;
     const int64_t nblocks = (int64_t)ops_philox_blocks_for(n, dl.k);
     const bool integer = ops_rand_is_integer_valued(&dl);
+    const ops_vec_random_table *const vt = ops_vec_random();
+    const int64_t nchunks = (nblocks + RAND_CHUNK_ - 1) / RAND_CHUNK_;
     if (p != NULL) {
         const size_t is = ops_dtype_size(dt), ps = ops_dtype_size(pdt);
         RAND_PARALLEL_FOR_
-        for (int64_t b = 0; b < nblocks; b++) {
-            double f[4];
-            int64_t iv[4];
-            ops_rand_block(dp, sp, (uint64_t)b, f, iv);
-            for (int j = 0; j < per && b * per + j < n; j++) {
-                const int64_t e = b * per + j;
-                ops_rand_store_int(dt, dst + (size_t)e * is, f[j] < ops_rand_load_real(pdt, p + (size_t)e * ps));
+        for (int64_t ch = 0; ch < nchunks; ch++) {
+            uint32_t w[4 * RAND_CHUNK_];
+            const int64_t c0 = ch * RAND_CHUNK_;
+            const int64_t nb = nblocks - c0 < RAND_CHUNK_ ? nblocks - c0 : RAND_CHUNK_;
+            vt->words(sp, (uint64_t)c0, nb, w);
+            for (int64_t b = c0; b < c0 + nb; b++) {
+                double f[4];
+                int64_t iv[4];
+                ops_rand_from_words(dp, w + 4 * (b - c0), f, iv);
+                for (int j = 0; j < per && b * per + j < n; j++) {
+                    const int64_t e = b * per + j;
+                    ops_rand_store_int(dt, dst + (size_t)e * is,
+                                       f[j] < ops_rand_load_real(pdt, p + (size_t)e * ps));
+                }
             }
         }
         return;
     }
-    if (dl.kind == OPS_RAND_UNIFORM && dt == OPS_FLOAT32) {
-        /* the commonest sampler, without ops_rand_block's round trip through double
-         * (the same function gives the values) */
+    if (dt == OPS_FLOAT32 && (dl.kind == OPS_RAND_NORMAL || (dl.kind == OPS_RAND_UNIFORM && dl.digits == 24))) {
+        /* the commonest samplers: the level's loop over whole blocks (the same values,
+         * kernels/cpu/vec/vec_random.c), the last partial block here */
         float *const o = (float *)dst;
+        const int64_t full = n / 4, fchunks = (full + RAND_CHUNK_ - 1) / RAND_CHUNK_;
+        void (*const fill)(const ops_rand_dist *, const ops_philox_stream *, uint64_t, int64_t, float *) =
+            dl.kind == OPS_RAND_NORMAL ? vt->normal_f32 : vt->uniform_f32;
         RAND_PARALLEL_FOR_
-        for (int64_t b = 0; b < nblocks; b++) {
-            uint32_t w[4];
-            ops_philox_block(sp, (uint64_t)b, w);
-            const int m = n - b * 4 < 4 ? (int)(n - b * 4) : 4;
-            for (int j = 0; j < m; j++)
-                o[b * 4 + j] = ops_rand_uniform32(dp, w[j]);
+        for (int64_t ch = 0; ch < fchunks; ch++) {
+            const int64_t c0 = ch * RAND_CHUNK_;
+            fill(dp, sp, (uint64_t)c0, full - c0 < RAND_CHUNK_ ? full - c0 : RAND_CHUNK_, o + 4 * c0);
+        }
+        if (n % 4 != 0) {
+            double f[4];
+            int64_t iv[4];
+            ops_rand_block(dp, sp, (uint64_t)full, f, iv);
+            for (int j = 0; j < n % 4; j++)
+                o[4 * full + j] = (float)f[j];
         }
         return;
     }
