@@ -56,6 +56,17 @@ typedef __m512d vd_t;
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
 #define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt _mm512_sqrt_ps
+#define vd_sqrt _mm512_sqrt_pd
+#define SLEEF_f15_(fn) Sleef_##fn##f16_u15avx512f
+#define SLEEF_d15_(fn) Sleef_##fn##d8_u15avx512f
+#define SLEEF_f35_(fn) Sleef_##fn##f16_u35avx512f
+#define SLEEF_d35_(fn) Sleef_##fn##d8_u35avx512f
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t) (_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(t), _CMP_GT_OQ) != 0)
+#define vd_any_abs_gt(x, t) (_mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(t), _CMP_GT_OQ) != 0)
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -84,6 +95,21 @@ typedef __m256d vd_t;
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
 #define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt _mm256_sqrt_ps
+#define vd_sqrt _mm256_sqrt_pd
+#define SLEEF_f15_(fn) Sleef_##fn##f8_u15avx2
+#define SLEEF_d15_(fn) Sleef_##fn##d4_u15avx2
+#define SLEEF_f35_(fn) Sleef_##fn##f8_u35avx2
+#define SLEEF_d35_(fn) Sleef_##fn##d4_u35avx2
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t)                                                              \
+    (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x)),       \
+                                      _mm256_set1_ps(t), _CMP_GT_OQ)) != 0)
+#define vd_any_abs_gt(x, t)                                                              \
+    (_mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), (x)),        \
+                                      _mm256_set1_pd(t), _CMP_GT_OQ)) != 0)
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -118,6 +144,19 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 }
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt _mm_sqrt_ps
+#define vd_sqrt _mm_sqrt_pd
+#define SLEEF_f15_(fn) Sleef_##fn##f4_u15sse2
+#define SLEEF_d15_(fn) Sleef_##fn##d2_u15sse2
+#define SLEEF_f35_(fn) Sleef_##fn##f4_u35sse2
+#define SLEEF_d35_(fn) Sleef_##fn##d2_u35sse2
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t)                                                              \
+    (_mm_movemask_ps(_mm_cmpgt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), (x)), _mm_set1_ps(t))) != 0)
+#define vd_any_abs_gt(x, t)                                                              \
+    (_mm_movemask_pd(_mm_cmpgt_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), (x)), _mm_set1_pd(t))) != 0)
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -144,6 +183,17 @@ typedef float64x2_t vd_t;
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt vsqrtq_f32
+#define vd_sqrt vsqrtq_f64
+#define SLEEF_f15_(fn) Sleef_##fn##f4_u15advsimd
+#define SLEEF_d15_(fn) Sleef_##fn##d2_u15advsimd
+#define SLEEF_f35_(fn) Sleef_##fn##f4_u35advsimd
+#define SLEEF_d35_(fn) Sleef_##fn##d2_u35advsimd
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t) (vmaxvq_u32(vcagtq_f32((x), vdupq_n_f32(t))) != 0)
+#define vd_any_abs_gt(x, t) (vmaxvq_u32(vreinterpretq_u32_u64(vcagtq_f64((x), vdupq_n_f64(t)))) != 0)
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
