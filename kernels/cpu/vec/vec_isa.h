@@ -67,6 +67,9 @@ typedef __m512d vd_t;
 /* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
 #define vf_any_abs_gt(x, t) (_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(t), _CMP_GT_OQ) != 0)
 #define vd_any_abs_gt(x, t) (_mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(t), _CMP_GT_OQ) != 0)
+/* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
+#define vf_max _mm512_max_ps
+#define vd_max _mm512_max_pd
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -110,6 +113,9 @@ typedef __m256d vd_t;
 #define vd_any_abs_gt(x, t)                                                              \
     (_mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), (x)),        \
                                       _mm256_set1_pd(t), _CMP_GT_OQ)) != 0)
+/* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
+#define vf_max _mm256_max_ps
+#define vd_max _mm256_max_pd
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -157,6 +163,9 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
     (_mm_movemask_ps(_mm_cmpgt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), (x)), _mm_set1_ps(t))) != 0)
 #define vd_any_abs_gt(x, t)                                                              \
     (_mm_movemask_pd(_mm_cmpgt_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), (x)), _mm_set1_pd(t))) != 0)
+/* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
+#define vf_max _mm_max_ps
+#define vd_max _mm_max_pd
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -194,6 +203,9 @@ typedef float64x2_t vd_t;
 /* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
 #define vf_any_abs_gt(x, t) (vmaxvq_u32(vcagtq_f32((x), vdupq_n_f32(t))) != 0)
 #define vd_any_abs_gt(x, t) (vmaxvq_u32(vreinterpretq_u32_u64(vcagtq_f64((x), vdupq_n_f64(t)))) != 0)
+/* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
+#define vf_max vmaxq_f32
+#define vd_max vmaxq_f64
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
