@@ -70,6 +70,11 @@ typedef __m512d vd_t;
 /* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
 #define vf_max _mm512_max_ps
 #define vd_max _mm512_max_pd
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2), |x|. */
+#define vf_fma _mm512_fmadd_ps
+#define vd_fma _mm512_fmadd_pd
+#define vf_abs(x) _mm512_abs_ps(x)
+#define vd_abs(x) _mm512_abs_pd(x)
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -116,6 +121,11 @@ typedef __m256d vd_t;
 /* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
 #define vf_max _mm256_max_ps
 #define vd_max _mm256_max_pd
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2), |x|. */
+#define vf_fma _mm256_fmadd_ps
+#define vd_fma _mm256_fmadd_pd
+#define vf_abs(x) _mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x))
+#define vd_abs(x) _mm256_andnot_pd(_mm256_set1_pd(-0.0), (x))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -166,6 +176,13 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 /* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
 #define vf_max _mm_max_ps
 #define vd_max _mm_max_pd
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2), |x|. */
+#define VEC_SSE2_FMA_F_(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
+#define VEC_SSE2_FMA_D_(a, b, c) _mm_add_pd(_mm_mul_pd((a), (b)), (c))
+#define vf_fma VEC_SSE2_FMA_F_
+#define vd_fma VEC_SSE2_FMA_D_
+#define vf_abs(x) _mm_andnot_ps(_mm_set1_ps(-0.0f), (x))
+#define vd_abs(x) _mm_andnot_pd(_mm_set1_pd(-0.0), (x))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -206,6 +223,13 @@ typedef float64x2_t vd_t;
 /* vec_math.c: max(a, b); a NaN b comes out (erf's clamp keeps NaN). */
 #define vf_max vmaxq_f32
 #define vd_max vmaxq_f64
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2), |x|. */
+#define VEC_NEON_FMA_F_(a, b, c) vfmaq_f32((c), (a), (b))
+#define VEC_NEON_FMA_D_(a, b, c) vfmaq_f64((c), (a), (b))
+#define vf_fma VEC_NEON_FMA_F_
+#define vd_fma VEC_NEON_FMA_D_
+#define vf_abs(x) vabsq_f32(x)
+#define vd_abs(x) vabsq_f64(x)
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
