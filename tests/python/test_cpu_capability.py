@@ -56,7 +56,7 @@ import numpy as np, libops as L
 rng = np.random.default_rng(1)
 erf, erfc = np.vectorize(math.erf), np.vectorize(math.erfc)
 K = math.sqrt(2 / math.pi)
-SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1.0, -1.0, 89.0, -89.4, 1e20, -3e38]
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1.0, -1.0, 89.0, -89.4, 1e20, -3e38, 3e38]
 def sig(v):
     return 1.0 / (1.0 + np.exp(-v))
 # name, float64 reference, inputs (low, high), the libops call
