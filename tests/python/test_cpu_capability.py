@@ -81,10 +81,10 @@ for name, ref, (lo, hi) in OPS:
             rtol *= 100
         a = np.concatenate([rng.uniform(lo, hi, 4099), SPECIAL]).astype(dt)
         with np.errstate(all="ignore"):
-            want = ref(a.astype(np.float64))
+            want = ref(a.astype(np.float64)).astype(dt)
         got = call(name, L.from_numpy(a)).numpy()
         assert got.dtype == dt, (name, got.dtype)
-        np.testing.assert_allclose(got, want.astype(dt), rtol=rtol, atol=1e-300, err_msg=f"{name} {dt}")
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300, err_msg=f"{name} {dt}")
         # the sign of a zero result: sin(-0) is -0, exp(-0) is 1, rsqrt(-0) is -inf
         z = np.array([0.0, -0.0], dtype=dt)
         with np.errstate(all="ignore"):
@@ -104,7 +104,7 @@ for name, ref, (lo, hi) in OPS:
             part = call(name, L.from_numpy(a[3 + n:3 + 2 * n].copy())).numpy()
             assert np.array_equal(part, got[3 + n:3 + 2 * n], equal_nan=True), (name, dt, n)
     # float16 and bfloat16: computed in float (the float32 loop), rounded once, to nearest even
-    a = np.concatenate([rng.uniform(max(lo, -60000), min(hi, 60000), 1000), SPECIAL]).astype(np.float32)
+    a = np.concatenate([rng.uniform(max(lo, -60000), min(hi, 60000), 1000), SPECIAL[:-2]]).astype(np.float32)
     for hdt in (L.float16, L.bfloat16):
         h = L.from_numpy(a).to(hdt)
         got = call(name, h).float().numpy()
