@@ -12,9 +12,11 @@
  * contiguous loops are plain element loops under OPS_SIMD_LOOP, so the compiler
  * vectorises the ones whose body has no call: neg, abs, relu, square, reciprocal,
  * and floor/ceil/trunc/round/frac, which ops_scalar_math.h writes branch-free for
- * that reason; the rest call libm per element, but for exp, log, tanh and sigmoid
- * at float32/float64, which run the vector loops of the CPU's instruction-set level
- * (kernels/cpu/vec/, docs/cpu-dispatch.md). */
+ * that reason.  The math functions (exp, log, the trigonometric and hyperbolic
+ * functions, erf, sqrt, sigmoid, silu, gelu: OPS_VEC_UNARY_LIST) run the vector loops
+ * of the CPU's instruction-set level (kernels/cpu/vec/, docs/cpu-dispatch.md) at
+ * float32/float64, and float16/bfloat16 through the float32 loop; exp2 and the rest
+ * call libm per element. */
 #include <math.h>
 
 #include "ops_dispatch.h"
@@ -71,26 +73,63 @@
         }                                                                                \
     } while (0)
 
-/* float32 and float64 through the vector loop FN of the CPU's level; false for the
- * other dtypes (float16/bfloat16 keep the scalar loop, in float). */
+/* One run of a float16/bfloat16 op through the float32 vector loop FN: blocks of 256
+ * elements converted to float (TO_F), FN in place, each result rounded once to the
+ * half type (FROM_F: round to nearest even), which is the rule of the scalar half
+ * loops (compute in float, round once on store) with FN as the float function. */
+#define VEC_RUN_HALF_(H, TO_F, FROM_F, FN, DATA, STRIDES, N)                             \
+    do {                                                                                 \
+        char *const vh_o_ = (DATA)[0];                                                   \
+        const char *const vh_a_ = (DATA)[1];                                             \
+        const int64_t vh_so_ = (STRIDES)[0], vh_sa_ = (STRIDES)[1];                      \
+        float vh_buf_[256];                                                              \
+        for (int64_t vh_b_ = 0; vh_b_ < (N); vh_b_ += 256) {                             \
+            const int64_t vh_m_ = (N) - vh_b_ < 256 ? (N) - vh_b_ : 256;                 \
+            for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                              \
+                vh_buf_[vh_i_] = TO_F(*(const H *)(vh_a_ + (vh_b_ + vh_i_) * vh_sa_));    \
+            (FN)(vh_buf_, vh_buf_, vh_m_);                                               \
+            for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                              \
+                *(H *)(vh_o_ + (vh_b_ + vh_i_) * vh_so_) = FROM_F(vh_buf_[vh_i_]);        \
+        }                                                                                \
+    } while (0)
+
+/* float32 and float64 through the vector loop FN of the CPU's level, float16 and
+ * bfloat16 through its float32 loop; false for the other dtypes (and for an output
+ * dtype other than the input's), which take the scalar loop. */
 static bool
 vec_unary_(ops_iter *it, ops_vec_unary fn)
 {
     const ops_dtype dt = it->dtypes[1];
-    if (it->dtypes[0] != dt || (dt != OPS_FLOAT32 && dt != OPS_FLOAT64))
+    if (it->dtypes[0] != dt)
         return false;
     const ops_vec_table *const vt = ops_vec();
-    if (dt == OPS_FLOAT32) {
-        ops_vec_unary_f32_fn *const f = vt->unary_f32[fn];
+    ops_vec_unary_f32_fn *const f = vt->unary_f32[fn];
+    switch (dt) {
+    case OPS_FLOAT32:
         OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(float, f, vd_, vs_, vn_); });
-    } else {
-        ops_vec_unary_f64_fn *const f = vt->unary_f64[fn];
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(double, f, vd_, vs_, vn_); });
+        return true;
+    case OPS_FLOAT64: {
+        ops_vec_unary_f64_fn *const g = vt->unary_f64[fn];
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(double, g, vd_, vs_, vn_); });
+        return true;
     }
-    return true;
+    case OPS_FLOAT16:
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+            VEC_RUN_HALF_(ops_half, ops_half_to_float, ops_float_to_half, f, vd_, vs_, vn_);
+        });
+        return true;
+    case OPS_BFLOAT16:
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+            VEC_RUN_HALF_(ops_bfloat16, ops_bfloat16_to_float, ops_float_to_bfloat16, f, vd_,
+                          vs_, vn_);
+        });
+        return true;
+    default:
+        return false;
+    }
 }
 
-/* A declared-dtypes kernel whose float32/float64 go through the vector loop VFN. */
+/* A declared-dtypes kernel whose floating dtypes go through the vector loop VFN. */
 #define VEC_KERNEL_(IT, ENTRY, NAME, VFN, EXPR)                                          \
     do {                                                                                 \
         if (vec_unary_((IT), (VFN)))                                                     \
@@ -185,14 +224,14 @@ ops_status
 sqrt_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, SQRT_OUT, "sqrt", ops_math_sqrt(x));
+    VEC_KERNEL_(it, SQRT_OUT, "sqrt", OPS_VEC_SQRT, ops_math_sqrt(x));
 }
 
 ops_status
 rsqrt_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, RSQRT_OUT, "rsqrt", ops_math_rsqrt(x));
+    VEC_KERNEL_(it, RSQRT_OUT, "rsqrt", OPS_VEC_RSQRT, ops_math_rsqrt(x));
 }
 
 /* ---- exponentials and logarithms ---------------------------------------------- */
@@ -215,7 +254,7 @@ ops_status
 expm1_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, EXPM1_OUT, "expm1", ops_math_expm1(x));
+    VEC_KERNEL_(it, EXPM1_OUT, "expm1", OPS_VEC_EXPM1, ops_math_expm1(x));
 }
 
 ops_status
@@ -229,21 +268,21 @@ ops_status
 log2_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, LOG2_OUT, "log2", ops_math_log2(x));
+    VEC_KERNEL_(it, LOG2_OUT, "log2", OPS_VEC_LOG2, ops_math_log2(x));
 }
 
 ops_status
 log10_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, LOG10_OUT, "log10", ops_math_log10(x));
+    VEC_KERNEL_(it, LOG10_OUT, "log10", OPS_VEC_LOG10, ops_math_log10(x));
 }
 
 ops_status
 log1p_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, LOG1P_OUT, "log1p", ops_math_log1p(x));
+    VEC_KERNEL_(it, LOG1P_OUT, "log1p", OPS_VEC_LOG1P, ops_math_log1p(x));
 }
 
 /* ---- trigonometric and hyperbolic --------------------------------------------- */
@@ -252,56 +291,56 @@ ops_status
 sin_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, SIN_OUT, "sin", ops_math_sin(x));
+    VEC_KERNEL_(it, SIN_OUT, "sin", OPS_VEC_SIN, ops_math_sin(x));
 }
 
 ops_status
 cos_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, COS_OUT, "cos", ops_math_cos(x));
+    VEC_KERNEL_(it, COS_OUT, "cos", OPS_VEC_COS, ops_math_cos(x));
 }
 
 ops_status
 tan_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, TAN_OUT, "tan", ops_math_tan(x));
+    VEC_KERNEL_(it, TAN_OUT, "tan", OPS_VEC_TAN, ops_math_tan(x));
 }
 
 ops_status
 asin_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ASIN_OUT, "asin", ops_math_asin(x));
+    VEC_KERNEL_(it, ASIN_OUT, "asin", OPS_VEC_ASIN, ops_math_asin(x));
 }
 
 ops_status
 acos_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ACOS_OUT, "acos", ops_math_acos(x));
+    VEC_KERNEL_(it, ACOS_OUT, "acos", OPS_VEC_ACOS, ops_math_acos(x));
 }
 
 ops_status
 atan_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ATAN_OUT, "atan", ops_math_atan(x));
+    VEC_KERNEL_(it, ATAN_OUT, "atan", OPS_VEC_ATAN, ops_math_atan(x));
 }
 
 ops_status
 sinh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, SINH_OUT, "sinh", ops_math_sinh(x));
+    VEC_KERNEL_(it, SINH_OUT, "sinh", OPS_VEC_SINH, ops_math_sinh(x));
 }
 
 ops_status
 cosh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, COSH_OUT, "cosh", ops_math_cosh(x));
+    VEC_KERNEL_(it, COSH_OUT, "cosh", OPS_VEC_COSH, ops_math_cosh(x));
 }
 
 ops_status
@@ -315,21 +354,21 @@ ops_status
 asinh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ASINH_OUT, "asinh", ops_math_asinh(x));
+    VEC_KERNEL_(it, ASINH_OUT, "asinh", OPS_VEC_ASINH, ops_math_asinh(x));
 }
 
 ops_status
 acosh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ACOSH_OUT, "acosh", ops_math_acosh(x));
+    VEC_KERNEL_(it, ACOSH_OUT, "acosh", OPS_VEC_ACOSH, ops_math_acosh(x));
 }
 
 ops_status
 atanh_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ATANH_OUT, "atanh", ops_math_atanh(x));
+    VEC_KERNEL_(it, ATANH_OUT, "atanh", OPS_VEC_ATANH, ops_math_atanh(x));
 }
 
 /* ---- activations and special functions ---------------------------------------- */
@@ -345,21 +384,21 @@ ops_status
 erf_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ERF_OUT, "erf", ops_math_erf(x));
+    VEC_KERNEL_(it, ERF_OUT, "erf", OPS_VEC_ERF, ops_math_erf(x));
 }
 
 ops_status
 erfc_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, ERFC_OUT, "erfc", ops_math_erfc(x));
+    VEC_KERNEL_(it, ERFC_OUT, "erfc", OPS_VEC_ERFC, ops_math_erfc(x));
 }
 
 ops_status
 silu_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
-    DECLARED_KERNEL_(it, SILU_OUT, "silu", ops_math_silu(x));
+    VEC_KERNEL_(it, SILU_OUT, "silu", OPS_VEC_SILU, ops_math_silu(x));
 }
 
 ops_status
@@ -368,8 +407,8 @@ gelu_out_cpu(ops_iter *it, const ops_tensor *self, const char *approximate)
     (void)self;
     /* approximate is "none" or "tanh": the glue has run the entry's check (ops_check_gelu) */
     if (ops_gelu_tanh_form(approximate))
-        DECLARED_KERNEL_(it, GELU_OUT, "gelu", ops_math_gelu_tanh(x));
-    DECLARED_KERNEL_(it, GELU_OUT, "gelu", ops_math_gelu(x));
+        VEC_KERNEL_(it, GELU_OUT, "gelu", OPS_VEC_GELU_TANH, ops_math_gelu_tanh(x));
+    VEC_KERNEL_(it, GELU_OUT, "gelu", OPS_VEC_GELU, ops_math_gelu(x));
 }
 
 /* ---- rounding ------------------------------------------------------------------ */

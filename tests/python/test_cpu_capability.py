@@ -1,9 +1,11 @@
 """The CPU instruction-set level of the vector loops (docs/cpu-dispatch.md): what
 libops.cpu_capability() reports, OPS_CPU_CAPABILITY and its refusals (each in a child
 process: the level is chosen once per process), and the vectorised ops (exp, log,
-tanh, sigmoid at float32/float64) at every level this CPU runs: against NumPy, the
-same bits whatever the layout or the length of a run, and sigmoid's far negative
-tail.  Run by `meson test` (suite python)."""
+the trigonometric and hyperbolic functions, erf, sqrt, sigmoid, silu, gelu: the
+table of kernels/cpu/vec/vec.h) at every level this CPU runs: float32/float64 against
+NumPy in float64, the sign of zero results, the same bits whatever the layout, the
+length or the start of a run, float16/bfloat16 equal to the float computation rounded
+once, and sigmoid's and silu's far negative tails.  Run by `meson test` (suite python)."""
 
 import os
 import subprocess
@@ -49,31 +51,74 @@ def child(level, code):
 
 # Run in each child: the checks of the vector loops at the child's level.
 VALUES_CHECK = r"""
+import math
 import numpy as np, libops as L
 rng = np.random.default_rng(1)
-for dt, rtol in ((np.float32, 2e-6), (np.float64, 4e-15)):
-    base = np.concatenate([rng.uniform(-30, 30, 4099), [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30]]).astype(dt)
-    pos = np.concatenate([rng.uniform(1e-6, 1e6, 4099), [0.0, np.inf, np.nan, 1.0, 1e-38]]).astype(dt)
-    for name, ref, a in (("exp", np.exp, base), ("log", np.log, pos), ("tanh", np.tanh, base),
-                         ("sigmoid", lambda v: 1.0 / (1.0 + np.exp(-v)), base)):
+erf, erfc = np.vectorize(math.erf), np.vectorize(math.erfc)
+K = math.sqrt(2 / math.pi)
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 1.0, -1.0, 89.0, -89.4, 1e20, -3e38, 3e38]
+def sig(v):
+    return 1.0 / (1.0 + np.exp(-v))
+# name, float64 reference, inputs (low, high), the libops call
+OPS = [("exp", np.exp, (-30, 30)), ("log", np.log, (1e-6, 1e6)), ("tanh", np.tanh, (-30, 30)),
+       ("sigmoid", sig, (-30, 30)), ("expm1", np.expm1, (-30, 30)), ("log1p", np.log1p, (-0.999, 1e6)),
+       ("log2", np.log2, (1e-6, 1e6)), ("log10", np.log10, (1e-6, 1e6)), ("sin", np.sin, (-30, 30)),
+       ("cos", np.cos, (-30, 30)), ("tan", np.tan, (-30, 30)), ("asin", np.arcsin, (-1, 1)),
+       ("acos", np.arccos, (-1, 1)), ("atan", np.arctan, (-30, 30)), ("sinh", np.sinh, (-30, 30)),
+       ("cosh", np.cosh, (-30, 30)), ("asinh", np.arcsinh, (-30, 30)), ("acosh", np.arccosh, (1, 1e6)),
+       ("atanh", np.arctanh, (-1, 1)), ("erf", erf, (-6, 6)), ("erfc", erfc, (-6, 9)),
+       ("sqrt", np.sqrt, (0, 1e6)), ("rsqrt", lambda v: 1 / np.sqrt(v), (1e-6, 1e6)),
+       ("silu", lambda v: v * sig(v), (-30, 30)), ("gelu", lambda v: 0.5 * v * erfc(-v / math.sqrt(2)), (-10, 10)),
+       ("gelu_tanh", lambda v: v * sig(2 * K * (v + 0.044715 * v ** 3)), (-10, 10))]
+def call(name, t):
+    return L.gelu(t, approximate="tanh") if name == "gelu_tanh" else getattr(L, name)(t)
+for name, ref, (lo, hi) in OPS:
+    for dt, rtol in ((np.float32, 2e-6), (np.float64, 4e-15)):
+        if name in ("gelu", "gelu_tanh"):
+            # erfc(z) amplifies the rounding of z = -x / sqrt 2 by 2 z^2 (x = -10: 100 times),
+            # e^t that of t = 2 sqrt(2/pi) (x + 0.044715 x^3) by |t| (x = -10: 87 times), in
+            # every float formula of gelu (the scalar one, PyTorch's)
+            rtol *= 100
+        a = np.concatenate([rng.uniform(lo, hi, 4099), SPECIAL]).astype(dt)
         with np.errstate(all="ignore"):
-            want = ref(a.astype(np.float64))
-        got = getattr(L, name)(L.from_numpy(a)).numpy()
+            want = ref(a.astype(np.float64)).astype(dt)
+        got = call(name, L.from_numpy(a)).numpy()
         assert got.dtype == dt, (name, got.dtype)
-        np.testing.assert_allclose(got, want.astype(dt), rtol=rtol, atol=0, err_msg=f"{name} {dt}")
-        # the same bits through a strided view, in place, and for every tail length
-        strided = getattr(L, name)(L.from_numpy(np.repeat(a, 2))[::2]).numpy()
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300, err_msg=f"{name} {dt}")
+        # the sign of a zero result: sin(-0) is -0, exp(-0) is 1, rsqrt(-0) is -inf
+        z = np.array([0.0, -0.0], dtype=dt)
+        with np.errstate(all="ignore"):
+            zw = ref(z.astype(np.float64)).astype(dt)
+        zg = call(name, L.from_numpy(z)).numpy()
+        num = ~np.isnan(zw)
+        assert np.array_equal(zg, zw, equal_nan=True), (name, dt, zg, zw)
+        assert np.array_equal(np.signbit(zg[num]), np.signbit(zw[num])), (name, dt, zg, zw)
+        # the same bits through a strided view, in place, and for every tail length and start
+        strided = call(name, L.from_numpy(np.repeat(a, 2))[::2]).numpy()
         assert np.array_equal(strided, got, equal_nan=True), (name, dt, "strided")
-        t = L.from_numpy(a.copy())
-        getattr(t, name + "_")()
-        assert np.array_equal(t.numpy(), got, equal_nan=True), (name, dt, "in place")
+        if name != "gelu_tanh":
+            t = L.from_numpy(a.copy())
+            getattr(t, name + "_")()
+            assert np.array_equal(t.numpy(), got, equal_nan=True), (name, dt, "in place")
         for n in range(1, 40):
-            part = getattr(L, name)(L.from_numpy(a[3:3 + n].copy())).numpy()
-            assert np.array_equal(part, got[3:3 + n], equal_nan=True), (name, dt, n)
-# sigmoid's far negative tail is e^x / (1 + e^x), not 0: sigmoid(-95) is a float32 subnormal
-s = L.sigmoid(L.from_numpy(np.array([-95.0, -100.0, -103.0], dtype=np.float32))).numpy()
-want = np.exp(np.array([-95.0, -100.0, -103.0])).astype(np.float32)
+            part = call(name, L.from_numpy(a[3 + n:3 + 2 * n].copy())).numpy()
+            assert np.array_equal(part, got[3 + n:3 + 2 * n], equal_nan=True), (name, dt, n)
+    # float16 and bfloat16: computed in float (the float32 loop), rounded once, to nearest even
+    a = np.concatenate([rng.uniform(max(lo, -60000), min(hi, 60000), 1000), SPECIAL[:-2]]).astype(np.float32)
+    for hdt in (L.float16, L.bfloat16):
+        h = L.from_numpy(a).to(hdt)
+        got = call(name, h).float().numpy()
+        want = call(name, h.float()).to(hdt).float().numpy()
+        assert np.array_equal(got, want, equal_nan=True), (name, hdt, got[got != want][:5], want[got != want][:5])
+        got_s = call(name, L.from_numpy(np.repeat(a, 3)).to(hdt)[::3]).float().numpy()
+        assert np.array_equal(got_s, got, equal_nan=True), (name, hdt, "strided")
+# sigmoid's and silu's far negative tail is e^x / (1 + e^x), not 0: sigmoid(-95) is a float32 subnormal
+x = np.array([-95.0, -100.0, -103.0], dtype=np.float32)
+s = L.sigmoid(L.from_numpy(x)).numpy()
+want = np.exp(x.astype(np.float64)).astype(np.float32)
 assert (s > 0).all() and np.allclose(s, want, rtol=1e-3, atol=0), (s, want)
+s = L.silu(L.from_numpy(x)).numpy()
+assert (s < 0).all() and np.allclose(s, x * want, rtol=1e-3, atol=0), (s, x * want)
 print(L.cpu_capability())
 """
 

@@ -44,14 +44,20 @@
 #define OPS_VEC_PICK(BASE) (&BASE##_default)
 #endif
 
-/* The unary functions with vector loops; their index in a table. */
-typedef enum ops_vec_unary {
-    OPS_VEC_EXP,
-    OPS_VEC_LOG,
-    OPS_VEC_TANH,
-    OPS_VEC_SIGMOID, /* 1 / (1 + e^-x), as e^x / (1 + e^x) below 0 (vec_math.c) */
-    OPS_VEC_NUM_UNARY
-} ops_vec_unary;
+/* The unary functions with vector loops, X(ENUM, name): their index in a table
+ * (OPS_VEC_<ENUM>) and the op's name (bench bench_vec prints it).  Each is the same
+ * formula as the op's scalar form (ops_scalar_math.h), but sigmoid and silu, which
+ * take e^x / (1 + e^x) below 0 so that they never overflow (vec_math.c). */
+#define OPS_VEC_UNARY_LIST(X)                                                            \
+    X(EXP, exp) X(LOG, log) X(TANH, tanh) X(SIGMOID, sigmoid) X(EXPM1, expm1)            \
+    X(LOG1P, log1p) X(LOG2, log2) X(LOG10, log10) X(SIN, sin) X(COS, cos) X(TAN, tan)    \
+    X(ASIN, asin) X(ACOS, acos) X(ATAN, atan) X(SINH, sinh) X(COSH, cosh)                \
+    X(ASINH, asinh) X(ACOSH, acosh) X(ATANH, atanh) X(ERF, erf) X(ERFC, erfc)            \
+    X(SQRT, sqrt) X(RSQRT, rsqrt) X(SILU, silu) X(GELU, gelu) X(GELU_TANH, gelu_tanh)
+
+#define OPS_VEC_ENUM_(E, name) OPS_VEC_##E,
+typedef enum ops_vec_unary { OPS_VEC_UNARY_LIST(OPS_VEC_ENUM_) OPS_VEC_NUM_UNARY } ops_vec_unary;
+#undef OPS_VEC_ENUM_
 
 typedef void ops_vec_unary_f32_fn(const float *x, float *y, int64_t n);
 typedef void ops_vec_unary_f64_fn(const double *x, double *y, int64_t n);

@@ -92,6 +92,21 @@ typedef __m512i vl_t;
 #define vf_load_f16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(p)))
 #define VEC_HAS_F16_ 1
 #define VEC_F16_TARGET_
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt _mm512_sqrt_ps
+#define vd_sqrt _mm512_sqrt_pd
+#define SLEEF_f15_(fn) Sleef_##fn##f16_u15avx512f
+#define SLEEF_d15_(fn) Sleef_##fn##d8_u15avx512f
+#define SLEEF_f35_(fn) Sleef_##fn##f16_u35avx512f
+#define SLEEF_d35_(fn) Sleef_##fn##d8_u35avx512f
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t) (_mm512_cmp_ps_mask(_mm512_abs_ps(x), _mm512_set1_ps(t), _CMP_GT_OQ) != 0)
+#define vd_any_abs_gt(x, t) (_mm512_cmp_pd_mask(_mm512_abs_pd(x), _mm512_set1_pd(t), _CMP_GT_OQ) != 0)
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2); vf_max and vf_abs
+ * are the reductions' above (max(a, b) gives b where either is NaN: erf's clamp keeps NaN). */
+#define vf_fma _mm512_fmadd_ps
+#define vd_fma _mm512_fmadd_pd
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -157,6 +172,25 @@ typedef __m256i vl_t;
 #define vf_load_f16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
 #define VEC_HAS_F16_ 1
 #define VEC_F16_TARGET_ __attribute__((target("f16c")))
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt _mm256_sqrt_ps
+#define vd_sqrt _mm256_sqrt_pd
+#define SLEEF_f15_(fn) Sleef_##fn##f8_u15avx2
+#define SLEEF_d15_(fn) Sleef_##fn##d4_u15avx2
+#define SLEEF_f35_(fn) Sleef_##fn##f8_u35avx2
+#define SLEEF_d35_(fn) Sleef_##fn##d4_u35avx2
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t)                                                              \
+    (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), (x)),       \
+                                      _mm256_set1_ps(t), _CMP_GT_OQ)) != 0)
+#define vd_any_abs_gt(x, t)                                                              \
+    (_mm256_movemask_pd(_mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), (x)),        \
+                                      _mm256_set1_pd(t), _CMP_GT_OQ)) != 0)
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2); vf_max and vf_abs
+ * are the reductions' above (max(a, b) gives b where either is NaN: erf's clamp keeps NaN). */
+#define vf_fma _mm256_fmadd_ps
+#define vd_fma _mm256_fmadd_pd
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -221,6 +255,25 @@ static inline __m128i vl_sse2_widen_(__m128i lo)
 {
     return _mm_unpacklo_epi32(lo, _mm_srai_epi32(lo, 31));
 }
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt _mm_sqrt_ps
+#define vd_sqrt _mm_sqrt_pd
+#define SLEEF_f15_(fn) Sleef_##fn##f4_u15sse2
+#define SLEEF_d15_(fn) Sleef_##fn##d2_u15sse2
+#define SLEEF_f35_(fn) Sleef_##fn##f4_u35sse2
+#define SLEEF_d35_(fn) Sleef_##fn##d2_u35sse2
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t)                                                              \
+    (_mm_movemask_ps(_mm_cmpgt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), (x)), _mm_set1_ps(t))) != 0)
+#define vd_any_abs_gt(x, t)                                                              \
+    (_mm_movemask_pd(_mm_cmpgt_pd(_mm_andnot_pd(_mm_set1_pd(-0.0), (x)), _mm_set1_pd(t))) != 0)
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2); vf_max and vf_abs
+ * are the reductions' above (max(a, b) gives b where either is NaN: erf's clamp keeps NaN). */
+#define VEC_SSE2_FMA_F_(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c))
+#define VEC_SSE2_FMA_D_(a, b, c) _mm_add_pd(_mm_mul_pd((a), (b)), (c))
+#define vf_fma VEC_SSE2_FMA_F_
+#define vd_fma VEC_SSE2_FMA_D_
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -274,6 +327,23 @@ typedef int64x2_t vl_t;
 #define vf_load_f16(p) vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(p))))
 #define VEC_HAS_F16_ 1
 #define VEC_F16_TARGET_
+/* vec_math.c: the correctly rounded square root; SLEEF's erfc (1.5 ulp, its best) and
+ * 3.5-ulp forms (SLEEF_f35_) where they are measurably faster. */
+#define vf_sqrt vsqrtq_f32
+#define vd_sqrt vsqrtq_f64
+#define SLEEF_f15_(fn) Sleef_##fn##f4_u15advsimd
+#define SLEEF_d15_(fn) Sleef_##fn##d2_u15advsimd
+#define SLEEF_f35_(fn) Sleef_##fn##f4_u35advsimd
+#define SLEEF_d35_(fn) Sleef_##fn##d2_u35advsimd
+/* vec_math.c: whether some lane has |x| > t (false for NaN), for the domain limits. */
+#define vf_any_abs_gt(x, t) (vmaxvq_u32(vcagtq_f32((x), vdupq_n_f32(t))) != 0)
+#define vd_any_abs_gt(x, t) (vmaxvq_u32(vreinterpretq_u32_u64(vcagtq_f64((x), vdupq_n_f64(t)))) != 0)
+/* vec_math.c: a * b + c (fused where the level has FMA: not at SSE2); vf_max and vf_abs
+ * are the reductions' above (max(a, b) gives b where either is NaN: erf's clamp keeps NaN). */
+#define VEC_NEON_FMA_F_(a, b, c) vfmaq_f32((c), (a), (b))
+#define VEC_NEON_FMA_D_(a, b, c) vfmaq_f64((c), (a), (b))
+#define vf_fma VEC_NEON_FMA_F_
+#define vd_fma VEC_NEON_FMA_D_
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif

@@ -1,31 +1,43 @@
-/* Vector loops of exp, log, tanh and sigmoid over contiguous float32/float64, compiled
- * once per instruction-set level (kernels/cpu/vec/meson.build passes the level's flags
- * and OPS_VEC_SUFFIX; docs/cpu-dispatch.md).
+/* Vector loops of the unary math functions (OPS_VEC_UNARY_LIST in vec.h: exp, log, the
+ * trigonometric and hyperbolic functions, erf, sqrt, sigmoid, silu, gelu, ...) over
+ * contiguous float32/float64, compiled once per instruction-set level
+ * (kernels/cpu/vec/meson.build passes the level's flags and OPS_VEC_SUFFIX;
+ * docs/cpu-dispatch.md).
  *
  * The functions are SLEEF's 1.0-ulp vector forms for the level's register width (the
  * library PyTorch's CPU kernels use; why not polynomials of our own: the measurements
- * in docs/cpu-dispatch.md).  sigmoid is written here on their exp (VEC_SIGMOID_).
+ * in docs/cpu-dispatch.md), their 3.5-ulp forms for the trigonometric functions and
+ * sinh/cosh (SLEEF35_LOOPS_), erfc its 1.5-ulp form (its most accurate); sqrt and rsqrt
+ * the correctly rounded vector square root (the same bits as the scalar loop);
+ * sigmoid, silu and gelu are written here on SLEEF's exp and erfc (gelu and erfc float32
+ * at the levels with FMA on an erfc of ours, vf_erfc_own), in forms that neither
+ * overflow nor cancel (below); the glibc fallbacks use the same forms.
  * A run's last n % width elements go through one vector padded in a local buffer, so
  * every element of a run is computed by the same code: a result does not depend on
  * where a run starts or how long it is (threads split runs). */
 #include <math.h>
 
 #include "kernels/cpu/vec/vec.h"
+#include "include/libops/ops_scalar_math.h"
 
 #include "kernels/cpu/vec/vec_isa.h"
+
+#define BIT_(F) (1u << OPS_VEC_##F)
 
 /* LIBM_MASK_f32/f64: the functions (bits 1 << ops_vec_unary) whose table entry at this
  * level is the scalar glibc loop instead, where `bench bench_vec` measured glibc faster
  * than SLEEF at that width (docs/cpu-dispatch.md "Per level, per function"). */
 #if defined(__AVX512F__)
 #define LIBM_MASK_f32 0u
-#define LIBM_MASK_f64 0u
+#define LIBM_MASK_f64 BIT_(ACOSH)
 #elif defined(__AVX2__) && defined(__FMA__)
 #define LIBM_MASK_f32 0u
-#define LIBM_MASK_f64 (1u << OPS_VEC_LOG)
+#define LIBM_MASK_f64 (BIT_(LOG) | BIT_(LOG2) | BIT_(ASINH) | BIT_(ACOSH))
 #elif defined(__SSE2__)
-#define LIBM_MASK_f32 (1u << OPS_VEC_LOG)
-#define LIBM_MASK_f64 ((1u << OPS_VEC_EXP) | (1u << OPS_VEC_LOG) | (1u << OPS_VEC_TANH))
+#define LIBM_MASK_f32 (BIT_(LOG) | BIT_(LOG2) | BIT_(ASINH) | BIT_(ACOSH) | BIT_(ERFC))
+#define LIBM_MASK_f64                                                                    \
+    (BIT_(EXP) | BIT_(LOG) | BIT_(TANH) | BIT_(EXPM1) | BIT_(LOG2) | BIT_(LOG10) | BIT_(ATAN) | \
+     BIT_(ASINH) | BIT_(ACOSH) | BIT_(ERF) | BIT_(ERFC) | BIT_(GELU))
 #else
 #define LIBM_MASK_f32 0u
 #define LIBM_MASK_f64 0u
@@ -33,8 +45,23 @@
 
 /* sigmoid(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, both through
  * e = exp(-|x|) (-|x| as min(x, -x)), which never overflows: the plain 1 / (1 + e^-x)
- * gives 0 below x = -88.7 (float32) where the true value is still a subnormal. */
-#define VEC_SIGMOID_(S, T)                                                               \
+ * gives 0 below x = -88.7 (float32) where the true value is still a subnormal.
+ * erfc(x) is 2 below x = -4 and 0 above 10.1 in float (-6 and 27.3 in double), erf(x)
+ * +-1 beyond |x| = 4 (6): the inputs are clamped there, which keeps SLEEF's erfc and erf
+ * away from the subnormal e^-x^2 that costs them a slow path (10x on [-10, 10]); a NaN
+ * stays NaN through the clamp.
+ * silu(x) = x * sigmoid(x), for the same reason (x / (1 + e^-x) is -0 below -88.7).
+ * gelu(x) = x/2 * erfc(-x / sqrt 2), as ops_math_gelu_f32/f64; its tanh form
+ * x/2 * (1 + tanh(u)), u = sqrt(2/pi) * (x + 0.044715 x^3), as x * sigmoid(2u), which is
+ * the same function (1 + tanh(u) = 2 / (1 + e^-2u)) without the cancellation of
+ * 1 + tanh(u) for x << 0 (0 there in float where the value is about x e^2u), and an
+ * exp in place of a tanh. */
+#define VEC_FORMULAS_(S, T, ERFC_LO, ERFC_HI)                                            \
+    static inline v##S##_t v##S##_erfc(v##S##_t x)                                      \
+    {                                                                                    \
+        const v##S##_t c = v##S##_min(v##S##_set1((T)(ERFC_HI)), x);                      \
+        return SLEEF_##S##15_(erfc)(v##S##_max(v##S##_set1((T)(ERFC_LO)), c));            \
+    }                                                                                    \
     static inline v##S##_t v##S##_sigmoid(v##S##_t x)                                   \
     {                                                                                    \
         const v##S##_t one = v##S##_set1((T)1);                                          \
@@ -42,43 +69,181 @@
         const v##S##_t e = SLEEF_##S##_(exp)(neg_abs);                                   \
         const v##S##_t r = v##S##_div(one, v##S##_add(one, e));                          \
         return v##S##_where_neg(x, v##S##_mul(e, r), r);                                 \
+    }                                                                                    \
+    static inline v##S##_t v##S##_silu(v##S##_t x)                                      \
+    {                                                                                    \
+        return v##S##_mul(x, v##S##_sigmoid(x));                                         \
+    }                                                                                    \
+    static inline v##S##_t v##S##_rsqrt(v##S##_t x)                                     \
+    {                                                                                    \
+        return v##S##_div(v##S##_set1((T)1), v##S##_sqrt(x));                            \
+    }                                                                                    \
+    static inline v##S##_t v##S##_gelu(v##S##_t x)                                      \
+    {                                                                                    \
+        const v##S##_t z = v##S##_mul(v##S##_sub(v##S##_set1((T)0), x),                  \
+                                      v##S##_set1((T)0.70710678118654752440));           \
+        return v##S##_mul(v##S##_mul(v##S##_set1((T)0.5), x), v##S##_erfc(z));             \
+    }                                                                                    \
+    static inline v##S##_t v##S##_gelu_tanh(v##S##_t x)                                 \
+    {                                                                                    \
+        const v##S##_t x3 = v##S##_mul(v##S##_mul(v##S##_mul(v##S##_set1((T)0.044715), x), x), x); \
+        const v##S##_t two_u =                                                           \
+            v##S##_mul(v##S##_set1((T)(2 * 0.79788456080286535588)), v##S##_add(x, x3));  \
+        return v##S##_mul(x, v##S##_sigmoid(two_u));                                     \
     }
-VEC_SIGMOID_(f, float)
-VEC_SIGMOID_(d, double)
+VEC_FORMULAS_(f, float, -4.0f, 10.1f)
+VEC_FORMULAS_(d, double, -6.0, 27.3)
+
+/* Own float32 erfc for the levels with FMA (avx2, avx512), for erfc and gelu: SLEEF's
+ * erfcf costs 4 ns per element near 0 and 10-40 ns on [-10, 10] (its slow branches),
+ * PyTorch's gelu is a polynomial (docs/cpu-dispatch.md).  For a = |z|:
+ *   erfc(a) = e^-a^2 * erfcx(a),  erfcx(a) = t * Q(t),  t = 1 / (1 + a/2),
+ * Q a degree-10 polynomial fitted (least squares on the relative error, against SciPy's
+ * erfcx, a in [0, 10.1]; fit error 3.6e-9, 2e-7 evaluated in float); a^2 = hi + lo
+ * exactly (FMA), e^-a^2 = e^-hi * (1 - lo); erfc(z) = 2 - erfc(|z|) below 0 (in [1, 2]:
+ * no cancellation).  Beyond |z| = 10.1 erfc(|z|) is 0 in float: a is clamped there (a
+ * NaN stays NaN).  gelu passes a^2 = x^2 / 2 from x itself, so its tail does not carry the
+ * rounding of x / sqrt 2 (which costs the plain float formula up to 100 ulp). */
+#if defined(__FMA__)
+#define OWN_ERFC_F32 1
+static inline vf_t
+vf_erfc_abs_(vf_t a, vf_t hi, vf_t lo)
+{
+    const vf_t t = vf_div(vf_set1(1.0f), vf_fma(a, vf_set1(0.5f), vf_set1(1.0f)));
+    vf_t q = vf_set1(3.591787443e-02f);
+    q = vf_fma(q, t, vf_set1(-1.919120252e-01f));
+    q = vf_fma(q, t, vf_set1(3.836504221e-01f));
+    q = vf_fma(q, t, vf_set1(-2.928294837e-01f));
+    q = vf_fma(q, t, vf_set1(-1.899818331e-02f));
+    q = vf_fma(q, t, vf_set1(3.362909704e-02f));
+    q = vf_fma(q, t, vf_set1(5.558187515e-02f));
+    q = vf_fma(q, t, vf_set1(1.854141355e-01f));
+    q = vf_fma(q, t, vf_set1(2.452077866e-01f));
+    q = vf_fma(q, t, vf_set1(2.822498977e-01f));
+    q = vf_fma(q, t, vf_set1(2.820886075e-01f));
+    const vf_t e = SLEEF_f_(exp)(vf_sub(vf_set1(0.0f), hi));
+    return vf_mul(vf_mul(e, vf_sub(vf_set1(1.0f), lo)), vf_mul(t, q));
+}
+
+static inline vf_t
+vf_erfc_own(vf_t z)
+{
+    const vf_t a = vf_min(vf_set1(10.1f), vf_abs(z));
+    const vf_t hi = vf_mul(a, a), lo = vf_fma(a, a, vf_sub(vf_set1(0.0f), hi));
+    const vf_t r = vf_erfc_abs_(a, hi, lo);
+    return vf_where_neg(z, vf_sub(vf_set1(2.0f), r), r);
+}
+
+/* gelu(x) = x/2 * erfc(-x / sqrt 2): a = |x| / sqrt 2, a^2 = x^2 / 2 (hi, lo halved: exact). */
+static inline vf_t
+vf_gelu_own(vf_t x)
+{
+    const vf_t ax = vf_min(vf_set1(14.3f), vf_abs(x));
+    const vf_t hi2 = vf_mul(ax, ax), lo2 = vf_fma(ax, ax, vf_sub(vf_set1(0.0f), hi2));
+    const vf_t r = vf_erfc_abs_(vf_mul(ax, vf_set1(0.70710678118654752440f)),
+                                vf_mul(hi2, vf_set1(0.5f)), vf_mul(lo2, vf_set1(0.5f)));
+    /* -x / sqrt 2 < 0 where x > 0: erfc = 2 - r there */
+    const vf_t erfc = vf_where_neg(x, r, vf_sub(vf_set1(2.0f), r));
+    return vf_mul(vf_mul(vf_set1(0.5f), x), erfc); /* +-0 at +-0, NaN at NaN */
+}
+#endif
 
 /* NAME's loop over float (S = f, T = float) or double (S = d): full vectors, then the
- * tail through one vector padded with 1 (in every function's domain, so the padding
- * raises no floating-point exception and costs no slow path). */
-#define VEC_LOOP_(NAME, S, T, EXPR)                                                      \
+ * tail through one vector padded with PAD (inside the function's domain and away from
+ * its poles, so the padding raises no floating-point exception and costs no slow
+ * path).  LIM > 0: the elements with |x| > LIM are SCALAR(x) instead (glibc), for the
+ * functions whose SLEEF form is limited to |x| <= LIM (sinh, cosh: overflow inside;
+ * asinh, acosh: x^2; log1p: inf above 1e38 at float32), found by the sweeps of
+ * `bench bench_vec` and the conformance extremes; a vector with no such element costs
+ * one comparison. */
+#define VEC_LOOP_(NAME, S, T, PAD, EXPR, LIM, SCALAR)                                    \
+    static inline void NAME##_fix_(const T *x, T *y, int n)                              \
+    {                                                                                    \
+        for (int k = 0; k < n; k++)                                                      \
+            if (fabs((double)x[k]) > (double)(LIM))                                      \
+                y[k] = SCALAR(x[k]);                                                     \
+    }                                                                                    \
     static void NAME(const T *x, T *y, int64_t n)                                        \
     {                                                                                    \
         int64_t i = 0;                                                                   \
         for (; i + v##S##_n <= n; i += v##S##_n) {                                        \
             const v##S##_t v = v##S##_load(x + i);                                       \
-            v##S##_store(y + i, EXPR);                                                   \
+            if ((LIM) > 0 && v##S##_any_abs_gt(v, (T)(LIM))) {                           \
+                T in[v##S##_n]; /* y may be x */                                         \
+                v##S##_store(in, v);                                                     \
+                v##S##_store(y + i, EXPR);                                               \
+                NAME##_fix_(in, y + i, v##S##_n);                                        \
+            } else {                                                                     \
+                v##S##_store(y + i, EXPR);                                               \
+            }                                                                            \
         }                                                                                \
         if (i < n) {                                                                     \
-            T buf[v##S##_n];                                                             \
+            T buf[v##S##_n], out[v##S##_n];                                              \
             for (int k = 0; k < v##S##_n; k++)                                           \
-                buf[k] = 1;                                                              \
+                buf[k] = (T)(PAD);                                                       \
             memcpy(buf, x + i, (size_t)(n - i) * sizeof(T));                             \
             const v##S##_t v = v##S##_load(buf);                                         \
-            v##S##_store(buf, EXPR);                                                     \
-            memcpy(y + i, buf, (size_t)(n - i) * sizeof(T));                             \
+            v##S##_store(out, EXPR);                                                     \
+            if ((LIM) > 0 && v##S##_any_abs_gt(v, (T)(LIM)))                             \
+                NAME##_fix_(buf, out, v##S##_n);                                         \
+            memcpy(y + i, out, (size_t)(n - i) * sizeof(T));                             \
         }                                                                                \
     }
 
-VEC_LOOP_(exp_f32, f, float, SLEEF_f_(exp)(v))
-VEC_LOOP_(log_f32, f, float, SLEEF_f_(log)(v))
-VEC_LOOP_(tanh_f32, f, float, SLEEF_f_(tanh)(v))
-VEC_LOOP_(sigmoid_f32, f, float, vf_sigmoid(v))
-VEC_LOOP_(exp_f64, d, double, SLEEF_d_(exp)(v))
-VEC_LOOP_(log_f64, d, double, SLEEF_d_(log)(v))
-VEC_LOOP_(tanh_f64, d, double, SLEEF_d_(tanh)(v))
-VEC_LOOP_(sigmoid_f64, d, double, vd_sigmoid(v))
+/* Both precisions of function FN: VF (float32) and VD (float64) are the vector
+ * expressions of v. */
+#define VEC_LOOPS_(FN, PAD, VF, VD)                                                      \
+    VEC_LOOP_(FN##_f32, f, float, PAD, VF, 0, )                                          \
+    VEC_LOOP_(FN##_f64, d, double, PAD, VD, 0, )
+/* SLEEF's 1.0-ulp form of FN at both precisions. */
+#define SLEEF_LOOPS_(FN, PAD) VEC_LOOPS_(FN, PAD, SLEEF_f_(FN)(v), SLEEF_d_(FN)(v))
+/* SLEEF's 3.5-ulp form: the trigonometric functions and sinh/cosh, where a comparison
+ * of the two (docs/cpu-dispatch.md) measured it 1.3x to 3x faster than the 1.0-ulp form
+ * at every width, the sweep's error stays within 3.5 ulp and the conformance tolerances
+ * hold (docs/cpu-dispatch.md "Accuracy"). */
+#define SLEEF35_LOOPS_(FN, PAD) VEC_LOOPS_(FN, PAD, SLEEF_f35_(FN)(v), SLEEF_d35_(FN)(v))
+/* FORM(FN) (SLEEF_f_ / SLEEF_f35_ ...) within |x| <= LIM32 / LIM64, glibc's FN beyond. */
+#define LIMITED_LOOPS_(FN, PAD, FORMF, FORMD, LIM32, LIM64)                              \
+    VEC_LOOP_(FN##_f32, f, float, PAD, FORMF(FN)(v), LIM32, FN##f)                       \
+    VEC_LOOP_(FN##_f64, d, double, PAD, FORMD(FN)(v), LIM64, FN)
 
-/* The scalar glibc loops, for the entries of LIBM_MASK_f32/f64; sigmoid in the same
- * overflow-free form as the vector one. */
+SLEEF_LOOPS_(exp, 1)
+SLEEF_LOOPS_(log, 1)
+SLEEF_LOOPS_(tanh, 1)
+VEC_LOOPS_(sigmoid, 1, vf_sigmoid(v), vd_sigmoid(v))
+SLEEF_LOOPS_(expm1, 1)
+LIMITED_LOOPS_(log1p, 1, SLEEF_f_, SLEEF_d_, 1e38, 1e307)
+SLEEF_LOOPS_(log2, 1)
+SLEEF_LOOPS_(log10, 1)
+SLEEF35_LOOPS_(sin, 1)
+SLEEF35_LOOPS_(cos, 1)
+SLEEF35_LOOPS_(tan, 1)
+SLEEF35_LOOPS_(asin, 0.5)
+SLEEF35_LOOPS_(acos, 0.5)
+SLEEF35_LOOPS_(atan, 1)
+LIMITED_LOOPS_(sinh, 1, SLEEF_f35_, SLEEF_d35_, 88, 709)
+LIMITED_LOOPS_(cosh, 1, SLEEF_f35_, SLEEF_d35_, 88, 709)
+LIMITED_LOOPS_(asinh, 1, SLEEF_f_, SLEEF_d_, 1e18, 1e150)
+LIMITED_LOOPS_(acosh, 2, SLEEF_f_, SLEEF_d_, 1e18, 1e150)
+SLEEF_LOOPS_(atanh, 0.5)
+/* erf clamped to [-4, 4] ([-6, 6]), as erfc above. */
+VEC_LOOPS_(erf, 1, SLEEF_f_(erf)(vf_max(vf_set1(-4.0f), vf_min(vf_set1(4.0f), v))),
+           SLEEF_d_(erf)(vd_max(vd_set1(-6.0), vd_min(vd_set1(6.0), v))))
+#if defined(OWN_ERFC_F32)
+VEC_LOOPS_(erfc, 1, vf_erfc_own(v), vd_erfc(v))
+VEC_LOOPS_(gelu, 1, vf_gelu_own(v), vd_gelu(v))
+#else
+VEC_LOOPS_(erfc, 1, vf_erfc(v), vd_erfc(v))
+VEC_LOOPS_(gelu, 1, vf_gelu(v), vd_gelu(v))
+#endif
+VEC_LOOPS_(sqrt, 1, vf_sqrt(v), vd_sqrt(v))
+VEC_LOOPS_(rsqrt, 1, vf_rsqrt(v), vd_rsqrt(v))
+VEC_LOOPS_(silu, 1, vf_silu(v), vd_silu(v))
+VEC_LOOPS_(gelu_tanh, 1, vf_gelu_tanh(v), vd_gelu_tanh(v))
+
+/* The scalar glibc loops, for the entries of LIBM_MASK_f32/f64: the op's scalar form
+ * (ops_scalar_math.h), but sigmoid and silu in the same overflow-free form as the
+ * vector ones. */
 static inline float
 sigmoid_scalar_f32(float x)
 {
@@ -93,30 +258,79 @@ sigmoid_scalar_f64(double x)
     return (x < 0 ? e : 1.0) * r;
 }
 
+static inline float
+silu_scalar_f32(float x)
+{
+    return x * sigmoid_scalar_f32(x);
+}
+
+static inline double
+silu_scalar_f64(double x)
+{
+    return x * sigmoid_scalar_f64(x);
+}
+
+static inline float
+gelu_tanh_scalar_f32(float x)
+{
+    return x * sigmoid_scalar_f32(2 * 0.79788456080286535588f * (x + 0.044715f * x * x * x));
+}
+
+static inline double
+gelu_tanh_scalar_f64(double x)
+{
+    return x * sigmoid_scalar_f64(2 * 0.79788456080286535588 * (x + 0.044715 * x * x * x));
+}
+
 #define LIBM_LOOP_(NAME, T, EXPR)                                                        \
     static void NAME(const T *x, T *y, int64_t n)                                        \
     {                                                                                    \
         for (int64_t i = 0; i < n; i++)                                                  \
             y[i] = EXPR(x[i]);                                                           \
     }
+/* Both precisions of FN through glibc's FNf and FN. */
+#define LIBM_LOOPS_(FN)                                                                  \
+    LIBM_LOOP_(FN##_libm_f32, float, FN##f)                                              \
+    LIBM_LOOP_(FN##_libm_f64, double, FN)
+/* Both precisions of FN through the scalar forms BASE##_f32/_f64. */
+#define SCALAR_LOOPS_(FN, BASE)                                                          \
+    LIBM_LOOP_(FN##_libm_f32, float, BASE##_f32)                                         \
+    LIBM_LOOP_(FN##_libm_f64, double, BASE##_f64)
 
-LIBM_LOOP_(exp_libm_f32, float, expf)
-LIBM_LOOP_(log_libm_f32, float, logf)
-LIBM_LOOP_(tanh_libm_f32, float, tanhf)
-LIBM_LOOP_(sigmoid_libm_f32, float, sigmoid_scalar_f32)
-LIBM_LOOP_(exp_libm_f64, double, exp)
-LIBM_LOOP_(log_libm_f64, double, log)
-LIBM_LOOP_(tanh_libm_f64, double, tanh)
-LIBM_LOOP_(sigmoid_libm_f64, double, sigmoid_scalar_f64)
+LIBM_LOOPS_(exp)
+LIBM_LOOPS_(log)
+LIBM_LOOPS_(tanh)
+SCALAR_LOOPS_(sigmoid, sigmoid_scalar)
+LIBM_LOOPS_(expm1)
+LIBM_LOOPS_(log1p)
+LIBM_LOOPS_(log2)
+LIBM_LOOPS_(log10)
+LIBM_LOOPS_(sin)
+LIBM_LOOPS_(cos)
+LIBM_LOOPS_(tan)
+LIBM_LOOPS_(asin)
+LIBM_LOOPS_(acos)
+LIBM_LOOPS_(atan)
+LIBM_LOOPS_(sinh)
+LIBM_LOOPS_(cosh)
+LIBM_LOOPS_(asinh)
+LIBM_LOOPS_(acosh)
+LIBM_LOOPS_(atanh)
+LIBM_LOOPS_(erf)
+LIBM_LOOPS_(erfc)
+LIBM_LOOPS_(sqrt)
+SCALAR_LOOPS_(rsqrt, ops_math_rsqrt)
+SCALAR_LOOPS_(silu, silu_scalar)
+SCALAR_LOOPS_(gelu, ops_math_gelu)
+SCALAR_LOOPS_(gelu_tanh, gelu_tanh_scalar)
 
-/* The entry of function F at precision P (f32, f64): SLEEF's loop or glibc's. */
-#define ENTRY_(F, P, FN)                                                                 \
-    [F] = (LIBM_MASK_##P >> (F)) & 1u ? FN##_libm_##P : FN##_##P
+/* The entry of function E (name FN) at precision P (f32, f64): the vector loop or
+ * glibc's. */
+#define ENTRY_F32_(E, FN) [OPS_VEC_##E] = (LIBM_MASK_f32 & BIT_(E)) ? FN##_libm_f32 : FN##_f32,
+#define ENTRY_F64_(E, FN) [OPS_VEC_##E] = (LIBM_MASK_f64 & BIT_(E)) ? FN##_libm_f64 : FN##_f64,
 
 const ops_vec_table OPS_VEC_NAME(ops_vec_table) = {
     .level = OPS_VEC_LEVEL_STR,
-    .unary_f32 = {ENTRY_(OPS_VEC_EXP, f32, exp), ENTRY_(OPS_VEC_LOG, f32, log),
-                  ENTRY_(OPS_VEC_TANH, f32, tanh), ENTRY_(OPS_VEC_SIGMOID, f32, sigmoid)},
-    .unary_f64 = {ENTRY_(OPS_VEC_EXP, f64, exp), ENTRY_(OPS_VEC_LOG, f64, log),
-                  ENTRY_(OPS_VEC_TANH, f64, tanh), ENTRY_(OPS_VEC_SIGMOID, f64, sigmoid)},
+    .unary_f32 = {OPS_VEC_UNARY_LIST(ENTRY_F32_)},
+    .unary_f64 = {OPS_VEC_UNARY_LIST(ENTRY_F64_)},
 };
