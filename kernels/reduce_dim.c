@@ -72,7 +72,11 @@ scan_meta(ops_scan *s, const char *op, scan_kind kind, const ops_tensor *self, i
             return st;
     }
     const ops_device dev = ops_tensor_device(self);
-    if ((s->src = red_convert(op, self, cd, true)) == NULL ||
+    /* the loops read src only: a contiguous self of the dtype computed in is read in
+     * place, not copied */
+    s->src = self->dtype == cd && ops_tensor_is_contiguous(self) ? ops_tensor_retain(self)
+                                                                  : red_convert(op, self, cd, true);
+    if (s->src == NULL ||
         (s->res = ops_tensor_new(op, self->ndim, self->sizes, NULL, cd, dev)) == NULL ||
         (ext && (s->res2 = ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_INT64, dev)) == NULL))
         return ops_last_status();

@@ -4,7 +4,8 @@
  *
  * It gives, for the level being compiled: the vector types and widths (vf_t/vf_n for
  * float32, vd_t/vd_n for float64), the operations the loops use (vf_where_neg(x, a, b):
- * a where x < 0, else b, NaN taking b), SLEEF's 1.0-ulp forms of that width
+ * a where x < 0, else b, NaN taking b; vf_max(a, b): the larger, either operand where
+ * one is NaN, which one differs by level), SLEEF's 1.0-ulp forms of that width
  * (SLEEF_f_(exp) is Sleef_expf16_u10avx512f at AVX-512), and OPS_VEC_NAME(base), the
  * name of this level's copy of an exported table (ops_vec_table -> ops_vec_table_avx2).
  * Add an operation here when a loop needs it, for every level. */
@@ -56,6 +57,8 @@ typedef __m512d vd_t;
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
 #define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
+#define vf_max _mm512_max_ps
+#define vd_max _mm512_max_pd
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -84,6 +87,8 @@ typedef __m256d vd_t;
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
 #define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
+#define vf_max _mm256_max_ps
+#define vd_max _mm256_max_pd
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -118,6 +123,8 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 }
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
+#define vf_max _mm_max_ps
+#define vd_max _mm_max_pd
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -144,6 +151,8 @@ typedef float64x2_t vd_t;
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
+#define vf_max vmaxq_f32
+#define vd_max vmaxq_f64
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
