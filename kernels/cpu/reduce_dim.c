@@ -2,6 +2,7 @@
  * reduce_dim_loop stub of kernels/reduce.h) and cummax, cummin (reduce_cumext_loop).
  * Each line along dim is transformed on its own; the driver (kernels/reduce_dim.c) has
  * made the input contiguous in the dtype computed in. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 OPS_REGISTER_STUB(reduce_dim_loop, CPU, reduce_dim_loop_cpu);
 OPS_REGISTER_STUB(reduce_cumext_loop, CPU, reduce_cumext_loop_cpu);
+OPS_REGISTER_STUB(reduce_softmax_bwd_loop, CPU, reduce_softmax_bwd_loop_cpu);
 
 /* Lines of len elements, inner apart, in contiguous src and dst of the same shape. */
 typedef struct {
@@ -305,4 +307,67 @@ reduce_cumext_loop_cpu(const char *op, bool is_max, const ops_tensor *src, int64
     dim_cumext_run(is_max, src->dtype, &g, (const char *)ops_tensor_data_ptr(src), (char *)ops_tensor_data_ptr(res),
                    (int64_t *)ops_tensor_data_ptr(idx));
     return OPS_OK;
+}
+
+/* softmax's and log_softmax's gradients, one line per thread at a time (the row loop
+ * of vec_rows.c): float32/float64 rows (inner == 1) in place, other lines gathered into
+ * rows of float (double for float64) and scattered back. */
+#define SMB_DEFINE_(SUF, T, ACC, FN)                                                               \
+    static bool smb_##SUF(bool log, const dim_geom *gm, const T *g, const T *y, T *r)             \
+    {                                                                                              \
+        const ops_vec_rows_table *vt = ops_vec_rows();                                             \
+        const int64_t lines = gm->outer * gm->inner, len = gm->len, inner = gm->inner;             \
+        const bool dim_par_on_ = lines > 1 && (double)lines * (double)len > SM_GRAIN_;             \
+        const bool direct = inner == 1 && sizeof(T) == sizeof(ACC);                                \
+        bool ok = true;                                                                            \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_REGION_                                                                       \
+        {                                                                                          \
+            ACC *buf = direct ? NULL : malloc(2 * (size_t)len * sizeof(ACC));                      \
+            if (!direct && buf == NULL)                                                            \
+                ok = false;                                                                        \
+            DIM_FOR_                                                                               \
+            for (int64_t l = 0; l < lines; l++) {                                                  \
+                const int64_t base = (l / inner) * len * inner + l % inner;                        \
+                if (direct) {                                                                      \
+                    vt->FN((const ACC *)(const void *)(g + base), (const ACC *)(const void *)(y + base), \
+                           (ACC *)(void *)(r + base), len, log);                                   \
+                    continue;                                                                      \
+                }                                                                                  \
+                if (buf == NULL)                                                                   \
+                    continue;                                                                      \
+                for (int64_t k = 0; k < len; k++) {                                                \
+                    buf[k] = (ACC)OPS_LOAD(&g[base + k * inner]);                                  \
+                    buf[len + k] = (ACC)OPS_LOAD(&y[base + k * inner]);                            \
+                }                                                                                  \
+                vt->FN(buf, buf + len, buf, len, log);                                             \
+                for (int64_t k = 0; k < len; k++)                                                  \
+                    OPS_STORE(&r[base + k * inner], buf[k]);                                       \
+            }                                                                                      \
+            free(buf);                                                                             \
+        }                                                                                          \
+        return ok;                                                                                 \
+    }
+
+SMB_DEFINE_(f16, ops_half, float, softmax_bwd_f32)
+SMB_DEFINE_(bf16, ops_bfloat16, float, softmax_bwd_f32)
+SMB_DEFINE_(f32, float, float, softmax_bwd_f32)
+SMB_DEFINE_(f64, double, double, softmax_bwd_f64)
+
+ops_status
+reduce_softmax_bwd_loop_cpu(const char *op, bool log, const ops_tensor *g, const ops_tensor *y, int64_t outer,
+                            int64_t len, int64_t inner, ops_tensor *res)
+{
+    const dim_geom gm = {outer, len, inner};
+    const void *gp = ops_tensor_data_ptr(g), *yp = ops_tensor_data_ptr(y);
+    void *rp = ops_tensor_data_ptr(res);
+    bool ok;
+    switch (y->dtype) {
+    case OPS_FLOAT16: ok = smb_f16(log, &gm, gp, yp, rp); break;
+    case OPS_BFLOAT16: ok = smb_bf16(log, &gm, gp, yp, rp); break;
+    case OPS_FLOAT32: ok = smb_f32(log, &gm, gp, yp, rp); break;
+    case OPS_FLOAT64: ok = smb_f64(log, &gm, gp, yp, rp); break;
+    default: return ops_fail(OPS_ERR_DTYPE, "%s: unsupported dtype %s", op, ops_dtype_name(y->dtype));
+    }
+    return ok ? OPS_OK : ops_fail(OPS_ERR_OOM, "%s: out of memory (lines of %" PRId64 " elements)", op, len);
 }

@@ -5,7 +5,8 @@
  * It gives, for the level being compiled: the vector types and widths (vf_t/vf_n for
  * float32, vd_t/vd_n for float64), the operations the loops use (vf_where_neg(x, a, b):
  * a where x < 0, else b, NaN taking b; vf_max(a, b): the larger, either operand where
- * one is NaN, which one differs by level), SLEEF's 1.0-ulp forms of that width
+ * one is NaN, which one differs by level; vf_lo_vd/vf_hi_vd(v): v's halves widened to
+ * double), SLEEF's 1.0-ulp forms of that width
  * (SLEEF_f_(exp) is Sleef_expf16_u10avx512f at AVX-512), and OPS_VEC_NAME(base), the
  * name of this level's copy of an exported table (ops_vec_table -> ops_vec_table_avx2).
  * Add an operation here when a loop needs it, for every level. */
@@ -59,6 +60,9 @@ typedef __m512d vd_t;
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
 #define vf_max _mm512_max_ps
 #define vd_max _mm512_max_pd
+/* the low and high halves of a float vector as two double vectors */
+#define vf_lo_vd(v) _mm512_cvtps_pd(_mm512_castps512_ps256(v))
+#define vf_hi_vd(v) _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -89,6 +93,8 @@ typedef __m256d vd_t;
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
 #define vf_max _mm256_max_ps
 #define vd_max _mm256_max_pd
+#define vf_lo_vd(v) _mm256_cvtps_pd(_mm256_castps256_ps128(v))
+#define vf_hi_vd(v) _mm256_cvtps_pd(_mm256_extractf128_ps((v), 1))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -125,6 +131,8 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
 #define vf_max _mm_max_ps
 #define vd_max _mm_max_pd
+#define vf_lo_vd(v) _mm_cvtps_pd(v)
+#define vf_hi_vd(v) _mm_cvtps_pd(_mm_movehl_ps((v), (v)))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -153,6 +161,8 @@ typedef float64x2_t vd_t;
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
 #define vf_max vmaxq_f32
 #define vd_max vmaxq_f64
+#define vf_lo_vd(v) vcvt_f64_f32(vget_low_f32(v))
+#define vf_hi_vd(v) vcvt_high_f64_f32(v)
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif

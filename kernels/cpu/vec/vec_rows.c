@@ -21,6 +21,70 @@
  * elements, so a row of a million floats keeps double-like precision. */
 #define ROWS_BLOCK_ 1024
 
+/* softmax's backward sum, sum(g y) (softmax) or sum(g) (log_softmax), in double: the
+ * terms of a float row widened, its products exact, so the cancellation in g - sum
+ * that follows costs no more than the float rounding of the sum (the composed formula's
+ * precision, where sum_dim adds in double). */
+static inline vd_t
+vd_bwd_term(vd_t g, vd_t y, bool lg)
+{
+    return lg ? g : vd_mul(g, y);
+}
+
+static double
+vd_hsum_(vd_t v)
+{
+    double buf[vd_n], s = 0;
+    vd_store(buf, v);
+    for (int k = 0; k < vd_n; k++)
+        s += buf[k];
+    return s;
+}
+
+static double
+f_bwd_sum(const float *gy, const float *y, int64_t n, bool lg)
+{
+    vd_t a0 = vd_set1(0), a1 = a0;
+    for (int64_t i = 0; i < n; i += vf_n) {
+        vf_t g, yv;
+        if (n - i >= vf_n) {
+            g = vf_load(gy + i);
+            yv = vf_load(y + i);
+        } else {
+            float bg[vf_n], by[vf_n];
+            for (int k = 0; k < vf_n; k++) {
+                bg[k] = i + k < n ? gy[i + k] : 0.0f;
+                by[k] = i + k < n ? y[i + k] : 0.0f;
+            }
+            g = vf_load(bg);
+            yv = vf_load(by);
+        }
+        a0 = vd_add(a0, vd_bwd_term(vf_lo_vd(g), vf_lo_vd(yv), lg));
+        a1 = vd_add(a1, vd_bwd_term(vf_hi_vd(g), vf_hi_vd(yv), lg));
+    }
+    return vd_hsum_(vd_add(a0, a1));
+}
+
+static double
+d_bwd_sum(const double *gy, const double *y, int64_t n, bool lg)
+{
+    vd_t a0 = vd_set1(0), a1 = a0;
+    int64_t i = 0;
+    for (; i + 2 * vd_n <= n; i += 2 * vd_n) {
+        a0 = vd_add(a0, vd_bwd_term(vd_load(gy + i), vd_load(y + i), lg));
+        a1 = vd_add(a1, vd_bwd_term(vd_load(gy + i + vd_n), vd_load(y + i + vd_n), lg));
+    }
+    for (; i < n; i += vd_n) {
+        double bg[vd_n], by[vd_n];
+        for (int k = 0; k < vd_n; k++) {
+            bg[k] = i + k < n ? gy[i + k] : 0.0;
+            by[k] = i + k < n ? y[i + k] : 0.0;
+        }
+        a0 = vd_add(a0, vd_bwd_term(vd_load(bg), vd_load(by), lg));
+    }
+    return vd_hsum_(vd_add(a0, a1));
+}
+
 /* The loops of one precision: S = f (float) or d (double), T the element type. */
 #define ROWS_DEFINE_(S, T)                                                                         \
     /* r < width elements of x, the rest of the vector pad. */                                     \
@@ -38,14 +102,16 @@
         for (int64_t k = 0; k < r; k++)                                                            \
             y[k] = buf[k];                                                                         \
     }                                                                                              \
-    /* The lanes' sum, in lane order. */                                                           \
+    /* The lanes' sum, in lane order, in double (once per row: the lanes of a short row    \
+     * hold one term each, so this is most of its sum). */                                         \
     static inline T S##_hsum(v##S##_t v)                                                           \
     {                                                                                              \
-        T buf[v##S##_n], s = 0;                                                                    \
+        T buf[v##S##_n];                                                                           \
+        double s = 0;                                                                              \
         v##S##_store(buf, v);                                                                      \
         for (int k = 0; k < v##S##_n; k++)                                                         \
-            s += buf[k];                                                                           \
-        return s;                                                                                  \
+            s += (double)buf[k];                                                                   \
+        return (T)s;                                                                               \
     }                                                                                              \
     static inline T S##_hmax(v##S##_t v)                                                           \
     {                                                                                              \
@@ -173,25 +239,8 @@
     }                                                                                              \
     static void S##_softmax_bwd(const T *gy, const T *y, T *gx, int64_t n, bool lg)               \
     {                                                                                              \
-        v##S##_t a0 = v##S##_set1(0), a1 = a0;                                                     \
-        int64_t i = 0;                                                                             \
-        for (; i + 2 * v##S##_n <= n; i += 2 * v##S##_n) {                                         \
-            v##S##_t g0 = v##S##_load(gy + i), g1 = v##S##_load(gy + i + v##S##_n);                \
-            if (!lg) {                                                                            \
-                g0 = v##S##_mul(g0, v##S##_load(y + i));                                           \
-                g1 = v##S##_mul(g1, v##S##_load(y + i + v##S##_n));                                \
-            }                                                                                      \
-            a0 = v##S##_add(a0, g0);                                                               \
-            a1 = v##S##_add(a1, g1);                                                               \
-        }                                                                                          \
-        for (; i < n; i += v##S##_n) {                                                             \
-            const int64_t r = n - i < v##S##_n ? n - i : v##S##_n;                                 \
-            v##S##_t g = S##_load_part(gy + i, r, 0);                                              \
-            if (!lg)                                                                              \
-                g = v##S##_mul(g, S##_load_part(y + i, r, 0));                                     \
-            a0 = v##S##_add(a0, g);                                                                \
-        }                                                                                          \
-        const v##S##_t d = v##S##_set1(S##_hsum(v##S##_add(a0, a1)));                              \
+        const v##S##_t d = v##S##_set1((T)S##_bwd_sum(gy, y, n, lg));                              \
+        int64_t i;                                                                                 \
         for (i = 0; i < n; i += v##S##_n) {                                                        \
             const int64_t r = n - i < v##S##_n ? n - i : v##S##_n;                                 \
             const v##S##_t g = r < v##S##_n ? S##_load_part(gy + i, r, 0) : v##S##_load(gy + i);   \

@@ -29,8 +29,8 @@ typedef struct ops_vec_rows_table {
     void (*softmax_cols_f32)(const float *x, float *y, int64_t len, int64_t inner, int64_t cols, bool log);
     void (*softmax_cols_f64)(const double *x, double *y, int64_t len, int64_t inner, int64_t cols, bool log);
     /* The backward of one row from the forward's result y and its gradient gy:
-     * gx = y (gy - sum(gy y)) (softmax), gx = gy - exp(y) sum(gy) (log_softmax);
-     * gx may be gy. */
+     * gx = y (gy - sum(gy y)) (softmax), gx = gy - exp(y) sum(gy) (log_softmax), the
+     * sum in double; gx may be gy. */
     void (*softmax_bwd_f32)(const float *gy, const float *y, float *gx, int64_t n, bool log);
     void (*softmax_bwd_f64)(const double *gy, const double *y, double *gx, int64_t n, bool log);
     /* *m = max of the row, *ls = log(sum(exp(x - m))): log_softmax(x)[k] is
