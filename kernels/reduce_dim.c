@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/reduce.h"
+#include "ops_dispatch.h"
 #include "ops_functions_binary.h"
 #include "ops_functions_reduce.h"
 #include "ops_functions_unary.h"
@@ -169,9 +170,15 @@ softmax_bwd_ops(bool log, const ops_tensor *g, const ops_tensor *y, int64_t dim)
 }
 
 static ops_tensor *
-softmax_bwd(const char *op, bool log, const ops_tensor *grad_output, const ops_tensor *output, int64_t dim)
+softmax_bwd(const char *op, unsigned declared, bool log, const ops_tensor *grad_output, const ops_tensor *output,
+            int64_t dim)
 {
     char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
+    /* the glue has refused other dtypes (`of: output`); this guards a direct call */
+    if (!(declared & OPS_DTYPE_BIT(output->dtype))) {
+        ops_fail_dtype(op, output->dtype, declared);
+        return NULL;
+    }
     if (!ops_wrap_dim(op, "dim", &dim, output->ndim))
         return NULL;
     if (grad_output->ndim != output->ndim ||
@@ -214,7 +221,8 @@ ops_tensor *
 scan_softmax_backward_data(const ops_tensor *grad_output, const ops_tensor *output, int64_t dim, ops_dtype input_dtype)
 {
     (void)input_dtype; /* the gradient has output's dtype (PyTorch's CPU kernel) */
-    return softmax_bwd("_softmax_backward_data", false, grad_output, output, dim);
+    return softmax_bwd("_softmax_backward_data", OPS_DTYPE_MASK__SOFTMAX_BACKWARD_DATA, false, grad_output, output,
+                       dim);
 }
 
 ops_tensor *
@@ -222,5 +230,6 @@ scan_log_softmax_backward_data(const ops_tensor *grad_output, const ops_tensor *
                                ops_dtype input_dtype)
 {
     (void)input_dtype;
-    return softmax_bwd("_log_softmax_backward_data", true, grad_output, output, dim);
+    return softmax_bwd("_log_softmax_backward_data", OPS_DTYPE_MASK__LOG_SOFTMAX_BACKWARD_DATA, true, grad_output,
+                       output, dim);
 }
