@@ -258,19 +258,6 @@ d_bwd_sum(const double *gy, const double *y, int64_t n, bool lg)
         *m = S##_row_max(x, n);                                                                    \
         *ls = (T)log(S##_row_expsum(x, NULL, n, *m));                                              \
     }                                                                                              \
-    static void S##_softmax_scaled(const T *x, T *gx, int64_t n, T m, T ls, T scale)               \
-    {                                                                                              \
-        const v##S##_t vm = v##S##_set1(m), vl = v##S##_set1(ls), vs = v##S##_set1(scale);         \
-        for (int64_t i = 0; i < n; i += v##S##_n) {                                                \
-            const int64_t r = n - i < v##S##_n ? n - i : v##S##_n;                                 \
-            const v##S##_t xv = r < v##S##_n ? S##_load_part(x + i, r, 0) : v##S##_load(x + i);    \
-            const v##S##_t v = v##S##_mul(SLEEF_##S##_(exp)(v##S##_sub(v##S##_sub(xv, vm), vl)), vs); \
-            if (r < v##S##_n)                                                                      \
-                S##_store_part(gx + i, v, r);                                                      \
-            else                                                                                   \
-                v##S##_store(gx + i, v);                                                           \
-        }                                                                                          \
-    }                                                                                              \
     /* The sum of n <= ROWS_BLOCK_ elements (of (x - c)^2 when sq; c is 0 for the plain   \
      * sum), four accumulators in a fixed order; padded lanes hold c, adding 0 either way. */     \
     static inline v##S##_t S##_sq_dev(v##S##_t v, v##S##_t c, bool sq)                           \
@@ -355,8 +342,6 @@ const ops_vec_rows_table OPS_VEC_NAME(ops_vec_rows_table) = {
     .softmax_bwd_f64 = d_softmax_bwd,
     .logsumexp_f32 = f_logsumexp,
     .logsumexp_f64 = d_logsumexp,
-    .softmax_scaled_f32 = f_softmax_scaled,
-    .softmax_scaled_f64 = d_softmax_scaled,
     .moments_f32 = f_moments,
     .moments_f64 = d_moments,
     .norm_apply_f32 = f_norm_apply,

@@ -37,10 +37,6 @@ typedef struct ops_vec_rows_table {
      * (x[k] - m) - ls, as the softmax loops compute it. */
     void (*logsumexp_f32)(const float *x, int64_t n, float *m, float *ls);
     void (*logsumexp_f64)(const double *x, int64_t n, double *m, double *ls);
-    /* gx = exp((x - m) - ls) * scale: cross_entropy's gradient of a row before the
-     * target's -scale (m, ls from logsumexp). */
-    void (*softmax_scaled_f32)(const float *x, float *gx, int64_t n, float m, float ls, float scale);
-    void (*softmax_scaled_f64)(const double *x, double *gx, int64_t n, double m, double ls, double scale);
     /* Mean and biased variance of a row (two passes, the sums in double). */
     void (*moments_f32)(const float *x, int64_t n, double *mean, double *var);
     void (*moments_f64)(const double *x, int64_t n, double *mean, double *var);
