@@ -608,6 +608,41 @@ ce_prob(const char *op, const cls_geom *g, const ops_tensor *x, const ops_tensor
     return r;
 }
 
+/* cross_entropy fused (loss_ce_rows) for class-index targets without label smoothing
+ * and the classes in rows (S == 1): the logits stay in self's dtype (a contiguous
+ * copy only when self is not contiguous), no float64 copy, no log_softmax tensor. */
+static ops_tensor *
+ce_rows(const char *op, const cls_geom *g, const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
+        int64_t reduction, int64_t ignore_index, ops_dtype rd)
+{
+    const ops_device dev = ops_tensor_device(self);
+    const int64_t nt = g->N;
+    ops_tensor *x = NULL, *t = NULL, *w = NULL, *lt = NULL, *r = NULL;
+    bool bad = false;
+    int64_t bad_t = 0;
+    double tw;
+    if ((x = ops_tensor_is_contiguous(self) ? ops_tensor_retain(self)
+                                            : loss_copy(op, self, self->ndim, self->sizes, self->dtype)) == NULL ||
+        (t = loss_copy(op, target, target->ndim, target->sizes, OPS_INT64)) == NULL ||
+        (weight != NULL && (w = loss_copy(op, weight, 1, weight->sizes, OPS_FLOAT64)) == NULL) ||
+        (lt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, dev)) == NULL)
+        goto done;
+    if (OPS_STUB_CALL(nn_first_bad_index, dev, op, t, g->C, true, ignore_index, &bad, &bad_t) != OPS_OK)
+        goto done;
+    if (bad) {
+        ops_fail(OPS_ERR_INDEX, "%s: Target %" PRId64 " is out of bounds.", op, bad_t);
+        goto done;
+    }
+    if (OPS_STUB_CALL(loss_ce_rows, dev, op, g->N, g->C, x, t, w, ignore_index, lt, &tw) == OPS_OK)
+        r = loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, tw, rd);
+done:
+    ops_tensor_release(x);
+    ops_tensor_release(t);
+    ops_tensor_release(w);
+    ops_tensor_release(lt);
+    return r;
+}
+
 ops_tensor *
 loss_cross_entropy(const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
                    int64_t reduction, int64_t ignore_index, double label_smoothing)
@@ -650,6 +685,9 @@ loss_cross_entropy(const ops_tensor *self, const ops_tensor *target, const ops_t
     }
     if (cls_check_weight(op, weight, g.C) != OPS_OK)
         return NULL;
+    if (!prob && label_smoothing <= 0 && g.S == 1 && rd == self->dtype && ops_dtype_is_floating(rd) &&
+        OPS_STUB_GET(loss_ce_rows, ops_tensor_device(self)) != NULL)
+        return ce_rows(op, &g, self, target, weight, reduction, ignore_index, rd);
     ops_tensor *x = NULL, *t = NULL, *w = NULL, *r = NULL;
     if ((x = loss_copy(op, self, self->ndim, self->sizes, OPS_FLOAT64)) == NULL ||
         (t = loss_copy(op, target, target->ndim, target->sizes, prob ? OPS_FLOAT64 : OPS_INT64)) == NULL ||

@@ -62,6 +62,15 @@ OPS_DECLARE_STUB(loss_ce_prob_terms, ops_status,
                  (const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *lp, const ops_tensor *tp,
                   const ops_tensor *w, double ls, ops_tensor *l));
 
+/* cross_entropy fused, for class-index targets without label smoothing over rows of
+ * contiguous classes (S == 1): x is self (N x C, contiguous, its own floating dtype),
+ * t the checked targets (N int64); l[i] = -w[t[i]] log_softmax(x[i])[t[i]] (0 at
+ * ignore_index) for the first N doubles of l, *total_weight as loss_nll_terms.  A
+ * device without it (the stub unset) takes log_softmax then the nll terms. */
+OPS_DECLARE_STUB(loss_ce_rows, ops_status,
+                 (const char *op, int64_t N, int64_t C, const ops_tensor *x, const ops_tensor *t,
+                  const ops_tensor *w, int64_t ignore_index, ops_tensor *l, double *total_weight));
+
 #ifdef __cplusplus
 }
 #endif

@@ -37,6 +37,14 @@ OPS_DECLARE_STUB(reduce_cumext_loop, ops_status,
                  (const char *op, bool is_max, const ops_tensor *src, int64_t outer, int64_t len, int64_t inner,
                   ops_tensor *res, ops_tensor *idx));
 
+/* _softmax_backward_data (log false) / _log_softmax_backward_data (log true) along the
+ * lines of the contiguous g (the incoming gradient) and y (the forward's result), of
+ * the same shape and dtype, into res (kernels/reduce_dim.c).  CPU:
+ * kernels/cpu/reduce_dim.c; a device without it takes the formula as ops. */
+OPS_DECLARE_STUB(reduce_softmax_bwd_loop, ops_status,
+                 (const char *op, bool log, const ops_tensor *g, const ops_tensor *y, int64_t outer, int64_t len,
+                  int64_t inner, ops_tensor *res));
+
 /* ---- driver pieces shared by kernels/reduce*.c -------------------------------------------- */
 
 /* Checks an out= tensor before anything is allocated: its dtype (when want is not

@@ -4,10 +4,16 @@
  * input in the dtype computed in, allocation on the input's device, as the reductions
  * of kernels/reduce.c), the op's kernel (scan_kind_kernel: the lines transformed by the
  * reduce_dim_loop and reduce_cumext_loop stubs, kernels/cpu/reduce_dim.c;
- * kernels/cuda/softmax.cu, scan.cu), then scan_family_finish. */
+ * kernels/cuda/softmax.cu, scan.cu), then scan_family_finish.  Below them the plain
+ * entries _softmax_backward_data and _log_softmax_backward_data, softmax's and
+ * log_softmax's gradients. */
 #include <string.h>
 
 #include "kernels/reduce.h"
+#include "ops_dispatch.h"
+#include "ops_functions_binary.h"
+#include "ops_functions_reduce.h"
+#include "ops_functions_unary.h"
 #include "ops_kernels_reduce_dim.h"
 
 /* The lines along dim of self: outer of them before it, len elements each, inner apart. */
@@ -72,7 +78,11 @@ scan_meta(ops_scan *s, const char *op, scan_kind kind, const ops_tensor *self, i
             return st;
     }
     const ops_device dev = ops_tensor_device(self);
-    if ((s->src = red_convert(op, self, cd, true)) == NULL ||
+    /* the loops read src only: a contiguous self of the dtype computed in is read in
+     * place, not copied */
+    s->src = self->dtype == cd && ops_tensor_is_contiguous(self) ? ops_tensor_retain(self)
+                                                                  : red_convert(op, self, cd, true);
+    if (s->src == NULL ||
         (s->res = ops_tensor_new(op, self->ndim, self->sizes, NULL, cd, dev)) == NULL ||
         (ext && (s->res2 = ops_tensor_new(op, self->ndim, self->sizes, NULL, OPS_INT64, dev)) == NULL))
         return ops_last_status();
@@ -131,4 +141,95 @@ scan_kind_kernel(ops_scan *s)
                              s->res);
     }
     return ops_fail(OPS_ERR_RUNTIME, "%s: unknown scan kind %d", s->op, (int)s->kind);
+}
+
+/* ---- _softmax_backward_data, _log_softmax_backward_data ------------------------------------
+ * The gradient of softmax / log_softmax from their result y and the incoming gradient g,
+ * in y's dtype: y (g - sum(g y)) and g - exp(y) sum(g) along dim.  The CPU fuses each line
+ * (reduce_softmax_bwd_loop); another device runs the formula as ops. */
+
+static ops_tensor *
+softmax_bwd_ops(bool log, const ops_tensor *g, const ops_tensor *y, int64_t dim)
+{
+    int64_t dv[1] = {dim};
+    const ops_int_list dl = {dv, 1};
+    ops_tensor *a = NULL, *s = NULL, *d = NULL, *r = NULL;
+    if (log) {
+        if ((a = ops_exp(y)) != NULL && (s = ops_sum_dim(g, &dl, true, OPS_DTYPE_NONE)) != NULL &&
+            (d = ops_mul(a, s)) != NULL)
+            r = ops_sub(g, d, OPS_SCALAR_INT(1));
+    } else {
+        if ((a = ops_mul(g, y)) != NULL && (s = ops_sum_dim(a, &dl, true, OPS_DTYPE_NONE)) != NULL &&
+            (d = ops_sub(g, s, OPS_SCALAR_INT(1))) != NULL)
+            r = ops_mul(y, d);
+    }
+    ops_tensor_release(a);
+    ops_tensor_release(s);
+    ops_tensor_release(d);
+    return r;
+}
+
+static ops_tensor *
+softmax_bwd(const char *op, unsigned declared, bool log, const ops_tensor *grad_output, const ops_tensor *output,
+            int64_t dim)
+{
+    char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
+    /* the glue has refused other dtypes (`of: output`); this guards a direct call */
+    if (!(declared & OPS_DTYPE_BIT(output->dtype))) {
+        ops_fail_dtype(op, output->dtype, declared);
+        return NULL;
+    }
+    if (!ops_wrap_dim(op, "dim", &dim, output->ndim))
+        return NULL;
+    if (grad_output->ndim != output->ndim ||
+        memcmp(grad_output->sizes, output->sizes, (size_t)output->ndim * sizeof(int64_t)) != 0)
+        return ops_fail_null(OPS_ERR_SHAPE, "%s: grad_output of shape %s does not match output of shape %s", op,
+                             ops_shape_str(grad_output->ndim, grad_output->sizes, a, sizeof a),
+                             ops_shape_str(output->ndim, output->sizes, b, sizeof b));
+    const ops_device dev = ops_tensor_device(output);
+    if (!ops_device_equal(ops_tensor_device(grad_output), dev))
+        return ops_fail_null(OPS_ERR_DEVICE, "%s: grad_output and output must be on the same device", op);
+    const ops_dtype cd = output->dtype;
+    ops_tensor *g = NULL, *y = NULL, *r = NULL;
+    if ((g = grad_output->dtype == cd && ops_tensor_is_contiguous(grad_output)
+                 ? ops_tensor_retain(grad_output)
+                 : red_convert(op, grad_output, cd, true)) == NULL)
+        return NULL;
+    if (OPS_STUB_GET(reduce_softmax_bwd_loop, dev) == NULL) {
+        r = softmax_bwd_ops(log, g, output, dim);
+        ops_tensor_release(g);
+        return r;
+    }
+    int64_t outer, len, inner;
+    dim_lines(output, dim, &outer, &len, &inner);
+    if ((y = ops_tensor_is_contiguous(output) ? ops_tensor_retain(output) : red_convert(op, output, cd, true)) ==
+            NULL ||
+        (r = ops_tensor_new(op, output->ndim, output->sizes, NULL, cd, dev)) == NULL)
+        goto done;
+    if (ops_tensor_numel(r) > 0 &&
+        OPS_STUB_CALL(reduce_softmax_bwd_loop, dev, op, log, g, y, outer, len, inner, r) != OPS_OK) {
+        ops_tensor_release(r);
+        r = NULL;
+    }
+done:
+    ops_tensor_release(g);
+    ops_tensor_release(y);
+    return r;
+}
+
+ops_tensor *
+scan_softmax_backward_data(const ops_tensor *grad_output, const ops_tensor *output, int64_t dim, ops_dtype input_dtype)
+{
+    (void)input_dtype; /* the gradient has output's dtype (PyTorch's CPU kernel) */
+    return softmax_bwd("_softmax_backward_data", OPS_DTYPE_MASK__SOFTMAX_BACKWARD_DATA, false, grad_output, output,
+                       dim);
+}
+
+ops_tensor *
+scan_log_softmax_backward_data(const ops_tensor *grad_output, const ops_tensor *output, int64_t dim,
+                               ops_dtype input_dtype)
+{
+    (void)input_dtype;
+    return softmax_bwd("_log_softmax_backward_data", OPS_DTYPE_MASK__LOG_SOFTMAX_BACKWARD_DATA, true, grad_output,
+                       output, dim);
 }

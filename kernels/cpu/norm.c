@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu/vec/vec_rows.h"
 #include "kernels/norm.h"
 #include "ops_dispatch.h"
 
@@ -54,34 +55,7 @@ nrm_data(const ops_tensor *t)
 NRM_DEFINE_MOMENTS_(f32, float)
 NRM_DEFINE_MOMENTS_(f64, double)
 
-/* y[j] = (x[j] - m) * r * w[j] + b[j] over n elements; w and b may be NULL. */
-#define NRM_DEFINE_APPLY_(SUF, T)                                                                  \
-    static void nrm_apply_##SUF(const T *restrict x, T *restrict y, int64_t n, T m, T r,           \
-                                const T *restrict w, const T *restrict b)                          \
-    {                                                                                              \
-        if (w != NULL && b != NULL) {                                                              \
-            OPS_SIMD_LOOP                                                                          \
-            for (int64_t j = 0; j < n; j++)                                                        \
-                y[j] = (x[j] - m) * r * w[j] + b[j];                                               \
-        } else if (w != NULL) {                                                                    \
-            OPS_SIMD_LOOP                                                                          \
-            for (int64_t j = 0; j < n; j++)                                                        \
-                y[j] = (x[j] - m) * r * w[j];                                                      \
-        } else if (b != NULL) {                                                                    \
-            OPS_SIMD_LOOP                                                                          \
-            for (int64_t j = 0; j < n; j++)                                                        \
-                y[j] = (x[j] - m) * r + b[j];                                                      \
-        } else {                                                                                   \
-            OPS_SIMD_LOOP                                                                          \
-            for (int64_t j = 0; j < n; j++)                                                        \
-                y[j] = (x[j] - m) * r;                                                             \
-        }                                                                                          \
-    }
-
-NRM_DEFINE_APPLY_(f32, float)
-NRM_DEFINE_APPLY_(f64, double)
-
-/* The same with one scale (r * w) and shift (b) for the whole run: batch_norm and
+/* y = (x - m) * s + b with one scale (r * w) and shift (b) for the whole run: batch_norm and
  * group_norm, whose parameters are per channel. */
 #define NRM_DEFINE_AFFINE_(SUF, T)                                                                 \
     static void nrm_affine_##SUF(const T *restrict x, T *restrict y, int64_t n, T m, T s, T b)     \
@@ -94,23 +68,26 @@ NRM_DEFINE_APPLY_(f64, double)
 NRM_DEFINE_AFFINE_(f32, float)
 NRM_DEFINE_AFFINE_(f64, double)
 
-/* M rows of N: y, and each row's mean and rstd (when mean is not NULL). */
+/* M rows of N: y, and each row's mean and rstd (when mean is not NULL), through the
+ * row loops of the process's ISA level (kernels/cpu/vec/vec_rows.c: the same two-pass
+ * moments, float blocks summed in double). */
 #define LN_DEFINE_(SUF, T)                                                                         \
     static void ln_rows_##SUF(const T *x, const T *w, const T *b, T *y, T *mean, T *rstd, int64_t M, \
                               int64_t N, double eps)                                               \
     {                                                                                              \
+        const ops_vec_rows_table *vt = ops_vec_rows();                                             \
         const bool par = M > 1 && (double)M * (double)N > OPS_GRAIN_SIZE;                          \
         (void)par;                                                                                 \
         NRM_PARALLEL_FOR_(par)                                                                     \
         for (int64_t i = 0; i < M; i++) {                                                          \
             double mu, var;                                                                        \
-            nrm_moments_##SUF(x + i * N, N, &mu, &var);                                            \
+            vt->moments_##SUF(x + i * N, N, &mu, &var);                                            \
             const double rs = 1.0 / sqrt(var + eps);                                               \
             if (mean != NULL) {                                                                    \
                 mean[i] = (T)mu;                                                                   \
                 rstd[i] = (T)rs;                                                                   \
             }                                                                                      \
-            nrm_apply_##SUF(x + i * N, y + i * N, N, (T)mu, (T)rs, w, b);                          \
+            vt->norm_apply_##SUF(x + i * N, y + i * N, N, (T)mu, (T)rs, w, b);                     \
         }                                                                                          \
     }
 

@@ -5,7 +5,9 @@ the trigonometric and hyperbolic functions, erf, sqrt, sigmoid, silu, gelu: the
 table of kernels/cpu/vec/vec.h) at every level this CPU runs: float32/float64 against
 NumPy in float64, the sign of zero results, the same bits whatever the layout, the
 length or the start of a run, float16/bfloat16 equal to the float computation rounded
-once, and sigmoid's and silu's far negative tails.  Run by `meson test` (suite python)."""
+once, and sigmoid's and silu's far negative tails; the fused row loops (softmax,
+log_softmax, cross_entropy) against NumPy, the same bits at 1 and 2 threads and for any
+subset of rows.  Run by `meson test` (suite python)."""
 
 import os
 import subprocess
@@ -122,6 +124,44 @@ assert (s < 0).all() and np.allclose(s, x * want, rtol=1e-3, atol=0), (s, x * wa
 print(L.cpu_capability())
 """
 
+# Run in each child: the fused row loops (kernels/cpu/vec/vec_rows.c) at the child's
+# level: against NumPy in float64, and the same bits whatever the thread count and
+# whichever rows are computed together (one thread computes a whole row).
+ROWS_CHECK = r"""
+import numpy as np, libops as L
+rng = np.random.default_rng(2)
+def softmax64(x, d):
+    e = np.exp(x - x.max(axis=d, keepdims=True))
+    return e / e.sum(axis=d, keepdims=True)
+for dt, rtol in ((np.float32, 1e-5), (np.float64, 1e-12)):
+    for shape, d in (((33, 1000), 1), ((5, 37), 1), ((4, 19, 45), 1), ((3, 7, 5), 1)):
+        x = (rng.standard_normal(shape) * 4).astype(dt)
+        runs = {}
+        for n in (1, 2):
+            L.set_num_threads(n)
+            runs[n] = [getattr(L, f)(L.from_numpy(x), d).numpy() for f in ("softmax", "log_softmax")]
+        for a, b in zip(runs[1], runs[2]):
+            assert np.array_equal(a, b), (shape, dt, "threads")
+        want = softmax64(x.astype(np.float64), d)
+        np.testing.assert_allclose(runs[1][0], want, rtol=rtol, atol=1e-7, err_msg=f"softmax {shape} {dt}")
+        np.testing.assert_allclose(runs[1][1], np.log(want), rtol=rtol, atol=1e-6, err_msg=f"log_softmax {dt}")
+        if d == 1 and len(shape) == 2:
+            part = L.softmax(L.from_numpy(x[2:5].copy()), 1).numpy()
+            assert np.array_equal(part, runs[1][0][2:5]), (shape, dt, "rows")
+    c = (rng.standard_normal((300, 37)) * 3).astype(dt)
+    t = rng.integers(0, 37, 300)
+    t[::7] = -100
+    out = []
+    for n in (1, 2):
+        L.set_num_threads(n)
+        out.append(L.cross_entropy_loss(L.from_numpy(c), L.from_numpy(t), None, 0, -100).numpy())
+    assert np.array_equal(out[0], out[1]), (dt, "cross_entropy threads")
+    lp = np.log(softmax64(c.astype(np.float64), 1))
+    want = np.where(t == -100, 0.0, -lp[np.arange(300), np.where(t == -100, 0, t)])
+    np.testing.assert_allclose(out[0], want, rtol=rtol, atol=1e-6, err_msg=f"cross_entropy {dt}")
+print(L.cpu_capability())
+"""
+
 
 class TestCpuCapability(unittest.TestCase):
     def test_reports_the_best_level_by_default(self):
@@ -155,6 +195,13 @@ class TestCpuCapability(unittest.TestCase):
         for level in LEVELS[:LEVELS.index(best) + 1]:
             with self.subTest(level=level):
                 out, err = child(level, VALUES_CHECK)
+                self.assertEqual((out.strip(), err), (level, ""))
+
+    def test_row_kernels_at_every_level(self):
+        best = best_level()
+        for level in LEVELS[:LEVELS.index(best) + 1]:
+            with self.subTest(level=level):
+                out, err = child(level, ROWS_CHECK)
                 self.assertEqual((out.strip(), err), (level, ""))
 
 

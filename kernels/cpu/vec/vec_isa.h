@@ -4,7 +4,9 @@
  *
  * It gives, for the level being compiled: the vector types and widths (vf_t/vf_n for
  * float32, vd_t/vd_n for float64), the operations the loops use (vf_where_neg(x, a, b):
- * a where x < 0, else b, NaN taking b), SLEEF's 1.0-ulp forms of that width
+ * a where x < 0, else b, NaN taking b; vf_max(a, b): the larger, either operand where
+ * one is NaN, which one differs by level; vf_lo_vd/vf_hi_vd(v): v's halves widened to
+ * double), SLEEF's 1.0-ulp forms of that width
  * (SLEEF_f_(exp) is Sleef_expf16_u10avx512f at AVX-512), and OPS_VEC_NAME(base), the
  * name of this level's copy of an exported table (ops_vec_table -> ops_vec_table_avx2).
  * Add an operation here when a loop needs it, for every level. */
@@ -107,6 +109,9 @@ typedef __m512i vl_t;
  * are the reductions' above (max(a, b) gives b where either is NaN: erf's clamp keeps NaN). */
 #define vf_fma _mm512_fmadd_ps
 #define vd_fma _mm512_fmadd_pd
+/* the low and high halves of a float vector as two double vectors */
+#define vf_lo_vd(v) _mm512_cvtps_pd(_mm512_castps512_ps256(v))
+#define vf_hi_vd(v) _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -191,6 +196,8 @@ typedef __m256i vl_t;
  * are the reductions' above (max(a, b) gives b where either is NaN: erf's clamp keeps NaN). */
 #define vf_fma _mm256_fmadd_ps
 #define vd_fma _mm256_fmadd_pd
+#define vf_lo_vd(v) _mm256_cvtps_pd(_mm256_castps256_ps128(v))
+#define vf_hi_vd(v) _mm256_cvtps_pd(_mm256_extractf128_ps((v), 1))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -274,6 +281,8 @@ static inline __m128i vl_sse2_widen_(__m128i lo)
 #define VEC_SSE2_FMA_D_(a, b, c) _mm_add_pd(_mm_mul_pd((a), (b)), (c))
 #define vf_fma VEC_SSE2_FMA_F_
 #define vd_fma VEC_SSE2_FMA_D_
+#define vf_lo_vd(v) _mm_cvtps_pd(v)
+#define vf_hi_vd(v) _mm_cvtps_pd(_mm_movehl_ps((v), (v)))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -344,6 +353,8 @@ typedef int64x2_t vl_t;
 #define VEC_NEON_FMA_D_(a, b, c) vfmaq_f64((c), (a), (b))
 #define vf_fma VEC_NEON_FMA_F_
 #define vd_fma VEC_NEON_FMA_D_
+#define vf_lo_vd(v) vcvt_f64_f32(vget_low_f32(v))
+#define vf_hi_vd(v) vcvt_high_f64_f32(v)
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif

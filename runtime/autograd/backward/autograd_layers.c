@@ -20,6 +20,7 @@
 #include "ops_op_mm.h"
 #include "ops_op_mul.h"
 #include "ops_op_narrow.h"
+#include "ops_op_native_layer_norm.h"
 #include "ops_op_outer.h"
 #include "ops_op_permute.h"
 #include "ops_op_reshape.h"
@@ -154,13 +155,22 @@ ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x, ops_i
     ops_tensor *mean = NULL, *xc = NULL, *sq = NULL, *var = NULL, *ve = NULL, *rstd = NULL, *xhat = NULL;
     ops_tensor *t1 = NULL, *gw = NULL, *m1 = NULL, *t2 = NULL, *m2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     ops_tensor *r = NULL;
-    AG_STEP(mean, ops_mean_dim(x, &dims, true, OPS_DTYPE_NONE));
-    AG_STEP(xc, ops_sub(x, mean, OPS_SCALAR_INT(1)));
-    AG_STEP(sq, ops_mul(xc, xc));
-    AG_STEP(var, ops_mean_dim(sq, &dims, true, OPS_DTYPE_NONE));
-    AG_STEP(ve, ops_add_scalar(var, OPS_SCALAR_FLOAT(eps), OPS_SCALAR_INT(1)));
-    AG_STEP(rstd, ops_rsqrt(ve));
-    AG_STEP(xhat, ops_mul(xc, rstd));
+    if (!ops_grad_enabled()) {
+        /* nothing records (no create_graph): x^, mean and rstd from one fused pass of
+         * the forward (native_layer_norm without weight and bias) */
+        if (ops_native_layer_norm(x, normalized_shape, NULL, NULL, eps, &xhat, &mean, &rstd) != OPS_OK)
+            goto done;
+    } else {
+        /* as ops, so that x^ and rstd carry their gradients for double backward
+         * (native_layer_norm's mean and rstd do not) */
+        AG_STEP(mean, ops_mean_dim(x, &dims, true, OPS_DTYPE_NONE));
+        AG_STEP(xc, ops_sub(x, mean, OPS_SCALAR_INT(1)));
+        AG_STEP(sq, ops_mul(xc, xc));
+        AG_STEP(var, ops_mean_dim(sq, &dims, true, OPS_DTYPE_NONE));
+        AG_STEP(ve, ops_add_scalar(var, OPS_SCALAR_FLOAT(eps), OPS_SCALAR_INT(1)));
+        AG_STEP(rstd, ops_rsqrt(ve));
+        AG_STEP(xhat, ops_mul(xc, rstd));
+    }
     if (which == 1) {
         AG_STEP(t1, ops_mul(g, xhat));
         r = ops_autograd_reduce_to(t1, (int)k, x->sizes + x->ndim - k);
