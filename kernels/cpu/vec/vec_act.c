@@ -13,6 +13,7 @@
  * expm1 gets 0 for x > 0).  A run's last n % width elements go through one vector
  * padded with 1 in a local buffer, so every element of a run goes through the same
  * code wherever the run starts (threads split runs anywhere). */
+#include <float.h>
 #include <math.h>
 
 #include "kernels/cpu/vec/vec_act.h"
@@ -72,9 +73,37 @@
     static inline v##S##_t recip_##S(v##S##_t x)                                         \
     {                                                                                    \
         return v##S##_div(v##S##_set1((T)1), x);                                         \
+    }                                                                                    \
+    /* x^0.5 as sqrt, with pow's values where sqrt's differ: +0 for -0 (x + 0 is +0),    \
+     * +inf for -inf (-x > the largest finite value only there) */                       \
+    static inline v##S##_t pow_half_##S(v##S##_t x)                                      \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0);                                         \
+        const v##S##_t r = v##S##_sqrt(v##S##_add(x, zero));                             \
+        return v##S##_select_gt(v##S##_sub(zero, x), v##S##_set1(MAXV), v##S##_set1((T)INFINITY), r); \
+    }                                                                                    \
+    /* a^b lane by lane: SLEEF's pow, but for b = 0, 1, 2, 3, 0.5, -0.5, -1, -2 the      \
+     * forms the scalar-exponent loops use (pow_scalar_), so that an element's result     \
+     * depends on its values alone, not on whether its run had the exponent broadcast */ \
+    static inline v##S##_t pow_elem_##S(v##S##_t a, v##S##_t b)                          \
+    {                                                                                    \
+        const v##S##_t sq = v##S##_mul(a, a), h = pow_half_##S(a);                       \
+        v##S##_t r = SLEEF_##S##_(pow)(a, b);                                            \
+        r = v##S##_select_eq(b, v##S##_set1((T)0), v##S##_set1((T)1), r);                \
+        r = v##S##_select_eq(b, v##S##_set1((T)1), a, r);                                \
+        r = v##S##_select_eq(b, v##S##_set1((T)2), sq, r);                               \
+        r = v##S##_select_eq(b, v##S##_set1((T)3), v##S##_mul(sq, a), r);                \
+        r = v##S##_select_eq(b, v##S##_set1((T)0.5), h, r);                              \
+        r = v##S##_select_eq(b, v##S##_set1((T)-0.5), recip_##S(h), r);                  \
+        r = v##S##_select_eq(b, v##S##_set1((T)-1), recip_##S(a), r);                    \
+        return v##S##_select_eq(b, v##S##_set1((T)-2), recip_##S(sq), r);                \
     }
+#define MAXV FLT_MAX
 VEC_ACT_FUNCS_(f, float, 20)
+#undef MAXV
+#define MAXV DBL_MAX
 VEC_ACT_FUNCS_(d, double, 40)
+#undef MAXV
 
 /* NAME(x, y, n, p): EXPR of v (the input vector) and q0..q2 (p[0..NP-1] broadcast). */
 #define ACT_LOOP_(NAME, S, T, NP, EXPR)                                                  \
@@ -128,11 +157,12 @@ VEC_ACT_FUNCS_(d, double, 40)
     ACT_LOOP_(log_sigmoid_##P, S, T, 0, log_sigmoid_##S(v))                              \
     ACT_LOOP_(hardsigmoid_##P, S, T, 0, hardsigmoid_##S(v))                              \
     ACT_LOOP_(leaky_relu_##P, S, T, 1, leaky_relu_##S(v, q0))                            \
-    /* pow with a scalar exponent: PyTorch's special forms, then SLEEF's pow */          \
+    /* pow with a scalar exponent: PyTorch's special forms (x^0.5 with pow's values at   \
+     * -0 and -inf), then SLEEF's pow */                                                 \
     ACT_LOOP_(pow_sq_##P, S, T, 0, v##S##_mul(v, v))                                     \
     ACT_LOOP_(pow_cube_##P, S, T, 0, v##S##_mul(v##S##_mul(v, v), v))                    \
-    ACT_LOOP_(pow_sqrt_##P, S, T, 0, v##S##_sqrt(v))                                     \
-    ACT_LOOP_(pow_rsqrt_##P, S, T, 0, recip_##S(v##S##_sqrt(v)))                         \
+    ACT_LOOP_(pow_sqrt_##P, S, T, 0, pow_half_##S(v))                                    \
+    ACT_LOOP_(pow_rsqrt_##P, S, T, 0, recip_##S(pow_half_##S(v)))                        \
     ACT_LOOP_(pow_recip_##P, S, T, 0, recip_##S(v))                                      \
     ACT_LOOP_(pow_recip_sq_##P, S, T, 0, recip_##S(v##S##_mul(v, v)))                    \
     ACT_LOOP_(pow_any_##P, S, T, 1, SLEEF_##S##_(pow)(v, q0))                            \
@@ -161,7 +191,7 @@ VEC_ACT_FUNCS_(d, double, 40)
             pow_any_##P(x, y, n, p);                                                     \
         }                                                                                \
     }                                                                                    \
-    ACT2_LOOP_(pow_##P, S, T, SLEEF_##S##_(pow)(va, vb))                                 \
+    ACT2_LOOP_(pow_##P, S, T, pow_elem_##S(va, vb))                                 \
     ACT2_LOOP_(atan2_##P, S, T, SLEEF_##S##_(atan2)(va, vb))
 VEC_ACT_LOOPS_(f, float, f32)
 VEC_ACT_LOOPS_(d, double, f64)
