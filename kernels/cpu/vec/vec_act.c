@@ -21,7 +21,7 @@
 #include "kernels/cpu/vec/vec_isa.h"
 
 /* One vector of each function, S = f (float) or d (double); q0..q2 the parameters. */
-#define VEC_ACT_FUNCS_(S, T, MISH_CLAMP)                                                 \
+#define VEC_ACT_FUNCS_(S, T, MISH_HI)                                                 \
     /* x <= 0 ? expm1(x * negiptcoef) * negcoef : x * poscoef */                         \
     static inline v##S##_t elu_##S(v##S##_t x, v##S##_t negcoef, v##S##_t poscoef,       \
                                    v##S##_t negipt)                                      \
@@ -39,15 +39,21 @@
         return v##S##_select_gt(xb, thr, x, s);                                          \
     }                                                                                    \
     /* x * tanh(log1p(e)) with e = e^x: (1 + e)^2 = n + 1 with n = e (e + 2), so         \
-     * tanh(log(1 + e)) = n / (n + 2), with no cancellation anywhere.  Above MISH_CLAMP  \
-     * the ratio is 1 to working precision; the clamp keeps e * e finite (a NaN x        \
-     * becomes the clamp in min, and x * 1 is NaN again). */                             \
+     * tanh(log(1 + e)) = n / (n + 2), with no cancellation anywhere.  Above MISH_HI the  \
+     * ratio is 1 to working precision; the clamp keeps e * e finite (a NaN x becomes    \
+     * the clamp in min, and x * 1 is NaN again).  Below -MISH_HI the ratio is e to       \
+     * working precision and the result x e^x is taken as (x h) h with h = e^(x/2), so   \
+     * that e^x never goes through a subnormal (where it keeps few bits) on the way to   \
+     * a result that is still normal (float32 x in [-103, -87]); one exp per lane. */    \
     static inline v##S##_t mish_##S(v##S##_t x)                                          \
     {                                                                                    \
-        const v##S##_t two = v##S##_set1((T)2);                                          \
-        const v##S##_t e = SLEEF_##S##_(exp)(v##S##_min(x, v##S##_set1((T)MISH_CLAMP))); \
+        const v##S##_t two = v##S##_set1((T)2), lo = v##S##_set1((T)-MISH_HI);           \
+        const v##S##_t z = v##S##_select_gt(lo, x, v##S##_mul(x, v##S##_set1((T)0.5)),    \
+                                            v##S##_min(x, v##S##_set1((T)MISH_HI)));      \
+        const v##S##_t e = SLEEF_##S##_(exp)(z);                                         \
         const v##S##_t nn = v##S##_mul(e, v##S##_add(e, two));                           \
-        return v##S##_mul(x, v##S##_div(nn, v##S##_add(nn, two)));                       \
+        const v##S##_t hi = v##S##_mul(x, v##S##_div(nn, v##S##_add(nn, two)));          \
+        return v##S##_select_gt(lo, x, v##S##_mul(v##S##_mul(x, e), e), hi);             \
     }                                                                                    \
     /* min(x, 0) - log1p(exp(-|x|)) */                                                   \
     static inline v##S##_t log_sigmoid_##S(v##S##_t x)                                   \
@@ -74,6 +80,14 @@
     {                                                                                    \
         return v##S##_div(v##S##_set1((T)1), x);                                         \
     }                                                                                    \
+    /* x^-2 as (1/x)^2, not PyTorch's 1/(x*x): x*x overflows (float32 |x| > 1.8e19,     \
+     * giving 0 for a result that is still about 1e-38) or goes subnormal (losing bits)  \
+     * where (1/x)^2 does not, at the same 1.5 ulp elsewhere */                          \
+    static inline v##S##_t recip_sq_##S(v##S##_t x)                                      \
+    {                                                                                    \
+        const v##S##_t r = recip_##S(x);                                                 \
+        return v##S##_mul(r, r);                                                         \
+    }                                                                                    \
     /* x^0.5 as sqrt, with pow's values where sqrt's differ: +0 for -0 (x + 0 is +0),    \
      * +inf for -inf (-x > the largest finite value only there) */                       \
     static inline v##S##_t pow_half_##S(v##S##_t x)                                      \
@@ -96,7 +110,7 @@
         r = v##S##_select_eq(b, v##S##_set1((T)0.5), h, r);                              \
         r = v##S##_select_eq(b, v##S##_set1((T)-0.5), recip_##S(h), r);                  \
         r = v##S##_select_eq(b, v##S##_set1((T)-1), recip_##S(a), r);                    \
-        return v##S##_select_eq(b, v##S##_set1((T)-2), recip_##S(sq), r);                \
+        return v##S##_select_eq(b, v##S##_set1((T)-2), recip_sq_##S(a), r);              \
     }
 #define MAXV FLT_MAX
 VEC_ACT_FUNCS_(f, float, 20)
@@ -164,7 +178,7 @@ VEC_ACT_FUNCS_(d, double, 40)
     ACT_LOOP_(pow_sqrt_##P, S, T, 0, pow_half_##S(v))                                    \
     ACT_LOOP_(pow_rsqrt_##P, S, T, 0, recip_##S(pow_half_##S(v)))                        \
     ACT_LOOP_(pow_recip_##P, S, T, 0, recip_##S(v))                                      \
-    ACT_LOOP_(pow_recip_sq_##P, S, T, 0, recip_##S(v##S##_mul(v, v)))                    \
+    ACT_LOOP_(pow_recip_sq_##P, S, T, 0, recip_sq_##S(v))                    \
     ACT_LOOP_(pow_any_##P, S, T, 1, SLEEF_##S##_(pow)(v, q0))                            \
     static void pow_scalar_##P(const T *x, T *y, int64_t n, const T *p)                  \
     {                                                                                    \

@@ -24,7 +24,7 @@ typedef enum ops_vec_act_op {
     OPS_VEC_ACT_HARDSIGMOID, /* no p */
     OPS_VEC_ACT_LEAKY_RELU,  /* p = {negative_slope} */
     OPS_VEC_ACT_POW_SCALAR,  /* p = {exponent}: x^e, with PyTorch's forms of e = 2, 3,
-                              * 0.5, -0.5, -1, -2 (x*x, x*x*x, sqrt, 1/sqrt, 1/x, 1/(x*x)) */
+                              * 0.5, -0.5, -1, -2 (x*x, x*x*x, sqrt, 1/sqrt, 1/x, (1/x)^2) */
     OPS_VEC_NUM_ACT
 } ops_vec_act_op;
 
