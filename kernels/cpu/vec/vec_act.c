@@ -4,10 +4,9 @@
  * is vec_act.h's; docs/cpu-dispatch.md "Activations").
  *
  * The formulas and their evaluation order are those of the scalar kernels
- * (kernels/ops_elementwise_math.h, after PyTorch's), with SLEEF's 1.0-ulp expm1, exp,
- * log1p, pow and atan2 of the level's width, except mish, written here on one exp
- * (mish_): x * tanh(log1p(e^x)) = x * n / (n + 2) with n = e^x (e^x + 2), a third of
- * the work of exp, log1p and tanh at a few ulp (measured in docs/).  A branch of the
+ * (kernels/ops_elementwise_math.h, after PyTorch's), with SLEEF's 1.0-ulp exp, log1p,
+ * pow and atan2 of the level's width; elu's expm1 and mish are written here on its exp
+ * (expm1_, mish_: measured faster at a few ulp, docs/).  A branch of the
  * scalar form is a select of both sides computed for every lane; a side that could
  * overflow or raise on the other side's lanes is fed a harmless value there (elu's
  * expm1 gets 0 for x > 0).  A run's last n % width elements go through one vector
@@ -20,15 +19,38 @@
 
 #include "kernels/cpu/vec/vec_isa.h"
 
+/* 1/k! for k = 1..16 (rounded to double): the Taylor coefficients of expm1_ */
+static const double inv_fact_[16] = {
+    1.0, 0.5, 0.16666666666666666, 0.041666666666666664,
+    0.008333333333333333, 0.001388888888888889, 0.0001984126984126984, 2.48015873015873e-05,
+    2.7557319223985893e-06, 2.755731922398589e-07, 2.505210838544172e-08, 2.08767569878681e-09,
+    1.6059043836821613e-10, 1.1470745597729725e-11, 7.647163731819816e-13, 4.779477332387385e-14,
+};
+
 /* One vector of each function, S = f (float) or d (double); q0..q2 the parameters. */
 #define VEC_ACT_FUNCS_(S, T, MISH_HI)                                                 \
+    /* expm1 on exp: for |z| < 1/2 its Taylor series to z^EXPM1_TERMS (the next term     \
+     * under a tenth of an ulp there), Horner; elsewhere e^z - 1, where e^z - 1 loses    \
+     * nothing (e^z <= 0.61 or >= 1.64).  About 1.5 ulp, at the cost of SLEEF's exp and  \
+     * a few multiply-adds: SLEEF's expm1 (double-double inside) takes 2.5x as long. */   \
+    static inline v##S##_t expm1_##S(v##S##_t z)                                         \
+    {                                                                                    \
+        const v##S##_t half = v##S##_set1((T)0.5);                                       \
+        v##S##_t p = v##S##_set1((T)inv_fact_[EXPM1_TERMS - 1]);                         \
+        for (int k = EXPM1_TERMS - 1; k >= 1; k--)                                       \
+            p = v##S##_add(v##S##_mul(p, z), v##S##_set1((T)inv_fact_[k - 1]));          \
+        const v##S##_t small = v##S##_mul(z, p);                                         \
+        const v##S##_t big = v##S##_sub(SLEEF_##S##_(exp)(z), v##S##_set1((T)1));        \
+        const v##S##_t r = v##S##_select_gt(z, v##S##_sub(v##S##_set1((T)0), half), small, big); \
+        return v##S##_select_gt(z, half, big, r);                                        \
+    }                                                                                    \
     /* x <= 0 ? expm1(x * negiptcoef) * negcoef : x * poscoef */                         \
     static inline v##S##_t elu_##S(v##S##_t x, v##S##_t negcoef, v##S##_t poscoef,       \
                                    v##S##_t negipt)                                      \
     {                                                                                    \
         const v##S##_t zero = v##S##_set1((T)0);                                         \
         const v##S##_t z = v##S##_select_gt(x, zero, zero, v##S##_mul(x, negipt));       \
-        const v##S##_t neg = v##S##_mul(SLEEF_##S##_(expm1)(z), negcoef);                \
+        const v##S##_t neg = v##S##_mul(expm1_##S(z), negcoef);                          \
         return v##S##_select_gt(x, zero, v##S##_mul(x, poscoef), neg);                   \
     }                                                                                    \
     /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */                         \
@@ -113,11 +135,15 @@
         return v##S##_select_eq(b, v##S##_set1((T)-2), recip_sq_##S(a), r);              \
     }
 #define MAXV FLT_MAX
+#define EXPM1_TERMS 9
 VEC_ACT_FUNCS_(f, float, 20)
 #undef MAXV
+#undef EXPM1_TERMS
 #define MAXV DBL_MAX
+#define EXPM1_TERMS 16
 VEC_ACT_FUNCS_(d, double, 40)
 #undef MAXV
+#undef EXPM1_TERMS
 
 /* NAME(x, y, n, p): EXPR of v (the input vector) and q0..q2 (p[0..NP-1] broadcast). */
 #define ACT_LOOP_(NAME, S, T, NP, EXPR)                                                  \
