@@ -38,7 +38,7 @@ static const double inv_fact_[16] = {
         const v##S##_t half = v##S##_set1((T)0.5);                                       \
         v##S##_t p = v##S##_set1((T)inv_fact_[EXPM1_TERMS - 1]);                         \
         for (int k = EXPM1_TERMS - 1; k >= 1; k--)                                       \
-            p = v##S##_add(v##S##_mul(p, z), v##S##_set1((T)inv_fact_[k - 1]));          \
+            p = v##S##_muladd(p, z, v##S##_set1((T)inv_fact_[k - 1]));                   \
         const v##S##_t small = v##S##_mul(z, p);                                         \
         const v##S##_t big = v##S##_sub(SLEEF_##S##_(exp)(z), v##S##_set1((T)1));        \
         const v##S##_t r = v##S##_select_gt(z, v##S##_sub(v##S##_set1((T)0), half), small, big); \

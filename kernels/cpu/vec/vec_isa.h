@@ -56,7 +56,8 @@ typedef __m512d vd_t;
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((x), _mm512_setzero_pd(), _CMP_LT_OQ), (b), (a))
 #define SLEEF_f_(fn) Sleef_##fn##f16_u10avx512f
 #define SLEEF_d_(fn) Sleef_##fn##d8_u10avx512f
-/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y) */
+/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y),
+ * muladd */
 #define vf_max _mm512_max_ps
 #define vd_max _mm512_max_pd
 #define vf_sqrt _mm512_sqrt_ps
@@ -69,6 +70,8 @@ typedef __m512d vd_t;
     _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ), (y), (x))
 #define vd_select_eq(a, b, x, y)                                                         \
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_EQ_OQ), (y), (x))
+#define vf_muladd _mm512_fmadd_ps /* a * b + c, fused where the level has FMA */
+#define vd_muladd _mm512_fmadd_pd
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -97,7 +100,8 @@ typedef __m256d vd_t;
     _mm256_blendv_pd((b), (a), _mm256_cmp_pd((x), _mm256_setzero_pd(), _CMP_LT_OQ))
 #define SLEEF_f_(fn) Sleef_##fn##f8_u10avx2
 #define SLEEF_d_(fn) Sleef_##fn##d4_u10avx2
-/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y) */
+/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y),
+ * muladd */
 #define vf_max _mm256_max_ps
 #define vd_max _mm256_max_pd
 #define vf_sqrt _mm256_sqrt_ps
@@ -106,6 +110,8 @@ typedef __m256d vd_t;
 #define vd_select_gt(a, b, x, y) _mm256_blendv_pd((y), (x), _mm256_cmp_pd((a), (b), _CMP_GT_OQ))
 #define vf_select_eq(a, b, x, y) _mm256_blendv_ps((y), (x), _mm256_cmp_ps((a), (b), _CMP_EQ_OQ))
 #define vd_select_eq(a, b, x, y) _mm256_blendv_pd((y), (x), _mm256_cmp_pd((a), (b), _CMP_EQ_OQ))
+#define vf_muladd _mm256_fmadd_ps /* a * b + c, fused where the level has FMA */
+#define vd_muladd _mm256_fmadd_pd
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -140,7 +146,8 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 }
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10sse2
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10sse2
-/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y) */
+/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y),
+ * muladd */
 #define vf_max _mm_max_ps
 #define vd_max _mm_max_pd
 #define vf_sqrt _mm_sqrt_ps
@@ -149,6 +156,8 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 #define vd_select_gt(a, b, x, y) vd_sse2_select_(_mm_cmpgt_pd((a), (b)), (x), (y))
 #define vf_select_eq(a, b, x, y) vf_sse2_select_(_mm_cmpeq_ps((a), (b)), (x), (y))
 #define vd_select_eq(a, b, x, y) vd_sse2_select_(_mm_cmpeq_pd((a), (b)), (x), (y))
+#define vf_muladd(a, b, c) _mm_add_ps(_mm_mul_ps((a), (b)), (c)) /* a * b + c, not fused */
+#define vd_muladd(a, b, c) _mm_add_pd(_mm_mul_pd((a), (b)), (c))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -175,7 +184,8 @@ typedef float64x2_t vd_t;
 #define vd_where_neg(x, a, b) vbslq_f64(vcltq_f64((x), vdupq_n_f64(0.0)), (a), (b))
 #define SLEEF_f_(fn) Sleef_##fn##f4_u10advsimd
 #define SLEEF_d_(fn) Sleef_##fn##d2_u10advsimd
-/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y) */
+/* vec_act.c: max, sqrt, a > b ? x : y and a == b ? x : y (false for NaN, taking y),
+ * muladd */
 #define vf_max vmaxq_f32
 #define vd_max vmaxq_f64
 #define vf_sqrt vsqrtq_f32
@@ -184,6 +194,8 @@ typedef float64x2_t vd_t;
 #define vd_select_gt(a, b, x, y) vbslq_f64(vcgtq_f64((a), (b)), (x), (y))
 #define vf_select_eq(a, b, x, y) vbslq_f32(vceqq_f32((a), (b)), (x), (y))
 #define vd_select_eq(a, b, x, y) vbslq_f64(vceqq_f64((a), (b)), (x), (y))
+#define vf_muladd(a, b, c) vfmaq_f32((c), (a), (b)) /* a * b + c, fused */
+#define vd_muladd(a, b, c) vfmaq_f64((c), (a), (b))
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
