@@ -1,5 +1,5 @@
 /* Vector loops of the activations (elu/selu/celu, softplus, mish, log_sigmoid,
- * hardsigmoid, leaky_relu) and of pow and atan2 over contiguous float32/float64,
+ * hardsigmoid, hardswish, leaky_relu) and of pow and atan2 over contiguous float32/float64,
  * compiled once per instruction-set level (kernels/cpu/vec/meson.build; the table type
  * is vec_act.h's; docs/cpu-dispatch.md "Activations").
  *
@@ -92,6 +92,14 @@ static const double inv_fact_[16] = {
         const v##S##_t v = v##S##_add(x, v##S##_set1((T)3));                             \
         const v##S##_t w = v##S##_select_gt(zero, v, zero, v);                           \
         return v##S##_div(v##S##_select_gt(w, six, six, w), six);                        \
+    }                                                                                    \
+    /* x * hardtanh(x + 3, 0, 6) / 6, left to right as the scalar form */               \
+    static inline v##S##_t hardswish_##S(v##S##_t x)                                     \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0), six = v##S##_set1((T)6);                \
+        const v##S##_t v = v##S##_add(x, v##S##_set1((T)3));                             \
+        const v##S##_t w = v##S##_select_gt(zero, v, zero, v);                           \
+        return v##S##_div(v##S##_mul(x, v##S##_select_gt(w, six, six, w)), six);          \
     }                                                                                    \
     static inline v##S##_t leaky_relu_##S(v##S##_t x, v##S##_t slope)                   \
     {                                                                                    \
@@ -196,6 +204,7 @@ VEC_ACT_FUNCS_(d, double, 40)
     ACT_LOOP_(mish_##P, S, T, 0, mish_##S(v))                                            \
     ACT_LOOP_(log_sigmoid_##P, S, T, 0, log_sigmoid_##S(v))                              \
     ACT_LOOP_(hardsigmoid_##P, S, T, 0, hardsigmoid_##S(v))                              \
+    ACT_LOOP_(hardswish_##P, S, T, 0, hardswish_##S(v))                                  \
     ACT_LOOP_(leaky_relu_##P, S, T, 1, leaky_relu_##S(v, q0))                            \
     /* pow with a scalar exponent: PyTorch's special forms (x^0.5 with pow's values at   \
      * -0 and -inf), then SLEEF's pow */                                                 \
@@ -240,7 +249,7 @@ VEC_ACT_LOOPS_(d, double, f64)
     {                                                                                    \
         [OPS_VEC_ACT_ELU] = elu_##P, [OPS_VEC_ACT_SOFTPLUS] = softplus_##P,              \
         [OPS_VEC_ACT_MISH] = mish_##P, [OPS_VEC_ACT_LOG_SIGMOID] = log_sigmoid_##P,      \
-        [OPS_VEC_ACT_HARDSIGMOID] = hardsigmoid_##P,                                     \
+        [OPS_VEC_ACT_HARDSIGMOID] = hardsigmoid_##P, [OPS_VEC_ACT_HARDSWISH] = hardswish_##P, \
         [OPS_VEC_ACT_LEAKY_RELU] = leaky_relu_##P, [OPS_VEC_ACT_POW_SCALAR] = pow_scalar_##P, \
     }
 

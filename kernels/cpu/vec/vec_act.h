@@ -1,6 +1,6 @@
 /* The activation and binary-math vector loops (vec_act.c), compiled once per
  * instruction-set level (docs/cpu-dispatch.md "Activations"): elu/selu/celu, softplus,
- * mish, log_sigmoid, hardsigmoid, leaky_relu, pow (tensor^tensor and tensor^scalar)
+ * mish, log_sigmoid, hardsigmoid, hardswish, leaky_relu, pow (tensor^tensor and tensor^scalar)
  * and atan2 over contiguous float32/float64.
  *
  * A unary loop reads n contiguous x and writes n y (y may be x, no other overlap); p
@@ -22,6 +22,7 @@ typedef enum ops_vec_act_op {
     OPS_VEC_ACT_MISH,        /* no p */
     OPS_VEC_ACT_LOG_SIGMOID, /* no p */
     OPS_VEC_ACT_HARDSIGMOID, /* no p */
+    OPS_VEC_ACT_HARDSWISH,   /* no p */
     OPS_VEC_ACT_LEAKY_RELU,  /* p = {negative_slope} */
     OPS_VEC_ACT_POW_SCALAR,  /* p = {exponent}: x^e, with PyTorch's forms of e = 2, 3,
                               * 0.5, -0.5, -1, -2 (x*x, x*x*x, sqrt, 1/sqrt, 1/x, (1/x)^2) */
