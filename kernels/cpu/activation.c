@@ -12,13 +12,21 @@
  * come out the same way.  The formulas live in kernels/ops_elementwise_math.h, shared
  * with kernels/cuda/activation.cu; the argument checks (celu's alpha, hardtanh's and
  * threshold's integer limits) are the entries' `check:` functions
- * (kernels/elementwise_check.c), run by the glue before the kernel. */
+ * (kernels/elementwise_check.c), run by the glue before the kernel.
+ *
+ * float32/float64 of elu/selu/celu, softplus, mish, log_sigmoid, hardsigmoid,
+ * hardswish and leaky_relu run the vector loops of the CPU's instruction-set level
+ * (ACT_VEC_, kernels/cpu/vec/vec_act.c; docs/cpu-dispatch.md "Activations"); the
+ * others (hardtanh, softsign, threshold) are plain branch-free loops the compiler
+ * vectorises, measured ahead of PyTorch's. */
 #include <math.h>
 
 #include "ops_dispatch.h"
 #include "kernels/elementwise_check.h"
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels_activation.h"
+#include "kernels/cpu/vec/vec_act.h"
+#include "kernels/cpu/vec_loop.h"
 
 /* A kernel over the floating dtypes with output = input dtype.  PRE declares the
  * opmath_t parameters the expression uses; EXPR is in terms of x. */
@@ -29,6 +37,40 @@
             OPS_UNARY_KERNEL((IT), scalar_t, scalar_t, EXPR);                            \
         });                                                                              \
         return OPS_OK;                                                                   \
+    } while (0)
+
+/* float32/float64 through the vector loop FN of the CPU's level, with the parameters
+ * P[0..NP-1] rounded to the dtype as the scalar kernel rounds them to opmath_t; false
+ * for the other dtypes (float16/bfloat16 keep the scalar loop, in float). */
+static bool
+act_vec_(ops_iter *it, ops_vec_act_op fn, const double *p, int np)
+{
+    const ops_dtype dt = it->dtypes[1];
+    if (it->dtypes[0] != dt || (dt != OPS_FLOAT32 && dt != OPS_FLOAT64))
+        return false;
+    const ops_vec_act_table *const vt = ops_vec_act();
+    if (dt == OPS_FLOAT32) {
+        float pf[3] = {0, 0, 0};
+        for (int k = 0; k < np; k++)
+            pf[k] = (float)p[k];
+        ops_vec_act_f32_fn *const f = vt->act_f32[fn];
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_UNARY(float, f, pf, vd_, vs_, vn_); });
+    } else {
+        double pd[3] = {0, 0, 0};
+        for (int k = 0; k < np; k++)
+            pd[k] = p[k];
+        ops_vec_act_f64_fn *const f = vt->act_f64[fn];
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_UNARY(double, f, pd, vd_, vs_, vn_); });
+    }
+    return true;
+}
+
+/* The vector loop FN with parameters (double){...}, when the dtype has one. */
+#define ACT_VEC_(IT, FN, ...)                                                            \
+    do {                                                                                 \
+        const double av_p_[] = {0, __VA_ARGS__};                                         \
+        if (act_vec_((IT), (FN), av_p_ + 1, (int)(sizeof av_p_ / sizeof av_p_[0]) - 1))  \
+            return OPS_OK;                                                               \
     } while (0)
 
 /* selu's constants (Klambauer et al. 2017), the values PyTorch uses. */
@@ -42,6 +84,7 @@ leaky_relu_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar negative_slo
 {
     (void)self;
     const double slope = ops_scalar_to_double(negative_slope);
+    ACT_VEC_(it, OPS_VEC_ACT_LEAKY_RELU, slope);
     ACT_KERNEL_(it, const opmath_t s = (opmath_t)slope, ops_math_leaky_relu(x, s));
 }
 
@@ -51,6 +94,7 @@ static ops_status
 elu_common(ops_iter *it, double alpha, double scale, double input_scale)
 {
     const double negcoef_d = alpha * scale;
+    ACT_VEC_(it, OPS_VEC_ACT_ELU, negcoef_d, scale, input_scale);
     ACT_KERNEL_(it,
                 const opmath_t negcoef = (opmath_t)negcoef_d;
                 const opmath_t poscoef = (opmath_t)scale;
@@ -87,6 +131,7 @@ softplus_out_cpu(ops_iter *it, const ops_tensor *self, ops_scalar beta, ops_scal
 {
     (void)self;
     const double b = ops_scalar_to_double(beta), t = ops_scalar_to_double(threshold);
+    ACT_VEC_(it, OPS_VEC_ACT_SOFTPLUS, b, t);
     ACT_KERNEL_(it, const opmath_t bb = (opmath_t)b; const opmath_t tt = (opmath_t)t,
                 ops_math_softplus(x, bb, tt));
 }
@@ -115,6 +160,7 @@ ops_status
 hardsigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
+    ACT_VEC_(it, OPS_VEC_ACT_HARDSIGMOID);
     ACT_KERNEL_(it, (void)0, ops_math_hardsigmoid(x));
 }
 
@@ -122,6 +168,7 @@ ops_status
 hardswish_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
+    ACT_VEC_(it, OPS_VEC_ACT_HARDSWISH);
     ACT_KERNEL_(it, (void)0, ops_math_hardswish(x));
 }
 
@@ -129,6 +176,7 @@ ops_status
 mish_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
+    ACT_VEC_(it, OPS_VEC_ACT_MISH);
     ACT_KERNEL_(it, (void)0, ops_math_mish(x));
 }
 
@@ -145,6 +193,7 @@ ops_status
 log_sigmoid_out_cpu(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
+    ACT_VEC_(it, OPS_VEC_ACT_LOG_SIGMOID);
     ACT_KERNEL_(it, (void)0, ops_math_log_sigmoid(x));
 }
 

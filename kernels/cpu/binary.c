@@ -66,6 +66,8 @@ vec_binary_fn(const ops_iter *it, ops_vec_binary_op op)
                                   a == (opmath_t)1 ? vplain_ : valpha_, &a, EXPR);          \
         });                                                                                 \
     } while (0)
+#include "kernels/cpu/vec/vec_act.h"
+#include "kernels/cpu/vec_loop.h"
 
 /* Integer division and remainder by zero, scanned in the divisor (operand 2). */
 static ops_status
@@ -205,6 +207,33 @@ pow_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
 {
     (void)self;
     (void)exponent;
+    /* float32/float64 with all operands of one dtype: the vector loops of the CPU's
+     * level (kernels/cpu/vec/vec_act.c); a run whose exponent is one broadcast value
+     * (pow(x, 2.0), stride 0) takes PyTorch's forms of 2, 3, 0.5, -0.5, -1, -2. */
+    const ops_dtype pdt = it->dtypes[1];
+    if ((pdt == OPS_FLOAT32 || pdt == OPS_FLOAT64) && it->dtypes[0] == pdt && it->dtypes[2] == pdt) {
+        const ops_vec_act_table *const vt = ops_vec_act();
+        if (pdt == OPS_FLOAT32) {
+            OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+                if (vs_[2] == 0) {
+                    const float e = *(const float *)vd_[2];
+                    OPS_VEC_RUN_UNARY(float, vt->act_f32[OPS_VEC_ACT_POW_SCALAR], &e, vd_, vs_, vn_);
+                } else {
+                    OPS_VEC_RUN_BINARY(float, vt->act2_f32[OPS_VEC_ACT2_POW], vd_, vs_, vn_);
+                }
+            });
+        } else {
+            OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+                if (vs_[2] == 0) {
+                    const double e = *(const double *)vd_[2];
+                    OPS_VEC_RUN_UNARY(double, vt->act_f64[OPS_VEC_ACT_POW_SCALAR], &e, vd_, vs_, vn_);
+                } else {
+                    OPS_VEC_RUN_BINARY(double, vt->act2_f64[OPS_VEC_ACT2_POW], vd_, vs_, vn_);
+                }
+            });
+        }
+        return OPS_OK;
+    }
     OPS_DISPATCH_DECLARED(POW_OUT, it->common_dtype, it->op,
                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_pow(x, y)););
     return OPS_OK;
@@ -235,6 +264,16 @@ atan2_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
+    /* float32/float64: the vector loop of the CPU's level (kernels/cpu/vec/vec_act.c) */
+    const ops_dtype adt = it->dtypes[1];
+    if ((adt == OPS_FLOAT32 || adt == OPS_FLOAT64) && it->dtypes[0] == adt && it->dtypes[2] == adt) {
+        const ops_vec_act_table *const vt = ops_vec_act();
+        if (adt == OPS_FLOAT32)
+            OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_BINARY(float, vt->act2_f32[OPS_VEC_ACT2_ATAN2], vd_, vs_, vn_); });
+        else
+            OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_BINARY(double, vt->act2_f64[OPS_VEC_ACT2_ATAN2], vd_, vs_, vn_); });
+        return OPS_OK;
+    }
     OPS_DISPATCH_DECLARED(ATAN2_OUT, it->common_dtype, it->op,
                           OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_atan2(x, y)););
     return OPS_OK;

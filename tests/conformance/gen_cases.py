@@ -176,6 +176,12 @@ class Gen:
         base = self.arg_choices(nf, c, args)[0]
         for raw in c.samples:
             smp = conf_mod.sample_args(c, raw)
+            # a sample giving a tensor ({data: ..} or a shape) for an argument is for the
+            # overloads where it is a Tensor (pow.out's, not pow.Tensor_Scalar's Scalar)
+            if any(isinstance(smp.get(a.name), dict) or
+                   (a.type.base == "Scalar" and isinstance(smp.get(a.name), list))
+                   for a in args if a.type.base != "Tensor"):
+                continue
             combo = dict(base, **{k: v for k, v in smp.items() if k not in {a.name for a in tensor_args}})
             pinned = any(isinstance(smp.get(a.name), dict) and "data" in smp[a.name] for a in tensor_args)
             for d in conf_mod.sample_dtypes(c, raw):

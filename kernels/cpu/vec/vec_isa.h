@@ -112,6 +112,16 @@ typedef __m512i vl_t;
 /* the low and high halves of a float vector as two double vectors */
 #define vf_lo_vd(v) _mm512_cvtps_pd(_mm512_castps512_ps256(v))
 #define vf_hi_vd(v) _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)))
+/* vec_act.c: a > b ? x : y and a == b ? x : y (false for NaN, taking y); it also uses
+ * vf_max, vf_sqrt and vf_fma above */
+#define vf_select_gt(a, b, x, y)                                                         \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ), (y), (x))
+#define vd_select_gt(a, b, x, y)                                                         \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_GT_OQ), (y), (x))
+#define vf_select_eq(a, b, x, y)                                                         \
+    _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ), (y), (x))
+#define vd_select_eq(a, b, x, y)                                                         \
+    _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_EQ_OQ), (y), (x))
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -198,6 +208,12 @@ typedef __m256i vl_t;
 #define vd_fma _mm256_fmadd_pd
 #define vf_lo_vd(v) _mm256_cvtps_pd(_mm256_castps256_ps128(v))
 #define vf_hi_vd(v) _mm256_cvtps_pd(_mm256_extractf128_ps((v), 1))
+/* vec_act.c: a > b ? x : y and a == b ? x : y (false for NaN, taking y); it also uses
+ * vf_max, vf_sqrt and vf_fma above */
+#define vf_select_gt(a, b, x, y) _mm256_blendv_ps((y), (x), _mm256_cmp_ps((a), (b), _CMP_GT_OQ))
+#define vd_select_gt(a, b, x, y) _mm256_blendv_pd((y), (x), _mm256_cmp_pd((a), (b), _CMP_GT_OQ))
+#define vf_select_eq(a, b, x, y) _mm256_blendv_ps((y), (x), _mm256_cmp_ps((a), (b), _CMP_EQ_OQ))
+#define vd_select_eq(a, b, x, y) _mm256_blendv_pd((y), (x), _mm256_cmp_pd((a), (b), _CMP_EQ_OQ))
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -283,6 +299,12 @@ static inline __m128i vl_sse2_widen_(__m128i lo)
 #define vd_fma VEC_SSE2_FMA_D_
 #define vf_lo_vd(v) _mm_cvtps_pd(v)
 #define vf_hi_vd(v) _mm_cvtps_pd(_mm_movehl_ps((v), (v)))
+/* vec_act.c: a > b ? x : y and a == b ? x : y (false for NaN, taking y); it also uses
+ * vf_max, vf_sqrt and vf_fma above */
+#define vf_select_gt(a, b, x, y) vf_sse2_select_(_mm_cmpgt_ps((a), (b)), (x), (y))
+#define vd_select_gt(a, b, x, y) vd_sse2_select_(_mm_cmpgt_pd((a), (b)), (x), (y))
+#define vf_select_eq(a, b, x, y) vf_sse2_select_(_mm_cmpeq_ps((a), (b)), (x), (y))
+#define vd_select_eq(a, b, x, y) vd_sse2_select_(_mm_cmpeq_pd((a), (b)), (x), (y))
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -355,6 +377,12 @@ typedef int64x2_t vl_t;
 #define vd_fma VEC_NEON_FMA_D_
 #define vf_lo_vd(v) vcvt_f64_f32(vget_low_f32(v))
 #define vf_hi_vd(v) vcvt_high_f64_f32(v)
+/* vec_act.c: a > b ? x : y and a == b ? x : y (false for NaN, taking y); it also uses
+ * vf_max, vf_sqrt and vf_fma above */
+#define vf_select_gt(a, b, x, y) vbslq_f32(vcgtq_f32((a), (b)), (x), (y))
+#define vd_select_gt(a, b, x, y) vbslq_f64(vcgtq_f64((a), (b)), (x), (y))
+#define vf_select_eq(a, b, x, y) vbslq_f32(vceqq_f32((a), (b)), (x), (y))
+#define vd_select_eq(a, b, x, y) vbslq_f64(vceqq_f64((a), (b)), (x), (y))
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif

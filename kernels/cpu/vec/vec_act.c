@@ -1,0 +1,261 @@
+/* Vector loops of the activations (elu/selu/celu, softplus, mish, log_sigmoid,
+ * hardsigmoid, hardswish, leaky_relu) and of pow and atan2 over contiguous float32/float64,
+ * compiled once per instruction-set level (kernels/cpu/vec/meson.build; the table type
+ * is vec_act.h's; docs/cpu-dispatch.md "Activations").
+ *
+ * The formulas and their evaluation order are those of the scalar kernels
+ * (kernels/ops_elementwise_math.h, after PyTorch's), with SLEEF's 1.0-ulp exp, log1p,
+ * pow and atan2 of the level's width; elu's expm1 and mish are written here on its exp
+ * (expm1_, mish_: measured faster at a few ulp, docs/).  A branch of the
+ * scalar form is a select of both sides computed for every lane; a side that could
+ * overflow or raise on the other side's lanes is fed a harmless value there (elu's
+ * expm1 gets 0 for x > 0).  A run's last n % width elements go through one vector
+ * padded with 1 in a local buffer, so every element of a run goes through the same
+ * code wherever the run starts (threads split runs anywhere). */
+#include <float.h>
+#include <math.h>
+
+#include "kernels/cpu/vec/vec_act.h"
+
+#include "kernels/cpu/vec/vec_isa.h"
+
+/* 1/k! for k = 1..16 (rounded to double): the Taylor coefficients of expm1_ */
+static const double inv_fact_[16] = {
+    1.0, 0.5, 0.16666666666666666, 0.041666666666666664,
+    0.008333333333333333, 0.001388888888888889, 0.0001984126984126984, 2.48015873015873e-05,
+    2.7557319223985893e-06, 2.755731922398589e-07, 2.505210838544172e-08, 2.08767569878681e-09,
+    1.6059043836821613e-10, 1.1470745597729725e-11, 7.647163731819816e-13, 4.779477332387385e-14,
+};
+
+/* One vector of each function, S = f (float) or d (double); q0..q2 the parameters. */
+#define VEC_ACT_FUNCS_(S, T, MISH_HI)                                                 \
+    /* expm1 on exp: for |z| < 1/2 its Taylor series to z^EXPM1_TERMS (the next term     \
+     * under a tenth of an ulp there), Horner; elsewhere e^z - 1, where e^z - 1 loses    \
+     * nothing (e^z <= 0.61 or >= 1.64).  About 1.5 ulp, at the cost of SLEEF's exp and  \
+     * a few multiply-adds: SLEEF's expm1 (double-double inside) takes 2.5x as long. */   \
+    static inline v##S##_t expm1_##S(v##S##_t z)                                         \
+    {                                                                                    \
+        const v##S##_t half = v##S##_set1((T)0.5);                                       \
+        v##S##_t p = v##S##_set1((T)inv_fact_[EXPM1_TERMS - 1]);                         \
+        for (int k = EXPM1_TERMS - 1; k >= 1; k--)                                       \
+            p = v##S##_fma(p, z, v##S##_set1((T)inv_fact_[k - 1]));                   \
+        const v##S##_t small = v##S##_mul(z, p);                                         \
+        const v##S##_t big = v##S##_sub(SLEEF_##S##_(exp)(z), v##S##_set1((T)1));        \
+        const v##S##_t r = v##S##_select_gt(z, v##S##_sub(v##S##_set1((T)0), half), small, big); \
+        return v##S##_select_gt(z, half, big, r);                                        \
+    }                                                                                    \
+    /* x <= 0 ? expm1(x * negiptcoef) * negcoef : x * poscoef */                         \
+    static inline v##S##_t elu_##S(v##S##_t x, v##S##_t negcoef, v##S##_t poscoef,       \
+                                   v##S##_t negipt)                                      \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0);                                         \
+        const v##S##_t z = v##S##_select_gt(x, zero, zero, v##S##_mul(x, negipt));       \
+        const v##S##_t neg = v##S##_mul(expm1_##S(z), negcoef);                          \
+        return v##S##_select_gt(x, zero, v##S##_mul(x, poscoef), neg);                   \
+    }                                                                                    \
+    /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */                         \
+    static inline v##S##_t softplus_##S(v##S##_t x, v##S##_t beta, v##S##_t thr)        \
+    {                                                                                    \
+        const v##S##_t xb = v##S##_mul(x, beta);                                         \
+        const v##S##_t s = v##S##_div(SLEEF_##S##_(log1p)(SLEEF_##S##_(exp)(xb)), beta); \
+        return v##S##_select_gt(xb, thr, x, s);                                          \
+    }                                                                                    \
+    /* x * tanh(log1p(e)) with e = e^x: (1 + e)^2 = n + 1 with n = e (e + 2), so         \
+     * tanh(log(1 + e)) = n / (n + 2), with no cancellation anywhere.  Above MISH_HI the  \
+     * ratio is 1 to working precision; the clamp keeps e * e finite (a NaN x becomes    \
+     * the clamp in min, and x * 1 is NaN again).  Below -MISH_HI the ratio is e to       \
+     * working precision and the result x e^x is taken as (x h) h with h = e^(x/2), so   \
+     * that e^x never goes through a subnormal (where it keeps few bits) on the way to   \
+     * a result that is still normal (float32 x in [-103, -87]); one exp per lane. */    \
+    static inline v##S##_t mish_##S(v##S##_t x)                                          \
+    {                                                                                    \
+        const v##S##_t two = v##S##_set1((T)2), lo = v##S##_set1((T)-MISH_HI);           \
+        const v##S##_t z = v##S##_select_gt(lo, x, v##S##_mul(x, v##S##_set1((T)0.5)),    \
+                                            v##S##_min(x, v##S##_set1((T)MISH_HI)));      \
+        const v##S##_t e = SLEEF_##S##_(exp)(z);                                         \
+        const v##S##_t nn = v##S##_mul(e, v##S##_add(e, two));                           \
+        const v##S##_t hi = v##S##_mul(x, v##S##_div(nn, v##S##_add(nn, two)));          \
+        return v##S##_select_gt(lo, x, v##S##_mul(v##S##_mul(x, e), e), hi);             \
+    }                                                                                    \
+    /* min(x, 0) - log1p(exp(-|x|)) */                                                   \
+    static inline v##S##_t log_sigmoid_##S(v##S##_t x)                                   \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0);                                         \
+        const v##S##_t neg_abs = v##S##_min(x, v##S##_sub(zero, x));                     \
+        const v##S##_t l = SLEEF_##S##_(log1p)(SLEEF_##S##_(exp)(neg_abs));              \
+        return v##S##_sub(v##S##_where_neg(x, x, zero), l);                              \
+    }                                                                                    \
+    /* hardtanh(x + 3, 0, 6) / 6: (v < 0 ? 0 : v) > 6 ? 6 : that, NaN passing both */    \
+    static inline v##S##_t hardsigmoid_##S(v##S##_t x)                                   \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0), six = v##S##_set1((T)6);                \
+        const v##S##_t v = v##S##_add(x, v##S##_set1((T)3));                             \
+        const v##S##_t w = v##S##_select_gt(zero, v, zero, v);                           \
+        return v##S##_div(v##S##_select_gt(w, six, six, w), six);                        \
+    }                                                                                    \
+    /* x * hardtanh(x + 3, 0, 6) / 6, left to right as the scalar form */               \
+    static inline v##S##_t hardswish_##S(v##S##_t x)                                     \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0), six = v##S##_set1((T)6);                \
+        const v##S##_t v = v##S##_add(x, v##S##_set1((T)3));                             \
+        const v##S##_t w = v##S##_select_gt(zero, v, zero, v);                           \
+        return v##S##_div(v##S##_mul(x, v##S##_select_gt(w, six, six, w)), six);          \
+    }                                                                                    \
+    static inline v##S##_t leaky_relu_##S(v##S##_t x, v##S##_t slope)                   \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0);                                         \
+        return v##S##_select_gt(x, zero, x, v##S##_mul(x, slope));                       \
+    }                                                                                    \
+    static inline v##S##_t recip_##S(v##S##_t x)                                         \
+    {                                                                                    \
+        return v##S##_div(v##S##_set1((T)1), x);                                         \
+    }                                                                                    \
+    /* x^-2 as (1/x)^2, not PyTorch's 1/(x*x): x*x overflows (float32 |x| > 1.8e19,     \
+     * giving 0 for a result that is still about 1e-38) or goes subnormal (losing bits)  \
+     * where (1/x)^2 does not, at the same 1.5 ulp elsewhere */                          \
+    static inline v##S##_t recip_sq_##S(v##S##_t x)                                      \
+    {                                                                                    \
+        const v##S##_t r = recip_##S(x);                                                 \
+        return v##S##_mul(r, r);                                                         \
+    }                                                                                    \
+    /* x^0.5 as sqrt, with pow's values where sqrt's differ: +0 for -0 (x + 0 is +0),    \
+     * +inf for -inf (-x > the largest finite value only there) */                       \
+    static inline v##S##_t pow_half_##S(v##S##_t x)                                      \
+    {                                                                                    \
+        const v##S##_t zero = v##S##_set1((T)0);                                         \
+        const v##S##_t r = v##S##_sqrt(v##S##_add(x, zero));                             \
+        return v##S##_select_gt(v##S##_sub(zero, x), v##S##_set1(MAXV), v##S##_set1((T)INFINITY), r); \
+    }                                                                                    \
+    /* a^b lane by lane: SLEEF's pow, but for b = 0, 1, 2, 3, 0.5, -0.5, -1, -2 the      \
+     * forms the scalar-exponent loops use (pow_scalar_), so that an element's result     \
+     * depends on its values alone, not on whether its run had the exponent broadcast */ \
+    static inline v##S##_t pow_elem_##S(v##S##_t a, v##S##_t b)                          \
+    {                                                                                    \
+        const v##S##_t sq = v##S##_mul(a, a), h = pow_half_##S(a);                       \
+        v##S##_t r = SLEEF_##S##_(pow)(a, b);                                            \
+        r = v##S##_select_eq(b, v##S##_set1((T)0), v##S##_set1((T)1), r);                \
+        r = v##S##_select_eq(b, v##S##_set1((T)1), a, r);                                \
+        r = v##S##_select_eq(b, v##S##_set1((T)2), sq, r);                               \
+        r = v##S##_select_eq(b, v##S##_set1((T)3), v##S##_mul(sq, a), r);                \
+        r = v##S##_select_eq(b, v##S##_set1((T)0.5), h, r);                              \
+        r = v##S##_select_eq(b, v##S##_set1((T)-0.5), recip_##S(h), r);                  \
+        r = v##S##_select_eq(b, v##S##_set1((T)-1), recip_##S(a), r);                    \
+        return v##S##_select_eq(b, v##S##_set1((T)-2), recip_sq_##S(a), r);              \
+    }
+#define MAXV FLT_MAX
+#define EXPM1_TERMS 9
+VEC_ACT_FUNCS_(f, float, 20)
+#undef MAXV
+#undef EXPM1_TERMS
+#define MAXV DBL_MAX
+#define EXPM1_TERMS 16
+VEC_ACT_FUNCS_(d, double, 40)
+#undef MAXV
+#undef EXPM1_TERMS
+
+/* NAME(x, y, n, p): EXPR of v (the input vector) and q0..q2 (p[0..NP-1] broadcast). */
+#define ACT_LOOP_(NAME, S, T, NP, EXPR)                                                  \
+    static void NAME(const T *x, T *y, int64_t n, const T *p)                           \
+    {                                                                                    \
+        const v##S##_t q0 OPS_VEC_UNUSED_ = v##S##_set1((NP) > 0 ? p[0] : (T)0);         \
+        const v##S##_t q1 OPS_VEC_UNUSED_ = v##S##_set1((NP) > 1 ? p[1] : (T)0);         \
+        const v##S##_t q2 OPS_VEC_UNUSED_ = v##S##_set1((NP) > 2 ? p[2] : (T)0);         \
+        int64_t i = 0;                                                                   \
+        for (; i + v##S##_n <= n; i += v##S##_n) {                                        \
+            const v##S##_t v = v##S##_load(x + i);                                       \
+            v##S##_store(y + i, EXPR);                                                   \
+        }                                                                                \
+        if (i < n) {                                                                     \
+            T buf[v##S##_n];                                                             \
+            for (int k = 0; k < v##S##_n; k++)                                           \
+                buf[k] = 1;                                                              \
+            memcpy(buf, x + i, (size_t)(n - i) * sizeof(T));                             \
+            const v##S##_t v = v##S##_load(buf);                                         \
+            v##S##_store(buf, EXPR);                                                     \
+            memcpy(y + i, buf, (size_t)(n - i) * sizeof(T));                             \
+        }                                                                                \
+    }
+#define OPS_VEC_UNUSED_ __attribute__((unused))
+
+/* NAME(a, b, y, n): EXPR of va and vb; the tail as above, both inputs padded. */
+#define ACT2_LOOP_(NAME, S, T, EXPR)                                                     \
+    static void NAME(const T *a, const T *b, T *y, int64_t n)                           \
+    {                                                                                    \
+        int64_t i = 0;                                                                   \
+        for (; i + v##S##_n <= n; i += v##S##_n) {                                        \
+            const v##S##_t va = v##S##_load(a + i), vb = v##S##_load(b + i);             \
+            v##S##_store(y + i, EXPR);                                                   \
+        }                                                                                \
+        if (i < n) {                                                                     \
+            T ba[v##S##_n], bb[v##S##_n];                                                \
+            for (int k = 0; k < v##S##_n; k++)                                           \
+                ba[k] = bb[k] = 1;                                                       \
+            memcpy(ba, a + i, (size_t)(n - i) * sizeof(T));                              \
+            memcpy(bb, b + i, (size_t)(n - i) * sizeof(T));                              \
+            const v##S##_t va = v##S##_load(ba), vb = v##S##_load(bb);                   \
+            v##S##_store(ba, EXPR);                                                      \
+            memcpy(y + i, ba, (size_t)(n - i) * sizeof(T));                              \
+        }                                                                                \
+    }
+
+#define VEC_ACT_LOOPS_(S, T, P)                                                          \
+    ACT_LOOP_(elu_##P, S, T, 3, elu_##S(v, q0, q1, q2))                                  \
+    ACT_LOOP_(softplus_##P, S, T, 2, softplus_##S(v, q0, q1))                            \
+    ACT_LOOP_(mish_##P, S, T, 0, mish_##S(v))                                            \
+    ACT_LOOP_(log_sigmoid_##P, S, T, 0, log_sigmoid_##S(v))                              \
+    ACT_LOOP_(hardsigmoid_##P, S, T, 0, hardsigmoid_##S(v))                              \
+    ACT_LOOP_(hardswish_##P, S, T, 0, hardswish_##S(v))                                  \
+    ACT_LOOP_(leaky_relu_##P, S, T, 1, leaky_relu_##S(v, q0))                            \
+    /* pow with a scalar exponent: PyTorch's special forms (x^0.5 with pow's values at   \
+     * -0 and -inf), then SLEEF's pow */                                                 \
+    ACT_LOOP_(pow_sq_##P, S, T, 0, v##S##_mul(v, v))                                     \
+    ACT_LOOP_(pow_cube_##P, S, T, 0, v##S##_mul(v##S##_mul(v, v), v))                    \
+    ACT_LOOP_(pow_sqrt_##P, S, T, 0, pow_half_##S(v))                                    \
+    ACT_LOOP_(pow_rsqrt_##P, S, T, 0, recip_##S(pow_half_##S(v)))                        \
+    ACT_LOOP_(pow_recip_##P, S, T, 0, recip_##S(v))                                      \
+    ACT_LOOP_(pow_recip_sq_##P, S, T, 0, recip_sq_##S(v))                    \
+    ACT_LOOP_(pow_any_##P, S, T, 1, SLEEF_##S##_(pow)(v, q0))                            \
+    static void pow_scalar_##P(const T *x, T *y, int64_t n, const T *p)                  \
+    {                                                                                    \
+        const T e = p[0];                                                                \
+        if (e == 0) { /* 1, NaN included, as pow and PyTorch */                          \
+            for (int64_t i = 0; i < n; i++)                                              \
+                y[i] = 1;                                                                \
+        } else if (e == 1) {                                                             \
+            if (y != x)                                                                  \
+                memcpy(y, x, (size_t)n * sizeof(T));                                     \
+        } else if (e == 2) {                                                             \
+            pow_sq_##P(x, y, n, p);                                                      \
+        } else if (e == 3) {                                                             \
+            pow_cube_##P(x, y, n, p);                                                    \
+        } else if (e == (T)0.5) {                                                        \
+            pow_sqrt_##P(x, y, n, p);                                                    \
+        } else if (e == (T)-0.5) {                                                       \
+            pow_rsqrt_##P(x, y, n, p);                                                   \
+        } else if (e == -1) {                                                            \
+            pow_recip_##P(x, y, n, p);                                                   \
+        } else if (e == -2) {                                                            \
+            pow_recip_sq_##P(x, y, n, p);                                                \
+        } else {                                                                         \
+            pow_any_##P(x, y, n, p);                                                     \
+        }                                                                                \
+    }                                                                                    \
+    ACT2_LOOP_(pow_##P, S, T, pow_elem_##S(va, vb))                                 \
+    ACT2_LOOP_(atan2_##P, S, T, SLEEF_##S##_(atan2)(va, vb))
+VEC_ACT_LOOPS_(f, float, f32)
+VEC_ACT_LOOPS_(d, double, f64)
+
+#define ACT_ENTRIES_(P)                                                                  \
+    {                                                                                    \
+        [OPS_VEC_ACT_ELU] = elu_##P, [OPS_VEC_ACT_SOFTPLUS] = softplus_##P,              \
+        [OPS_VEC_ACT_MISH] = mish_##P, [OPS_VEC_ACT_LOG_SIGMOID] = log_sigmoid_##P,      \
+        [OPS_VEC_ACT_HARDSIGMOID] = hardsigmoid_##P, [OPS_VEC_ACT_HARDSWISH] = hardswish_##P, \
+        [OPS_VEC_ACT_LEAKY_RELU] = leaky_relu_##P, [OPS_VEC_ACT_POW_SCALAR] = pow_scalar_##P, \
+    }
+
+const ops_vec_act_table OPS_VEC_NAME(ops_vec_act_table) = {
+    .act_f32 = ACT_ENTRIES_(f32),
+    .act_f64 = ACT_ENTRIES_(f64),
+    .act2_f32 = {[OPS_VEC_ACT2_POW] = pow_f32, [OPS_VEC_ACT2_ATAN2] = atan2_f32},
+    .act2_f64 = {[OPS_VEC_ACT2_POW] = pow_f64, [OPS_VEC_ACT2_ATAN2] = atan2_f64},
+};
