@@ -103,7 +103,8 @@ def bench_model(name, pair, rounds):
 
 class OpProfile:
     """Times every call of the ops libops.nn's layers make (libops._C functions and the
-    names layers.py bound at import), by op name."""
+    names layers.py bound at import), by op name; Tensor methods and operators (x.relu_(),
+    a + b, reshape) are not wrapped (a C type's methods cannot be), their time is the rest."""
 
     def __init__(self):
         from libops import _C
@@ -149,6 +150,9 @@ def profile(name, pair):
     print(f"\n{name}: libops forward {total * 1e3:.1f} ms (profiled), per op:")
     for op, t in sorted(p.times.items(), key=lambda kv: -kv[1])[:10]:
         print(f"  {op:<28} {t * 1e3:9.2f} ms  {100 * t / total:5.1f}%  x{p.counts[op]}")
+    rest = total - sum(p.times.values())
+    print(f"  {'(Tensor methods/operators)':<28} {rest * 1e3:9.2f} ms  {100 * rest / total:5.1f}%  "
+          "relu_, +, reshape copies, Python")
     print(f"{name}: torch, per op (self CPU time):")
     print("\n".join(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10).splitlines()[:14]))
 
