@@ -183,6 +183,22 @@ class TestModule(unittest.TestCase):
                          ")")
         self.assertTrue(repr(nn.Parameter(L.zeros(1))).startswith("Parameter containing:\ntensor("))
 
+    def test_deepcopy(self):
+        import copy
+        a = nn.Linear(2, 2)
+        m = nn.Sequential(a, nn.BatchNorm1d(2), a)
+        c = copy.deepcopy(m)
+        self.assertIsInstance(c[0].weight, nn.Parameter)
+        self.assertIs(c[0], c[2])  # sharing kept
+        self.assertIs(c[0].weight, c._modules["0"]._parameters["weight"])
+        self.assertNotEqual(c[0].weight.data_ptr(), a.weight.data_ptr())
+        np.testing.assert_array_equal(c[0].weight.detach().numpy(), a.weight.detach().numpy())
+        self.assertIsNot(c[1].running_mean, m[1].running_mean)
+        self.assertEqual([k for k, _ in c.named_parameters()], [k for k, _ in m.named_parameters()])
+        with L.no_grad():
+            c[0].weight.fill_(0)
+        self.assertNotEqual(float(a.weight.abs().sum().item()), 0.0)
+
     def test_parameter(self):
         t = L.zeros(3)
         p = nn.Parameter(t)

@@ -7,6 +7,7 @@ A Module keeps its parameters, buffers and submodules in ordered dicts (``_param
 ``register_buffer`` or ``add_module``, which keep the two in step.
 """
 
+import copy
 import itertools
 from collections import OrderedDict, namedtuple
 
@@ -462,6 +463,16 @@ class Module:
                 s += "\n  " + "\n  ".join(lines) + "\n"
         return s + ")"
 
+    def __deepcopy__(self, memo):
+        # libops.Tensor has no pickling, so copy.deepcopy cannot copy a Module's tensors by
+        # itself: they are cloned here (a Parameter stays a Parameter, shared tensors stay
+        # shared through memo), everything else is deep-copied as usual.
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = _deepcopy_value(v, memo)
+        return new
+
     def __dir__(self):
         return sorted(set(dir(type(self))) | set(self.__dict__))
 
@@ -625,6 +636,24 @@ class ModuleDict(Module):
         items = modules.items() if hasattr(modules, "items") else modules
         for k, m in items:
             self[k] = m
+
+
+def _deepcopy_value(v, memo):
+    if id(v) in memo:
+        return memo[id(v)]
+    if isinstance(v, Parameter):
+        return v.__deepcopy__(memo)
+    if isinstance(v, _Tensor):
+        r = v.detach().clone().requires_grad_(v.requires_grad) if v.is_leaf else v.clone()
+        memo[id(v)] = r
+        return r
+    if type(v) in (dict, OrderedDict):
+        r = type(v)()
+        memo[id(v)] = r
+        for k, x in v.items():
+            r[k] = _deepcopy_value(x, memo)
+        return r
+    return copy.deepcopy(v, memo)
 
 
 from .. import no_grad as _no_grad  # noqa: E402
