@@ -209,6 +209,17 @@ class TestModule(unittest.TestCase):
         self.assertIs(type(y), L.Tensor)  # ops give plain tensors
         with self.assertRaisesRegex(TypeError, "cannot assign 'int' object to parameter 'w'"):
             nn.Module().register_parameter("w", 3)
+        m = nn.Linear(1, 1)
+        m.extra = 5
+        for reg in (lambda: m.register_buffer("extra", L.zeros(1)), lambda: m.register_parameter("extra", p),
+                    lambda: m.add_module("weight", nn.ReLU()), lambda: m.register_buffer("forward", None)):
+            with self.assertRaisesRegex(KeyError, "attribute '(extra|weight|forward)' already exists"):
+                reg()
+        m.extra = p  # assignment replaces a plain attribute, as torch's __setattr__
+        self.assertIs(m._parameters["extra"], p)
+        m.register_buffer("b", L.zeros(1))
+        m.register_buffer("b", L.ones(1))  # re-registering the same kind is allowed
+        self.assertEqual(m.b.tolist(), [1.0])
 
 
 class TestLayers(unittest.TestCase):

@@ -99,7 +99,7 @@ class Module:
         return h
 
     # ---- registration -------------------------------------------------------------
-    def _check_name(self, name, kind):
+    def _check_name(self, name, kind, store):
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
         if not isinstance(name, str):
@@ -108,6 +108,8 @@ class Module:
             raise KeyError(f'{kind} name can\'t contain "."')
         if name == "":
             raise KeyError(f'{kind} name can\'t be empty string ""')
+        if (hasattr(type(self), name) or name in self.__dict__) and name not in self.__dict__[store]:
+            raise KeyError(f"attribute '{name}' already exists")
 
     def _forget(self, name):
         d = self.__dict__
@@ -117,9 +119,7 @@ class Module:
         d.pop(name, None)
 
     def register_parameter(self, name, param):
-        self._check_name(name, "parameter")
-        if hasattr(type(self), name):
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_name(name, "parameter", "_parameters")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                             "(libops.nn.Parameter or None required)")
@@ -128,9 +128,7 @@ class Module:
         self.__dict__[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        self._check_name(name, "buffer")
-        if hasattr(type(self), name):
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_name(name, "buffer", "_buffers")
         if tensor is not None and not isinstance(tensor, _Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
                             "(libops Tensor or None required)")
@@ -143,9 +141,7 @@ class Module:
     def add_module(self, name, module):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        self._check_name(name, "module")
-        if hasattr(type(self), name):
-            raise KeyError(f"attribute '{name}' already exists")
+        self._check_name(name, "module", "_modules")
         self._forget(name)
         self._modules[name] = module
         self.__dict__[name] = module
@@ -155,6 +151,8 @@ class Module:
     def __setattr__(self, name, value):
         d = self.__dict__
         if isinstance(value, Parameter):
+            if "_parameters" in d and name not in d["_parameters"]:
+                self._forget(name)  # a plain attribute, buffer or module of that name goes
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             if "_modules" not in d:
