@@ -531,6 +531,30 @@ class TestAgainstTorch(unittest.TestCase):
                     self.check(lp, tp, 1e-5)
                     self.assertEqual(ls.get_last_lr(), ts.get_last_lr())
 
+    def test_clip_grad(self):
+        for norm_type in (2.0, 1.0, float("inf")):
+            for max_norm in (0.5, 100.0):
+                g = [self.rnd(3, 4), self.rnd(5, seed=1)]
+                tps = [torch.nn.Parameter(torch.zeros(x.shape)) for x in g]
+                lps = [nn.Parameter(L.zeros(*x.shape)) for x in g]
+                for tp, lp, x in zip(tps, lps, g):
+                    tp.grad = torch.tensor(x)
+                    (lp * L.tensor(x)).sum().backward()
+                tn = torch.nn.utils.clip_grad_norm_(tps, max_norm, norm_type)
+                ln = nn.utils.clip_grad_norm_(lps, max_norm, norm_type)
+                self.assertAlmostEqual(ln.item(), tn.item(), places=4)
+                for tp, lp in zip(tps, lps):
+                    self.check(lp.grad, tp.grad)
+        tp, lp = torch.nn.Parameter(torch.zeros(4)), nn.Parameter(L.zeros(4))
+        tp.grad = torch.tensor([-3.0, 0.5, 2.0, 0.0])
+        (lp * L.tensor([-3.0, 0.5, 2.0, 0.0])).sum().backward()
+        torch.nn.utils.clip_grad_value_([tp], 1.0)
+        nn.utils.clip_grad_value_(lp, 1.0)
+        self.check(lp.grad, tp.grad)
+        lp.grad.fill_(float("nan"))
+        with self.assertRaisesRegex(RuntimeError, "is non-finite, so it cannot be clipped"):
+            nn.utils.clip_grad_norm_([lp], 1.0, error_if_nonfinite=True)
+
     def test_cosine_scheduler(self):
         for eta_min in (0.0, 0.01):
             tp = torch.nn.Parameter(torch.zeros(1))

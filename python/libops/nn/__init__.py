@@ -4,11 +4,12 @@
 containers ``Sequential`` / ``ModuleList`` / ``ModuleDict``, ``Parameter``, the layers
 (Linear, Conv1d/2d, ConvTranspose2d, BatchNorm1d/2d, LayerNorm, GroupNorm, Embedding,
 Dropout, activations, pools, Flatten, MultiheadAttention, TransformerEncoderLayer),
-``nn.functional`` and ``nn.init``.  docs/nn.md says how a torch model ports.
+``nn.functional``, ``nn.init`` and ``nn.utils`` (gradient clipping).  docs/nn.md says how a torch model ports.
 """
 
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
+from . import utils  # noqa: F401
 from .layers import (  # noqa: F401
     ELU, GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose2d,
     CrossEntropyLoss, Dropout, Embedding, Flatten, GroupNorm, Hardswish, Hardtanh, Identity, LayerNorm, LeakyReLU,
