@@ -507,6 +507,18 @@ class TestAgainstTorch(unittest.TestCase):
                         got = lm(L.tensor(self.rnd(2, 5, 16)))
                     self.check(got, want)
 
+    def test_transformer_encoder(self):
+        tl = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True)
+        ll = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation="gelu", batch_first=True)
+        tm = torch.nn.TransformerEncoder(tl, 3, norm=torch.nn.LayerNorm(16))
+        lm = nn.TransformerEncoder(ll, 3, norm=nn.LayerNorm(16))
+        self.assertEqual(list(lm.state_dict()), list(tm.state_dict()))
+        self.assertIsNot(lm.layers[0].linear1.weight, lm.layers[1].linear1.weight)  # copies, not shared
+        self.assertEqual(len(list(lm.parameters())), len(list(tm.parameters())))
+        causal = np.triu(np.ones((5, 5), bool), 1)
+        self.run_both(tm, lm, self.rnd(2, 5, 16), tcall=lambda x: tm(x, mask=torch.tensor(causal)),
+                      lcall=lambda x: lm(x, mask=L.tensor(causal)))
+
     def test_optimizers(self):
         configs = [
             (torch.optim.SGD, L.optim.SGD, dict(lr=0.1)),

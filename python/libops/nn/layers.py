@@ -1,12 +1,13 @@
 """The layers of libops.nn, torch.nn's, with torch's parameter shapes, names and default
 initialisation (values drawn from libops' generator)."""
 
+import copy
 import math
 
 from .. import _C
 from . import functional as F
 from . import init
-from .module import Module
+from .module import Module, ModuleList
 from .parameter import Parameter
 
 _linear = _C.linear
@@ -749,6 +750,24 @@ class TransformerEncoderLayer(Module):
 
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+
+class TransformerEncoder(Module):
+    """torch.nn.TransformerEncoder: num_layers deep copies of encoder_layer (``layers.0``,
+    ``layers.1``, ...), then ``norm`` when given.  (torch 1.13's nested-tensor fast path in
+    eval mode, which zeroes padded positions, is not taken: padded positions are computed.)"""
+
+    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=False):
+        x = src
+        for layer in self.layers:
+            x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask, is_causal=is_causal)
+        return self.norm(x) if self.norm is not None else x
 
 
 from .. import no_grad as _C_no_grad  # noqa: E402
