@@ -56,6 +56,11 @@ OPS_API ops_optimizer *ops_adamw_new(ops_tensor_list params, const ops_adam_opti
 OPS_API ops_status ops_optimizer_step(ops_optimizer *opt);
 /* Clears every parameter's .grad (set_to_none), or fills it with zeros. */
 OPS_API ops_status ops_optimizer_zero_grad(ops_optimizer *opt, bool set_to_none);
+/* The learning rate used by the next steps (a scheduler's change; the state is kept).
+ * Any lr >= 0 is taken, 0 included (the options' 0-means-default applies only at
+ * creation); OPS_ERR_VALUE for a negative or NaN lr. */
+OPS_API ops_status ops_optimizer_set_lr(ops_optimizer *opt, double lr);
+OPS_API double ops_optimizer_get_lr(const ops_optimizer *opt);
 OPS_API void ops_optimizer_release(ops_optimizer *opt);
 
 #ifdef __cplusplus

@@ -151,12 +151,13 @@ class _Autograd:
 
 autograd = _Autograd()
 
-# libops.nn (torch.nn's layout: nn.functional for now); last, since it uses no_grad.
+# libops.nn and libops.optim (torch.nn's and torch.optim's layout); last, since they use no_grad.
 from . import nn  # noqa: E402
+from . import optim  # noqa: E402
 # Tensors in files: safetensors, .npy, .npz (libops/serialization.py).
 from .serialization import load, load_safetensors, save, save_safetensors, savez, savez_compressed  # noqa: E402
 
 __all__ = [n for n in dir(_C) if not n.startswith("_")] + [
-    "device", "no_grad", "enable_grad", "set_grad_enabled", "autograd",
+    "device", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "autograd",
     "float", "double", "half", "long", "int", "short", "bool",
     "save_safetensors", "load_safetensors", "save", "savez", "savez_compressed", "load"]

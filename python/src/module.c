@@ -737,7 +737,8 @@ PyInit__C(void)
     if (m == NULL)
         return NULL;
     if (pyops_init_sigs(m) < 0 || PyModule_AddFunctions(m, pyops_generated_functions) < 0 ||
-        pyops_generator_init(m) < 0 || pyops_serialize_init(m) < 0)
+        pyops_generator_init(m) < 0 || pyops_serialize_init(m) < 0 ||
+        pyops_nn_init(m) < 0)
         goto fail;
     Py_INCREF(&pyops_tensor_type);
     if (PyModule_AddObject(m, "Tensor", (PyObject *)&pyops_tensor_type) < 0) {

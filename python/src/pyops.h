@@ -66,6 +66,8 @@ bool pyops_generator_check(PyObject *o);
 int pyops_generator_init(PyObject *m);
 /* Adds the file functions of serialize.c (_safetensors_load, _npy_save, ...). */
 int pyops_serialize_init(PyObject *m);
+/* Adds nn.c's _make_subclass and the _optimizer_* functions. */
+int pyops_nn_init(PyObject *m);
 
 #define PYOPS_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pyops_tensor_type)
 #define PYOPS_T(o) (((pyops_tensor *)(o))->t)

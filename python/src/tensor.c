@@ -433,7 +433,8 @@ PyTypeObject pyops_tensor_type = {
     .tp_as_mapping = &pyops_tensor_as_mapping,
     .tp_hash = tensor_hash,
     .tp_as_buffer = &pyops_tensor_as_buffer,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    /* BASETYPE for nn.Parameter (made by _make_subclass; ops return plain Tensors). */
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A strided view of typed data on a device (libops.tensor, libops.zeros, ...).",
     .tp_richcompare = pyops_tensor_richcompare,
     .tp_weaklistoffset = offsetof(pyops_tensor, weakrefs),

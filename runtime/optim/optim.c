@@ -52,6 +52,28 @@ ops_optimizer_release(ops_optimizer *opt)
     ops_host_free(opt);
 }
 
+ops_status
+ops_optimizer_set_lr(ops_optimizer *opt, double lr)
+{
+    if (opt == NULL)
+        return ops_fail(OPS_ERR_VALUE, "optimizer_set_lr: optimizer is NULL");
+    if (!(lr >= 0))
+        return ops_fail(OPS_ERR_VALUE, "optimizer_set_lr: Invalid learning rate: %g", lr);
+    if (opt->kind == OPT_SGD)
+        opt->sgd.lr = lr;
+    else
+        opt->adam.lr = lr;
+    return OPS_OK;
+}
+
+double
+ops_optimizer_get_lr(const ops_optimizer *opt)
+{
+    if (opt == NULL)
+        return NAN;
+    return opt->kind == OPT_SGD ? opt->sgd.lr : opt->adam.lr;
+}
+
 static ops_optimizer *
 opt_new(const char *op, opt_kind kind, ops_tensor_list params)
 {

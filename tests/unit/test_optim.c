@@ -225,6 +225,46 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+/* ops_optimizer_set_lr: the next steps use the new rate (0 included, which the options
+ * read as "default" at creation), the state (momentum buffer) is kept; a negative or NaN
+ * rate is refused and leaves the old one. */
+START_TEST(test_set_lr)
+{
+    ops_tensor *p = param();
+    const ops_tensor *ps[1] = {p};
+    ops_optimizer *opt = ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = 0.1, .momentum = 0.5});
+    ck_assert_ptr_nonnull(opt);
+    double ref[3], buf[3];
+    memcpy(ref, P0, sizeof ref);
+    const double lrs[3] = {0.1, 0.0, 0.3};
+    for (int step = 0; step < 3; step++) {
+        ck_assert_int_eq(ops_optimizer_set_lr(opt, lrs[step]), OPS_OK);
+        ck_assert(ops_optimizer_get_lr(opt) == lrs[step]);
+        set_grad(p, G[step]);
+        ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+        for (int i = 0; i < 3; i++) {
+            buf[i] = step == 0 ? G[step][i] : 0.5 * buf[i] + G[step][i];
+            ref[i] -= lrs[step] * buf[i];
+        }
+        expect(p, ref);
+    }
+    ck_assert_int_eq(ops_optimizer_set_lr(opt, -1.0), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "Invalid learning rate"));
+    ck_assert_int_eq(ops_optimizer_set_lr(opt, NAN), OPS_ERR_VALUE);
+    ck_assert(ops_optimizer_get_lr(opt) == 0.3);
+    ops_optimizer_release(opt);
+
+    opt = ops_adamw_new((ops_tensor_list){ps, 1}, &(ops_adam_options){.lr = 0.1});
+    ck_assert_int_eq(ops_optimizer_set_lr(opt, 0.0), OPS_OK);
+    memcpy(ref, ops_tensor_data_ptr(p), sizeof ref);
+    set_grad(p, G[0]);
+    ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+    expect(p, ref); /* lr 0: neither the decay nor the update moves p */
+    ops_optimizer_release(opt);
+    ops_tensor_release(p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -236,6 +276,7 @@ main(void)
     tcase_add_test(tc, test_adam_and_adamw);
     tcase_add_test(tc, test_least_squares_converges);
     tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_set_lr);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
