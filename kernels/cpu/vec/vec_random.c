@@ -38,7 +38,7 @@ static void
 f32_scalar(const ops_rand_dist *d, const ops_philox_stream *s, uint64_t b0, int64_t nb, float *o)
 {
     for (int64_t b = 0; b < nb; b++) {
-        double f[4];
+        double f[4] = {0, 0, 0, 0}; /* set by every float kind (-O3 cannot see it) */
         int64_t iv[4];
         ops_rand_block(d, s, b0 + (uint64_t)b, f, iv);
         for (int j = 0; j < 4; j++)
