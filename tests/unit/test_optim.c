@@ -234,7 +234,7 @@ START_TEST(test_set_lr)
     const ops_tensor *ps[1] = {p};
     ops_optimizer *opt = ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = 0.1, .momentum = 0.5});
     ck_assert_ptr_nonnull(opt);
-    double ref[3], buf[3];
+    double ref[3], buf[3] = {0, 0, 0}; /* the momentum buffer, set at step 0 */
     memcpy(ref, P0, sizeof ref);
     const double lrs[3] = {0.1, 0.0, 0.3};
     for (int step = 0; step < 3; step++) {
