@@ -196,17 +196,62 @@ run_blas(const ops_gemm_desc *g)
 
 /* ---- buffers ----------------------------------------------------------------------- */
 
-/* Copies nbatch rows x cols matrices (strides in elements) between layouts, one dtype. */
+/* One row of cols elements of isz bytes, d[j * dcs] = s[j * scs].  The cases a GEMM's
+ * C meets take a fast path: a contiguous row (one memcpy: addmm's [M, N] self, linear's
+ * [N] bias broadcast over the rows) and a broadcast element (a fill: a [M, 1] self);
+ * the general case still copies by element, typed, so that the compiler does not call
+ * memcpy once per element (that per-element call made the bias cost as much as the
+ * product at small sizes, docs/backends.md). */
+static void
+copy_row(char *d, int64_t dcs, const char *s, int64_t scs, int64_t cols, size_t isz)
+{
+#define LA_COPY_ROW_(T)                                                                              \
+    do {                                                                                           \
+        T *dp = (T *)d;                                                                            \
+        const T *sp = (const T *)s;                                                                \
+        if (scs == 0) {                                                                            \
+            const T v = *sp;                                                                       \
+            for (int64_t j = 0; j < cols; j++)                                                     \
+                dp[j * dcs] = v;                                                                   \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < cols; j++)                                                     \
+                dp[j * dcs] = sp[j * scs];                                                         \
+        }                                                                                          \
+    } while (0)
+    if (dcs == 1 && scs == 1) {
+        memcpy(d, s, (size_t)cols * isz);
+        return;
+    }
+    switch (isz) {
+    case 1: LA_COPY_ROW_(uint8_t); break;
+    case 2: LA_COPY_ROW_(uint16_t); break;
+    case 4: LA_COPY_ROW_(uint32_t); break;
+    case 8: LA_COPY_ROW_(uint64_t); break;
+    default:
+        for (int64_t j = 0; j < cols; j++)
+            memcpy(d + j * dcs * (int64_t)isz, s + j * scs * (int64_t)isz, isz);
+        break;
+    }
+#undef LA_COPY_ROW_
+}
+
+/* Copies nbatch rows x cols matrices (strides in elements) between layouts, one dtype,
+ * row by row (a matrix with contiguous rows: one memcpy per row); d and s do not overlap
+ * (the plan gives C a buffer where out may overlap an operand). */
 static void
 copy_mats(const ops_gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int64_t cols, const ops_la_operand *d,
           const ops_la_operand *s)
 {
+    const int64_t dcs = cols == 1 ? 1 : d->cs, scs = cols == 1 ? 1 : s->cs;
     for (int64_t bt = 0; bt < nbatch; bt++) {
-        const int64_t db = ops_la_batch_offset(g, d->bst, bt), sb = ops_la_batch_offset(g, s->bst, bt);
+        char *db = d->data + ops_la_batch_offset(g, d->bst, bt) * (int64_t)isz;
+        const char *sb = s->data + ops_la_batch_offset(g, s->bst, bt) * (int64_t)isz;
+        if (rows > 1 && cols > 1 && dcs == 1 && scs == 1 && d->rs == cols && s->rs == cols) {
+            memcpy(db, sb, (size_t)(rows * cols) * isz); /* both contiguous: one copy */
+            continue;
+        }
         for (int64_t i = 0; i < rows; i++)
-            for (int64_t j = 0; j < cols; j++)
-                memcpy(d->data + (db + i * d->rs + j * d->cs) * (int64_t)isz,
-                       s->data + (sb + i * s->rs + j * s->cs) * (int64_t)isz, isz);
+            copy_row(db + i * d->rs * (int64_t)isz, dcs, sb + i * s->rs * (int64_t)isz, scs, cols, isz);
     }
 }
 
@@ -216,9 +261,14 @@ zero_mats(const ops_gemm_desc *g, size_t isz, int64_t nbatch, int64_t rows, int6
 {
     for (int64_t bt = 0; bt < nbatch; bt++) {
         const int64_t ob = ops_la_batch_offset(g, o->bst, bt);
-        for (int64_t i = 0; i < rows; i++)
-            for (int64_t j = 0; j < cols; j++)
-                memset(o->data + (ob + i * o->rs + j * o->cs) * (int64_t)isz, 0, isz);
+        for (int64_t i = 0; i < rows; i++) {
+            char *r = o->data + (ob + i * o->rs) * (int64_t)isz;
+            if (o->cs == 1 || cols == 1)
+                memset(r, 0, (size_t)cols * isz);
+            else
+                for (int64_t j = 0; j < cols; j++)
+                    memset(r + j * o->cs * (int64_t)isz, 0, isz);
+        }
     }
 }
 
