@@ -259,9 +259,22 @@ for _dtn in ("float16", "bfloat16"):
         return peers(lambda: libops.sum(x), t is not None and (lambda: torch.sum(t)),
                      h is not None and (lambda: np.sum(h)))
 
+    def _s_tanh(f=_half):
+        x, t, h = f()
+        return peers(lambda: libops.tanh(x), t is not None and (lambda: torch.tanh(t)),
+                     h is not None and (lambda: np.tanh(h)))
+
+    def _s_sigmoid(f=_half):  # NumPy has no sigmoid: its float16 formula
+        x, t, h = f()
+        one = np.float16(1.0)
+        return peers(lambda: libops.sigmoid(x), t is not None and (lambda: torch.sigmoid(t)),
+                     h is not None and (lambda: one / (one + np.exp(-h))))
+
     row(f"add {_dtn} 1M")(_s_add)
     row(f"mul {_dtn} 1M")(_s_mul)
     row(f"exp {_dtn} 1M")(_s_exp)
+    row(f"tanh {_dtn} 1M")(_s_tanh)
+    row(f"sigmoid {_dtn} 1M")(_s_sigmoid)
     row(f"sum {_dtn} 1M")(_s_sum)
 
 

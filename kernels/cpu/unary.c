@@ -24,6 +24,7 @@
 #include "kernels/ops_elementwise_math.h"
 #include "ops_kernels_unary.h"
 #include "kernels/cpu/vec/vec.h"
+#include "kernels/cpu/vec/vec_convert.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
  * where x < 0 is always false and the compiler says so). */
@@ -74,22 +75,36 @@
     } while (0)
 
 /* One run of a float16/bfloat16 op through the float32 vector loop FN: blocks of 256
- * elements converted to float (TO_F), FN in place, each result rounded once to the
- * half type (FROM_F: round to nearest even), which is the rule of the scalar half
- * loops (compute in float, round once on store) with FN as the float function. */
-#define VEC_RUN_HALF_(H, TO_F, FROM_F, FN, DATA, STRIDES, N)                             \
+ * elements widened to float by the level's conversion loop CV->to_f32[K] (a strided
+ * run gathered first), FN in place, each result rounded once to the half type by
+ * CV->from_f32[K] (round to nearest even; scattered after, if strided).  That is the
+ * rule of the scalar half loops (compute in float, round once on store) with FN as the
+ * float function: the conversion loops give the scalar conversions' bits
+ * (kernels/cpu/vec/vec_convert.h). */
+#define VEC_RUN_HALF_(CV, K, FN, DATA, STRIDES, N)                                       \
     do {                                                                                 \
         char *const vh_o_ = (DATA)[0];                                                   \
         const char *const vh_a_ = (DATA)[1];                                             \
         const int64_t vh_so_ = (STRIDES)[0], vh_sa_ = (STRIDES)[1];                      \
         float vh_buf_[256];                                                              \
+        uint16_t vh_h_[256];                                                             \
         for (int64_t vh_b_ = 0; vh_b_ < (N); vh_b_ += 256) {                             \
             const int64_t vh_m_ = (N) - vh_b_ < 256 ? (N) - vh_b_ : 256;                 \
-            for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                              \
-                vh_buf_[vh_i_] = TO_F(*(const H *)(vh_a_ + (vh_b_ + vh_i_) * vh_sa_));    \
+            const uint16_t *vh_src_ = (const uint16_t *)(vh_a_ + vh_b_ * 2);             \
+            if (vh_sa_ != 2) {                                                           \
+                for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                          \
+                    vh_h_[vh_i_] = *(const uint16_t *)(vh_a_ + (vh_b_ + vh_i_) * vh_sa_); \
+                vh_src_ = vh_h_;                                                         \
+            }                                                                            \
+            (CV)->to_f32[K](vh_buf_, vh_src_, vh_m_);                                    \
             (FN)(vh_buf_, vh_buf_, vh_m_);                                               \
-            for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                              \
-                *(H *)(vh_o_ + (vh_b_ + vh_i_) * vh_so_) = FROM_F(vh_buf_[vh_i_]);        \
+            if (vh_so_ == 2) {                                                           \
+                (CV)->from_f32[K]((uint16_t *)(vh_o_ + vh_b_ * 2), vh_buf_, vh_m_);      \
+            } else {                                                                     \
+                (CV)->from_f32[K](vh_h_, vh_buf_, vh_m_);                                \
+                for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                          \
+                    *(uint16_t *)(vh_o_ + (vh_b_ + vh_i_) * vh_so_) = vh_h_[vh_i_];      \
+            }                                                                            \
         }                                                                                \
     } while (0)
 
@@ -113,17 +128,16 @@ vec_unary_(ops_iter *it, ops_vec_unary fn)
         OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(double, g, vd_, vs_, vn_); });
         return true;
     }
-    case OPS_FLOAT16:
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
-            VEC_RUN_HALF_(ops_half, ops_half_to_float, ops_float_to_half, f, vd_, vs_, vn_);
-        });
+    case OPS_FLOAT16: {
+        const ops_vec_convert_table *const cv = ops_vec_convert();
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_HALF_(cv, OPS_VEC_CVT_F16, f, vd_, vs_, vn_); });
         return true;
-    case OPS_BFLOAT16:
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
-            VEC_RUN_HALF_(ops_bfloat16, ops_bfloat16_to_float, ops_float_to_bfloat16, f, vd_,
-                          vs_, vn_);
-        });
+    }
+    case OPS_BFLOAT16: {
+        const ops_vec_convert_table *const cv = ops_vec_convert();
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_HALF_(cv, OPS_VEC_CVT_BF16, f, vd_, vs_, vn_); });
         return true;
+    }
     default:
         return false;
     }

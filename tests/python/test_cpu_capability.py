@@ -5,7 +5,7 @@ the trigonometric and hyperbolic functions, erf, sqrt, sigmoid, silu, gelu: the
 table of kernels/cpu/vec/vec.h) at every level this CPU runs: float32/float64 against
 NumPy in float64, the sign of zero results, the same bits whatever the layout, the
 length or the start of a run, float16/bfloat16 equal to the float computation rounded
-once, and sigmoid's and silu's far negative tails; the fused row loops (softmax,
+once (every bit pattern of both, bit for bit), and sigmoid's and silu's far negative tails; the fused row loops (softmax,
 log_softmax, cross_entropy) against NumPy, the same bits at 1 and 2 threads and for any
 subset of rows.  Run by `meson test` (suite python)."""
 
@@ -114,6 +114,46 @@ for name, ref, (lo, hi) in OPS:
         assert np.array_equal(got, want, equal_nan=True), (name, hdt, got[got != want][:5], want[got != want][:5])
         got_s = call(name, L.from_numpy(np.repeat(a, 3)).to(hdt)[::3]).float().numpy()
         assert np.array_equal(got_s, got, equal_nan=True), (name, hdt, "strided")
+# float16 and bfloat16, every bit pattern (NaN payloads, quiet and signaling, infinities,
+# subnormals, both zeros): the bits of the float32 op on the scalar conversion's float,
+# rounded once by the scalar conversion (the cast), NaN's sign and payload rule included;
+# through the level's conversion loops (kernels/cpu/vec/vec_convert.c), at a run start
+# off the vector width and strided
+import ctypes
+def bits(t):
+    t = t.contiguous()
+    out = np.empty(t.numel(), dtype=np.uint16)
+    ctypes.memmove(out.ctypes.data, t.data_ptr(), out.nbytes)
+    return out
+def from_bits(b, hdt):
+    t = L.empty(b.size, dtype=hdt)
+    b = np.ascontiguousarray(b, dtype=np.uint16)
+    ctypes.memmove(t.data_ptr(), b.ctypes.data, b.nbytes)
+    return t
+ALL = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+ties = {L.float16: 0, L.bfloat16: 0}
+for name, _, _ in OPS:
+    for hdt in (L.float16, L.bfloat16):
+        h = from_bits(ALL, hdt)
+        f = call(name, h.float())
+        want = bits(f.to(hdt))
+        got = bits(call(name, h))
+        bad = np.nonzero(got != want)[0]
+        assert bad.size == 0, (name, hdt, [(hex(ALL[i]), hex(got[i]), hex(want[i])) for i in bad[:5]])
+        got_o = bits(call(name, from_bits(ALL[3:], hdt)))
+        assert np.array_equal(got_o, want[3:]), (name, hdt, "offset")
+        got_s = bits(call(name, from_bits(np.repeat(ALL, 2), hdt)[1::2]))
+        assert np.array_equal(got_s, want), (name, hdt, "strided")
+        # the float32 results exactly halfway between two neighbours of the half type
+        fb = f.numpy().view(np.uint32)
+        fin = (fb & 0x7f800000) != 0x7f800000
+        if hdt == L.float16:
+            mag = np.abs(f.numpy())
+            ties[hdt] += int(np.sum(fin & (mag >= 2.0 ** -14) & (mag < 65504) & ((fb & 0x1fff) == 0x1000)))
+        else:
+            ties[hdt] += int(np.sum(fin & ((fb & 0xffff) == 0x8000)))
+# rounding ties reached the narrowing (counted over the functions' results)
+assert ties[L.float16] > 0 and ties[L.bfloat16] > 0, ties
 # sigmoid's and silu's far negative tail is e^x / (1 + e^x), not 0: sigmoid(-95) is a float32 subnormal
 x = np.array([-95.0, -100.0, -103.0], dtype=np.float32)
 s = L.sigmoid(L.from_numpy(x)).numpy()
