@@ -99,8 +99,8 @@ VEC_FORMULAS_(d, double, -6.0, 27.3)
  * PyTorch's gelu is a polynomial (docs/cpu-dispatch.md).  For a = |z|:
  *   erfc(a) = e^-a^2 * erfcx(a),  erfcx(a) = t * Q(t),  t = 1 / (1 + a/2),
  * Q a degree-10 polynomial fitted (least squares on the relative error, against SciPy's
- * erfcx, a in [0, 10.1]; fit error 3.6e-9, 2e-7 evaluated in float); a^2 = hi + lo
- * exactly (FMA), e^-a^2 = e^-hi * (1 - lo); erfc(z) = 2 - erfc(|z|) below 0 (in [1, 2]:
+ * erfcx, a in [0, 10.1]; fit error 3.6e-9, 2e-7 evaluated in float); a^2 = hi - nlo
+ * exactly (FMA), e^-a^2 = e^-hi * (1 + nlo); erfc(z) = 2 - erfc(|z|) below 0 (in [1, 2]:
  * no cancellation).  Beyond |z| = 10.1 erfc(|z|) is 0 in float: a is clamped there (a
  * NaN stays NaN).  gelu passes a^2 = x^2 / 2 from x itself, so its tail does not carry the
  * rounding of x / sqrt 2 (which costs the plain float formula up to 100 ulp). */
