@@ -24,16 +24,7 @@ py_make_subclass(PyObject *mod, PyObject *args)
         ops_tensor_release(t);
         return pyops_raise();
     }
-    PyTypeObject *type = (PyTypeObject *)cls;
-    pyops_tensor *o = (pyops_tensor *)type->tp_alloc(type, 0);
-    if (o == NULL) {
-        ops_tensor_release(t);
-        return NULL;
-    }
-    o->t = t;
-    o->weakrefs = NULL;
-    o->grad_cache = NULL;
-    return (PyObject *)o;
+    return pyops_wrap_as((PyTypeObject *)cls, t);
 }
 
 /* ---- optimizers ---------------------------------------------------------------- */

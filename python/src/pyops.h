@@ -74,6 +74,8 @@ int pyops_nn_init(PyObject *m);
 
 /* New Python Tensor owning t (the reference is stolen; t NULL raises the libops error). */
 PyObject *pyops_wrap(ops_tensor *t);
+/* The same as an instance of type, Tensor or a Python subclass of it. */
+PyObject *pyops_wrap_as(PyTypeObject *type, ops_tensor *t);
 /* Raise the pending libops error (ops_last_error) as a Python exception; returns NULL. */
 PyObject *pyops_raise(void);
 /* Raise for status st (the message of ops_last_error); returns NULL. */

@@ -15,9 +15,18 @@
 PyObject *
 pyops_wrap(ops_tensor *t)
 {
+    return pyops_wrap_as(&pyops_tensor_type, t);
+}
+
+PyObject *
+pyops_wrap_as(PyTypeObject *type, ops_tensor *t)
+{
     if (t == NULL)
         return pyops_raise();
-    pyops_tensor *o = PyObject_New(pyops_tensor, &pyops_tensor_type);
+    /* a subclass (nn.Parameter) through its tp_alloc (its dict, GC); Tensor itself by
+     * PyObject_New, the cheaper path every op result takes */
+    pyops_tensor *o = type == &pyops_tensor_type ? PyObject_New(pyops_tensor, &pyops_tensor_type)
+                                                 : (pyops_tensor *)type->tp_alloc(type, 0);
     if (o == NULL) {
         ops_tensor_release(t);
         return NULL;

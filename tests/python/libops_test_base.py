@@ -1,6 +1,6 @@
 """What the Python suites of libops share: the NumPy and PyTorch dtype tables, seeded
-arrays, and Base (assertTensorEqual).  Imported by test_libops.py and
-test_libops_autograd.py from their own directory."""
+arrays, and Base (assertTensorEqual).  Imported by test_libops.py,
+test_libops_autograd.py and test_serialize.py from their own directory."""
 import unittest
 
 import numpy as np

@@ -21,15 +21,9 @@ import numpy as np
 
 import libops as L
 
-try:
-    import torch
-except ImportError:  # CI has no PyTorch: those comparisons are skipped there
-    torch = None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libops_test_base import NP_OF, needs_torch, torch  # noqa: E402
 
-needs_torch = unittest.skipIf(torch is None, "python3-torch is not installed")
-
-NP_OF = {L.bool: np.bool_, L.uint8: np.uint8, L.int8: np.int8, L.int16: np.int16, L.int32: np.int32,
-         L.int64: np.int64, L.float16: np.float16, L.float32: np.float32, L.float64: np.float64}
 ST_NAME = {L.bool: "BOOL", L.uint8: "U8", L.int8: "I8", L.int16: "I16", L.int32: "I32", L.int64: "I64",
            L.float16: "F16", L.bfloat16: "BF16", L.float32: "F32", L.float64: "F64"}
 NP_OF_ST = {"BOOL": np.bool_, "U8": np.uint8, "I8": np.int8, "I16": np.int16, "I32": np.int32, "I64": np.int64,
