@@ -146,7 +146,7 @@ scan_kind_kernel(ops_scan *s)
 /* ---- _softmax_backward_data, _log_softmax_backward_data ------------------------------------
  * The gradient of softmax / log_softmax from their result y and the incoming gradient g,
  * in y's dtype: y (g - sum(g y)) and g - exp(y) sum(g) along dim.  The CPU fuses each line
- * (reduce_softmax_bwd_loop); another device runs the formula as ops. */
+ * (reduce_softmax_bwd_loop); another device runs the formula as ops in float64. */
 
 static ops_tensor *
 softmax_bwd_ops(bool log, const ops_tensor *g, const ops_tensor *y, int64_t dim)
@@ -196,7 +196,17 @@ softmax_bwd(const char *op, unsigned declared, bool log, const ops_tensor *grad_
                  : red_convert(op, grad_output, cd, true)) == NULL)
         return NULL;
     if (OPS_STUB_GET(reduce_softmax_bwd_loop, dev) == NULL) {
-        r = softmax_bwd_ops(log, g, output, dim);
+        /* in float64, rounded once to cd: the CPU's loop sums in double, and g - sum(g y)
+         * cancels (float32 ops gave 1e-4 relative differences; half-type ops rounded
+         * every intermediate) */
+        ops_tensor *g64 = NULL, *y64 = NULL, *r64 = NULL;
+        if ((g64 = red_convert(op, g, OPS_FLOAT64, false)) != NULL &&
+            (y64 = red_convert(op, output, OPS_FLOAT64, false)) != NULL &&
+            (r64 = softmax_bwd_ops(log, g64, y64, dim)) != NULL)
+            r = cd == OPS_FLOAT64 ? ops_tensor_retain(r64) : red_convert(op, r64, cd, true);
+        ops_tensor_release(g64);
+        ops_tensor_release(y64);
+        ops_tensor_release(r64);
         ops_tensor_release(g);
         return r;
     }

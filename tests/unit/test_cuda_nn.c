@@ -177,7 +177,10 @@ START_TEST(test_layer_norm_long_and_many_rows)
         ck_assert_int_eq(ops_native_layer_norm(xs, OPS_INTS(N), w, b, 1e-5, &r[0], &r[1], &r[2]), OPS_OK);
         ck_assert_msg(ops_native_layer_norm(dx, OPS_INTS(N), dw, db, 1e-5, &g[0], &g[1], &g[2]) == OPS_OK, "%s",
                       ops_last_error());
-        expect_close("native_layer_norm y", r[0], g[0], 1e-4, 1e-4);
+        /* x is near 1000, where float32's spacing is 6.1e-5: each side rounds x - mean in
+         * float32 (as PyTorch's CPU kernel does), so their y may differ by about
+         * |w| rstd 6.1e-5, |w| up to ~4 for randn weights */
+        expect_close("native_layer_norm y", r[0], g[0], 1e-4, 4e-4);
         expect_close("native_layer_norm mean", r[1], g[1], 1e-6, 1e-6);
         expect_close("native_layer_norm rstd", r[2], g[2], 1e-5, 1e-5);
         for (int i = 0; i < 3; i++) {
