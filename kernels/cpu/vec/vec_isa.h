@@ -262,7 +262,7 @@ static inline __m128d vd_sse2_select_(__m128d m, __m128d a, __m128d b)
 #define vd_zero_nan(x) _mm_and_pd((x), _mm_cmpord_pd((x), (x)))
 #define vf_any_eq(x, v) (_mm_movemask_ps(_mm_cmpeq_ps((x), (v))) != 0)
 #define vd_any_eq(x, v) (_mm_movemask_pd(_mm_cmpeq_pd((x), (v))) != 0)
-#define vd_load_f32(p) _mm_cvtps_pd(_mm_castpd_ps(_mm_load_sd((const double *)(const void *)(p))))
+#define vd_load_f32(p) _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i_u *)(const void *)(p))))
 typedef __m128i vl_t;
 #define vl_n 2
 #define vl_zero() _mm_setzero_si128()
