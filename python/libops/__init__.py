@@ -154,10 +154,13 @@ autograd = _Autograd()
 # libops.nn and libops.optim (torch.nn's and torch.optim's layout); last, since they use no_grad.
 from . import nn  # noqa: E402
 from . import optim  # noqa: E402
-# Tensors in files: safetensors, .npy, .npz (libops/serialization.py).
+# Tensors in files: safetensors, .npy, .npz (libops/serialization.py), torch.save
+# checkpoints read without PyTorch (libops/torch_format.py).
 from .serialization import load, load_safetensors, save, save_safetensors, savez, savez_compressed  # noqa: E402
+from .serialization import UnsafeGlobalError, load_torch  # noqa: E402
 
 __all__ = [n for n in dir(_C) if not n.startswith("_")] + [
     "device", "nn", "optim", "no_grad", "enable_grad", "set_grad_enabled", "autograd",
     "float", "double", "half", "long", "int", "short", "bool",
-    "save_safetensors", "load_safetensors", "save", "savez", "savez_compressed", "load"]
+    "save_safetensors", "load_safetensors", "save", "savez", "savez_compressed", "load", "load_torch",
+    "UnsafeGlobalError"]

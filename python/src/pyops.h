@@ -66,6 +66,11 @@ bool pyops_generator_check(PyObject *o);
 int pyops_generator_init(PyObject *m);
 /* Adds the file functions of serialize.c (_safetensors_load, _npy_save, ...). */
 int pyops_serialize_init(PyObject *m);
+/* Tensor.__reduce_ex__ / __copy__ / __deepcopy__ (serialize.c): forward to
+ * libops.serialization's _reduce_tensor / _copy_tensor / _deepcopy_tensor. */
+PyObject *pyops_tensor_reduce_ex(PyObject *self, PyObject *protocol);
+PyObject *pyops_tensor_copy(PyObject *self, PyObject *unused);
+PyObject *pyops_tensor_deepcopy(PyObject *self, PyObject *memo);
 /* Adds nn.c's _make_subclass and the _optimizer_* functions. */
 int pyops_nn_init(PyObject *m);
 

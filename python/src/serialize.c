@@ -238,6 +238,142 @@ py_npz_save(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- raw bytes <-> tensors: the torch.save reader and Tensor pickling ------------ */
+
+static void
+release_view(void *data, void *ctx)
+{
+    (void)data;
+    Py_buffer *view = ctx;
+    /* the last tensor of the storage may go on a thread without the GIL */
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyBuffer_Release(view);
+    PyMem_RawFree(view);
+    PyGILState_Release(g);
+}
+
+/* _tensor_from_buffer(buffer, offset, nbytes, dtype) -> a 1-d Tensor of
+ * nbytes / itemsize elements over buffer[offset:offset + nbytes].  Shared (the Py_buffer,
+ * and so the object, lives until the last view of the storage goes) when the buffer is
+ * writable and the bytes start at a multiple of the element size (kernels load whole
+ * elements); copied otherwise, so an immutable bytes object is never written through.
+ * Bool bytes other than 0 and 1 give a normalised copy, as every import does. */
+static PyObject *
+py_tensor_from_buffer(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *obj, *dtobj;
+    long long offset, nbytes;
+    if (!PyArg_ParseTuple(args, "OLLO:_tensor_from_buffer", &obj, &offset, &nbytes, &dtobj))
+        return NULL;
+    ops_dtype dt = pyops_dtype_from_object(dtobj);
+    if (dt == OPS_DTYPE_NONE) {
+        PyErr_Format(PyExc_TypeError, "_tensor_from_buffer: dtype must be a libops.dtype, not %.100s",
+                     Py_TYPE(dtobj)->tp_name);
+        return NULL;
+    }
+    const long long item = (long long)ops_dtype_size(dt);
+    Py_buffer *view = PyMem_RawMalloc(sizeof *view);
+    if (view == NULL)
+        return PyErr_NoMemory();
+    bool writable = true;
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        writable = false;
+        if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) {
+            PyMem_RawFree(view);
+            return NULL;
+        }
+    }
+    if (offset < 0 || nbytes < 0 || offset > (long long)view->len || nbytes > (long long)view->len - offset ||
+        nbytes % item != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "_tensor_from_buffer: bytes [%lld, +%lld) of %s do not fit a buffer of %zd bytes "
+                     "(or are not a whole number of %lld-byte elements)",
+                     offset, nbytes, ops_dtype_name(dt), view->len, item);
+        goto fail;
+    }
+    int64_t n = (int64_t)(nbytes / item);
+    char *p = (char *)view->buf + offset;
+    ops_tensor *t;
+    if (writable && (uintptr_t)p % (uintptr_t)item == 0) {
+        t = ops_tensor_from_blob(p, (ops_int_list){&n, 1}, (ops_int_list){NULL, 0}, dt, OPS_DEVICE_CPU,
+                                 release_view, view);
+        if (t == NULL) {
+            pyops_raise();
+            goto fail;
+        }
+        /* from here the tensor owns the buffer */
+    } else {
+        t = ops_tensor_from_data(p, (ops_int_list){&n, 1}, dt);
+        PyBuffer_Release(view);
+        PyMem_RawFree(view);
+        if (t == NULL)
+            return pyops_raise();
+    }
+    return pyops_wrap(ops_tensor_normalize_bool_import("_tensor_from_buffer", t));
+fail:
+    PyBuffer_Release(view);
+    PyMem_RawFree(view);
+    return NULL;
+}
+
+/* _tensor_to_bytes(t) -> bytes: the values of a contiguous CPU tensor, as stored
+ * (native byte order; bfloat16 as its 16-bit patterns). */
+static PyObject *
+py_tensor_to_bytes(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    if (!PYOPS_TENSOR_CHECK(arg)) {
+        PyErr_Format(PyExc_TypeError, "_tensor_to_bytes: expected a Tensor, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    const ops_tensor *t = PYOPS_T(arg);
+    if (ops_tensor_device(t).type != OPS_CPU || !ops_tensor_is_contiguous(t)) {
+        PyErr_SetString(PyExc_ValueError, "_tensor_to_bytes: the tensor must be contiguous and on the CPU");
+        return NULL;
+    }
+    const int64_t n = ops_tensor_numel(t) * (int64_t)ops_tensor_itemsize(t);
+    return PyBytes_FromStringAndSize(n > 0 ? ops_tensor_data_ptr(t) : "", (Py_ssize_t)n);
+}
+
+/* ---- Tensor pickling: the Tensor methods forward to libops/serialization.py ---------- */
+
+static PyObject *
+call_serialization(const char *fn, PyObject *self, PyObject *arg)
+{
+    PyObject *mod = PyImport_ImportModule("libops.serialization");
+    if (mod == NULL)
+        return NULL;
+    PyObject *f = PyObject_GetAttrString(mod, fn);
+    Py_DECREF(mod);
+    if (f == NULL)
+        return NULL;
+    PyObject *r = arg != NULL ? PyObject_CallFunctionObjArgs(f, self, arg, NULL)
+                              : PyObject_CallFunctionObjArgs(f, self, NULL);
+    Py_DECREF(f);
+    return r;
+}
+
+PyObject *
+pyops_tensor_reduce_ex(PyObject *self, PyObject *protocol)
+{
+    return call_serialization("_reduce_tensor", self, protocol);
+}
+
+PyObject *
+pyops_tensor_copy(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return call_serialization("_copy_tensor", self, NULL);
+}
+
+PyObject *
+pyops_tensor_deepcopy(PyObject *self, PyObject *memo)
+{
+    return call_serialization("_deepcopy_tensor", self, memo);
+}
+
 static PyMethodDef serialize_methods[] = {
     {"_safetensors_load", py_safetensors_load, METH_O,
      "_safetensors_load(path or bytes) -> (tensors, metadata): the file mapped, tensors are views of it"},
@@ -246,6 +382,9 @@ static PyMethodDef serialize_methods[] = {
     {"_npy_save", py_npy_save, METH_VARARGS, "_npy_save(path, tensor)"},
     {"_npz_load", py_npz_load, METH_O, "_npz_load(path) -> {name: Tensor}"},
     {"_npz_save", py_npz_save, METH_VARARGS, "_npz_save(path, tensors, compress)"},
+    {"_tensor_from_buffer", py_tensor_from_buffer, METH_VARARGS,
+     "_tensor_from_buffer(buffer, offset, nbytes, dtype) -> 1-d Tensor (shared when writable and aligned)"},
+    {"_tensor_to_bytes", py_tensor_to_bytes, METH_O, "_tensor_to_bytes(t) -> bytes of a contiguous CPU tensor"},
     {NULL, NULL, 0, NULL},
 };
 
