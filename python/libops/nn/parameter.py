@@ -20,9 +20,6 @@ class Parameter(_C.Tensor):
     def __repr__(self):
         return "Parameter containing:\n" + _C.Tensor.__repr__(self)
 
-    def __reduce_ex__(self, proto):
-        raise TypeError("libops.nn.Parameter cannot be pickled: save a state_dict with libops.save_safetensors")
-
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
