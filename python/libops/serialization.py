@@ -80,7 +80,8 @@ def load(file):
         return load_torch(path)
     if magic[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
         return _C._npz_load(path)
-    raise ValueError(f"load: '{path}' is neither a .npy, a .npz nor a torch.save file (other pickles are not loaded)")
+    raise ValueError(f"load: '{path}' is neither a .npy nor a .npz file, nor a torch.save checkpoint "
+                     f"(other pickles are not loaded)")
 
 
 # ---- pickling libops tensors (Tensor.__reduce_ex__ / __copy__ / __deepcopy__ call these) ----
