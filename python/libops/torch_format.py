@@ -354,6 +354,25 @@ _ZIP_ERRORS = (_zipfile.BadZipFile, EOFError, OSError, NotImplementedError, Runt
                _struct.error, ValueError)
 
 
+def _check_record(info, filesize):
+    """Sizes a record may claim: stored bytes lie in the file; deflate expands at most
+    1032:1 (so a small file cannot make us allocate without bound); other methods (which
+    torch.save never writes) are refused."""
+    if info.flag_bits & 1:
+        raise _FormatError(f"record '{info.filename}' is encrypted")
+    if info.compress_type == _zipfile.ZIP_STORED:
+        if info.file_size != info.compress_size or info.file_size > filesize:
+            raise _FormatError(f"record '{info.filename}' claims {info.file_size} bytes stored in "
+                               f"{info.compress_size}, in a file of {filesize} bytes (truncated?)")
+    elif info.compress_type == _zipfile.ZIP_DEFLATED:
+        if info.file_size > 1032 * info.compress_size + 1024 or info.compress_size > filesize:
+            raise _FormatError(f"record '{info.filename}' claims {info.file_size} bytes from {info.compress_size} "
+                               f"deflated, more than deflate can expand (file of {filesize} bytes)")
+    else:
+        raise _FormatError(f"record '{info.filename}' uses zip compression method {info.compress_type} "
+                           f"(only stored and deflated records are read)")
+
+
 def _load_zip(path, f):
     try:
         zf = _zipfile.ZipFile(f)
@@ -363,6 +382,9 @@ def _load_zip(path, f):
     prefix = _zip_prefix(names)
     if len(set(names)) != len(names):
         raise _FormatError("the archive has duplicate records")
+    filesize = _os.fstat(f.fileno()).st_size
+    for info in zf.infolist():
+        _check_record(info, filesize)
 
     def record(name):
         try:
@@ -384,7 +406,6 @@ def _load_zip(path, f):
     if version is not None and not _re.fullmatch(rb"\s*[0-9]{1,4}\s*", version):
         raise _FormatError(f"version record is {version[:40]!r}, expected a number")
 
-    filesize = _os.fstat(f.fileno()).st_size
     try:
         # private and writable: tensors are writable, writes stay in this process (as
         # load_safetensors); the mapping lives while any tensor of it does
@@ -403,8 +424,7 @@ def _load_zip(path, f):
         if info.file_size != nbytes:
             raise _FormatError(f"storage '{key}' has {info.file_size} bytes, its {numel} elements of {dtype} "
                                f"need {nbytes}")
-        if (mm is not None and not swap and info.compress_type == _zipfile.ZIP_STORED
-                and not info.flag_bits & 1):
+        if mm is not None and not swap and info.compress_type == _zipfile.ZIP_STORED:
             # zero-copy: a view of the mapped bytes (copied by the C side if they are not
             # aligned to the element size; torch aligns records to 64 bytes)
             return _C._tensor_from_buffer(mm, _data_offset(mm, info, filesize), nbytes, dtype)

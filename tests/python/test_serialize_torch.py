@@ -514,6 +514,29 @@ class TestLoadTorchRefused(Case):
         with self.assertRaises(ValueError):
             L.load_torch(self.path("rn.pt"), map_location="cuda")
 
+    def test_record_sizes_are_bounded(self):
+        """A record's claimed size is checked before anything is allocated: stored bytes
+        must lie in the file, deflated ones expand at most 1032:1, other methods refused."""
+        raw, _ = values_of(L.float32, 1 << 12)
+        state = {"w": T(Storage("0", L.float32, raw, numel=1 << 29), 0, (4,), (1,))}
+        for compress, frag in ((zipfile.ZIP_STORED, "claims 2147483648 bytes stored in 16384"),
+                               (zipfile.ZIP_DEFLATED, "more than deflate can expand")):
+            p = write_checkpoint(self.path("bomb.pt"), state, compress=compress)
+            with open(p, "r+b") as f:
+                data = bytearray(f.read())
+                cd = data.index(b"PK\x01\x02")
+                while True:  # the central header of archive/data/0: its uncompressed size
+                    n = struct.unpack_from("<H", data, cd + 28)[0]
+                    if data[cd + 46:cd + 46 + n] == b"archive/data/0":
+                        struct.pack_into("<I", data, cd + 24, 1 << 31)
+                        break
+                    cd = data.index(b"PK\x01\x02", cd + 4)
+                f.seek(0)
+                f.write(data)
+            self.assertLoadError(p, "record 'archive/data/0' claims 2147483648 bytes", frag)
+        self.assertLoadError(write_checkpoint(self.path("bz.pt"), state, compress=zipfile.ZIP_BZIP2),
+                             "uses zip compression method 12")
+
     def test_build_on_an_allowed_global_is_refused(self):
         # GLOBAL torch._utils _rebuild_tensor_v2; EMPTY_DICT ... ; BUILD: would set
         # attributes of the reader's function for the whole process
