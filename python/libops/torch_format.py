@@ -172,6 +172,8 @@ def _no_hooks(hooks):
 
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
     _no_hooks(backward_hooks)
+    if metadata:  # torch >= 2.0 adds tensor flags here; what they change is not applied
+        raise _FormatError(f"tensor metadata {metadata!r:.100} is not supported")
     return _rebuild(storage, storage_offset, size, stride, requires_grad)
 
 
@@ -202,15 +204,15 @@ def _rebuild_from_type_v2(func, new_type, args, state):
         raise _FormatError("tensors with extra Python state are not supported")
     if not isinstance(func, _Allowed) or not isinstance(args, tuple):
         raise _FormatError("_rebuild_from_type_v2 with an unexpected function")
+    if new_type is not _TENSOR_TYPES["Tensor"] and new_type is not _TENSOR_TYPES["Parameter"]:
+        raise _FormatError("_rebuild_from_type_v2 of a type other than torch.Tensor or torch.nn.Parameter")
     t = func(*args)
-    if new_type is _TENSOR_TYPES["Parameter"] and not isinstance(t, _C.Tensor):
+    if not isinstance(t, _C.Tensor):
         raise _FormatError("_rebuild_from_type_v2 did not build a tensor")
     if new_type is _TENSOR_TYPES["Parameter"]:
         from .nn import Parameter
 
         return t if isinstance(t, Parameter) else Parameter(t, t.requires_grad)
-    if new_type is not _TENSOR_TYPES["Tensor"]:
-        raise _FormatError("_rebuild_from_type_v2 of a type other than torch.Tensor or torch.nn.Parameter")
     return t
 
 

@@ -352,7 +352,11 @@ class TestLoadTorchWritten(Case):
                                               ("frozen", P(T(s, 0, (6,), (1,)), requires_grad=False)),
                                               ("grad_leaf", T(s, 0, (3,), (1,), requires_grad=True))]),
         }
+        obj["via_type_v2"] = Call("torch._tensor", "_rebuild_from_type_v2", G("torch._utils", "_rebuild_parameter"),
+                                  G("torch.nn.parameter", "Parameter"), (T(s, 1, (2,), (2,)), True, {}), {})
         got = L.load_torch(write_checkpoint(self.path("obj.pt"), obj))
+        self.assertIsInstance(got.pop("via_type_v2"), L.nn.Parameter)
+        obj.pop("via_type_v2")
         for k in ("epoch", "lr", "name", "flag", "none", "blob", "nested"):
             self.assertEqual(got[k], obj[k], k)
         self.assertEqual(got["shape"], (2, 3))
@@ -451,6 +455,12 @@ class TestLoadTorchRefused(Case):
                         collections.OrderedDict())}, "storage must be a storage of the archive"),
             ({"x": Call("torch._utils", "_rebuild_tensor_v2", s, 0, (2,), (1,), False, {"h": 1})}, "backward hooks"),
             ({"x": T(s, 0, (2, 2), (2,))}, "has 1 entries, the size has 2"),
+            ({"x": Call("torch._utils", "_rebuild_tensor_v2", s, 0, (2,), (1,), False, collections.OrderedDict(),
+                        {"neg": True})}, "tensor metadata {'neg': True} is not supported"),
+            ({"x": Call("torch._tensor", "_rebuild_from_type_v2", G("torch._utils", "_rebuild_tensor_v2"),
+                        G("torch", "FloatStorage"), (), {})}, "of a type other than torch.Tensor"),
+            ({"x": Call("torch._tensor", "_rebuild_from_type_v2", G("torch._utils", "_rebuild_tensor_v2"),
+                        G("torch", "Tensor"), (s, 0, (2,), (1,), False, {}), {"a": 1})}, "extra Python state"),
             ({"x": T(s, -1, (2,), (1,))}, "storage offset must be a non-negative int"),
             ({"x": T(s, 0, (2,), (-1,))}, "negative entry"),
             ({"x": T(s, 0, (1,) * 17, (1,) * 17)}, "at most 16"),
