@@ -134,8 +134,10 @@ def _copy_tensor(t):
 
 
 def _deepcopy_tensor(t, memo):
-    """copy.deepcopy: a leaf with its own copy of the values, class, requires_grad, a deep
-    copy of .grad and of __dict__.  As in torch, non-leaf tensors are refused."""
+    """copy.deepcopy: as torch, a leaf over a copy of t's whole storage with t's size,
+    strides and offset (tensors that were views of one storage stay views of one new
+    storage, through memo), the class, requires_grad, a deep copy of .grad and of
+    __dict__.  As in torch, non-leaf tensors are refused."""
     import copy
 
     if id(t) in memo:
@@ -143,7 +145,16 @@ def _deepcopy_tensor(t, memo):
     if not t.is_leaf:
         raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                            "protocol at the moment")
-    c = t.detach().clone()
+    addr, nbytes = _C._storage_span(t)
+    key = ("libops.storage", str(t.device), addr)
+    base = memo.get(key)
+    if base is None or base.dtype != t.dtype:
+        d = t.detach()
+        base = d.as_strided([nbytes // d.element_size()], [1], 0).clone()
+        memo[key] = base
+        # the original storage must outlive the memo, or its address could be reused
+        memo.setdefault(id(memo), []).append(d)
+    c = base.as_strided(list(t.shape), list(t.stride()), t.storage_offset())
     if type(t) is not _C.Tensor:
         c = _C._make_subclass(type(t), c, t.requires_grad)
     elif t.requires_grad:

@@ -337,6 +337,22 @@ py_tensor_to_bytes(PyObject *mod, PyObject *arg)
     return PyBytes_FromStringAndSize(n > 0 ? ops_tensor_data_ptr(t) : "", (Py_ssize_t)n);
 }
 
+/* _storage_span(t) -> (address of the storage's first byte, its size in bytes): what
+ * tells deepcopy that two tensors are views of one storage (torch keeps them so). */
+static PyObject *
+py_storage_span(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    if (!PYOPS_TENSOR_CHECK(arg)) {
+        PyErr_Format(PyExc_TypeError, "_storage_span: expected a Tensor, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    const ops_tensor *t = PYOPS_T(arg);
+    const uintptr_t base = (uintptr_t)ops_tensor_data_ptr(t) -
+                           (uintptr_t)(ops_tensor_storage_offset(t) * (int64_t)ops_tensor_itemsize(t));
+    return Py_BuildValue("(KK)", (unsigned long long)base, (unsigned long long)ops_tensor_storage_nbytes(t));
+}
+
 /* ---- Tensor pickling: the Tensor methods forward to libops/serialization.py ---------- */
 
 static PyObject *
@@ -385,6 +401,7 @@ static PyMethodDef serialize_methods[] = {
     {"_tensor_from_buffer", py_tensor_from_buffer, METH_VARARGS,
      "_tensor_from_buffer(buffer, offset, nbytes, dtype) -> 1-d Tensor (shared when writable and aligned)"},
     {"_tensor_to_bytes", py_tensor_to_bytes, METH_O, "_tensor_to_bytes(t) -> bytes of a contiguous CPU tensor"},
+    {"_storage_span", py_storage_span, METH_O, "_storage_span(t) -> (storage address, storage bytes)"},
     {NULL, NULL, 0, NULL},
 };
 

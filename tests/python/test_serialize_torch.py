@@ -641,9 +641,17 @@ class TestPickleTensors(unittest.TestCase):
         np.testing.assert_array_equal(u.detach().numpy(), [2.0, 4.0])
         with self.assertRaisesRegex(RuntimeError, "graph leaves"):
             copy.deepcopy(y)
-        # memo: one tensor twice stays one tensor
+        # memo: one tensor twice stays one tensor; views of one storage stay views of one
+        # (new) storage, with their strides and offsets, as in torch
         a, b = copy.deepcopy([x, x])
         self.assertIs(a, b)
+        base = L.arange(12, dtype=L.float32).view([3, 4])
+        b2, t2, n2 = copy.deepcopy([base, base.t(), base[1:, 2:]])
+        self.assertEqual((t2.stride(), n2.stride(), n2.storage_offset()), ((1, 4), (4, 1), 6))
+        b2[2, 3] = 100.0
+        self.assertEqual((t2[3, 2].item(), n2[1, 1].item(), base[2, 3].item()), (100.0, 100.0, 11.0))
+        lone = copy.deepcopy(base[1])
+        self.assertEqual((lone.storage_offset(), lone.tolist()), (4, [4.0, 5.0, 6.0, 7.0]))
 
     def test_copy_shares_the_storage(self):
         x = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -704,6 +712,11 @@ class TestPickleTensors(unittest.TestCase):
 
     @needs_torch
     def test_same_rules_as_torch(self):
+        base = torch.arange(12.0).view(3, 4)
+        b2, t2 = copy.deepcopy([base, base.t()])
+        b2[2, 3] = 100.0
+        self.assertEqual(t2[3, 2].item(), 100.0)
+        self.assertEqual(copy.deepcopy(base[1]).storage_offset(), 4)
         # what torch does for the same calls (the oracle of the rules above)
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         self.assertTrue(pickle.loads(pickle.dumps(x * 2)).is_leaf)
