@@ -586,9 +586,10 @@ PyMethodDef pyops_tensor_methods[] = {
     {"__dlpack_device__", pyops_tensor_dlpack_device, METH_NOARGS, "(device_type, device_id) in DLPack's codes"},
     {"share_memory_", pyops_tensor_share_memory_, METH_NOARGS, "move the storage into shared memory; returns self"},
     /* pickling (python/src/serialize.c; the rules are in libops/serialization.py) */
-    {"__reduce_ex__", pyops_tensor_reduce_ex, METH_O, "pickle: dtype, shape, the contiguous CPU values, requires_grad, device"},
+    {"__reduce_ex__", pyops_tensor_reduce_ex, METH_O,
+     "pickle: dtype, shape, the contiguous CPU values, requires_grad, device"},
     {"__copy__", pyops_tensor_copy, METH_NOARGS, "copy.copy: a new tensor sharing the storage, as torch"},
-    {"__deepcopy__", pyops_tensor_deepcopy, METH_O, "copy.deepcopy: a leaf with its own values (and .grad)"},
+    {"__deepcopy__", pyops_tensor_deepcopy, METH_O, "copy.deepcopy: a leaf over a copy of the storage (and .grad)"},
     {"is_shared", pyops_tensor_is_shared, METH_NOARGS, "whether the storage is in shared memory"},
     {"shm_handle", pyops_tensor_shm_handle, METH_NOARGS,
      "a str that libops.from_shm_handle opens in another process (the tensor must be shared)"},
