@@ -355,7 +355,11 @@ py_grad_hook(const ops_tensor *grad, ops_tensor **replacement, void *ctx)
 static void
 py_grad_hook_release(void *ctx)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    if (!Py_IsInitialized() || Py_IsFinalizing())
+#else
     if (!Py_IsInitialized() || _Py_IsFinalizing())
+#endif
         return; /* the interpreter is going: the callable goes with it */
     PyGILState_STATE gs = PyGILState_Ensure();
     Py_DECREF((PyObject *)ctx);

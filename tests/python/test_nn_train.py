@@ -377,8 +377,11 @@ class TestModuleBackwardHooks(unittest.TestCase):
         lin = nn.Linear(2, 1)
         seen = []
         lin.register_full_backward_hook(lambda m, gi, go: seen.append((gi, go[0].tolist())))
-        lin(L.ones(1, 2)).sum().backward()
+        y = lin(L.ones(1, 2)).sum()
+        y.backward(retain_graph=True)
         self.assertEqual(seen, [((None,), [[1.0]])])
+        y.backward()  # once per pass
+        self.assertEqual(len(seen), 2)
         self.assertIsNotNone(lin.weight.grad)
 
     def test_identity_and_errors(self):

@@ -51,7 +51,8 @@ class _BackwardHookCall:
         self.shapes = []
         self.no_grad_like = []    # (position, shape, dtype, device) of the others
         self.grad_outputs = None
-        self.n_out_pending = 0
+        self.n_out = 0            # outputs that require grad
+        self.arrived = set()      # of them, those whose gradient this pass has seen
 
     def setup_inputs(self, args):
         tens = [(i, a) for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
@@ -91,7 +92,7 @@ class _BackwardHookCall:
             if t.requires_grad:
                 t = t.view(t.shape)
                 t.register_hook(self._output_hook(j))
-                self.n_out_pending += 1
+                self.n_out += 1
             wrapped.append(t)
         if isinstance(result, _C.Tensor):
             return wrapped[0]
@@ -104,8 +105,9 @@ class _BackwardHookCall:
     def _output_hook(self, j):
         def hook(g):
             self.grad_outputs[j] = g
-            self.n_out_pending -= 1
-            if not self.req and self.n_out_pending == 0:  # no input gradient will come
+            self.arrived.add(j)
+            if not self.req and len(self.arrived) == self.n_out:  # no input gradient will come
+                self.arrived.clear()  # (a graph kept by retain_graph runs this again)
                 self._run((None,) * self.n_in)
         return hook
 
@@ -122,6 +124,7 @@ class _BackwardHookCall:
         return grad_input
 
     def _input_hook(self, g):
+        self.arrived.clear()
         if len(self.req) == 1:
             parts = [g]
         else:
