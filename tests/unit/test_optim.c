@@ -352,7 +352,7 @@ START_TEST(test_sgd_set_options)
     ops_tensor *p = param();
     const ops_tensor *ps[1] = {p};
     ops_optimizer *opt = ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = 0.1, .momentum = 0.5});
-    double ref[3], buf[3];
+    double ref[3], buf[3] = {0, 0, 0}; /* the momentum buffer, set at step 0 */
     memcpy(ref, P0, sizeof ref);
     const double mom[3] = {0.5, 0.9, 0.9}, wd[3] = {0.0, 0.0, 0.2};
     for (int step = 0; step < 3; step++) {
