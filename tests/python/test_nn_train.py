@@ -533,6 +533,51 @@ class TestMultiheadAttention(unittest.TestCase):
             self.assertIsNotNone(p.grad, name)
 
 
+class TestLeaks(unittest.TestCase):
+    """What LeakSanitizer cannot check under Python (tests/python/meson.build): hooks
+    (kept, removed, raising), optimizer state in and out and the new attention options
+    leave no libops memory behind once their Python objects go."""
+
+    def workload(self):
+        x = L.ones(3, requires_grad=True)
+        big = L.ones(1000)  # held by hooks only: freed when they go
+        x.register_hook(lambda g: g * 2 + big[:3] * 0)
+        h = x.register_hook(lambda g: None)
+        y = x * x
+        y.register_hook(lambda g: g + 1 + big[:3] * 0)
+
+        def bad(g):
+            raise KeyError("boom")
+        hb = y.register_hook(bad)
+        try:
+            y.sum().backward(retain_graph=True)
+        except KeyError:
+            pass
+        hb.remove()
+        y.sum().backward()
+        h.remove()
+        lin = nn.Linear(3, 2)
+        lin.register_full_backward_hook(lambda m, gi, go: (gi[0] * 0.5,))
+        opt = L.optim.Adam(lin.parameters(), lr=0.1, amsgrad=True)
+        lin(x.detach().requires_grad_()).sum().backward()
+        opt.step()
+        opt2 = L.optim.Adam(lin.parameters(), lr=0.1, amsgrad=True)
+        opt2.load_state_dict(opt.state_dict())
+        opt2.param_groups[0]["betas"] = (0.5, 0.6)
+        opt2.step()
+        m = nn.MultiheadAttention(4, 2, kdim=3, vdim=5, add_bias_kv=True, add_zero_attn=True)
+        m(L.ones(2, 1, 4), L.ones(3, 1, 3), L.ones(3, 1, 5))[0].sum().backward()
+
+    def test_allocator_returns_to_baseline(self):
+        self.workload()
+        gc.collect()
+        base = L._C._allocated_bytes()
+        for _ in range(10):
+            self.workload()
+        gc.collect()
+        self.assertEqual(L._C._allocated_bytes(), base)
+
+
 # ---- against PyTorch -----------------------------------------------------------------
 
 def to_torch(t):
