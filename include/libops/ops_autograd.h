@@ -64,6 +64,12 @@ OPS_API ops_status ops_tensor_detach_(ops_tensor *t);
 typedef ops_status (*ops_grad_hook_fn)(const ops_tensor *grad, ops_tensor **replacement, void *ctx);
 /* Registers fn on t (which must require grad); *handle identifies it for removal. */
 OPS_API ops_status ops_tensor_register_hook(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, int64_t *handle);
+/* The same, with release(ctx) called once the hook is gone for good: removed, or its
+ * tensor (a leaf) or grad_fn (a non-leaf) freed, and no backward pass running it (a
+ * binding's reference to its callable is dropped there).  A hook may remove itself
+ * or others while it runs. */
+OPS_API ops_status ops_tensor_register_hook_ex(ops_tensor *t, ops_grad_hook_fn fn, void *ctx,
+                                               void (*release)(void *ctx), int64_t *handle);
 /* Removes a hook registered on t; false if there is none with that handle. */
 OPS_API bool ops_tensor_remove_hook(ops_tensor *t, int64_t handle);
 

@@ -61,6 +61,31 @@ OPS_API ops_status ops_optimizer_zero_grad(ops_optimizer *opt, bool set_to_none)
  * creation); OPS_ERR_VALUE for a negative or NaN lr. */
 OPS_API ops_status ops_optimizer_set_lr(ops_optimizer *opt, double lr);
 OPS_API double ops_optimizer_get_lr(const ops_optimizer *opt);
+/* All the options used by the next steps (a user or scheduler changing betas, momentum,
+ * weight_decay... mid-training, as torch's param_groups allow); the state is kept.
+ * Checked as at creation, except that zeros are taken as given (no defaults).  The
+ * kind must match: OPS_ERR_VALUE for SGD options on an Adam optimizer and back. */
+OPS_API ops_status ops_optimizer_set_sgd_options(ops_optimizer *opt, const ops_sgd_options *opts);
+OPS_API ops_status ops_optimizer_set_adam_options(ops_optimizer *opt, const ops_adam_options *opts);
+
+/* One parameter's state, in torch's optimizer state_dict terms: step (the number of
+ * updates it had: Adam's bias correction), buf (SGD's momentum_buffer, Adam's exp_avg),
+ * v (Adam's exp_avg_sq), vmax (max_exp_avg_sq with amsgrad).  NULL where there is none
+ * yet.  A checkpoint read by get_state and written back by set_state resumes the
+ * updates bit for bit. */
+typedef struct ops_optimizer_state {
+    int64_t step;
+    ops_tensor *buf, *v, *vmax;
+} ops_optimizer_state;
+
+/* Number of parameters (the index range of the state calls). */
+OPS_API int64_t ops_optimizer_num_params(const ops_optimizer *opt);
+/* Parameter i's state: new references in *out (release them). */
+OPS_API ops_status ops_optimizer_get_state(const ops_optimizer *opt, int64_t i, ops_optimizer_state *out);
+/* Replaces parameter i's state with copies of in's tensors (each must have the
+ * parameter's shape, dtype and device; NULL clears it); the state is left as it was
+ * on an error. */
+OPS_API ops_status ops_optimizer_set_state(ops_optimizer *opt, int64_t i, const ops_optimizer_state *in);
 OPS_API void ops_optimizer_release(ops_optimizer *opt);
 
 #ifdef __cplusplus

@@ -16,6 +16,8 @@ int pyops_tensor_type_prepare(void);
 PyObject *
 pyops_raise_status(ops_status st)
 {
+    if (pyops_hook_exception_restore())
+        return NULL;
     const char *msg = ops_last_error();
     if (msg == NULL || msg[0] == '\0')
         msg = ops_status_str(st);

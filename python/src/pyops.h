@@ -71,8 +71,12 @@ int pyops_serialize_init(PyObject *m);
 PyObject *pyops_tensor_reduce_ex(PyObject *self, PyObject *protocol);
 PyObject *pyops_tensor_copy(PyObject *self, PyObject *unused);
 PyObject *pyops_tensor_deepcopy(PyObject *self, PyObject *memo);
-/* Adds nn.c's _make_subclass and the _optimizer_* functions. */
+/* Adds nn.c's _make_subclass, the _optimizer_* functions and Tensor.register_hook
+ * (call after the Tensor type is ready). */
 int pyops_nn_init(PyObject *m);
+/* If the pending libops error is the one a Python tensor hook raised during backward,
+ * restore the hook's exception and return true (nn.c; pyops_raise_status asks). */
+bool pyops_hook_exception_restore(void);
 
 #define PYOPS_TENSOR_CHECK(o) PyObject_TypeCheck((o), &pyops_tensor_type)
 #define PYOPS_T(o) (((pyops_tensor *)(o))->t)

@@ -261,17 +261,55 @@ check_grad(const ops_node *n, int k, const ops_tensor *g, const char *what)
     return OPS_OK;
 }
 
-/* Runs hooks registered for gradient slot k of n (replacing buf[k] as they ask). */
+/* Calls one hook on *g, replacing *g with what it returns (checked against slot k
+ * of n). */
+static ops_status
+call_hook(ops_node *n, int k, ops_grad_hook_fn fn, void *ctx, ops_tensor **g)
+{
+    ops_tensor *rep = NULL;
+    ops_status st = fn(*g, &rep, ctx);
+    if (st == OPS_OK && rep != NULL && (st = check_grad(n, k, rep, "hook returned a gradient for input")) == OPS_OK) {
+        ops_tensor_release(*g);
+        *g = rep;
+        rep = NULL;
+    }
+    ops_tensor_release(rep);
+    return st;
+}
+
+/* Runs hooks registered for gradient slot k of n (replacing buf[k] as they ask), in
+ * registration order.  They run from a snapshot holding a reference to each: a hook
+ * may remove itself or another (the snapshot still runs those once) or register more
+ * (they run from the next pass on). */
 static ops_status
 run_node_hooks(ops_node *n, int k, ops_tensor **buf)
 {
+    if (buf[k] == NULL)
+        return OPS_OK;
+    ops_node_hook *local[8], **snap = local;
+    size_t nh = 0;
+    for (ops_node_hook *h = n->hooks; h != NULL; h = h->next)
+        nh += h->input_nr == k;
+    if (nh == 0)
+        return OPS_OK;
+    if (nh > sizeof local / sizeof local[0] && (snap = ops_host_malloc(nh * sizeof *snap)) == NULL)
+        return ops_fail(OPS_ERR_OOM, "%s: out of memory", ops_node_name(n));
+    nh = 0;
     for (ops_node_hook *h = n->hooks; h != NULL; h = h->next) {
-        if (h->input_nr != k || buf[k] == NULL)
-            continue;
+        if (h->input_nr == k) {
+            __atomic_add_fetch(&h->refcount, 1, __ATOMIC_RELAXED);
+            snap[nh++] = h;
+        }
+    }
+    ops_status st = OPS_OK;
+    for (size_t i = 0; i < nh && st == OPS_OK; i++) {
+        ops_node_hook *h = snap[i];
         if (h->fn == NULL) { /* retain_grad */
             ops_tensor *keep = accumulating_with_graph ? ops_tensor_retain(buf[k]) : ops_tensor_detach(buf[k]);
-            if (keep == NULL)
-                return ops_last_status();
+            if (keep == NULL) {
+                st = ops_last_status();
+                break;
+            }
             pthread_mutex_lock(&h->slot->lock); /* against ops_tensor_grad from another thread */
             ops_tensor *old = h->slot->grad;
             h->slot->grad = keep;
@@ -279,71 +317,47 @@ run_node_hooks(ops_node *n, int k, ops_tensor **buf)
             ops_tensor_release(old);
             continue;
         }
-        ops_tensor *rep = NULL;
-        ops_status st = h->fn(buf[k], &rep, h->ctx);
-        if (st != OPS_OK) {
-            ops_tensor_release(rep);
-            return st;
-        }
-        if (rep != NULL) {
-            st = check_grad(n, k, rep, "hook returned a gradient for input");
-            if (st != OPS_OK) {
-                ops_tensor_release(rep);
-                return st;
-            }
-            ops_tensor_release(buf[k]);
-            buf[k] = rep;
-        }
+        st = call_hook(n, k, h->fn, h->ctx, &buf[k]);
     }
-    return OPS_OK;
+    for (size_t i = 0; i < nh; i++)
+        ops_ag_node_hook_unref(snap[i]);
+    if (snap != local)
+        ops_host_free(snap);
+    return st;
 }
 
 /* Leaf hooks run before the gradient is accumulated (or captured).  They run on a
- * copy of the list taken under the slot's lock, outside it (a hook may use the leaf
- * or register hooks); one removed meanwhile by another thread may run once more. */
+ * snapshot of the list taken under the slot's lock (each hook counted), outside it (a
+ * hook may use the leaf, register or remove hooks); one removed meanwhile, by itself or
+ * another thread, runs once more and is freed when the snapshot lets go of it. */
 static ops_status
 run_leaf_hooks(ops_node *acc, ops_tensor **buf)
 {
     grad_slot *s = acc->leaf_slot;
     if (s == NULL)
         return OPS_OK;
-    typedef struct {
-        ops_grad_hook_fn fn;
-        void *ctx;
-    } hook_call;
-    hook_call local[8], *calls = local;
+    tensor_hook *local[8], **snap = local;
     size_t nh = 0;
     pthread_mutex_lock(&s->lock);
     for (tensor_hook *h = s->hooks; h != NULL; h = h->next)
         nh++;
-    if (nh > sizeof local / sizeof local[0] && (calls = ops_host_malloc(nh * sizeof *calls)) == NULL) {
+    if (nh > sizeof local / sizeof local[0] && (snap = ops_host_malloc(nh * sizeof *snap)) == NULL) {
         pthread_mutex_unlock(&s->lock);
         return ops_fail(OPS_ERR_OOM, "%s: out of memory", acc->vt->name);
     }
     nh = 0;
-    for (tensor_hook *h = s->hooks; h != NULL; h = h->next)
-        calls[nh++] = (hook_call){h->fn, h->ctx};
+    for (tensor_hook *h = s->hooks; h != NULL; h = h->next) {
+        __atomic_add_fetch(&h->refcount, 1, __ATOMIC_RELAXED);
+        snap[nh++] = h;
+    }
     pthread_mutex_unlock(&s->lock);
     ops_status st = OPS_OK;
-    for (size_t i = 0; i < nh && st == OPS_OK; i++) {
-        ops_tensor *rep = NULL;
-        st = calls[i].fn(buf[0], &rep, calls[i].ctx);
-        if (st != OPS_OK) {
-            ops_tensor_release(rep);
-            break;
-        }
-        if (rep != NULL) {
-            st = check_grad(acc, 0, rep, "hook returned a gradient for input");
-            if (st != OPS_OK) {
-                ops_tensor_release(rep);
-                break;
-            }
-            ops_tensor_release(buf[0]);
-            buf[0] = rep;
-        }
-    }
-    if (calls != local)
-        ops_host_free(calls);
+    for (size_t i = 0; i < nh && st == OPS_OK; i++)
+        st = call_hook(acc, 0, snap[i]->fn, snap[i]->ctx, &buf[0]);
+    for (size_t i = 0; i < nh; i++)
+        ops_ag_tensor_hook_unref(snap[i]);
+    if (snap != local)
+        ops_host_free(snap);
     return st;
 }
 

@@ -79,8 +79,7 @@ node_destroy(ops_node *n, ops_node ***work, size_t *len, size_t *cap)
         n->vt->release_saved(n);
     for (ops_node_hook *h = n->hooks, *nx; h != NULL; h = nx) {
         nx = h->next;
-        ops_ag_slot_release(h->slot);
-        ops_host_free(h);
+        ops_ag_node_hook_unref(h);
     }
     grad_slot *ls = n->leaf_slot;
     if (ls != NULL) {

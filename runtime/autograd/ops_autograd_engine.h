@@ -10,10 +10,16 @@
 
 #include "ops_autograd_impl.h"
 
+/* A leaf's hook.  Counted: the slot's list holds one reference and a backward pass
+ * running it another, so a hook removed (by itself, or by another thread) while it
+ * runs stays valid until the pass is done with it; release(ctx) runs when the last
+ * reference goes (a binding's callable is dropped there). */
 typedef struct tensor_hook {
+    int64_t refcount; /* atomic */
     int64_t handle;
     ops_grad_hook_fn fn;
     void *ctx;
+    void (*release)(void *ctx);
     struct tensor_hook *next;
 } tensor_hook;
 
@@ -57,13 +63,20 @@ typedef struct autograd_meta {
 /* Hooks a node runs on one of its incoming gradients (a non-leaf's tensor hooks and
  * its retain_grad). */
 struct ops_node_hook {
+    int64_t refcount; /* atomic; as tensor_hook's: the node's list + a running pass */
     int input_nr;
     int64_t handle;
     ops_grad_hook_fn fn; /* NULL: retain_grad into slot */
     void *ctx;
+    void (*release)(void *ctx);
     grad_slot *slot;     /* owned, for retain_grad */
     ops_node_hook *next;
 };
+
+/* Drop a reference to a hook; the last one releases its ctx (and retain_grad's slot)
+ * and frees it (tensor_state.c). */
+OPS_INTERNAL void ops_ag_tensor_hook_unref(tensor_hook *h);
+OPS_INTERNAL void ops_ag_node_hook_unref(ops_node_hook *h);
 
 /* Grad mode of this thread, false when on (graph.c; ops_grad_enabled reads it). */
 OPS_INTERNAL extern _Thread_local bool ops_ag_grad_disabled;

@@ -51,7 +51,7 @@ ops_ag_slot_release(grad_slot *s)
     ops_tensor_release(g);
     for (tensor_hook *h = hooks, *nx; h != NULL; h = nx) {
         nx = h->next;
-        ops_host_free(h);
+        ops_ag_tensor_hook_unref(h);
     }
     ops_ag_slot_weak_release(s);
 }
@@ -228,6 +228,27 @@ ops_tensor_detach_(ops_tensor *t)
     return OPS_OK;
 }
 
+void
+ops_ag_tensor_hook_unref(tensor_hook *h)
+{
+    if (h == NULL || __atomic_sub_fetch(&h->refcount, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    if (h->release != NULL)
+        h->release(h->ctx);
+    ops_host_free(h);
+}
+
+void
+ops_ag_node_hook_unref(ops_node_hook *h)
+{
+    if (h == NULL || __atomic_sub_fetch(&h->refcount, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    if (h->release != NULL)
+        h->release(h->ctx);
+    ops_ag_slot_release(h->slot);
+    ops_host_free(h);
+}
+
 static ops_node_hook *
 node_hook_new(ops_node *n, int input_nr)
 {
@@ -235,6 +256,7 @@ node_hook_new(ops_node *n, int input_nr)
     if (h == NULL)
         return NULL;
     memset(h, 0, sizeof *h);
+    h->refcount = 1;
     h->input_nr = input_nr;
     h->handle = __atomic_fetch_add(&next_hook_handle, 1, __ATOMIC_RELAXED);
     /* Appended: hooks run in registration order. */
@@ -272,6 +294,13 @@ ops_tensor_retain_grad(ops_tensor *t)
 ops_status
 ops_tensor_register_hook(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, int64_t *handle)
 {
+    return ops_tensor_register_hook_ex(t, fn, ctx, NULL, handle);
+}
+
+ops_status
+ops_tensor_register_hook_ex(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, void (*release)(void *ctx),
+                            int64_t *handle)
+{
     const char *op = "register_hook";
     if (t == NULL || fn == NULL || handle == NULL)
         return ops_fail(OPS_ERR_VALUE, "%s: tensor, hook and handle must not be NULL", op);
@@ -287,6 +316,7 @@ ops_tensor_register_hook(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, int64_t 
             return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         h->fn = fn;
         h->ctx = ctx;
+        h->release = release;
         *handle = h->handle;
         return OPS_OK;
     }
@@ -296,7 +326,11 @@ ops_tensor_register_hook(ops_tensor *t, ops_grad_hook_fn fn, void *ctx, int64_t 
     tensor_hook *h = ops_host_malloc(sizeof *h);
     if (h == NULL)
         return ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
-    *h = (tensor_hook){.handle = __atomic_fetch_add(&next_hook_handle, 1, __ATOMIC_RELAXED), .fn = fn, .ctx = ctx};
+    *h = (tensor_hook){.refcount = 1,
+                       .handle = __atomic_fetch_add(&next_hook_handle, 1, __ATOMIC_RELAXED),
+                       .fn = fn,
+                       .ctx = ctx,
+                       .release = release};
     pthread_mutex_lock(&s->lock);
     tensor_hook **p = &s->hooks;
     while (*p != NULL)
@@ -326,7 +360,7 @@ ops_tensor_remove_hook(ops_tensor *t, int64_t handle)
         }
         pthread_mutex_unlock(&s->lock);
         if (found != NULL) {
-            ops_host_free(found);
+            ops_ag_tensor_hook_unref(found);
             return true;
         }
     }
@@ -336,7 +370,7 @@ ops_tensor_remove_hook(ops_tensor *t, int64_t handle)
         if ((*p)->handle == handle && (*p)->fn != NULL) {
             ops_node_hook *h = *p;
             *p = h->next;
-            ops_host_free(h);
+            ops_ag_node_hook_unref(h);
             return true;
         }
     }

@@ -104,14 +104,32 @@ opt_new(const char *op, opt_kind kind, ops_tensor_list params)
     return o;
 }
 
+static ops_status
+sgd_check(const char *op, const ops_sgd_options *opts)
+{
+    if (opts == NULL || !(opts->lr >= 0) || !(opts->momentum >= 0) || !(opts->weight_decay >= 0))
+        return ops_fail(OPS_ERR_VALUE, "%s: Invalid learning rate, momentum or weight_decay value", op);
+    if (opts->nesterov && (opts->momentum <= 0 || opts->dampening != 0))
+        return ops_fail(OPS_ERR_VALUE, "%s: Nesterov momentum requires a momentum and zero dampening", op);
+    return OPS_OK;
+}
+
+static ops_status
+adam_check(const char *op, const ops_adam_options *a)
+{
+    if (!(a->lr >= 0) || !(a->eps >= 0) || !(a->weight_decay >= 0))
+        return ops_fail(OPS_ERR_VALUE, "%s: Invalid learning rate, epsilon or weight_decay value", op);
+    if (!(a->beta1 >= 0 && a->beta1 < 1) || !(a->beta2 >= 0 && a->beta2 < 1))
+        return ops_fail(OPS_ERR_VALUE, "%s: Invalid beta parameters: (%g, %g)", op, a->beta1, a->beta2);
+    return OPS_OK;
+}
+
 ops_optimizer *
 ops_sgd_new(ops_tensor_list params, const ops_sgd_options *opts)
 {
     const char *op = "SGD";
-    if (opts == NULL || !(opts->lr >= 0) || !(opts->momentum >= 0) || !(opts->weight_decay >= 0))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid learning rate, momentum or weight_decay value", op);
-    if (opts->nesterov && (opts->momentum <= 0 || opts->dampening != 0))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: Nesterov momentum requires a momentum and zero dampening", op);
+    if (sgd_check(op, opts) != OPS_OK)
+        return NULL;
     ops_optimizer *o = opt_new(op, OPT_SGD, params);
     if (o != NULL)
         o->sgd = *opts;
@@ -132,10 +150,8 @@ adam_new(const char *op, opt_kind kind, ops_tensor_list params, const ops_adam_o
         a.eps = 1e-8;
     if (kind == OPT_ADAMW && a.weight_decay == 0) /* AdamW without decay is Adam */
         a.weight_decay = 1e-2;
-    if (!(a.lr >= 0) || !(a.eps >= 0) || !(a.weight_decay >= 0))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid learning rate, epsilon or weight_decay value", op);
-    if (!(a.beta1 >= 0 && a.beta1 < 1) || !(a.beta2 >= 0 && a.beta2 < 1))
-        return ops_fail_null(OPS_ERR_VALUE, "%s: Invalid beta parameters: (%g, %g)", op, a.beta1, a.beta2);
+    if (adam_check(op, &a) != OPS_OK)
+        return NULL;
     ops_optimizer *o = opt_new(op, kind, params);
     if (o != NULL)
         o->adam = a;
@@ -328,7 +344,12 @@ ops_optimizer_step(ops_optimizer *opt)
         ops_tensor *g = ops_tensor_grad(s->p);
         if (g == NULL)
             continue;
-        st = opt->kind == OPT_SGD ? sgd_update(&opt->sgd, s, g) : adam_update(opt->kind, &opt->adam, s, g);
+        if (opt->kind == OPT_SGD) {
+            s->step++; /* only says the parameter has state (torch's SGD keeps no step) */
+            st = sgd_update(&opt->sgd, s, g);
+        } else {
+            st = adam_update(opt->kind, &opt->adam, s, g);
+        }
         ops_tensor_release(g);
     }
     ops_set_grad_enabled(prev);
@@ -349,5 +370,116 @@ ops_optimizer_zero_grad(ops_optimizer *opt, bool set_to_none)
         if (st != OPS_OK)
             return st;
     }
+    return OPS_OK;
+}
+
+ops_status
+ops_optimizer_set_sgd_options(ops_optimizer *opt, const ops_sgd_options *opts)
+{
+    const char *op = "optimizer_set_sgd_options";
+    if (opt == NULL || opt->kind != OPT_SGD)
+        return ops_fail(OPS_ERR_VALUE, "%s: the optimizer is %s, not SGD", op, opt == NULL ? "NULL" : "Adam/AdamW");
+    ops_status st = sgd_check(op, opts);
+    if (st == OPS_OK)
+        opt->sgd = *opts;
+    return st;
+}
+
+ops_status
+ops_optimizer_set_adam_options(ops_optimizer *opt, const ops_adam_options *opts)
+{
+    const char *op = "optimizer_set_adam_options";
+    if (opt == NULL || opt->kind == OPT_SGD)
+        return ops_fail(OPS_ERR_VALUE, "%s: the optimizer is %s, not Adam/AdamW", op, opt == NULL ? "NULL" : "SGD");
+    if (opts == NULL)
+        return ops_fail(OPS_ERR_VALUE, "%s: options are NULL", op);
+    ops_status st = adam_check(op, opts);
+    if (st == OPS_OK)
+        opt->adam = *opts;
+    return st;
+}
+
+int64_t
+ops_optimizer_num_params(const ops_optimizer *opt)
+{
+    return opt == NULL ? 0 : opt->n;
+}
+
+ops_status
+ops_optimizer_get_state(const ops_optimizer *opt, int64_t i, ops_optimizer_state *out)
+{
+    if (opt == NULL || out == NULL)
+        return ops_fail(OPS_ERR_VALUE, "optimizer_get_state: optimizer and out must not be NULL");
+    if (i < 0 || i >= opt->n)
+        return ops_fail(OPS_ERR_INDEX, "optimizer_get_state: parameter index %lld out of range [0, %lld)",
+                        (long long)i, (long long)opt->n);
+    const param_state *s = &opt->ps[i];
+    *out = (ops_optimizer_state){.step = s->step,
+                                 .buf = s->buf ? ops_tensor_retain(s->buf) : NULL,
+                                 .v = s->v ? ops_tensor_retain(s->v) : NULL,
+                                 .vmax = s->vmax ? ops_tensor_retain(s->vmax) : NULL};
+    return OPS_OK;
+}
+
+/* A contiguous copy of t for parameter p's state (what the fused SGD loop needs);
+ * *ok false with an error if t does not fit p. */
+static ops_tensor *
+state_copy(const ops_tensor *p, const ops_tensor *t, const char *name, int64_t i, bool *ok)
+{
+    *ok = true;
+    if (t == NULL)
+        return NULL;
+    const char *op = "optimizer_set_state";
+    bool same = ops_tensor_ndim(t) == ops_tensor_ndim(p);
+    for (int64_t d = 0; same && d < ops_tensor_ndim(p); d++)
+        same = ops_tensor_sizes(t)[d] == ops_tensor_sizes(p)[d];
+    if (!same || ops_tensor_dtype(t) != ops_tensor_dtype(p) ||
+        !ops_device_equal(ops_tensor_device(t), ops_tensor_device(p))) {
+        *ok = false;
+        ops_fail(OPS_ERR_VALUE, "%s: %s of parameter %lld must have the parameter's shape, dtype (%s) and device; "
+                 "got %lld dims, %s", op, name, (long long)i, ops_dtype_name(ops_tensor_dtype(p)),
+                 (long long)ops_tensor_ndim(t), ops_dtype_name(ops_tensor_dtype(t)));
+        return NULL;
+    }
+    const bool prev = ops_set_grad_enabled(false);
+    ops_tensor *c = ops_clone(t, OPS_CONTIGUOUS_FORMAT);
+    ops_set_grad_enabled(prev);
+    *ok = c != NULL;
+    return c;
+}
+
+ops_status
+ops_optimizer_set_state(ops_optimizer *opt, int64_t i, const ops_optimizer_state *in)
+{
+    if (opt == NULL || in == NULL)
+        return ops_fail(OPS_ERR_VALUE, "optimizer_set_state: optimizer and state must not be NULL");
+    if (i < 0 || i >= opt->n)
+        return ops_fail(OPS_ERR_INDEX, "optimizer_set_state: parameter index %lld out of range [0, %lld)",
+                        (long long)i, (long long)opt->n);
+    if (in->step < 0)
+        return ops_fail(OPS_ERR_VALUE, "optimizer_set_state: step %lld of parameter %lld is negative",
+                        (long long)in->step, (long long)i);
+    param_state *s = &opt->ps[i];
+    bool ok1, ok2 = false, ok3 = false;
+    ops_tensor *b = state_copy(s->p, in->buf, "buf (momentum_buffer / exp_avg)", i, &ok1);
+    ops_tensor *v = ok1 ? state_copy(s->p, in->v, "v (exp_avg_sq)", i, &ok2) : NULL;
+    ops_tensor *vm = ok2 ? state_copy(s->p, in->vmax, "vmax (max_exp_avg_sq)", i, &ok3) : NULL;
+    if (ok3 && opt->kind != OPT_SGD && (b == NULL) != (v == NULL)) {
+        ok3 = false;
+        ops_fail(OPS_ERR_VALUE, "optimizer_set_state: parameter %lld: exp_avg and exp_avg_sq go together", (long long)i);
+    }
+    if (!ok3) {
+        ops_tensor_release(b);
+        ops_tensor_release(v);
+        ops_tensor_release(vm);
+        return ops_last_status();
+    }
+    ops_tensor_release(s->buf);
+    ops_tensor_release(s->v);
+    ops_tensor_release(s->vmax);
+    s->buf = b;
+    s->v = v;
+    s->vmax = vm;
+    s->step = in->step;
     return OPS_OK;
 }

@@ -376,6 +376,84 @@ START_TEST(test_hooks_and_retain_grad)
 }
 END_TEST
 
+/* Hooks with a release function (what a binding's callable needs): release runs once,
+ * when the hook is removed or its tensor / grad_fn goes, never while a pass runs it; a
+ * hook may remove itself while it runs; an error from a hook stops backward with it
+ * and leaves .grad as it was. */
+typedef struct {
+    int calls, released;
+    ops_tensor *t; /* the tensor to remove the hook from while running, or NULL */
+    int64_t handle;
+    bool fail;
+} counted_hook;
+
+static ops_status
+counted_hook_fn(const ops_tensor *grad, ops_tensor **rep, void *ctx)
+{
+    (void)grad;
+    (void)rep;
+    counted_hook *c = ctx;
+    ck_assert_int_eq(c->released, 0);
+    c->calls++;
+    if (c->t != NULL)
+        ck_assert(ops_tensor_remove_hook(c->t, c->handle));
+    ck_assert_int_eq(c->released, 0); /* the running pass still holds it */
+    if (c->fail)
+        return ops_fail(OPS_ERR_VALUE, "counted_hook: asked to fail");
+    return OPS_OK;
+}
+
+static void
+counted_hook_release(void *ctx)
+{
+    ((counted_hook *)ctx)->released++;
+}
+
+START_TEST(test_hook_release)
+{
+    ops_tensor *x = leaf(X, 3), *w = vec(W, 3);
+    counted_hook self_rm = {0}, kept = {0}, mid = {0}, failing = {.fail = true};
+    ck_assert_int_eq(ops_tensor_register_hook_ex(x, counted_hook_fn, &self_rm, counted_hook_release, &self_rm.handle),
+                     OPS_OK);
+    self_rm.t = x;
+    int64_t hk;
+    ck_assert_int_eq(ops_tensor_register_hook_ex(x, counted_hook_fn, &kept, counted_hook_release, &hk), OPS_OK);
+    ops_tensor *y = rec_mul(x, w);
+    int64_t hm;
+    ck_assert_int_eq(ops_tensor_register_hook_ex(y, counted_hook_fn, &mid, counted_hook_release, &hm), OPS_OK);
+    mid.t = y;
+    mid.handle = hm;
+    ops_tensor *loss = rec_sum(y);
+    ck_assert_int_eq(ops_backward(loss, NULL, true, false), OPS_OK);
+    ck_assert(self_rm.calls == 1 && self_rm.released == 1); /* removed itself: released after its run */
+    ck_assert(mid.calls == 1 && mid.released == 1);
+    ck_assert(kept.calls == 1 && kept.released == 0);
+    expect_grad(x, W, 3);
+    ck_assert_int_eq(ops_backward(loss, NULL, true, false), OPS_OK);
+    ck_assert(self_rm.calls == 1 && mid.calls == 1 && kept.calls == 2);
+    /* A failing hook: backward fails with its error; x.grad stays as it was. */
+    int64_t hf;
+    ck_assert_int_eq(ops_tensor_register_hook_ex(x, counted_hook_fn, &failing, counted_hook_release, &hf), OPS_OK);
+    ck_assert_int_eq(ops_backward(loss, NULL, true, false), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "asked to fail"));
+    expect_grad(x, (double[]){2 * W[0], 2 * W[1], 2 * W[2]}, 3);
+    ck_assert(ops_tensor_remove_hook(x, hf));
+    ck_assert_int_eq(failing.released, 1);
+    /* A non-leaf's hook goes with its grad_fn (y and loss hold it). */
+    counted_hook mid2 = {0};
+    ck_assert_int_eq(ops_tensor_register_hook_ex(y, counted_hook_fn, &mid2, counted_hook_release, &hm), OPS_OK);
+    ops_tensor_release(loss);
+    ck_assert_int_eq(mid2.released, 0);
+    ops_tensor_release(y);
+    ck_assert_int_eq(mid2.released, 1);
+    ck_assert_int_eq(kept.released, 0);
+    ops_tensor_release(x); /* the leaf's hooks go with it */
+    ck_assert_int_eq(kept.released, 1);
+    ck_assert_int_eq(self_rm.released, 1);
+    ops_tensor_release(w);
+}
+END_TEST
+
 START_TEST(test_autograd_grad)
 {
     ops_tensor *x = leaf(X, 3), *w = leaf(W, 3), *u = leaf(X, 3);
@@ -912,6 +990,7 @@ autograd_suite(void)
     tcase_add_test(tc, test_inplace_view_errors);
     tcase_add_test(tc, test_accumulate_keeps_only_private_gradients);
     tcase_add_test(tc, test_inplace_on_view_allocation_failures);
+    tcase_add_test(tc, test_hook_release);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -265,6 +265,117 @@ START_TEST(test_set_lr)
 }
 END_TEST
 
+/* Run Adam (amsgrad) for 4 steps; then again with a checkpoint after 2 steps read by
+ * get_state, restored into a fresh optimizer by set_state: the parameters agree bit for
+ * bit.  Options changed mid-run (betas, weight_decay) take effect at the next step. */
+static void
+adam_run(ops_tensor *p, int from, int to, ops_optimizer *opt)
+{
+    for (int step = from; step < to; step++) {
+        if (step == 3)
+            ck_assert_int_eq(ops_optimizer_set_adam_options(
+                                 opt, &(ops_adam_options){.lr = 0.05, .beta1 = 0.5, .beta2 = 0.9, .eps = 1e-6,
+                                                          .weight_decay = 0.1, .amsgrad = true}),
+                             OPS_OK);
+        set_grad(p, G[step]);
+        ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+    }
+}
+
+START_TEST(test_state_resume_and_options)
+{
+    const ops_adam_options o = {.lr = 0.1, .beta1 = 0.8, .beta2 = 0.95, .eps = 1e-8, .amsgrad = true};
+    ops_tensor *a = param(), *b = param();
+    const ops_tensor *pa[1] = {a}, *pb[1] = {b};
+    ops_optimizer *oa = ops_adamw_new((ops_tensor_list){pa, 1}, &o);
+    ck_assert_int_eq(ops_optimizer_num_params(oa), 1);
+    adam_run(a, 0, 4, oa);
+
+    ops_optimizer *ob = ops_adamw_new((ops_tensor_list){pb, 1}, &o);
+    adam_run(b, 0, 2, ob);
+    ops_optimizer_state st;
+    ck_assert_int_eq(ops_optimizer_get_state(ob, 0, &st), OPS_OK);
+    ck_assert_int_eq(st.step, 2);
+    ck_assert(st.buf != NULL && st.v != NULL && st.vmax != NULL);
+    ops_optimizer_release(ob);
+    ob = ops_adamw_new((ops_tensor_list){pb, 1}, &o);
+    ck_assert_int_eq(ops_optimizer_set_state(ob, 0, &st), OPS_OK);
+    ops_tensor_release(st.buf);
+    ops_tensor_release(st.v);
+    ops_tensor_release(st.vmax);
+    adam_run(b, 2, 4, ob);
+    ck_assert_int_eq(memcmp(ops_tensor_data_ptr(a), ops_tensor_data_ptr(b), 3 * sizeof(double)), 0);
+
+    /* The change at step 3 mattered: without it the result differs. */
+    ops_tensor *c = param();
+    const ops_tensor *pc[1] = {c};
+    ops_optimizer *oc = ops_adamw_new((ops_tensor_list){pc, 1}, &o);
+    for (int step = 0; step < 4; step++) {
+        set_grad(c, G[step]);
+        ck_assert_int_eq(ops_optimizer_step(oc), OPS_OK);
+    }
+    ck_assert_int_ne(memcmp(ops_tensor_data_ptr(a), ops_tensor_data_ptr(c), 3 * sizeof(double)), 0);
+
+    /* Bad input: wrong kind of options, bad values, index, shapes; state unchanged. */
+    ck_assert_int_eq(ops_optimizer_set_sgd_options(oa, &(ops_sgd_options){.lr = 0.1}), OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "not SGD"));
+    ck_assert_int_eq(ops_optimizer_set_adam_options(oa, &(ops_adam_options){.lr = 0.1, .beta1 = 1.0}),
+                     OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "Invalid beta"));
+    ck_assert_int_eq(ops_optimizer_get_state(oa, 1, &st), OPS_ERR_INDEX);
+    ops_tensor *wrong = ops_zeros((ops_int_list){(int64_t[]){4}, 1}, OPS_FLOAT64, OPS_DEVICE_CPU);
+    ck_assert_int_eq(ops_optimizer_set_state(oa, 0, &(ops_optimizer_state){.step = 1, .buf = wrong, .v = wrong}),
+                     OPS_ERR_VALUE);
+    ck_assert_ptr_nonnull(strstr(ops_last_error(), "shape"));
+    ck_assert_int_eq(ops_optimizer_get_state(oa, 0, &st), OPS_OK);
+    ck_assert_int_eq(st.step, 4);
+    ops_tensor_release(st.buf);
+    ops_tensor_release(st.v);
+    ops_tensor_release(st.vmax);
+    /* Cleared state: the next step is a first step again. */
+    ck_assert_int_eq(ops_optimizer_set_state(oa, 0, &(ops_optimizer_state){0}), OPS_OK);
+    ck_assert_int_eq(ops_optimizer_get_state(oa, 0, &st), OPS_OK);
+    ck_assert(st.step == 0 && st.buf == NULL && st.v == NULL && st.vmax == NULL);
+    ops_tensor_release(wrong);
+    ops_optimizer_release(oa);
+    ops_optimizer_release(ob);
+    ops_optimizer_release(oc);
+    ops_tensor_release(a);
+    ops_tensor_release(b);
+    ops_tensor_release(c);
+}
+END_TEST
+
+/* SGD's momentum changed mid-run reaches the update. */
+START_TEST(test_sgd_set_options)
+{
+    ops_tensor *p = param();
+    const ops_tensor *ps[1] = {p};
+    ops_optimizer *opt = ops_sgd_new((ops_tensor_list){ps, 1}, &(ops_sgd_options){.lr = 0.1, .momentum = 0.5});
+    double ref[3], buf[3] = {0, 0, 0}; /* the momentum buffer, set at step 0 */
+    memcpy(ref, P0, sizeof ref);
+    const double mom[3] = {0.5, 0.9, 0.9}, wd[3] = {0.0, 0.0, 0.2};
+    for (int step = 0; step < 3; step++) {
+        ck_assert_int_eq(ops_optimizer_set_sgd_options(
+                             opt, &(ops_sgd_options){.lr = 0.1, .momentum = mom[step], .weight_decay = wd[step]}),
+                         OPS_OK);
+        set_grad(p, G[step]);
+        ck_assert_int_eq(ops_optimizer_step(opt), OPS_OK);
+        for (int i = 0; i < 3; i++) {
+            double d = G[step][i] + wd[step] * ref[i];
+            buf[i] = step == 0 ? d : mom[step] * buf[i] + d;
+            ref[i] -= 0.1 * buf[i];
+        }
+        expect(p, ref);
+    }
+    ck_assert_int_eq(ops_optimizer_set_sgd_options(opt, &(ops_sgd_options){.lr = 0.1, .nesterov = true}),
+                     OPS_ERR_VALUE);
+    ck_assert_int_eq(ops_optimizer_set_adam_options(opt, &(ops_adam_options){.lr = 0.1}), OPS_ERR_VALUE);
+    ops_optimizer_release(opt);
+    ops_tensor_release(p);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -277,6 +388,8 @@ main(void)
     tcase_add_test(tc, test_least_squares_converges);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_set_lr);
+    tcase_add_test(tc, test_state_resume_and_options);
+    tcase_add_test(tc, test_sgd_set_options);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -222,20 +222,50 @@ noop_hook(const ops_tensor *grad, ops_tensor **replacement, void *ctx)
     return OPS_OK;
 }
 
+/* A hook whose context is freed by its release function: another thread's pass may
+ * still run it after its remover let go (the pass counts the hooks it runs), so a
+ * freed context read here is a use-after-free for ASan and a race for TSan. */
+static int64_t hook_releases;
+
+static ops_status
+checked_hook(const ops_tensor *grad, ops_tensor **replacement, void *ctx)
+{
+    (void)grad;
+    *replacement = NULL;
+    return __atomic_load_n((int *)ctx, __ATOMIC_RELAXED) == 1 ? OPS_OK : OPS_ERR_RUNTIME;
+}
+
+static void
+checked_release(void *ctx)
+{
+    __atomic_store_n((int *)ctx, 0, __ATOMIC_RELAXED);
+    free(ctx);
+    __atomic_add_fetch(&hook_releases, 1, __ATOMIC_RELAXED);
+}
+
 static void *
 hooks_and_backward(void *arg)
 {
     worker *w = arg;
     ops_tensor *x = ones(LEAF_N);
     for (int it = 0; it < ITERS / 4; it++) {
-        int64_t h = 0;
+        int64_t h = 0, h2 = 0;
         if (ops_tensor_register_hook(w->w, noop_hook, NULL, &h) != OPS_OK)
+            w->failures++;
+        int *alive = malloc(sizeof *alive);
+        if (alive == NULL) {
+            w->failures++;
+            (void)ops_tensor_remove_hook(w->w, h);
+            break;
+        }
+        *alive = 1;
+        if (ops_tensor_register_hook_ex(w->w, checked_hook, alive, checked_release, &h2) != OPS_OK)
             w->failures++;
         ops_tensor *y = ops_mul(w->w, x);
         ops_tensor *loss = y ? ops_sum(y, OPS_DTYPE_NONE) : NULL;
         if (loss == NULL || ops_backward(loss, NULL, false, false) != OPS_OK)
             w->failures++;
-        if (!ops_tensor_remove_hook(w->w, h))
+        if (!ops_tensor_remove_hook(w->w, h) || !ops_tensor_remove_hook(w->w, h2))
             w->failures++;
         ops_tensor_release(loss);
         ops_tensor_release(y);
@@ -250,11 +280,13 @@ START_TEST(test_shared_leaf_hooks)
     int64_t h = 0;
     ck_assert_int_eq(ops_tensor_register_hook(w, count_hook, NULL, &h), OPS_OK);
     __atomic_store_n(&hook_calls, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&hook_releases, 0, __ATOMIC_RELAXED);
     worker ws[NTHREADS] = {0};
     for (int i = 0; i < NTHREADS; i++)
         ws[i] = (worker){.w = w, .index = i};
     run_threads(hooks_and_backward, ws);
     ck_assert_int_eq(__atomic_load_n(&hook_calls, __ATOMIC_RELAXED), (int64_t)NTHREADS * (ITERS / 4));
+    ck_assert_int_eq(__atomic_load_n(&hook_releases, __ATOMIC_RELAXED), (int64_t)NTHREADS * (ITERS / 4));
     ops_tensor *g = ops_tensor_grad(w);
     for (int64_t i = 0; i < LEAF_N; i++)
         ck_assert_double_eq(value_at(g, i), (double)NTHREADS * (ITERS / 4));

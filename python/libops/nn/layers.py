@@ -561,48 +561,67 @@ class MSELoss(Module):
 # ---- attention ----------------------------------------------------------------------------
 
 class MultiheadAttention(Module):
-    """torch.nn.MultiheadAttention (self- or cross-attention; same embed dim for q, k, v).
+    """torch.nn.MultiheadAttention (self- or cross-attention).
 
-    Parameters as torch's: in_proj_weight (3E, E) xavier-uniform, in_proj_bias zeros,
-    out_proj a Linear(E, E) with zero bias.  attn_mask: bool (True = masked) or float
-    (added), (L, S) or (N*num_heads, L, S); key_padding_mask (N, S), bool (True =
-    ignored) or float.  Returns (output, weights averaged over heads or None).
+    Parameters as torch's: in_proj_weight (3E, E) xavier-uniform, or with kdim/vdim
+    other than E q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim);
+    in_proj_bias zeros, out_proj a Linear(E, E) with zero bias; add_bias_kv: bias_k and
+    bias_v (1, 1, E) xavier-normal, appended to the keys and values; add_zero_attn: a
+    zero key and value appended after the heads split.  attn_mask: bool (True = masked)
+    or float (added), (L, S) or (N*num_heads, L, S); key_padding_mask (N, S), bool
+    (True = ignored) or float.  Returns (output, weights averaged over heads or None).
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv / add_zero_attn are not supported")
-        if (kdim is not None and kdim != embed_dim) or (vdim is not None and vdim != embed_dim):
-            raise NotImplementedError("MultiheadAttention: kdim/vdim other than embed_dim are not supported")
         self.embed_dim = embed_dim
-        self.kdim = self.vdim = embed_dim
-        self._qkv_same_embed_dim = True
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.num_heads = num_heads
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError("embed_dim must be divisible by num_heads")
-        self.in_proj_weight = Parameter(_empty(3 * embed_dim, embed_dim, dtype=dtype, device=device))
-        self.register_parameter("q_proj_weight", None)
-        self.register_parameter("k_proj_weight", None)
-        self.register_parameter("v_proj_weight", None)
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(_empty(embed_dim, embed_dim, dtype=dtype, device=device))
+            self.k_proj_weight = Parameter(_empty(embed_dim, self.kdim, dtype=dtype, device=device))
+            self.v_proj_weight = Parameter(_empty(embed_dim, self.vdim, dtype=dtype, device=device))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(_empty(3 * embed_dim, embed_dim, dtype=dtype, device=device))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
         if bias:
             self.in_proj_bias = Parameter(_empty(3 * embed_dim, dtype=dtype, device=device))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
-        self.bias_k = self.bias_v = None
-        self.add_zero_attn = False
+        if add_bias_kv:
+            self.bias_k = Parameter(_empty(1, 1, embed_dim, dtype=dtype, device=device))
+            self.bias_v = Parameter(_empty(1, 1, embed_dim, dtype=dtype, device=device))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
     def _reset_parameters(self):
-        init.xavier_uniform_(self.in_proj_weight)
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
         if self.in_proj_bias is not None:
             init.constant_(self.in_proj_bias, 0.0)
             init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
@@ -633,18 +652,34 @@ def _mha_forward(m, query, key, value, key_padding_mask, need_weights, attn_mask
     S = key.shape[0]
     H, D = m.num_heads, m.head_dim
     w, b = m.in_proj_weight, m.in_proj_bias
-    if key is query and value is query:
+    if key.shape[-1] != m.kdim or value.shape[-1] != m.vdim or E != m.embed_dim:
+        raise AssertionError(f"MultiheadAttention: query, key, value have {E}, {key.shape[-1]}, {value.shape[-1]} "
+                             f"features; expected embed_dim {m.embed_dim}, kdim {m.kdim}, vdim {m.vdim}")
+    if key.shape[:2] != value.shape[:2]:
+        raise AssertionError(f"key shape {list(key.shape)} does not match value shape {list(value.shape)}")
+    if w is not None and key is query and value is query:
         qkv = _linear(query, w, b)
         q, k, v = qkv.chunk(3, -1)
     else:
-        wq, wk, wv = w.chunk(3)
+        wq, wk, wv = w.chunk(3) if w is not None else (m.q_proj_weight, m.k_proj_weight, m.v_proj_weight)
         bq, bk, bv = b.chunk(3) if b is not None else (None, None, None)
         q, k, v = _linear(query, wq, bq), _linear(key, wk, bk), _linear(value, wv, bv)
+    extra = 0
+    if m.bias_k is not None:  # (S, N, E) + one key/value per batch
+        k = _C.cat([k, m.bias_k.expand(1, N, E)])
+        v = _C.cat([v, m.bias_v.expand(1, N, E)])
+        extra += 1
+    Sk = S + extra
     # (L, N, E) -> (N*H, L, D)
     q = q.reshape(L, N * H, D).transpose(0, 1)
-    k = k.reshape(S, N * H, D).transpose(0, 1)
-    v = v.reshape(S, N * H, D).transpose(0, 1)
-    mask = _merge_masks(attn_mask, key_padding_mask, is_causal, N, H, L, S, q.dtype)
+    k = k.reshape(Sk, N * H, D).transpose(0, 1)
+    v = v.reshape(Sk, N * H, D).transpose(0, 1)
+    if m.add_zero_attn:
+        z = _C.zeros(N * H, 1, D, dtype=k.dtype, device=k.device)
+        k = _C.cat([k, z], 1)
+        v = _C.cat([v, z], 1)
+        extra += 1
+    mask = _merge_masks(attn_mask, key_padding_mask, is_causal, N, H, L, S, q.dtype, extra)
     q = q * (1.0 / math.sqrt(D))
     if mask is not None:
         scores = _C.baddbmm(mask, q, k.transpose(1, 2))
@@ -658,14 +693,22 @@ def _mha_forward(m, query, key, value, key_padding_mask, need_weights, attn_mask
     out = _linear(out, m.out_proj.weight, m.out_proj.bias).view(L, N, E)
     if not need_weights:
         return out, None
-    attn = attn.view(N, H, L, S)
+    attn = attn.view(N, H, L, S + extra)
     if average:
         attn = attn.mean(1)
     return out, attn
 
 
-def _merge_masks(attn_mask, key_padding_mask, is_causal, N, H, L, S, dtype):
-    """One float mask broadcastable to (N*H, L, S), -inf where masked, or None."""
+def _pad_cols(mask, extra):
+    """mask with `extra` zero (= not masked) columns appended to its last dim."""
+    if extra == 0:
+        return mask
+    return _C.cat([mask, _C.zeros(tuple(mask.shape[:-1]) + (extra,), dtype=mask.dtype, device=mask.device)], -1)
+
+
+def _merge_masks(attn_mask, key_padding_mask, is_causal, N, H, L, S, dtype, extra=0):
+    """One float mask broadcastable to (N*H, L, S + extra), -inf where masked, or None
+    (extra: the keys add_bias_kv / add_zero_attn append, never masked, as torch pads)."""
     mask = None
     if attn_mask is None and is_causal:
         attn_mask = _C.ones(L, S, dtype=_C.bool).triu(1)
@@ -678,12 +721,12 @@ def _merge_masks(attn_mask, key_padding_mask, is_causal, N, H, L, S, dtype):
             if tuple(attn_mask.shape) != (L, S):
                 raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
                                    f"{(L, S)}.")
-            mask = attn_mask.unsqueeze(0)
+            mask = _pad_cols(attn_mask, extra).unsqueeze(0)
         elif attn_mask.dim() == 3:
             if tuple(attn_mask.shape) != (N * H, L, S):
                 raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
                                    f"{(N * H, L, S)}.")
-            mask = attn_mask
+            mask = _pad_cols(attn_mask, extra)
         else:
             raise AssertionError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
     if key_padding_mask is not None:
@@ -694,8 +737,10 @@ def _merge_masks(attn_mask, key_padding_mask, is_causal, N, H, L, S, dtype):
             kpm = _C.zeros(N, S, dtype=dtype).masked_fill(key_padding_mask, float("-inf"))
         else:
             kpm = key_padding_mask.to(dtype=dtype)
-        kpm = kpm.view(N, 1, 1, S).expand(N, H, 1, S).reshape(N * H, 1, S)
+        S2 = S + extra
+        kpm = _pad_cols(kpm, extra).view(N, 1, 1, S2).expand(N, H, 1, S2).reshape(N * H, 1, S2)
         mask = kpm if mask is None else mask + kpm
+    S = S + extra
     if mask is not None and mask.dim() == 3 and mask.shape[1] == 1 and L != 1:
         mask = mask.expand(mask.shape[0], L, S)
     if mask is not None and mask.shape[0] == 1 and N * H != 1:

@@ -26,6 +26,137 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _tensors_of(x):
+    """The Tensors of a forward result: itself, or those of a tuple/list (one level)."""
+    if isinstance(x, _C.Tensor):
+        return [x]
+    if isinstance(x, (tuple, list)):
+        return [t for t in x if isinstance(t, _C.Tensor)]
+    return []
+
+
+class _BackwardHookCall:
+    """One call of a module with full backward hooks (torch's BackwardHook, over tensor
+    hooks).  The inputs that require grad go into forward through an alias: one view
+    for a single input, or one concatenation (then views of its pieces) for several, so
+    that a single tensor hook sees every input gradient of the call at once, sums over
+    the module's uses only.  The outputs go out through views whose hooks record
+    grad_output.  The input hook runs the user hooks and hands back their grad_input."""
+
+    def __init__(self, module, hooks):
+        self.module = module
+        self.hooks = hooks
+        self.n_in = 0             # positional Tensor arguments
+        self.req = []             # their positions (among them) that require grad
+        self.shapes = []
+        self.no_grad_like = []    # (position, shape, dtype, device) of the others
+        self.grad_outputs = None
+        self.n_out = 0            # outputs that require grad
+        self.arrived = set()      # of them, those whose gradient this pass has seen
+
+    def setup_inputs(self, args):
+        tens = [(i, a) for i, a in enumerate(args) if isinstance(a, _C.Tensor)]
+        self.n_in = len(tens)
+        req = [(k, i, a) for k, (i, a) in enumerate(tens) if a.requires_grad]
+        if not req:
+            return args
+        # torch gives the inputs that need no gradient zeros once some input needs one
+        self.no_grad_like = [(k, tuple(a.shape), a.dtype, a.device) for k, (_, a) in enumerate(tens)
+                             if not a.requires_grad]
+        self.req = [k for k, _, _ in req]
+        self.shapes = [tuple(a.shape) for _, _, a in req]
+        args = list(args)
+        if len(req) == 1:
+            _, i, a = req[0]
+            z = a.view(a.shape)
+            args[i] = z
+        else:
+            dtypes = {a.dtype for _, _, a in req}
+            if len(dtypes) != 1:
+                raise NotImplementedError("register_full_backward_hook: the module's inputs that require grad "
+                                          f"must share one dtype, got {sorted(str(d) for d in dtypes)}")
+            z = _C.cat([a.reshape(-1) for _, _, a in req])
+            off = 0
+            for (_, i, a), shp in zip(req, self.shapes):
+                n = a.numel()
+                args[i] = z[off:off + n].view(shp)
+                off += n
+        z.register_hook(self._input_hook)
+        return tuple(args)
+
+    def setup_outputs(self, result):
+        outs = _tensors_of(result)
+        self.grad_outputs = [None] * len(outs)
+        wrapped = []
+        for j, t in enumerate(outs):
+            if t.requires_grad:
+                t = t.view(t.shape)
+                t.register_hook(self._output_hook(j))
+                self.n_out += 1
+            wrapped.append(t)
+        if isinstance(result, _C.Tensor):
+            return wrapped[0]
+        if isinstance(result, (tuple, list)):
+            it = iter(wrapped)
+            out = [next(it) if isinstance(x, _C.Tensor) else x for x in result]
+            return type(result)(out) if isinstance(result, list) else tuple(out)
+        return result
+
+    def _output_hook(self, j):
+        def hook(g):
+            self.grad_outputs[j] = g
+            self.arrived.add(j)
+            if not self.req and len(self.arrived) == self.n_out:  # no input gradient will come
+                self.arrived.clear()  # (a graph kept by retain_graph runs this again)
+                self._run((None,) * self.n_in)
+        return hook
+
+    def _run(self, grad_input):
+        grad_output = tuple(self.grad_outputs or ())
+        for hook in self.hooks:
+            r = hook(self.module, grad_input, grad_output)
+            if r is not None:
+                r = tuple(r) if isinstance(r, (tuple, list)) else (r,)
+                if len(r) != len(grad_input):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(r)}, "
+                                       f"but expected {len(grad_input)}")
+                grad_input = r
+        return grad_input
+
+    def _input_hook(self, g):
+        self.arrived.clear()
+        if len(self.req) == 1:
+            parts = [g]
+        else:
+            parts, off = [], 0
+            for shp in self.shapes:
+                n = 1
+                for d in shp:
+                    n *= d
+                parts.append(g[off:off + n].view(shp))
+                off += n
+        grad_input = [None] * self.n_in
+        for k, p in zip(self.req, parts):
+            grad_input[k] = p
+        for k, shape, dtype, device in self.no_grad_like:
+            grad_input[k] = _C.zeros(shape, dtype=dtype, device=device)
+        new = self._run(tuple(grad_input))
+        if all(new[k] is grad_input[k] for k in self.req):
+            return None
+        fixed = []
+        for k, p in zip(self.req, parts):
+            n = new[k]
+            if n is None:
+                n = _C.zeros_like(p)
+            elif tuple(n.shape) != tuple(p.shape):
+                raise RuntimeError(f"Backward hook of {type(self.module).__name__} returned a grad_input of shape "
+                                   f"{list(n.shape)} for an input of shape {list(p.shape)}")
+            fixed.append(n)
+        if len(fixed) == 1:
+            return fixed[0]
+        return _C.cat([f.reshape(-1) for f in fixed])
+
+
 class _RemovableHandle:
     _next_id = 0
 
@@ -66,6 +197,7 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -73,17 +205,24 @@ class Module:
     # ---- calling ------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not d["_forward_pre_hooks"] and not d["_forward_hooks"]:
+        bw = d.get("_backward_hooks")
+        if not d["_forward_pre_hooks"] and not d["_forward_hooks"] and not bw:
             return self.forward(*args, **kwargs)
         for hook in list(d["_forward_pre_hooks"].values()):
             r = hook(self, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
+        call = None
+        if bw and _C.is_grad_enabled():
+            call = _BackwardHookCall(self, list(bw.values()))
+            args = call.setup_inputs(args)
         result = self.forward(*args, **kwargs)
         for hook in list(d["_forward_hooks"].values()):
             r = hook(self, args, result)
             if r is not None:
                 result = r
+        if call is not None:
+            result = call.setup_outputs(result)
         return result
 
     def register_forward_pre_hook(self, hook):
@@ -96,6 +235,18 @@ class Module:
         """hook(module, args, output) -> None or a new output, run after forward."""
         h = _RemovableHandle(self._forward_hooks)
         self._forward_hooks[h.id] = hook
+        return h
+
+    def register_full_backward_hook(self, hook):
+        """hook(module, grad_input, grad_output) -> None or a new grad_input, run when the
+        gradients with respect to the module's inputs are computed (torch's semantics:
+        grad_input has one entry per positional Tensor argument, None where it needs no
+        gradient (zeros of its shape when another input needs one, as torch); grad_output one
+        per Tensor output).  A returned tuple replaces
+        grad_input for the rest of the backward pass."""
+        hooks = self.__dict__.setdefault("_backward_hooks", OrderedDict())
+        h = _RemovableHandle(hooks)
+        hooks[h.id] = hook
         return h
 
     # ---- registration -------------------------------------------------------------
