@@ -159,10 +159,11 @@ static const double inv_fact_[16] = {
         v##S##_t r = SLEEF_##S##_(pow)(a, b);                                            \
         /* a vector with no such exponent (the common case) skips the forms: they cost   \
          * two divides and a square root, as much as pow itself at AVX2 */                \
-        if (!(v##S##_any_eq(b, v##S##_set1((T)0)) | v##S##_any_eq(b, v##S##_set1((T)1)) |  \
-              v##S##_any_eq(b, v##S##_set1((T)2)) | v##S##_any_eq(b, v##S##_set1((T)3)) |  \
-              v##S##_any_eq(b, v##S##_set1((T)0.5)) | v##S##_any_eq(b, v##S##_set1((T)-0.5)) | \
-              v##S##_any_eq(b, v##S##_set1((T)-1)) | v##S##_any_eq(b, v##S##_set1((T)-2)))) \
+        if (!(v##S##_any_eq(b, v##S##_set1((T)0)) || v##S##_any_eq(b, v##S##_set1((T)1)) || \
+              v##S##_any_eq(b, v##S##_set1((T)2)) || v##S##_any_eq(b, v##S##_set1((T)3)) || \
+              v##S##_any_eq(b, v##S##_set1((T)0.5)) ||                                   \
+              v##S##_any_eq(b, v##S##_set1((T)-0.5)) ||                                  \
+              v##S##_any_eq(b, v##S##_set1((T)-1)) || v##S##_any_eq(b, v##S##_set1((T)-2)))) \
             return r;                                                                    \
         const v##S##_t sq = v##S##_mul(a, a), h = pow_half_##S(a);                       \
         r = v##S##_select_eq(b, v##S##_set1((T)0), v##S##_set1((T)1), r);                \
