@@ -14,9 +14,10 @@
  * threshold's integer limits) are the entries' `check:` functions
  * (kernels/elementwise_check.c), run by the glue before the kernel.
  *
- * float32/float64 of elu/selu/celu, softplus, mish, log_sigmoid, hardsigmoid,
- * hardswish and leaky_relu run the vector loops of the CPU's instruction-set level
- * (ACT_VEC_, kernels/cpu/vec/vec_act.c; docs/cpu-dispatch.md "Activations"); the
+ * elu/selu/celu, softplus, mish, log_sigmoid, hardsigmoid, hardswish and leaky_relu
+ * run the vector loops of the CPU's instruction-set level (ACT_VEC_,
+ * kernels/cpu/vec/vec_act.c; docs/cpu-dispatch.md "Activations"), float16/bfloat16
+ * through the float32 loop (computed in float, rounded once); the
  * others (hardtanh, softsign, threshold) are plain branch-free loops the compiler
  * vectorises, measured ahead of PyTorch's. */
 #include <math.h>
@@ -40,29 +41,50 @@
     } while (0)
 
 /* float32/float64 through the vector loop FN of the CPU's level, with the parameters
- * P[0..NP-1] rounded to the dtype as the scalar kernel rounds them to opmath_t; false
- * for the other dtypes (float16/bfloat16 keep the scalar loop, in float). */
+ * P[0..NP-1] rounded to the dtype as the scalar kernel rounds them to opmath_t;
+ * float16/bfloat16 through its float32 loop (their opmath_t is float: the parameters
+ * are rounded to float as the scalar kernel's), each result rounded once
+ * (kernels/cpu/vec_loop.h).  False for the other dtypes. */
 static bool
 act_vec_(ops_iter *it, ops_vec_act_op fn, const double *p, int np)
 {
     const ops_dtype dt = it->dtypes[1];
-    if (it->dtypes[0] != dt || (dt != OPS_FLOAT32 && dt != OPS_FLOAT64))
+    if (it->dtypes[0] != dt)
         return false;
     const ops_vec_act_table *const vt = ops_vec_act();
-    if (dt == OPS_FLOAT32) {
-        float pf[3] = {0, 0, 0};
-        for (int k = 0; k < np; k++)
-            pf[k] = (float)p[k];
-        ops_vec_act_f32_fn *const f = vt->act_f32[fn];
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_UNARY(float, f, pf, vd_, vs_, vn_); });
-    } else {
-        double pd[3] = {0, 0, 0};
-        for (int k = 0; k < np; k++)
-            pd[k] = p[k];
-        ops_vec_act_f64_fn *const f = vt->act_f64[fn];
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_UNARY(double, f, pd, vd_, vs_, vn_); });
+    float pf[3] = {0, 0, 0};
+    double pd[3] = {0, 0, 0};
+    for (int k = 0; k < np; k++) {
+        pf[k] = (float)p[k];
+        pd[k] = p[k];
     }
-    return true;
+    ops_vec_act_f32_fn *const f = vt->act_f32[fn];
+    switch (dt) {
+    case OPS_FLOAT32:
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_UNARY(float, f, pf, vd_, vs_, vn_); });
+        return true;
+    case OPS_FLOAT64: {
+        ops_vec_act_f64_fn *const g = vt->act_f64[fn];
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_UNARY(double, g, pd, vd_, vs_, vn_); });
+        return true;
+    }
+    case OPS_FLOAT16: {
+        const ops_vec_convert_table *const cv = ops_vec_convert();
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+            OPS_VEC_RUN_HALF(cv, OPS_VEC_CVT_F16, OPS_VEC_CALL_P, f, pf, vd_, vs_, vn_);
+        });
+        return true;
+    }
+    case OPS_BFLOAT16: {
+        const ops_vec_convert_table *const cv = ops_vec_convert();
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+            OPS_VEC_RUN_HALF(cv, OPS_VEC_CVT_BF16, OPS_VEC_CALL_P, f, pf, vd_, vs_, vn_);
+        });
+        return true;
+    }
+    default:
+        return false;
+    }
 }
 
 /* The vector loop FN with parameters (double){...}, when the dtype has one. */

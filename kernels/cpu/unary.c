@@ -15,7 +15,8 @@
  * that reason.  The math functions (exp, log, the trigonometric and hyperbolic
  * functions, erf, sqrt, sigmoid, silu, gelu: OPS_VEC_UNARY_LIST) run the vector loops
  * of the CPU's instruction-set level (kernels/cpu/vec/, docs/cpu-dispatch.md) at
- * float32/float64, and float16/bfloat16 through the float32 loop; exp2 and the rest
+ * float32/float64, and float16/bfloat16 through the float32 loop, over the iterator's
+ * runs by kernels/cpu/vec_loop.h (the activations' mechanism too); exp2 and the rest
  * call libm per element. */
 #include <math.h>
 
@@ -25,6 +26,7 @@
 #include "ops_kernels_unary.h"
 #include "kernels/cpu/vec/vec.h"
 #include "kernels/cpu/vec/vec_convert.h"
+#include "kernels/cpu/vec_loop.h"
 
 /* Dispatch cases over the signed integer dtypes (abs, relu, sign: no uint8 case,
  * where x < 0 is always false and the compiler says so). */
@@ -51,63 +53,6 @@
         return OPS_OK;                                                                   \
     } while (0)
 
-/* One run of a vector loop: a contiguous run in place, a strided one gathered into a
- * contiguous buffer and scattered back, so that every element goes through the same
- * vector code whatever the layout (a strided input gives the contiguous one's bits). */
-#define VEC_RUN_(T, FN, DATA, STRIDES, N)                                                \
-    do {                                                                                 \
-        char *const vr_o_ = (DATA)[0];                                                   \
-        const char *const vr_a_ = (DATA)[1];                                             \
-        const int64_t vr_so_ = (STRIDES)[0], vr_sa_ = (STRIDES)[1];                      \
-        if (vr_so_ == (int64_t)sizeof(T) && vr_sa_ == (int64_t)sizeof(T)) {              \
-            (FN)((const T *)vr_a_, (T *)vr_o_, (N));                                     \
-        } else {                                                                         \
-            T vr_buf_[256];                                                              \
-            for (int64_t vr_b_ = 0; vr_b_ < (N); vr_b_ += 256) {                         \
-                const int64_t vr_m_ = (N) - vr_b_ < 256 ? (N) - vr_b_ : 256;             \
-                for (int64_t vr_i_ = 0; vr_i_ < vr_m_; vr_i_++)                          \
-                    vr_buf_[vr_i_] = *(const T *)(vr_a_ + (vr_b_ + vr_i_) * vr_sa_);     \
-                (FN)(vr_buf_, vr_buf_, vr_m_);                                           \
-                for (int64_t vr_i_ = 0; vr_i_ < vr_m_; vr_i_++)                          \
-                    *(T *)(vr_o_ + (vr_b_ + vr_i_) * vr_so_) = vr_buf_[vr_i_];           \
-            }                                                                            \
-        }                                                                                \
-    } while (0)
-
-/* One run of a float16/bfloat16 op through the float32 vector loop FN: blocks of 256
- * elements widened to float by the level's conversion loop CV->to_f32[K] (a strided
- * run gathered first), FN in place, each result rounded once to the half type by
- * CV->from_f32[K] (round to nearest even; scattered after, if strided).  That is the
- * rule of the scalar half loops (compute in float, round once on store) with FN as the
- * float function: the conversion loops give the scalar conversions' bits
- * (kernels/cpu/vec/vec_convert.h). */
-#define VEC_RUN_HALF_(CV, K, FN, DATA, STRIDES, N)                                       \
-    do {                                                                                 \
-        char *const vh_o_ = (DATA)[0];                                                   \
-        const char *const vh_a_ = (DATA)[1];                                             \
-        const int64_t vh_so_ = (STRIDES)[0], vh_sa_ = (STRIDES)[1];                      \
-        float vh_buf_[256];                                                              \
-        uint16_t vh_h_[256];                                                             \
-        for (int64_t vh_b_ = 0; vh_b_ < (N); vh_b_ += 256) {                             \
-            const int64_t vh_m_ = (N) - vh_b_ < 256 ? (N) - vh_b_ : 256;                 \
-            const uint16_t *vh_src_ = (const uint16_t *)(vh_a_ + vh_b_ * 2);             \
-            if (vh_sa_ != 2) {                                                           \
-                for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                          \
-                    vh_h_[vh_i_] = *(const uint16_t *)(vh_a_ + (vh_b_ + vh_i_) * vh_sa_); \
-                vh_src_ = vh_h_;                                                         \
-            }                                                                            \
-            (CV)->to_f32[K](vh_buf_, vh_src_, vh_m_);                                    \
-            (FN)(vh_buf_, vh_buf_, vh_m_);                                               \
-            if (vh_so_ == 2) {                                                           \
-                (CV)->from_f32[K]((uint16_t *)(vh_o_ + vh_b_ * 2), vh_buf_, vh_m_);      \
-            } else {                                                                     \
-                (CV)->from_f32[K](vh_h_, vh_buf_, vh_m_);                                \
-                for (int64_t vh_i_ = 0; vh_i_ < vh_m_; vh_i_++)                          \
-                    *(uint16_t *)(vh_o_ + (vh_b_ + vh_i_) * vh_so_) = vh_h_[vh_i_];      \
-            }                                                                            \
-        }                                                                                \
-    } while (0)
-
 /* float32 and float64 through the vector loop FN of the CPU's level, float16 and
  * bfloat16 through its float32 loop; false for the other dtypes (and for an output
  * dtype other than the input's), which take the scalar loop. */
@@ -121,21 +66,25 @@ vec_unary_(ops_iter *it, ops_vec_unary fn)
     ops_vec_unary_f32_fn *const f = vt->unary_f32[fn];
     switch (dt) {
     case OPS_FLOAT32:
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(float, f, vd_, vs_, vn_); });
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN(float, OPS_VEC_CALL_0, f, 0, vd_, vs_, vn_); });
         return true;
     case OPS_FLOAT64: {
         ops_vec_unary_f64_fn *const g = vt->unary_f64[fn];
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_(double, g, vd_, vs_, vn_); });
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN(double, OPS_VEC_CALL_0, g, 0, vd_, vs_, vn_); });
         return true;
     }
     case OPS_FLOAT16: {
         const ops_vec_convert_table *const cv = ops_vec_convert();
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_HALF_(cv, OPS_VEC_CVT_F16, f, vd_, vs_, vn_); });
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+            OPS_VEC_RUN_HALF(cv, OPS_VEC_CVT_F16, OPS_VEC_CALL_0, f, 0, vd_, vs_, vn_);
+        });
         return true;
     }
     case OPS_BFLOAT16: {
         const ops_vec_convert_table *const cv = ops_vec_convert();
-        OPS_ITER_LOOP(it, vd_, vs_, vn_, { VEC_RUN_HALF_(cv, OPS_VEC_CVT_BF16, f, vd_, vs_, vn_); });
+        OPS_ITER_LOOP(it, vd_, vs_, vn_, {
+            OPS_VEC_RUN_HALF(cv, OPS_VEC_CVT_BF16, OPS_VEC_CALL_0, f, 0, vd_, vs_, vn_);
+        });
         return true;
     }
     default:

@@ -202,6 +202,62 @@ for dt, rtol in ((np.float32, 1e-5), (np.float64, 1e-12)):
 print(L.cpu_capability())
 """
 
+# Run in each child: the activations of kernels/cpu/vec/vec_act.c at the child's level:
+# float16/bfloat16 through the float32 loop (every bit pattern of both, bit for bit the
+# float32 op rounded once; at a run start off the vector width and strided), and the elu
+# family's expm1 without exp (against NumPy's expm1 in float64; -0 kept; a strided run
+# and every tail give the same bits).
+ACT_CHECK = r"""
+import ctypes
+import numpy as np, libops as L
+def bits(t):
+    t = t.contiguous()
+    out = np.empty(t.numel(), dtype=np.uint16)
+    ctypes.memmove(out.ctypes.data, t.data_ptr(), out.nbytes)
+    return out
+def from_bits(b, hdt):
+    t = L.empty(b.size, dtype=hdt)
+    b = np.ascontiguousarray(b, dtype=np.uint16)
+    ctypes.memmove(t.data_ptr(), b.ctypes.data, b.nbytes)
+    return t
+ACTS = {"elu": lambda t: L.elu(t), "selu": lambda t: L.selu(t), "celu": lambda t: L.celu(t, 1.5),
+        "elu_neg_alpha": lambda t: L.elu(t, -0.7, 1.0, -2.0),
+        "softplus": lambda t: L.softplus(t, 2.0, 15.0), "mish": lambda t: L.mish(t),
+        "log_sigmoid": lambda t: L.log_sigmoid(t), "hardsigmoid": lambda t: L.hardsigmoid(t),
+        "hardswish": lambda t: L.hardswish(t), "leaky_relu": lambda t: L.leaky_relu(t, 0.125)}
+ALL = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+for name, f in ACTS.items():
+    for hdt in (L.float16, L.bfloat16):
+        h = from_bits(ALL, hdt)
+        want = bits(f(h.float()).to(hdt))
+        got = bits(f(h))
+        bad = np.nonzero(got != want)[0]
+        assert bad.size == 0, (name, hdt, [(hex(ALL[i]), hex(got[i]), hex(want[i])) for i in bad[:5]])
+        assert np.array_equal(bits(f(from_bits(ALL[3:], hdt))), want[3:]), (name, hdt, "offset")
+        got_s = bits(f(from_bits(np.repeat(ALL, 2), hdt)[1::2]))
+        assert np.array_equal(got_s, want), (name, hdt, "strided")
+rng = np.random.default_rng(3)
+SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, -1e-7, -0.34, -0.35, -0.5, -17.0, -20.0, -21.0,
+           -40.0, -41.0, -88.0, -1e30, 1.0, 88.0]
+for dt, rtol in ((np.float32, 2e-7), (np.float64, 4e-16)):
+    a = np.concatenate([rng.uniform(-25, 3, 4099), -10.0 ** rng.uniform(-30, 1, 999), SPECIAL]).astype(dt)
+    x64 = a.astype(np.float64)
+    for name, alpha, scale, iscale in (("elu", 1.0, 1.0, 1.0), ("elu", 2.5, 1.5, 0.25)):
+        got = L.elu(L.from_numpy(a), alpha, scale, iscale).numpy()
+        with np.errstate(all="ignore"):
+            want = np.where(x64 > 0, scale * x64, np.expm1(x64 * dt(iscale)) * dt(alpha * scale))
+        # rtol: about 3 ulp, the table's figure with margin
+        np.testing.assert_allclose(got, want.astype(dt), rtol=8 * rtol, atol=0, err_msg=f"elu {dt}")
+        neg0 = np.signbit(got[(a == 0) & np.signbit(a)])
+        assert neg0.all(), (dt, "elu(-0) is -0")
+        strided = L.elu(L.from_numpy(np.repeat(a, 2))[::2], alpha, scale, iscale).numpy()
+        assert np.array_equal(strided, got, equal_nan=True), (dt, "strided")
+        for n in range(1, 40):
+            part = L.elu(L.from_numpy(a[5 + n:5 + 2 * n].copy()), alpha, scale, iscale).numpy()
+            assert np.array_equal(part, got[5 + n:5 + 2 * n], equal_nan=True), (dt, n)
+print(L.cpu_capability())
+"""
+
 
 class TestCpuCapability(unittest.TestCase):
     def test_reports_the_best_level_by_default(self):
@@ -235,6 +291,13 @@ class TestCpuCapability(unittest.TestCase):
         for level in LEVELS[:LEVELS.index(best) + 1]:
             with self.subTest(level=level):
                 out, err = child(level, VALUES_CHECK)
+                self.assertEqual((out.strip(), err), (level, ""))
+
+    def test_activations_at_every_level(self):
+        best = best_level()
+        for level in LEVELS[:LEVELS.index(best) + 1]:
+            with self.subTest(level=level):
+                out, err = child(level, ACT_CHECK)
                 self.assertEqual((out.strip(), err), (level, ""))
 
     def test_row_kernels_at_every_level(self):

@@ -44,13 +44,38 @@ static const double inv_fact_[16] = {
         const v##S##_t r = v##S##_select_gt(z, v##S##_sub(v##S##_set1((T)0), half), small, big); \
         return v##S##_select_gt(z, half, big, r);                                        \
     }                                                                                    \
-    /* x <= 0 ? expm1(x * negiptcoef) * negcoef : x * poscoef */                         \
+    /* expm1(z) for z <= 0 (NaN passes), the elu family's case (negiptcoef > 0), in one  \
+     * range reduction and one polynomial, without exp: z = n ln2 + r, |r| <= ln2/2      \
+     * (n = rint(z / ln2) by the magic constant; ln2 in two parts, n ln2_hi exact), so    \
+     * expm1(z) = 2^n expm1(r) + (2^n - 1), one FMA (2^n - 1 is exact down to n = -24    \
+     * (-53); below, the result is -1 in the type), expm1(r) its Taylor series to         \
+     * r^EXPM1R_TERMS (the next term under 0.02 ulp at |r| = ln2/2).  z is clamped below  \
+     * at -EXPM1_LO, where expm1 is -1 in the type (2^n stays normal); +-0 is itself. */   \
+    static inline v##S##_t expm1_neg_##S(v##S##_t z)                                     \
+    {                                                                                    \
+        const v##S##_t magic = v##S##_set1((T)EXP_MAGIC), one = v##S##_set1((T)1);        \
+        const v##S##_t zc = v##S##_max(v##S##_set1((T)-EXPM1_LO), z);                    \
+        const v##S##_t k = v##S##_fma(zc, v##S##_set1((T)1.44269504088896340736), magic); \
+        const v##S##_t n = v##S##_sub(k, magic);                                         \
+        v##S##_t r = v##S##_fma(n, v##S##_set1((T)-LN2_HI), zc);                         \
+        r = v##S##_fma(n, v##S##_set1((T)-LN2_LO), r);                                   \
+        v##S##_t q = v##S##_set1((T)inv_fact_[EXPM1R_TERMS - 1]);                        \
+        for (int j = EXPM1R_TERMS - 1; j >= 1; j--)                                      \
+            q = v##S##_fma(q, r, v##S##_set1((T)inv_fact_[j - 1]));                      \
+        const v##S##_t s = v##S##_pow2_magic(k);                                         \
+        const v##S##_t e = v##S##_fma(v##S##_mul(r, q), s, v##S##_sub(s, one));          \
+        const v##S##_t zero = v##S##_set1((T)0);                                         \
+        return v##S##_select_eq(z, zero, z, e);                                          \
+    }                                                                                    \
+    /* x <= 0 ? expm1(x * negiptcoef) * negcoef : x * poscoef; expm1 without exp where   \
+     * no lane has z > 0 (always, for negiptcoef >= 0) */                                \
     static inline v##S##_t elu_##S(v##S##_t x, v##S##_t negcoef, v##S##_t poscoef,       \
                                    v##S##_t negipt)                                      \
     {                                                                                    \
         const v##S##_t zero = v##S##_set1((T)0);                                         \
         const v##S##_t z = v##S##_select_gt(x, zero, zero, v##S##_mul(x, negipt));       \
-        const v##S##_t neg = v##S##_mul(expm1_##S(z), negcoef);                          \
+        const v##S##_t em = v##S##_any_gt(z, zero) ? expm1_##S(z) : expm1_neg_##S(z);    \
+        const v##S##_t neg = v##S##_mul(em, negcoef);                                    \
         return v##S##_select_gt(x, zero, v##S##_mul(x, poscoef), neg);                   \
     }                                                                                    \
     /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */                         \
@@ -131,8 +156,16 @@ static const double inv_fact_[16] = {
      * depends on its values alone, not on whether its run had the exponent broadcast */ \
     static inline v##S##_t pow_elem_##S(v##S##_t a, v##S##_t b)                          \
     {                                                                                    \
-        const v##S##_t sq = v##S##_mul(a, a), h = pow_half_##S(a);                       \
         v##S##_t r = SLEEF_##S##_(pow)(a, b);                                            \
+        /* a vector with no such exponent (the common case) skips the forms: they cost   \
+         * two divides and a square root, as much as pow itself at AVX2 */                \
+        if (!(v##S##_any_eq(b, v##S##_set1((T)0)) || v##S##_any_eq(b, v##S##_set1((T)1)) || \
+              v##S##_any_eq(b, v##S##_set1((T)2)) || v##S##_any_eq(b, v##S##_set1((T)3)) || \
+              v##S##_any_eq(b, v##S##_set1((T)0.5)) ||                                   \
+              v##S##_any_eq(b, v##S##_set1((T)-0.5)) ||                                  \
+              v##S##_any_eq(b, v##S##_set1((T)-1)) || v##S##_any_eq(b, v##S##_set1((T)-2)))) \
+            return r;                                                                    \
+        const v##S##_t sq = v##S##_mul(a, a), h = pow_half_##S(a);                       \
         r = v##S##_select_eq(b, v##S##_set1((T)0), v##S##_set1((T)1), r);                \
         r = v##S##_select_eq(b, v##S##_set1((T)1), a, r);                                \
         r = v##S##_select_eq(b, v##S##_set1((T)2), sq, r);                               \
@@ -144,14 +177,34 @@ static const double inv_fact_[16] = {
     }
 #define MAXV FLT_MAX
 #define EXPM1_TERMS 9
+#define EXPM1R_TERMS 8
+#define EXPM1_LO 20
+#define EXP_MAGIC 12582912.0 /* 1.5 * 2^23 */
+#define LN2_HI 0.693145751953125
+#define LN2_LO 1.428606765330187045e-06
 VEC_ACT_FUNCS_(f, float, 20)
 #undef MAXV
 #undef EXPM1_TERMS
+#undef EXPM1R_TERMS
+#undef EXPM1_LO
+#undef EXP_MAGIC
+#undef LN2_HI
+#undef LN2_LO
 #define MAXV DBL_MAX
 #define EXPM1_TERMS 16
+#define EXPM1R_TERMS 14
+#define EXPM1_LO 40
+#define EXP_MAGIC 6755399441055744.0 /* 1.5 * 2^52 */
+#define LN2_HI 6.93147180369123816490e-01
+#define LN2_LO 1.90821492927058770002e-10
 VEC_ACT_FUNCS_(d, double, 40)
 #undef MAXV
 #undef EXPM1_TERMS
+#undef EXPM1R_TERMS
+#undef EXPM1_LO
+#undef EXP_MAGIC
+#undef LN2_HI
+#undef LN2_LO
 
 /* NAME(x, y, n, p): EXPR of v (the input vector) and q0..q2 (p[0..NP-1] broadcast). */
 #define ACT_LOOP_(NAME, S, T, NP, EXPR)                                                  \

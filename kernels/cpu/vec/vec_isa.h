@@ -122,6 +122,38 @@ typedef __m512i vl_t;
     _mm512_mask_blend_ps(_mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ), (y), (x))
 #define vd_select_eq(a, b, x, y)                                                         \
     _mm512_mask_blend_pd(_mm512_cmp_pd_mask((a), (b), _CMP_EQ_OQ), (y), (x))
+/* vec_act.c: 2^n for an integer n carried by k = n + 1.5 * 2^23 (float) / 1.5 * 2^52
+ * (double), the round-to-integer of the magic constant (n within the exponent range:
+ * shifted into the exponent field, the constant's bits leave the word); whether some
+ * lane has a > b (false for NaN) */
+#define vf_pow2_magic(k)                                                                 \
+    _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(_mm512_castps_si512(k), 23), _mm512_set1_epi32(0x3f800000)))
+#define vd_pow2_magic(k)                                                                 \
+    _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(_mm512_castpd_si512(k), 52), _mm512_set1_epi64(0x3ff0000000000000LL)))
+#define vf_any_gt(a, b) (_mm512_cmp_ps_mask((a), (b), _CMP_GT_OQ) != 0)
+#define vd_any_gt(a, b) (_mm512_cmp_pd_mask((a), (b), _CMP_GT_OQ) != 0)
+/* vec_convert.c (one implementation of the narrowing, with vf_load_bf16/vf_load_f16
+ * above for the widening): vf_n float32 rounded to bfloat16 / float16 bits at p as the
+ * scalar conversions (ops_scalar_math.h): to nearest even, overflow to inf; a bfloat16
+ * NaN as u >> 16 | 0x40 (quiet, payload kept), a float16 NaN as 0x7e00 with its sign
+ * (vcvtps2ph keeps a payload: NaN lanes are made sign | 0x7fc00000 first) */
+static inline void
+vf_store_bf16(uint16_t *p, __m512 v)
+{
+    const __m512i u = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb);
+    r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, _mm512_or_si512(u, _mm512_set1_epi32(0x400000)));
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+}
+static inline void
+vf_store_f16(uint16_t *p, __m512 v)
+{
+    const __m512i s = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32((int)0x80000000u));
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v,
+                             _mm512_castsi512_ps(_mm512_or_si512(s, _mm512_set1_epi32(0x7fc00000))));
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 typedef __m256 vf_t;
@@ -214,6 +246,39 @@ typedef __m256i vl_t;
 #define vd_select_gt(a, b, x, y) _mm256_blendv_pd((y), (x), _mm256_cmp_pd((a), (b), _CMP_GT_OQ))
 #define vf_select_eq(a, b, x, y) _mm256_blendv_ps((y), (x), _mm256_cmp_ps((a), (b), _CMP_EQ_OQ))
 #define vd_select_eq(a, b, x, y) _mm256_blendv_pd((y), (x), _mm256_cmp_pd((a), (b), _CMP_EQ_OQ))
+/* vec_act.c: 2^n for an integer n carried by k = n + 1.5 * 2^23 (float) / 1.5 * 2^52
+ * (double), the round-to-integer of the magic constant (n within the exponent range:
+ * shifted into the exponent field, the constant's bits leave the word); whether some
+ * lane has a > b (false for NaN) */
+#define vf_pow2_magic(k)                                                                 \
+    _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(k), 23), _mm256_set1_epi32(0x3f800000)))
+#define vd_pow2_magic(k)                                                                 \
+    _mm256_castsi256_pd(_mm256_add_epi64(_mm256_slli_epi64(_mm256_castpd_si256(k), 52), _mm256_set1_epi64x(0x3ff0000000000000LL)))
+#define vf_any_gt(a, b) (_mm256_movemask_ps(_mm256_cmp_ps((a), (b), _CMP_GT_OQ)) != 0)
+#define vd_any_gt(a, b) (_mm256_movemask_pd(_mm256_cmp_pd((a), (b), _CMP_GT_OQ)) != 0)
+/* vec_convert.c (one implementation of the narrowing, with vf_load_bf16/vf_load_f16
+ * above for the widening): vf_n float32 rounded to bfloat16 / float16 bits at p as the
+ * scalar conversions (ops_scalar_math.h): to nearest even, overflow to inf; a bfloat16
+ * NaN as u >> 16 | 0x40 (quiet, payload kept), a float16 NaN as 0x7e00 with its sign
+ * (vcvtps2ph keeps a payload: NaN lanes are made sign | 0x7fc00000 first) */
+static inline void
+vf_store_bf16(uint16_t *p, __m256 v)
+{
+    const __m256i u = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
+    r = _mm256_blendv_epi8(r, _mm256_or_si256(u, _mm256_set1_epi32(0x400000)), _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+    r = _mm256_srli_epi32(r, 16); /* each lane <= 0xffff: the unsigned pack keeps it */
+    _mm_storeu_si128((__m128i *)(void *)p, _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
+}
+VEC_F16_TARGET_ static inline void
+vf_store_f16(uint16_t *p, __m256 v)
+{
+    const __m256 q = _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32((int)0x80000000u))),
+                                  _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+    v = _mm256_blendv_ps(v, q, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 typedef __m128 vf_t;
@@ -305,6 +370,33 @@ static inline __m128i vl_sse2_widen_(__m128i lo)
 #define vd_select_gt(a, b, x, y) vd_sse2_select_(_mm_cmpgt_pd((a), (b)), (x), (y))
 #define vf_select_eq(a, b, x, y) vf_sse2_select_(_mm_cmpeq_ps((a), (b)), (x), (y))
 #define vd_select_eq(a, b, x, y) vd_sse2_select_(_mm_cmpeq_pd((a), (b)), (x), (y))
+/* vec_act.c: 2^n for an integer n carried by k = n + 1.5 * 2^23 (float) / 1.5 * 2^52
+ * (double), the round-to-integer of the magic constant (n within the exponent range:
+ * shifted into the exponent field, the constant's bits leave the word); whether some
+ * lane has a > b (false for NaN) */
+#define vf_pow2_magic(k)                                                                 \
+    _mm_castsi128_ps(_mm_add_epi32(_mm_slli_epi32(_mm_castps_si128(k), 23), _mm_set1_epi32(0x3f800000)))
+#define vd_pow2_magic(k)                                                                 \
+    _mm_castsi128_pd(_mm_add_epi64(_mm_slli_epi64(_mm_castpd_si128(k), 52), _mm_set1_epi64x(0x3ff0000000000000LL)))
+#define vf_any_gt(a, b) (_mm_movemask_ps(_mm_cmpgt_ps((a), (b))) != 0)
+#define vd_any_gt(a, b) (_mm_movemask_pd(_mm_cmpgt_pd((a), (b))) != 0)
+/* vec_convert.c (one implementation of the narrowing, with vf_load_bf16/vf_load_f16
+ * above for the widening): vf_n float32 rounded to bfloat16 / float16 bits at p as the
+ * scalar conversions (ops_scalar_math.h): to nearest even, overflow to inf; a bfloat16
+ * NaN as u >> 16 | 0x40 (quiet, payload kept), a float16 NaN as 0x7e00 with its sign
+ * (vcvtps2ph keeps a payload: NaN lanes are made sign | 0x7fc00000 first) */
+static inline void
+vf_store_bf16(uint16_t *p, __m128 v)
+{
+    const __m128i u = _mm_castps_si128(v);
+    const __m128i lsb = _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1));
+    const __m128i r = _mm_add_epi32(_mm_add_epi32(u, _mm_set1_epi32(0x7fff)), lsb);
+    const __m128i m = _mm_castps_si128(_mm_cmpunord_ps(v, v));
+    const __m128i s = _mm_or_si128(_mm_and_si128(m, _mm_or_si128(u, _mm_set1_epi32(0x400000))), _mm_andnot_si128(m, r));
+    /* the high half sign-extended, so that the signed pack keeps its bits */
+    const __m128i h = _mm_srai_epi32(s, 16);
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi32(h, h));
+}
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 typedef float32x4_t vf_t;
@@ -383,6 +475,16 @@ typedef int64x2_t vl_t;
 #define vd_select_gt(a, b, x, y) vbslq_f64(vcgtq_f64((a), (b)), (x), (y))
 #define vf_select_eq(a, b, x, y) vbslq_f32(vceqq_f32((a), (b)), (x), (y))
 #define vd_select_eq(a, b, x, y) vbslq_f64(vceqq_f64((a), (b)), (x), (y))
+/* vec_act.c: 2^n for an integer n carried by k = n + 1.5 * 2^23 (float) / 1.5 * 2^52
+ * (double), the round-to-integer of the magic constant (n within the exponent range:
+ * shifted into the exponent field, the constant's bits leave the word); whether some
+ * lane has a > b (false for NaN) */
+#define vf_pow2_magic(k)                                                                 \
+    vreinterpretq_f32_s32(vaddq_s32(vshlq_n_s32(vreinterpretq_s32_f32(k), 23), vdupq_n_s32(0x3f800000)))
+#define vd_pow2_magic(k)                                                                 \
+    vreinterpretq_f64_s64(vaddq_s64(vshlq_n_s64(vreinterpretq_s64_f64(k), 52), vdupq_n_s64(0x3ff0000000000000LL)))
+#define vf_any_gt(a, b) (vmaxvq_u32(vcgtq_f32((a), (b))) != 0)
+#define vd_any_gt(a, b) ((vgetq_lane_u64(vcgtq_f64((a), (b)), 0) | vgetq_lane_u64(vcgtq_f64((a), (b)), 1)) != 0)
 #else
 #error "kernels/cpu/vec: no vector level for this architecture (x86-64 and aarch64 have one)"
 #endif
