@@ -361,6 +361,18 @@ def _():
     return peers(lambda: libops.nanmean(x, 1), lambda: torch.nanmean(t, 1), lambda: np.nanmean(a, 1))
 
 
+@row("max.dim dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.max(x, 1), lambda: torch.max(t, 1))
+
+
+@row("aminmax all 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.aminmax(x), lambda: torch.aminmax(t), lambda: (a.min(), a.max()))
+
+
 @row("norm inf dim=1 4096^2 f32")
 def _():
     a, x, t = mat4096()

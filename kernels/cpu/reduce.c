@@ -721,6 +721,27 @@ red_vfind(const red_vctx *c, const char *b, double v)
     return 0; /* not reached: v is one of the elements */
 }
 
+/* The min (*lo) and max (*hi) of one output's runs, one pass over each (NaN for both
+ * when a NaN is there). */
+static void
+red_vminmax(const red_vctx *c, const char *b, double *lo, double *hi)
+{
+    const red_plan *p = c->p;
+    *lo = *hi = 0; /* p->nro >= 1 */
+    for (int64_t j = 0; j < p->nro; j++) {
+        double l, h;
+        if (c->f64) {
+            l = c->t->minmax_f64((const double *)b + p->roff[j], p->rin, &h);
+        } else {
+            float hf;
+            l = c->t->minmax_f32((const float *)b + p->roff[j], p->rin, &hf);
+            h = hf;
+        }
+        *lo = j == 0 ? l : ops_red_min_nan_f64(*lo, l);
+        *hi = j == 0 ? h : ops_red_max_nan_f64(*hi, h);
+    }
+}
+
 /* Output o of kind by the vector loops; false when the scalar loop must give it (amax
  * and amin at zero or NaN). */
 static bool
@@ -779,13 +800,19 @@ red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst
         return true;
     }
     case RED_AMINMAX: {
-        /* two passes (min, then max into dst2); a zero or NaN extreme: the scalar loop's
-         * rules (as amax/amin) */
-        r = red_vpass(c, RV_MIN, b, 0, parts);
-        if (r == 0 || r != r)
-            return false;
-        const double hi = red_vpass(c, RV_MAX, b, 0, parts);
-        if (hi == 0 || hi != hi)
+        /* min into dst, max into dst2: one pass over each run (merging extremes is
+         * exact, so how the runs are cut changes nothing), or, when the threads split
+         * the output's units, a pass each; a zero or NaN extreme: the scalar loop's rules
+         * (as amax/amin) */
+        double hi = 0;
+        r = 0;
+        if (parts != NULL) {
+            r = red_vpass(c, RV_MIN, b, 0, parts);
+            hi = r == 0 || r != r ? r : red_vpass(c, RV_MAX, b, 0, parts);
+        } else {
+            red_vminmax(c, b, &r, &hi);
+        }
+        if (r == 0 || r != r || hi == 0 || hi != hi)
             return false;
         if (c->f64)
             ((double *)dst2)[o] = hi;

@@ -174,6 +174,24 @@ for dt, rtol in ((np.float32, 2e-5), (np.float64, 1e-12)):
             got = L.linalg_vector_norm(lib(c), p, [1]).numpy()
             assert same(got, L.linalg_vector_norm(strided(c), p, [1]).numpy()) or p == 3.0, (p, n)
             assert np.isnan(got[0]) or p == 0.0
+        # max.dim/min.dim (values and first indices) and aminmax over runs: bit for bit the
+        # scalar loop's (a strided view) with NaN, ties, -0.0 first and 0.0 first
+        cases = [b.copy() for _ in range(5)]
+        cases[1][:, n // 2] = np.nan
+        cases[2][:] = dt(0.0)
+        cases[2][:, ::2] = dt(-0.0)
+        cases[3] = np.round(cases[3])
+        cases[4][:, n - 1] = np.inf
+        cases[4][:, 0] = -np.inf
+        for cc in cases:
+            for name in ("max", "min"):
+                v, i = getattr(L, name)(lib(cc), 1)
+                sv, si = getattr(L, name)(strided(cc), 1)
+                assert same(v.numpy(), sv.numpy()) and np.array_equal(i.numpy(), si.numpy()), (name, dt, n, cc)
+            for kw in ({"dim": 1}, {}):
+                lo, hi = L.aminmax(lib(cc), **kw)
+                slo, shi = L.aminmax(strided(cc), **kw)
+                assert same(lo.numpy(), slo.numpy()) and same(hi.numpy(), shi.numpy()), ("aminmax", dt, n, kw)
 # all/any of every dtype over contiguous runs: the first, the last, no and every element false
 for dtn in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"):
     for n in (1, 15, 16, 17, 511, 512, 513, 1025, 5000):

@@ -247,6 +247,67 @@ VR_EXT_(absmax_f64, d, double, VR_MAX_NAN_, vd_max, vd_abs, fabs)
 VR_EXT_(absmin_f32, f, float, VR_MIN_NAN_, vf_min, vf_abs, fabsf)
 VR_EXT_(absmin_f64, d, double, VR_MIN_NAN_, vd_min, vd_abs, fabs)
 
+/* aminmax in one pass: the min returned, the max into *hi, with the same NaN detector
+ * (a running sum) as VR_EXT_: NaN for both when a NaN is there. */
+#define VR_MINMAX_(NAME, S, T)                                                           \
+    static T NAME(const T *x, int64_t n, T *hi)                                          \
+    {                                                                                    \
+        if (n < v##S##_n) {                                                              \
+            T lo = x[0], h = x[0];                                                       \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                lo = VR_MIN_NAN_(lo, x[i]);                                              \
+                h = VR_MAX_NAN_(h, x[i]);                                                \
+            }                                                                            \
+            *hi = h;                                                                     \
+            return lo;                                                                   \
+        }                                                                                \
+        v##S##_t l0 = v##S##_set1(x[0]), l1 = l0, h0 = l0, h1 = l0;                      \
+        v##S##_t s0 = v##S##_set1(0), s1 = s0;                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + 2 * v##S##_n <= n; i += 2 * v##S##_n) {                               \
+            for (size_t q_ = 0; q_ < 2 * v##S##_n * sizeof(T); q_ += 64)                 \
+                __builtin_prefetch((const char *)(x + i) + VR_PREFETCH_ + q_);           \
+            const v##S##_t x0 = v##S##_load(x + i), x1 = v##S##_load(x + i + v##S##_n);  \
+            l0 = v##S##_min(l0, x0);                                                     \
+            l1 = v##S##_min(l1, x1);                                                     \
+            h0 = v##S##_max(h0, x0);                                                     \
+            h1 = v##S##_max(h1, x1);                                                     \
+            s0 = v##S##_add(s0, x0);                                                     \
+            s1 = v##S##_add(s1, x1);                                                     \
+        }                                                                                \
+        if (i < n) {                                                                     \
+            T buf[2 * v##S##_n];                                                         \
+            for (int k = 0; k < 2 * v##S##_n; k++)                                       \
+                buf[k] = x[0];                                                           \
+            memcpy(buf, x + i, (size_t)(n - i) * sizeof(T));                             \
+            const v##S##_t x0 = v##S##_load(buf), x1 = v##S##_load(buf + v##S##_n);      \
+            l0 = v##S##_min(l0, x0);                                                     \
+            l1 = v##S##_min(l1, x1);                                                     \
+            h0 = v##S##_max(h0, x0);                                                     \
+            h1 = v##S##_max(h1, x1);                                                     \
+            s0 = v##S##_add(s0, x0);                                                     \
+            s1 = v##S##_add(s1, x1);                                                     \
+        }                                                                                \
+        T b[v##S##_n], c[v##S##_n];                                                      \
+        v##S##_store(b, v##S##_add(s0, s1));                                             \
+        for (int k = 0; k < v##S##_n; k++)                                               \
+            if (b[k] != b[k]) {                                                          \
+                *hi = b[k];                                                              \
+                return b[k];                                                             \
+            }                                                                            \
+        v##S##_store(b, v##S##_min(l0, l1));                                             \
+        v##S##_store(c, v##S##_max(h0, h1));                                             \
+        for (int w = v##S##_n / 2; w > 0; w /= 2)                                        \
+            for (int k = 0; k < w; k++) {                                                \
+                b[k] = VR_MIN_NAN_(b[k], b[k + w]);                                      \
+                c[k] = VR_MAX_NAN_(c[k], c[k + w]);                                      \
+            }                                                                            \
+        *hi = c[0];                                                                      \
+        return b[0];                                                                     \
+    }
+VR_MINMAX_(minmax_f32, f, float)
+VR_MINMAX_(minmax_f64, d, double)
+
 /* The first i with x[i] == v, or the first NaN when v is NaN; n when none. */
 #define VR_FIND_(NAME, S, T)                                                             \
     static int64_t NAME(const T *x, int64_t n, T v)                                      \
@@ -354,6 +415,8 @@ const ops_vec_reduce_table OPS_VEC_NAME(ops_vec_reduce_table) = {
     .max_f64 = max_f64,
     .min_f32 = min_f32,
     .min_f64 = min_f64,
+    .minmax_f32 = minmax_f32,
+    .minmax_f64 = minmax_f64,
     .absmax_f32 = absmax_f32,
     .absmax_f64 = absmax_f64,
     .absmin_f32 = absmin_f32,

@@ -58,6 +58,9 @@ typedef struct ops_vec_reduce_table {
     double (*max_f64)(const double *x, int64_t n);
     float (*min_f32)(const float *x, int64_t n);
     double (*min_f64)(const double *x, int64_t n);
+    /* min returned and max into *hi in one pass (n >= 1; NaN for both as max/min) */
+    float (*minmax_f32)(const float *x, int64_t n, float *hi);
+    double (*minmax_f64)(const double *x, int64_t n, double *hi);
     /* max/min of |x| (n >= 1; NaN as max/min), the sum of |x|^p (SLEEF's pow) */
     float (*absmax_f32)(const float *x, int64_t n);
     double (*absmax_f64)(const double *x, int64_t n);
