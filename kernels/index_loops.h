@@ -22,7 +22,9 @@ extern "C" {
  * result) possibly partly written.  The CPU loop checks each value as it copies. */
 OPS_DECLARE_STUB(index_select_loop, ops_status,
                  (const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index));
-/* r (contiguous, index's shape) = self at index along dim (wrapped, values in range). */
+/* r (contiguous, index's shape) = self at index along dim (wrapped).  The loop checks
+ * the values: on the first (row-major) outside [0, size of dim), idx_index_error(op,
+ * IDX_ERR_BOUNDS, value, dim, size), r (a fresh result) possibly partly written. */
 OPS_DECLARE_STUB(index_gather_loop, ops_status,
                  (const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index));
 /* dst[mask] = value, mask (bool) broadcast to dst's shape (checked). */

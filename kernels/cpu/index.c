@@ -250,7 +250,6 @@ OPS_REGISTER_STUB(index_gather_loop, CPU, index_gather_loop_cpu);
 ops_status
 index_gather_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
-    (void)op;
     const int snd = self->ndim > 0 ? self->ndim : 1, ind = index->ndim > 0 ? index->ndim : 1;
     const int64_t one = 1, zero = 0;
     const int64_t *sst = self->ndim ? self->strides : &zero;
@@ -260,11 +259,17 @@ index_gather_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sbase = (const char *)self->storage->data;
     char *rbase = (char *)ops_tensor_data_ptr(r);
+    const int64_t size = self->ndim ? self->sizes[dim] : 1;
     int64_t ctr[OPS_MAX_DIMS] = {0};
     for (int64_t i = 0; i < n; i++) {
+        /* each value checked where it is read: the first bad one ends the loop (r is a
+         * fresh result, released by the driver) */
+        const int64_t k = read_index(index, i);
+        if (k < 0 || k >= size)
+            return idx_index_error(op, IDX_ERR_BOUNDS, k, dim, size);
         int64_t off = self->offset;
         for (int d = 0; d < snd; d++)
-            off += (d == dim ? read_index(index, i) : ctr[d]) * sst[d];
+            off += (d == dim ? k : ctr[d]) * sst[d];
         memcpy(rbase + (size_t)i * is, sbase + (size_t)off * is, is);
         for (int d = ind - 1; d >= 0; d--) {
             if (++ctr[d] < isz[d])

@@ -314,6 +314,11 @@ OPS_REGISTER_STUB(index_gather_loop, CUDA, index_gather_loop_cuda);
 extern "C" ops_status
 index_gather_loop_cuda(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
+    // the values are the loop's to check (kernels/index_loops.h)
+    const int64_t size = self->ndim ? self->sizes[dim] : 1;
+    const ops_status st = idx_check_values_cuda(op, index, 0, size, IDX_ERR_BOUNDS, dim, size);
+    if (st != OPS_OK)
+        return st;
     const ixc_geom sg = geom_nonempty(self), ig = geom_nonempty(index);
     return launch_gather_dim(op, r, ixc_geom_contig(ig.nd, ig.sizes), self, sg, index, ig, (int)dim);
 }

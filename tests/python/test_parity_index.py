@@ -141,6 +141,17 @@ class TestOutOverlap(Base):
             np.testing.assert_array_equal(L.take(self_t, L.from_numpy(k)).numpy(),
                                           np.take(self_t.numpy(), k))
 
+    def test_gather_bad_value(self):
+        # gather's loop checks each index as it reads it: the first bad one in row-major
+        # order of index is reported, out= untouched
+        x = L.arange(12.0).view(3, 4)
+        out = L.full([2, 3], 7.0)
+        msg = self.assertRefused(lambda: L.gather(x, 1, L.tensor([[0, 1, 2], [4, -1, 9]]), out=out),
+                                 "gather: index 4 is out of bounds for dimension 1 with size 4",
+                                 untouched=[out], exc=IndexError)
+        self.assertNotIn("-1", msg)
+        np.testing.assert_array_equal(L.gather(x, 0, L.tensor([[2, 0, 1, 2]])).numpy(), [[8, 1, 6, 11]])
+
     def test_neighbours(self):
         # the scatter and index_* families, cumsum: out= may be self itself (torch's
         # copy_ of self into out), not a shifted view of it
