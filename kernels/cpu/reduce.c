@@ -583,7 +583,7 @@ red_vrun(const red_vctx *c, int op, const char *x, int64_t n, double a)
         case RV_COUNT: return t->count_f64(v, n);
         case RV_ABSMAX: return t->absmax_f64(v, n);
         case RV_ABSMIN: return t->absmin_f64(v, n);
-        case RV_POW: return t->sumpow_f64(v, n, a);
+        case RV_POW: return a == 3 ? t->sumcube_f64(v, n) : t->sumpow_f64(v, n, a);
         case RV_NONZERO: {
             int64_t k = 0; /* NaN counts: it is not 0 */
             RED_SIMD_ADD_K_
@@ -608,7 +608,7 @@ red_vrun(const red_vctx *c, int op, const char *x, int64_t n, double a)
     case RV_COUNT: return t->count_f32(v, n);
     case RV_ABSMAX: return t->absmax_f32(v, n);
     case RV_ABSMIN: return t->absmin_f32(v, n);
-    case RV_POW: return t->sumpow_f32(v, n, (float)a);
+    case RV_POW: return a == 3 ? t->sumcube_f32(v, n) : t->sumpow_f32(v, n, (float)a);
     case RV_NONZERO: {
         int32_t k = 0; /* n <= RED_VEC_SEG */
         RED_SIMD_ADD_K_

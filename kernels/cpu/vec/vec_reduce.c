@@ -129,6 +129,12 @@ VR_SUM_(count_f64, d, double, double, vd_n, vd_load, VR_NOARG_,
  * 0^p is inf for p < 0, and inf * 0 would be NaN) */
 #define VR_POWF_(v) SLEEF_f_(pow)(vf_abs(v), pv)
 #define VR_POWD_(v) SLEEF_d_(pow)(vd_abs(v), pv)
+/* p = 3 as |x| * |x| * |x|, as pow's own vector loop takes a broadcast exponent of 3
+ * (vec_act.c): two roundings instead of SLEEF's pow, several times faster */
+#define VR_CUBEF_(v) vf_mul(vf_mul(vf_abs(v), vf_abs(v)), vf_abs(v))
+#define VR_CUBED_(v) vd_mul(vd_mul(vd_abs(v), vd_abs(v)), vd_abs(v))
+VR_SUM_(sumcube_f32, f, float, float, vf_n, vf_load, VR_NOARG_, VR_NOPRE_, VR_CUBEF_, 0.0f)
+VR_SUM_(sumcube_f64, d, double, double, vd_n, vd_load, VR_NOARG_, VR_NOPRE_, VR_CUBED_, 0.0)
 VR_SUM_(sumpow_f32, f, float, float, vf_n, vf_load, VR_COMMA_ float p, const vf_t pv = vf_set1(p), VR_POWF_, 1.0f)
 VR_SUM_(sumpow_f64, d, double, double, vd_n, vd_load, VR_COMMA_ double p, const vd_t pv = vd_set1(p), VR_POWD_, 1.0)
 VR_SUM_(sum_bf16, f, float, uint16_t, vf_n, vf_load_bf16, VR_NOARG_, VR_NOPRE_, VR_ID_, 0)
@@ -422,6 +428,8 @@ const ops_vec_reduce_table OPS_VEC_NAME(ops_vec_reduce_table) = {
     .absmin_f32 = absmin_f32,
     .absmin_f64 = absmin_f64,
     .sumpow_f32 = sumpow_f32,
+    .sumcube_f32 = sumcube_f32,
+    .sumcube_f64 = sumcube_f64,
     .sumpow_f64 = sumpow_f64,
     .find_f32 = find_f32,
     .find_f64 = find_f64,

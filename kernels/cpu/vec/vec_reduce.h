@@ -68,6 +68,9 @@ typedef struct ops_vec_reduce_table {
     double (*absmin_f64)(const double *x, int64_t n);
     float (*sumpow_f32)(const float *x, int64_t n, float p);
     double (*sumpow_f64)(const double *x, int64_t n, double p);
+    /* the sum of |x|^3 as |x| * |x| * |x| */
+    float (*sumcube_f32)(const float *x, int64_t n);
+    double (*sumcube_f64)(const double *x, int64_t n);
     /* the first i < n with x[i] == v (v NaN: the first NaN), or n */
     int64_t (*find_f32)(const float *x, int64_t n, float v);
     int64_t (*find_f64)(const double *x, int64_t n, double v);
