@@ -140,7 +140,21 @@ isel_bytes(ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor 
     (i32 ? (int64_t)((const int32_t *)ibase)[(i) * istride] : ((const int64_t *)ibase)[(i) * istride])
     if (dense && slice == 1 && (is == 4 || is == 8)) {
         /* a gather of elements: the common case of a 1-d self, one typed loop */
-        if (is == 4) {
+        if (is == 4 && sdim == 1 && rdim == 1 && istride == 1 && !i32 && size > 0) {
+            /* the commonest form (a 1-D float32/int32 self, int64 indices) with unit
+             * strides the compiler can see: out-of-range values read element 0 (in
+             * range: size > 0) and are recorded without a branch around the copy */
+            const uint32_t *sp = (const uint32_t *)(const void *)sbase;
+            uint32_t *rp = (uint32_t *)(void *)rbase;
+            const int64_t *ip = (const int64_t *)(const void *)ibase;
+            ISEL_PARALLEL_FOR_
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t k = ip[i];
+                const bool ok = (uint64_t)k < (uint64_t)size;
+                rp[i] = sp[ok ? k : 0];
+                bad = ok || i >= bad ? bad : i;
+            }
+        } else if (is == 4) {
             const uint32_t *sp = (const uint32_t *)(const void *)sbase;
             uint32_t *rp = (uint32_t *)(void *)rbase;
             ISEL_PARALLEL_FOR_
