@@ -364,6 +364,104 @@ def _():
     return peers(f and (lambda: f(x, 1)), lambda: torch.logsumexp(t, 1))
 
 
+@row("nanmean dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.nanmean(x, 1), lambda: torch.nanmean(t, 1), lambda: np.nanmean(a, 1))
+
+
+@row("max.dim dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.max(x, 1), lambda: torch.max(t, 1))
+
+
+@row("aminmax all 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.aminmax(x), lambda: torch.aminmax(t), lambda: (a.min(), a.max()))
+
+
+@row("norm inf dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.norm(x, float("inf"), 1), lambda: torch.norm(t, float("inf"), 1),
+                 lambda: np.linalg.norm(a, np.inf, 1))
+
+
+@row("norm p=3 all 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.norm(x, 3.0), lambda: torch.norm(t, 3.0),
+                 lambda: np.linalg.norm(a.ravel(), 3))
+
+
+@row("norm p=0 dim=1 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    return peers(lambda: libops.norm(x, 0.0, 1), lambda: torch.norm(t, 0.0, 1),
+                 lambda: np.linalg.norm(a, 0, 1))
+
+
+@row("sum all of transposed 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    xt, tt, at = x.t(), t.t() if torch is not None else None, a.T
+    return peers(lambda: libops.sum(xt), lambda: torch.sum(tt), lambda: np.sum(at))
+
+
+@row("sum dim=1 of transposed 4096^2 f32")
+def _():
+    a, x, t = mat4096()
+    xt, tt, at = x.t(), t.t() if torch is not None else None, a.T
+    return peers(lambda: libops.sum(xt, 1), lambda: torch.sum(tt, 1), lambda: np.sum(at, 1))
+
+
+@row("sum dims (0,2) [64,512,64] f32")
+def _():
+    a = RNG.standard_normal((64, 512, 64), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.sum(x, [0, 2]), lambda: torch.sum(t, [0, 2]), lambda: np.sum(a, (0, 2)))
+
+
+@row("all f32 4096^2 (all true)")
+def _():
+    a = RNG.standard_normal((4096, 4096), dtype=np.float32) + np.float32(10)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.all(x), lambda: torch.all(t), lambda: np.all(a))
+
+
+@row("any bool 16M (all false)")
+def _():
+    a = np.zeros(1 << 24, dtype=bool)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.any(x), lambda: torch.any(t), lambda: np.any(a))
+
+
+@row("maximum 1M f32")
+def _():
+    a = RNG.standard_normal(N1M, dtype=np.float32)
+    b = RNG.standard_normal(N1M, dtype=np.float32)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: libops.maximum(x, y), lambda: torch.maximum(t, u), lambda: np.maximum(a, b))
+
+
+@row("minimum [1024^2] and [1024] f32")
+def _():
+    a = RNG.standard_normal((1024, 1024), dtype=np.float32)
+    b = RNG.standard_normal(1024, dtype=np.float32)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: libops.minimum(x, y), lambda: torch.minimum(t, u), lambda: np.minimum(a, b))
+
+
+@row("maximum 1M f64 and 0-dim")
+def _():
+    a = RNG.standard_normal(N1M)
+    x, t = libops.from_numpy(a), tfrom(a)
+    y, u = libops.from_numpy(np.array(0.5)), tfrom(np.array(0.5))
+    return peers(lambda: libops.maximum(x, y), lambda: torch.maximum(t, u), lambda: np.maximum(a, 0.5))
+
+
 @row("sum all int64 16M")
 def _():
     a = RNG.integers(-1000, 1000, 1 << 24)

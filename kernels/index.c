@@ -3,9 +3,10 @@
  * CPU and CUDA; the element loops are the stubs of kernels/index_loops.h
  * (kernels/cpu/index.c, kernels/cuda/index.cu).
  *
- * Every index is read and checked (the stub idx_check_values) before the result is
- * allocated or anything is written, so an out-of-range index leaves every argument
- * untouched.  out= forms compute the result first, then copy it into out (resized
+ * Every index is read and checked before anything but a fresh result is written (the
+ * stub idx_check_values before the loop; index_select's and gather's loops check as
+ * they copy into their fresh result, released on failure), so an out-of-range index leaves every
+ * argument untouched.  out= forms compute the result first, then copy it into out (resized
  * when its shape differs). */
 #include <inttypes.h>
 #include <string.h>
@@ -25,7 +26,11 @@ index_select_run(const char *op, const ops_tensor *self, int64_t dim, const ops_
         return NULL;
     const int64_t n = ops_tensor_numel(index);
     const int64_t size = self->ndim > 0 ? self->sizes[dim] : 1;
-    if (OPS_STUB_CALL(idx_check_values, dev, op, index, 0, size, IDX_ERR_SELECT, dim, size) != OPS_OK)
+    /* the loop checks the values (as it copies, on the CPU: one pass over index), into a
+     * fresh result, released on failure; a 0-dim self's one value is checked here, before
+     * the count */
+    if (self->ndim == 0 &&
+        OPS_STUB_CALL(idx_check_values, dev, op, index, 0, size, IDX_ERR_SELECT, dim, size) != OPS_OK)
         return NULL;
     /* a 0-dim self: a 0-dim result holding its one element (PyTorch) */
     if (self->ndim == 0 && n != 1)
@@ -63,9 +68,7 @@ gather_run(const char *op, const ops_tensor *self, int64_t dim, const ops_tensor
     const ops_device dev = self->storage->device;
     if (idx_check_gather(op, self, &dim, index) != OPS_OK)
         return NULL;
-    const int64_t size = self->ndim ? self->sizes[dim] : 1;
-    if (OPS_STUB_CALL(idx_check_values, dev, op, index, 0, size, IDX_ERR_BOUNDS, dim, size) != OPS_OK)
-        return NULL;
+    /* the loop checks the values (the CPU's as it copies) into this fresh result */
     ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, dev);
     if (r != NULL && OPS_STUB_CALL(index_gather_loop, dev, op, r, self, dim, index) != OPS_OK) {
         ops_tensor_release(r);

@@ -16,16 +16,23 @@ extern "C" {
 #endif
 
 /* r (contiguous, self's shape with index's length along dim; 0-dim for a 0-dim self)
- * = self's slices index[i] along dim (wrapped, index values in range). */
+ * = self's slices index[i] along dim (wrapped).  The loop checks the index values (the
+ * driver checks them only for a 0-dim self): on the first (in index order) outside
+ * [0, size of dim), idx_index_error(op, IDX_ERR_SELECT, value, dim, size), r (a fresh
+ * result) possibly partly written.  The CPU loop checks each value as it copies. */
 OPS_DECLARE_STUB(index_select_loop, ops_status,
                  (const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index));
-/* r (contiguous, index's shape) = self at index along dim (wrapped, values in range). */
+/* r (contiguous, index's shape) = self at index along dim (wrapped).  The loop checks
+ * the values: on the first (row-major) outside [0, size of dim), idx_index_error(op,
+ * IDX_ERR_BOUNDS, value, dim, size), r (a fresh result) possibly partly written. */
 OPS_DECLARE_STUB(index_gather_loop, ops_status,
                  (const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index));
 /* dst[mask] = value, mask (bool) broadcast to dst's shape (checked). */
 OPS_DECLARE_STUB(index_masked_fill_loop, ops_status,
                  (const char *op, ops_tensor *dst, const ops_tensor *mask, ops_scalar value));
-/* r (contiguous, index's shape) = flattened self at index (values in [-numel, numel)). */
+/* r (contiguous, index's shape) = flattened self at index.  The loop checks the values:
+ * on the first (in index order) outside [-numel, numel), idx_index_error(op,
+ * IDX_ERR_FLAT, value, 0, numel), r (a fresh result) possibly partly written. */
 OPS_DECLARE_STUB(index_take_loop, ops_status,
                  (const char *op, ops_tensor *r, const ops_tensor *self, const ops_tensor *index));
 /* *result: a new tensor of self's shape and dtype, self's values with source's put at

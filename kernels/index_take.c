@@ -5,8 +5,9 @@
  * kernels/cpu/index_take.c, kernels/cuda/index.cu.
  *
  * take and put index self as if it were flattened (row-major), negative indices
- * counting from the end.  Every index is checked (the stub idx_check_values) before
- * anything is allocated or written. */
+ * counting from the end.  Every index is checked before anything but a fresh result is
+ * written (put: the stub idx_check_values first; take: its loop, into its fresh result,
+ * released on failure). */
 #include "kernels/index_loops.h"
 #include "ops_dispatch.h"
 #include "ops_kernels_index_take.h"
@@ -19,9 +20,8 @@ take_run(const char *op, const ops_tensor *self, const ops_tensor *index)
     const ops_device dev = self->storage->device;
     if (idx_check_take(op, self, index) != OPS_OK)
         return NULL;
-    const int64_t numel = ops_tensor_numel(self);
-    if (OPS_STUB_CALL(idx_check_values, dev, op, index, -numel, numel, IDX_ERR_FLAT, 0, numel) != OPS_OK)
-        return NULL;
+    /* the loop checks the index values (on the CPU as it copies: one pass over index)
+     * into this fresh result, released on failure */
     ops_tensor *r = ops_tensor_new(op, index->ndim, index->sizes, NULL, self->dtype, dev);
     if (r != NULL && OPS_STUB_CALL(index_take_loop, dev, op, r, self, index) != OPS_OK) {
         ops_tensor_release(r);

@@ -14,7 +14,7 @@
  * divisor, found in the data, is reported before anything is written.  float16/bfloat16
  * compute in float.
  *
- * add, sub, mul and div at floating dtypes take the per-level vector loops of
+ * add, sub, mul, div, maximum and minimum at floating dtypes take the per-level vector loops of
  * kernels/cpu/vec/vec_binary.c (AVX2/AVX-512 at runtime, F16C for float16) for the runs
  * whose inputs are contiguous or one broadcast element (OPS_BINARY_KERNEL_VEC); the
  * loops compute exactly what the expression here does, so any run may take either. */
@@ -244,8 +244,9 @@ maximum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_MAX);
     OPS_DISPATCH_DECLARED(MAXIMUM_OUT, it->common_dtype, it->op,
-                     OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_max(x, y)););
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, ops_math_max(x, y)););
     return OPS_OK;
 }
 
@@ -254,8 +255,9 @@ minimum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_MIN);
     OPS_DISPATCH_DECLARED(MINIMUM_OUT, it->common_dtype, it->op,
-                     OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_min(x, y)););
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, ops_math_min(x, y)););
     return OPS_OK;
 }
 

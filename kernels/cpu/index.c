@@ -79,7 +79,8 @@ idx_check_values_cpu(const char *op, const ops_tensor *index, int64_t lo, int64_
 /* ---- index_select ------------------------------------------------------------------- */
 
 #ifdef _OPENMP
-#define ISEL_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1)")
+#define ISEL_PARALLEL_FOR_                                                                  \
+    _Pragma("omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1) reduction(min : bad)")
 #else
 #define ISEL_PARALLEL_FOR_
 #endif
@@ -114,15 +115,18 @@ isel_elem(char *dst, const char *src, size_t is)
 /* index_select as bytes when self and the result share a dtype: slice i of r is slice
  * index[i] of self, copied whole (memcpy) where both slices are dense, else element by
  * element through the strides.  A per-slice ops_copy_values() built an iterator per
- * index (700 ns per index of a 1-D self).  Indices were checked by the driver. */
-static void
+ * index (700 ns per index of a 1-D self).  Each index is checked where it is read (a
+ * separate pass over the index first made index_select of 1M elements 1.5x torch): a
+ * value outside [0, size of dim) is skipped, and the first position holding one (the
+ * smallest i, whichever thread saw it) is returned; n when every value is in range. */
+static int64_t
 isel_bytes(ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index, int64_t n, int m,
            const int64_t *sizes, const int64_t *sst, const int64_t *rst, int64_t slice)
 {
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sbase = (const char *)self->storage->data + self->offset * (int64_t)is;
     char *rbase = (char *)r->storage->data + r->offset * (int64_t)is;
-    const int64_t sdim = self->strides[dim], rdim = r->strides[dim];
+    const int64_t sdim = self->strides[dim], rdim = r->strides[dim], size = self->sizes[dim];
     const bool dense = isel_dense(m, sizes, sst) && isel_dense(m, sizes, rst);
     const int nthreads = n * slice >= OPS_GRAIN_SIZE ? ops_get_num_threads() : 1;
     (void)nthreads;
@@ -131,28 +135,60 @@ isel_bytes(ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor 
     const char *ibase = (const char *)index->storage->data + index->offset * (int64_t)iis;
     const int64_t istride = index->ndim ? index->strides[0] : 0;
     const bool i32 = index->dtype == OPS_INT32;
+    int64_t bad = n;
 #define ISEL_INDEX_(i)                                                                   \
     (i32 ? (int64_t)((const int32_t *)ibase)[(i) * istride] : ((const int64_t *)ibase)[(i) * istride])
     if (dense && slice == 1 && (is == 4 || is == 8)) {
         /* a gather of elements: the common case of a 1-d self, one typed loop */
-        if (is == 4) {
+        if (is == 4 && sdim == 1 && rdim == 1 && istride == 1 && !i32 && size > 0) {
+            /* the commonest form (a 1-D float32/int32 self, int64 indices) with unit
+             * strides the compiler can see: out-of-range values read element 0 (in
+             * range: size > 0) and are recorded without a branch around the copy */
+            const uint32_t *sp = (const uint32_t *)(const void *)sbase;
+            uint32_t *rp = (uint32_t *)(void *)rbase;
+            const int64_t *ip = (const int64_t *)(const void *)ibase;
+            ISEL_PARALLEL_FOR_
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t k = ip[i];
+                const bool ok = (uint64_t)k < (uint64_t)size;
+                rp[i] = sp[ok ? k : 0];
+                bad = ok || i >= bad ? bad : i;
+            }
+        } else if (is == 4) {
             const uint32_t *sp = (const uint32_t *)(const void *)sbase;
             uint32_t *rp = (uint32_t *)(void *)rbase;
             ISEL_PARALLEL_FOR_
-            for (int64_t i = 0; i < n; i++)
-                rp[i * rdim] = sp[ISEL_INDEX_(i) * sdim];
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t k = ISEL_INDEX_(i);
+                if ((uint64_t)k >= (uint64_t)size) {
+                    bad = i < bad ? i : bad;
+                    continue;
+                }
+                rp[i * rdim] = sp[k * sdim];
+            }
         } else {
             const uint64_t *sp = (const uint64_t *)(const void *)sbase;
             uint64_t *rp = (uint64_t *)(void *)rbase;
             ISEL_PARALLEL_FOR_
-            for (int64_t i = 0; i < n; i++)
-                rp[i * rdim] = sp[ISEL_INDEX_(i) * sdim];
+            for (int64_t i = 0; i < n; i++) {
+                const int64_t k = ISEL_INDEX_(i);
+                if ((uint64_t)k >= (uint64_t)size) {
+                    bad = i < bad ? i : bad;
+                    continue;
+                }
+                rp[i * rdim] = sp[k * sdim];
+            }
         }
-        return;
+        return bad;
     }
     ISEL_PARALLEL_FOR_
     for (int64_t i = 0; i < n; i++) {
-        const char *src = sbase + ISEL_INDEX_(i) * sdim * (int64_t)is;
+        const int64_t k = ISEL_INDEX_(i);
+        if ((uint64_t)k >= (uint64_t)size) {
+            bad = i < bad ? i : bad;
+            continue;
+        }
+        const char *src = sbase + k * sdim * (int64_t)is;
         char *dst = rbase + i * rdim * (int64_t)is;
         if (dense) {
             if (slice == 1)
@@ -177,6 +213,7 @@ isel_bytes(ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor 
         }
     }
 #undef ISEL_INDEX_
+    return bad;
 }
 
 OPS_REGISTER_STUB(index_select_loop, CPU, index_select_loop_cpu);
@@ -203,11 +240,15 @@ index_select_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int
         slice *= self->sizes[d];
     }
     if (r->dtype == self->dtype && slice > 0) {
-        isel_bytes(r, self, dim, index, n, m, sizes, sst, rst, slice);
+        const int64_t bad = isel_bytes(r, self, dim, index, n, m, sizes, sst, rst, slice);
+        if (bad < n)
+            return idx_index_error(op, IDX_ERR_SELECT, read_index(index, bad), dim, self->sizes[dim]);
         return OPS_OK;
     }
     for (int64_t i = 0; i < n; i++) {
         const int64_t k = read_index(index, i);
+        if (k < 0 || k >= self->sizes[dim])
+            return idx_index_error(op, IDX_ERR_SELECT, k, dim, self->sizes[dim]);
         ops_tensor src = ops_borrowed_view(self, m, sizes, sst, self->offset + k * self->strides[dim]);
         ops_tensor dst = ops_borrowed_view(r, m, sizes, rst, r->offset + i * r->strides[dim]);
         const ops_status st = ops_copy_values(op, &dst, &src);
@@ -223,7 +264,6 @@ OPS_REGISTER_STUB(index_gather_loop, CPU, index_gather_loop_cpu);
 ops_status
 index_gather_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
-    (void)op;
     const int snd = self->ndim > 0 ? self->ndim : 1, ind = index->ndim > 0 ? index->ndim : 1;
     const int64_t one = 1, zero = 0;
     const int64_t *sst = self->ndim ? self->strides : &zero;
@@ -233,11 +273,17 @@ index_gather_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, int
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sbase = (const char *)self->storage->data;
     char *rbase = (char *)ops_tensor_data_ptr(r);
+    const int64_t size = self->ndim ? self->sizes[dim] : 1;
     int64_t ctr[OPS_MAX_DIMS] = {0};
     for (int64_t i = 0; i < n; i++) {
+        /* each value checked where it is read: the first bad one ends the loop (r is a
+         * fresh result, released by the driver) */
+        const int64_t k = read_index(index, i);
+        if (k < 0 || k >= size)
+            return idx_index_error(op, IDX_ERR_BOUNDS, k, dim, size);
         int64_t off = self->offset;
         for (int d = 0; d < snd; d++)
-            off += (d == dim ? read_index(index, i) : ctr[d]) * sst[d];
+            off += (d == dim ? k : ctr[d]) * sst[d];
         memcpy(rbase + (size_t)i * is, sbase + (size_t)off * is, is);
         for (int d = ind - 1; d >= 0; d--) {
             if (++ctr[d] < isz[d])

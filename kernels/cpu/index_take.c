@@ -18,7 +18,6 @@ OPS_REGISTER_STUB(index_take_loop, CPU, index_take_loop_cpu);
 ops_status
 index_take_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, const ops_tensor *index)
 {
-    (void)op;
     const int64_t numel = ops_tensor_numel(self), n = ops_tensor_numel(index);
     const size_t is = ops_dtype_itemsize(self->dtype);
     const char *sb = (const char *)self->storage->data;
@@ -27,18 +26,29 @@ index_take_loop_cpu(const char *op, ops_tensor *r, const ops_tensor *self, const
     const int64_t *ip = ops_tensor_is_contiguous(index) ? (const int64_t *)index->storage->data + index->offset : NULL;
     const bool self_contig = ops_tensor_is_contiguous(self);
     const int64_t nchunks = idx_num_chunks(n);
-    IDX_PARALLEL_FOR_
+    /* each index is checked where it is read (no pass of its own over index): a value
+     * outside [-numel, numel) is skipped and the smallest such position reported */
+    int64_t bad = n;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (nchunks > 1) reduction(min : bad)
+#endif
     for (int64_t c = 0; c < nchunks; c++) {
         const int64_t lo = n / nchunks * c + (c < n % nchunks ? c : n % nchunks);
         const int64_t hi = lo + n / nchunks + (c < n % nchunks ? 1 : 0);
         for (int64_t i = lo; i < hi; i++) {
             int64_t k = ip != NULL ? ip[i] : idx_read_i64(index, i);
+            if (k < -numel || k >= numel) {
+                bad = i < bad ? i : bad;
+                continue;
+            }
             if (k < 0)
                 k += numel;
             const int64_t off = self_contig ? self->offset + k : idx_linear_offset(self, k);
             idx_copy_elem(rp + (size_t)i * is, sb + (size_t)off * is, is);
         }
     }
+    if (bad < n)
+        return idx_index_error(op, IDX_ERR_FLAT, ip != NULL ? ip[bad] : idx_read_i64(index, bad), 0, numel);
     return OPS_OK;
 }
 

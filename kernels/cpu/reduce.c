@@ -423,18 +423,89 @@ RED_DEFINE_EXT_(bf16, ops_bfloat16, float, RED_ISNAN_)
 RED_DEFINE_EXT_(f32, float, float, RED_ISNAN_)
 RED_DEFINE_EXT_(f64, double, double, RED_ISNAN_)
 
-/* all/any of any dtype into bool or uint8 (the truth of each element). */
-#define RED_DEFINE_TRUTH_(SUF, T)                                                                  \
+/* The truth of a contiguous run of n elements of es bytes as bit patterns: an element
+ * is true when its bits and m are not 0 (m: every bit, or all but the sign bit of a
+ * floating dtype, so that -0.0 is false and NaN true).  all: no false element; any:
+ * some true one.  Blocks of RED_TRUTH_BLOCK elements are folded with plain loops the
+ * compiler vectorises (OR of the masked bits; OR of "is zero"), stopping at the first
+ * block that decides. */
+#define RED_TRUTH_BLOCK 512
+/* `omp simd`: GCC's -O2 cost model leaves these loops scalar (a byte at a time). */
+#ifdef _OPENMP
+#define RED_SIMD_OR_ACC_ _Pragma("omp simd reduction(| : acc)")
+#define RED_SIMD_ADD_K_ _Pragma("omp simd reduction(+ : k)")
+#else
+#define RED_SIMD_OR_ACC_
+#define RED_SIMD_ADD_K_
+#endif
+#define RED_TRUTH_RUN_(UT)                                                                         \
+    static bool red_truth_run_##UT(const void *xp, int64_t n, UT m, bool all)                      \
+    {                                                                                              \
+        const UT *const x = (const UT *)xp;                                                        \
+        for (int64_t b0 = 0; b0 < n; b0 += RED_TRUTH_BLOCK) {                                      \
+            const int64_t e = n - b0 < RED_TRUTH_BLOCK ? n : b0 + RED_TRUTH_BLOCK;                 \
+            UT acc = 0;                                                                            \
+            if (all) {                                                                             \
+                RED_SIMD_OR_ACC_                                                                  \
+                for (int64_t i = b0; i < e; i++)                                                   \
+                    acc |= (UT)((x[i] & m) == 0);                                                  \
+                if (acc != 0)                                                                      \
+                    return false;                                                                  \
+            } else {                                                                               \
+                RED_SIMD_OR_ACC_                                                                  \
+                for (int64_t i = b0; i < e; i++)                                                   \
+                    acc |= x[i] & m;                                                               \
+                if (acc != 0)                                                                      \
+                    return true;                                                                   \
+            }                                                                                      \
+        }                                                                                          \
+        return all;                                                                                \
+    }
+RED_TRUTH_RUN_(uint8_t)
+RED_TRUTH_RUN_(uint16_t)
+RED_TRUTH_RUN_(uint32_t)
+RED_TRUTH_RUN_(uint64_t)
+
+/* all/any of one output whose runs are contiguous (p->rstep 1), elements of es bytes,
+ * floating when fl. */
+static bool
+red_truth_runs(red_kind kind, const red_plan *p, const char *b, size_t es, bool fl)
+{
+    const bool all = kind == RED_ALL;
+    for (int64_t j = 0; j < p->nro; j++) {
+        const char *const x = b + (size_t)p->roff[j] * es;
+        bool r;
+        switch (es) {
+        case 1: r = red_truth_run_uint8_t(x, p->rin, 0xff, all); break;
+        case 2: r = red_truth_run_uint16_t(x, p->rin, fl ? 0x7fff : 0xffff, all); break;
+        case 4: r = red_truth_run_uint32_t(x, p->rin, fl ? 0x7fffffffu : 0xffffffffu, all); break;
+        default:
+            r = red_truth_run_uint64_t(x, p->rin, fl ? 0x7fffffffffffffffull : 0xffffffffffffffffull, all);
+            break;
+        }
+        if (r != all)
+            return r;
+    }
+    return all;
+}
+
+/* all/any of any dtype into bool or uint8 (the truth of each element); contiguous runs
+ * as bit patterns (red_truth_runs). */
+#define RED_DEFINE_TRUTH_(SUF, T, FL)                                                              \
     static void red_truth_##SUF(red_kind kind, const red_plan *p, const char *src, char *dst)      \
     {                                                                                              \
         const T *const in = (const T *)src;                                                        \
         const bool red_par_on_ = red_par_(p);                                                      \
+        const bool runs_ = p->rstep == 1 && p->rin >= 16;                                          \
+        const bool fl_ = (FL);                                                                     \
         (void)red_par_on_;                                                                         \
         RED_PARALLEL_FOR_(p)                                                                       \
         for (int64_t o = 0; o < p->nout; o++) {                                                    \
             const T *const b = in + red_base(p, o);                                                \
             bool r = kind == RED_ALL;                                                              \
-            if (kind == RED_ALL) {                                                                 \
+            if (runs_) {                                                                           \
+                r = red_truth_runs(kind, p, (const char *)b, sizeof(T), fl_);                      \
+            } else if (kind == RED_ALL) {                                                          \
                 RED_EACH(p, b, T, v, r = r && OPS_LOAD(v) != 0;)                                   \
             } else {                                                                               \
                 RED_EACH(p, b, T, v, r = r || OPS_LOAD(v) != 0;)                                   \
@@ -443,16 +514,16 @@ RED_DEFINE_EXT_(f64, double, double, RED_ISNAN_)
         }                                                                                          \
     }
 
-RED_DEFINE_TRUTH_(b, bool)
-RED_DEFINE_TRUTH_(u8, uint8_t)
-RED_DEFINE_TRUTH_(i8, int8_t)
-RED_DEFINE_TRUTH_(i16, int16_t)
-RED_DEFINE_TRUTH_(i32, int32_t)
-RED_DEFINE_TRUTH_(i64, int64_t)
-RED_DEFINE_TRUTH_(f16, ops_half)
-RED_DEFINE_TRUTH_(bf16, ops_bfloat16)
-RED_DEFINE_TRUTH_(f32, float)
-RED_DEFINE_TRUTH_(f64, double)
+RED_DEFINE_TRUTH_(b, bool, false)
+RED_DEFINE_TRUTH_(u8, uint8_t, false)
+RED_DEFINE_TRUTH_(i8, int8_t, false)
+RED_DEFINE_TRUTH_(i16, int16_t, false)
+RED_DEFINE_TRUTH_(i32, int32_t, false)
+RED_DEFINE_TRUTH_(i64, int64_t, false)
+RED_DEFINE_TRUTH_(f16, ops_half, true)
+RED_DEFINE_TRUTH_(bf16, ops_bfloat16, true)
+RED_DEFINE_TRUTH_(f32, float, true)
+RED_DEFINE_TRUTH_(f64, double, true)
 
 /* ---- the vector path: contiguous runs ------------------------------------------------ */
 
@@ -476,7 +547,8 @@ RED_DEFINE_TRUTH_(f64, double)
  * 0.1 ns an element, against some microseconds to wake a thread). */
 #define RED_VEC_PAR_WORK (1 << 18)
 
-enum { RV_SUM, RV_NANSUM, RV_ABS, RV_SQ, RV_EXP, RV_MEAN64, RV_DEV64, RV_PROD, RV_MAX, RV_MIN };
+enum { RV_SUM, RV_NANSUM, RV_ABS, RV_SQ, RV_EXP, RV_MEAN64, RV_DEV64, RV_PROD, RV_MAX, RV_MIN, RV_COUNT,
+       RV_ABSMAX, RV_ABSMIN, RV_POW, RV_NONZERO };
 
 typedef struct {
     const ops_vec_reduce_table *t;
@@ -508,6 +580,17 @@ red_vrun(const red_vctx *c, int op, const char *x, int64_t n, double a)
         case RV_DEV64: return t->sqdev_f64(v, n, a);
         case RV_PROD: return t->prod_f64(v, n);
         case RV_MAX: return t->max_f64(v, n);
+        case RV_COUNT: return t->count_f64(v, n);
+        case RV_ABSMAX: return t->absmax_f64(v, n);
+        case RV_ABSMIN: return t->absmin_f64(v, n);
+        case RV_POW: return a == 3 ? t->sumcube_f64(v, n) : t->sumpow_f64(v, n, a);
+        case RV_NONZERO: {
+            int64_t k = 0; /* NaN counts: it is not 0 */
+            RED_SIMD_ADD_K_
+            for (int64_t i = 0; i < n; i++)
+                k += v[i] != 0;
+            return (double)k;
+        }
         default: return t->min_f64(v, n);
         }
     }
@@ -522,6 +605,17 @@ red_vrun(const red_vctx *c, int op, const char *x, int64_t n, double a)
     case RV_DEV64: return t->sqdev_f32(v, n, a);
     case RV_PROD: return t->prod_f32(v, n);
     case RV_MAX: return t->max_f32(v, n);
+    case RV_COUNT: return t->count_f32(v, n);
+    case RV_ABSMAX: return t->absmax_f32(v, n);
+    case RV_ABSMIN: return t->absmin_f32(v, n);
+    case RV_POW: return a == 3 ? t->sumcube_f32(v, n) : t->sumpow_f32(v, n, (float)a);
+    case RV_NONZERO: {
+        int32_t k = 0; /* n <= RED_VEC_SEG */
+        RED_SIMD_ADD_K_
+        for (int64_t i = 0; i < n; i++)
+            k += v[i] != 0;
+        return (double)k;
+    }
     default: return t->min_f32(v, n);
     }
 }
@@ -548,9 +642,9 @@ red_vacc_add(red_vacc *a, double v)
 {
     if (a->op == RV_PROD)
         a->r *= v;
-    else if (a->op == RV_MAX)
+    else if (a->op == RV_MAX || a->op == RV_ABSMAX)
         a->r = a->any ? ops_red_max_nan_f64(a->r, v) : v;
-    else if (a->op == RV_MIN)
+    else if (a->op == RV_MIN || a->op == RV_ABSMIN)
         a->r = a->any ? ops_red_min_nan_f64(a->r, v) : v;
     else
         pw_add_double(&a->s, v);
@@ -560,7 +654,9 @@ red_vacc_add(red_vacc *a, double v)
 static double
 red_vacc_total(const red_vacc *a)
 {
-    return a->op == RV_PROD || a->op == RV_MAX || a->op == RV_MIN ? a->r : pw_total_double(&a->s);
+    return a->op == RV_PROD || a->op == RV_MAX || a->op == RV_MIN || a->op == RV_ABSMAX || a->op == RV_ABSMIN
+               ? a->r
+               : pw_total_double(&a->s);
 }
 
 /* Unit u's partial of op over the output whose first element is b. */
@@ -625,6 +721,27 @@ red_vfind(const red_vctx *c, const char *b, double v)
     return 0; /* not reached: v is one of the elements */
 }
 
+/* The min (*lo) and max (*hi) of one output's runs, one pass over each (NaN for both
+ * when a NaN is there). */
+static void
+red_vminmax(const red_vctx *c, const char *b, double *lo, double *hi)
+{
+    const red_plan *p = c->p;
+    *lo = *hi = 0; /* p->nro >= 1 */
+    for (int64_t j = 0; j < p->nro; j++) {
+        double l, h;
+        if (c->f64) {
+            l = c->t->minmax_f64((const double *)b + p->roff[j], p->rin, &h);
+        } else {
+            float hf;
+            l = c->t->minmax_f32((const float *)b + p->roff[j], p->rin, &hf);
+            h = hf;
+        }
+        *lo = j == 0 ? l : ops_red_min_nan_f64(*lo, l);
+        *hi = j == 0 ? h : ops_red_max_nan_f64(*hi, h);
+    }
+}
+
 /* Output o of kind by the vector loops; false when the scalar loop must give it (amax
  * and amin at zero or NaN). */
 static bool
@@ -642,13 +759,30 @@ red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst
         break;
     }
     case RED_NANSUM: r = red_vpass(c, RV_NANSUM, b, 0, parts); break;
+    case RED_NANMEAN: {
+        /* the sum of the elements that are not NaN over their count (a second pass;
+         * none left: 0 / 0, NaN), divided in the dtype as the scalar loop */
+        r = red_vpass(c, RV_NANSUM, b, 0, parts);
+        const double cnt = red_vpass(c, RV_COUNT, b, 0, parts);
+        r = c->f64 ? r / cnt : (double)((float)r / (float)cnt);
+        break;
+    }
     case RED_PROD: r = red_vpass(c, RV_PROD, b, 0, parts); break;
     case RED_NORM:
         if (p->arg == 1) {
             r = red_vpass(c, RV_ABS, b, 0, parts);
-        } else {
+        } else if (p->arg == 2) {
             r = red_vpass(c, RV_SQ, b, 0, parts);
             r = c->f64 ? sqrt(r) : (double)sqrtf((float)r);
+        } else if (p->arg == 0) {
+            r = red_vpass(c, RV_NONZERO, b, 0, parts);
+        } else if (p->arg == INFINITY || p->arg == -INFINITY) {
+            r = red_vpass(c, p->arg > 0 ? RV_ABSMAX : RV_ABSMIN, b, 0, parts);
+            if (r != r)
+                return false; /* a NaN: the scalar loop's */
+        } else {
+            r = red_vpass(c, RV_POW, b, p->arg, parts);
+            r = c->f64 ? pow(r, 1.0 / p->arg) : (double)powf((float)r, (float)(1.0 / p->arg));
         }
         break;
     case RED_AMAX:
@@ -663,6 +797,41 @@ red_vout(const red_vctx *c, red_kind kind, const char *src, int64_t o, char *dst
         if (m != m)
             return false; /* a NaN (or +inf and -inf): the scalar loop finds the first */
         ((int64_t *)dst)[o] = red_vfind(c, b, m);
+        return true;
+    }
+    case RED_AMINMAX: {
+        /* min into dst, max into dst2: one pass over each run (merging extremes is
+         * exact, so how the runs are cut changes nothing), or, when the threads split
+         * the output's units, a pass each; a zero or NaN extreme: the scalar loop's rules
+         * (as amax/amin) */
+        double hi = 0;
+        r = 0;
+        if (parts != NULL) {
+            r = red_vpass(c, RV_MIN, b, 0, parts);
+            hi = r == 0 || r != r ? r : red_vpass(c, RV_MAX, b, 0, parts);
+        } else {
+            red_vminmax(c, b, &r, &hi);
+        }
+        if (r == 0 || r != r || hi == 0 || hi != hi)
+            return false;
+        if (c->f64)
+            ((double *)dst2)[o] = hi;
+        else
+            ((float *)dst2)[o] = (float)hi;
+        break;
+    }
+    case RED_MAXDIM:
+    case RED_MINDIM: {
+        /* the extreme, then its first position; the value stored is that element's, so
+         * a zero extreme has the sign of its first occurrence (the scalar `!(x <= best)`
+         * keeps the first of -0.0 and 0.0) */
+        const double m = red_vpass(c, kind == RED_MAXDIM ? RV_MAX : RV_MIN, b, 0, parts);
+        if (m != m)
+            return false; /* a NaN (or +inf and -inf): the scalar loop takes the first */
+        const int64_t pos = red_vfind(c, b, m);
+        const char *const e = b + (size_t)(p->roff[pos / p->rin] + pos % p->rin) * c->es;
+        memcpy(dst + (size_t)o * c->es, e, c->es);
+        ((int64_t *)dst2)[o] = pos;
         return true;
     }
     case RED_LSE: {
@@ -719,10 +888,11 @@ static bool
 red_vkind(red_kind kind, const red_plan *p)
 {
     switch (kind) {
-    case RED_SUM: case RED_MEAN: case RED_NANSUM: case RED_PROD: case RED_AMAX: case RED_AMIN:
-    case RED_ARGMAX: case RED_ARGMIN: case RED_LSE: case RED_VAR: case RED_STD:
+    case RED_SUM: case RED_MEAN: case RED_NANSUM: case RED_NANMEAN: case RED_PROD: case RED_AMAX: case RED_AMIN:
+    case RED_ARGMAX: case RED_ARGMIN: case RED_LSE: case RED_VAR: case RED_STD: case RED_MAXDIM: case RED_MINDIM:
+    case RED_AMINMAX:
         return true;
-    case RED_NORM: return p->arg == 1 || p->arg == 2;
+    case RED_NORM: return p->arg == p->arg; /* every order */
     default: return false;
     }
 }
@@ -934,17 +1104,66 @@ red_run_one(red_kind kind, ops_dtype dt, const red_plan *p, int64_t o, const cha
     q.nout = 1;
     q.nk = 0;
     const size_t os = kind == RED_ARGMAX || kind == RED_ARGMIN ? sizeof(int64_t) : es;
-    red_run(kind, dt, &q, src + (size_t)base * es, dst + (size_t)o * os, dst2 != NULL ? dst2 + (size_t)o * es : NULL);
+    const size_t os2 = kind == RED_MAXDIM || kind == RED_MINDIM ? sizeof(int64_t) : es; /* the indices */
+    red_run(kind, dt, &q, src + (size_t)base * es, dst + (size_t)o * os, dst2 != NULL ? dst2 + (size_t)o * os2 : NULL);
+}
+
+/* Kinds whose result does not depend on the order the reduced elements are visited in,
+ * beyond rounding (no "first" NaN or position is reported): their reduced dims may be
+ * reordered. */
+static bool
+red_order_free(red_kind kind)
+{
+    switch (kind) {
+    case RED_SUM: case RED_MEAN: case RED_NANSUM: case RED_NANMEAN: case RED_PROD: case RED_VAR: case RED_STD:
+    case RED_NORM: case RED_ALL: case RED_ANY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* When the innermost reduced dim is strided but another reduced dim has stride 1 (the
+ * sum over dims (0, 1) of a transposed matrix), *view becomes src with those two dims
+ * swapped, so that the runs are contiguous and take the vector loops rather than a
+ * gather of one element per cache line.  Only the reduced dims move: the kept dims, and
+ * so the outputs, stay where they are.  Returns the tensor to plan over. */
+static const ops_tensor *
+red_contiguous_run(red_kind kind, const ops_tensor *src, const bool *mask, ops_tensor *view)
+{
+    if (!red_order_free(kind))
+        return src;
+    int last = -1, unit = -1;
+    for (int d = 0; d < src->ndim; d++) {
+        if (!mask[d])
+            continue;
+        last = d;
+        if (src->strides[d] == 1 && src->sizes[d] > 1)
+            unit = d;
+    }
+    if (unit < 0 || unit == last || (src->strides[last] == 1 && src->sizes[last] > 1))
+        return src;
+    int64_t sizes[OPS_MAX_DIMS], strides[OPS_MAX_DIMS];
+    memcpy(sizes, src->sizes, (size_t)src->ndim * sizeof(int64_t));
+    memcpy(strides, src->strides, (size_t)src->ndim * sizeof(int64_t));
+    sizes[unit] = src->sizes[last];
+    strides[unit] = src->strides[last];
+    sizes[last] = src->sizes[unit];
+    strides[last] = 1;
+    *view = ops_borrowed_view(src, src->ndim, sizes, strides, src->offset);
+    return view;
 }
 
 /* The loop of the reduce_loop stub: the plan of src's reduction (the runs' offsets, the
  * outer path's workspace when it applies), then the reduction into res (and res2). */
 ops_status
-reduce_loop_cpu(const char *op, red_kind kind, const ops_tensor *src, const bool *mask, double arg, ops_tensor *res,
+reduce_loop_cpu(const char *op, red_kind kind, const ops_tensor *src0, const bool *mask, double arg, ops_tensor *res,
                 ops_tensor *res2)
 {
     red_plan p;
     void *ws = NULL;
+    ops_tensor view;
+    const ops_tensor *const src = red_contiguous_run(kind, src0, mask, &view);
     red_plan_geometry(&p, src, mask, false);
     p.arg = arg;
     if (p.nout == 0)

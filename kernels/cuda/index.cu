@@ -272,6 +272,11 @@ OPS_REGISTER_STUB(index_select_loop, CUDA, index_select_loop_cuda);
 extern "C" ops_status
 index_select_loop_cuda(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
+    // the values are the loop's to check (kernels/index_loops.h)
+    const int64_t size = self->ndim > 0 ? self->sizes[dim] : 1;
+    const ops_status st = idx_check_values_cuda(op, index, 0, size, IDX_ERR_SELECT, dim, size);
+    if (st != OPS_OK)
+        return st;
     // index read along dim only: stride 0 elsewhere
     ixc_geom ig = ixc_geom_contig(r->ndim, r->sizes);
     for (int d = 0; d < r->ndim; d++)
@@ -288,7 +293,8 @@ ixc_index_select(const char *op, const ops_tensor *self, int64_t dim, const ops_
         return NULL;
     const int64_t n = ops_tensor_numel(index);
     const int64_t size = self->ndim > 0 ? self->sizes[dim] : 1;
-    if (idx_check_values_cuda(op, index, 0, size, IDX_ERR_SELECT, dim, size) != OPS_OK)
+    // the loop checks the values; a 0-dim self's here, before the count (as the driver)
+    if (self->ndim == 0 && idx_check_values_cuda(op, index, 0, size, IDX_ERR_SELECT, dim, size) != OPS_OK)
         return NULL;
     if (self->ndim == 0 && n != 1) {
         ops_fail(OPS_ERR_INDEX, "%s: Index to scalar can have only 1 value, got %" PRId64 " value(s)", op, n);
@@ -308,6 +314,11 @@ OPS_REGISTER_STUB(index_gather_loop, CUDA, index_gather_loop_cuda);
 extern "C" ops_status
 index_gather_loop_cuda(const char *op, ops_tensor *r, const ops_tensor *self, int64_t dim, const ops_tensor *index)
 {
+    // the values are the loop's to check (kernels/index_loops.h)
+    const int64_t size = self->ndim ? self->sizes[dim] : 1;
+    const ops_status st = idx_check_values_cuda(op, index, 0, size, IDX_ERR_BOUNDS, dim, size);
+    if (st != OPS_OK)
+        return st;
     const ixc_geom sg = geom_nonempty(self), ig = geom_nonempty(index);
     return launch_gather_dim(op, r, ixc_geom_contig(ig.nd, ig.sizes), self, sg, index, ig, (int)dim);
 }
@@ -335,6 +346,10 @@ index_take_loop_cuda(const char *op, ops_tensor *r, const ops_tensor *self, cons
     const int64_t numel = ops_tensor_numel(self), n = ops_tensor_numel(index);
     if (n == 0)
         return OPS_OK;
+    // the values are the loop's to check (kernels/index_loops.h)
+    const ops_status st = idx_check_values_cuda(op, index, -numel, numel, IDX_ERR_FLAT, 0, numel);
+    if (st != OPS_OK)
+        return st;
     ixc_by_size(ops_dtype_itemsize(self->dtype), [&](auto tag) {
         typedef decltype(tag) T;
         OPS_LAUNCH(take_kernel<T>, ixc_grid(n), IXC_BLOCK, 0, ixc_stream(self), (T *)ixc_ptr(r), n,

@@ -1,10 +1,11 @@
-"""The vector loops of add, sub, mul and div (kernels/cpu/vec/vec_binary.c,
+"""The vector loops of add, sub, mul, div, maximum and minimum (kernels/cpu/vec/vec_binary.c,
 docs/cpu-dispatch.md "Elementwise loops and threads") at every CPU level this machine
 runs, each in a child process with OPS_CPU_CAPABILITY set: every layout the iterator's
 inner loop meets (both contiguous, a row or column broadcast, a 0-dim operand on either
 side, strided and transposed inputs, in place), lengths around the vector widths, and
 special values, bit for bit against the scalar rule: float32/float64 IEEE arithmetic
-(x + alpha * y with two roundings), float16/bfloat16 computed in float32 and rounded
+(x + alpha * y with two roundings; maximum/minimum: NaN when either is NaN, x on ties, so
+maximum(-0.0, 0.0) is -0.0), float16/bfloat16 computed in float32 and rounded
 once to nearest-even, NaN stored as the quiet NaN of the scalar conversion.  Run by
 `meson test` (suite python)."""
 
@@ -57,7 +58,9 @@ def want(dt, op, a, b, alpha):
     a, b, al = a.astype(ct), b.astype(ct), ct(alpha)
     with np.errstate(all="ignore"):
         r = {"add": lambda: a + (b if alpha == 1 else al * b), "sub": lambda: a - (b if alpha == 1 else al * b),
-             "mul": lambda: a * b, "div": lambda: a / b}[op]()
+             "mul": lambda: a * b, "div": lambda: a / b,
+             "maximum": lambda: np.where((a >= b) | np.isnan(a), a, b),
+             "minimum": lambda: np.where((a <= b) | np.isnan(a), a, b)}[op]()
     if dt == "float16":
         return r.astype(np.float16).astype(np.float32)
     if dt == "bfloat16":
@@ -72,14 +75,16 @@ def same(got, exp):
                        exp[~nan].astype(got.dtype).view(np.uint32 if got.dtype == np.float32 else np.uint64))
 
 def call(op, x, y, alpha, out=None):
-    kw = {} if op in ("mul", "div") else {"alpha": alpha}
+    kw = {} if op in NO_ALPHA else {"alpha": alpha}
     if out is not None:
         kw["out"] = out
     return getattr(L, op)(x, y, **kw)
 
+NO_ALPHA = ("mul", "div", "maximum", "minimum")
 n_checked = 0
 for dt in ("float32", "float64", "float16", "bfloat16"):
-    for op, alphas in (("add", (1, 2.5)), ("sub", (1, -3.0)), ("mul", (1,)), ("div", (1,))):
+    for op, alphas in (("add", (1, 2.5)), ("sub", (1, -3.0)), ("mul", (1,)), ("div", (1,)), ("maximum", (1,)),
+                       ("minimum", (1,))):
         for alpha in alphas:
             for n in (1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 67):
                 pool = np.concatenate([rng.standard_normal(64).astype(np.float32) * 100, SPECIAL])
@@ -102,8 +107,9 @@ for dt in ("float32", "float64", "float16", "bfloat16"):
                     n_checked += 1
                 # in place and out=
                 t = tensor(dt, xa)
-                getattr(t, op + "_")(R, **({} if op in ("mul", "div") else {"alpha": alpha}))
-                assert same(as_np(t), want(dt, op, xa, row, alpha)), (dt, op, "in place")
+                if hasattr(t, op + "_"):
+                    getattr(t, op + "_")(R, **({} if op in NO_ALPHA else {"alpha": alpha}))
+                    assert same(as_np(t), want(dt, op, xa, row, alpha)), (dt, op, "in place")
                 o = tensor(dt, np.zeros((3, n), np.float32))
                 call(op, X, S, alpha, out=o)
                 assert same(as_np(o), want(dt, op, xa, s, alpha)), (dt, op, "out=")

@@ -26,11 +26,11 @@ def x34():
 
 
 class Base(unittest.TestCase):
-    def assertRefused(self, fn, *fragments, untouched=()):
-        """fn raises RuntimeError whose message holds every fragment; the tensors of
-        untouched keep their values."""
+    def assertRefused(self, fn, *fragments, untouched=(), exc=RuntimeError):
+        """fn raises exc (RuntimeError) whose message holds every fragment; the tensors
+        of untouched keep their values."""
         before = [t.clone() for t in untouched]
-        with self.assertRaises(RuntimeError) as cm:
+        with self.assertRaises(exc) as cm:
             fn()
         for f in fragments:
             self.assertIn(f, str(cm.exception))
@@ -88,6 +88,69 @@ class TestOutOverlap(Base):
         r = L.index_select(x[:2], 0, L.tensor([1]), out=x[2:])
         np.testing.assert_array_equal(x.numpy(), [[0, 1, 2, 3], [4, 5, 6, 7], [4, 5, 6, 7]])
         self.assertEqual(r.shape, (1, 4))
+
+    def test_index_select_bad_value(self):
+        # the CPU loop checks each index as it copies (no pass of its own over index):
+        # the first bad position is reported whichever thread meets it, for every path
+        # of the loop (a gather of 4- and 8-byte elements, whole slices, strided slices,
+        # int32 and strided indices, 2 threads), and out= keeps its values
+        n = 1 << 17
+        for dt in (L.float32, L.float64, L.int16):
+            for self_t, dim in ((L.arange(float(n)).to(dt), 0), (L.arange(float(3 * n)).view(n, 3).to(dt), 0),
+                                (L.arange(float(3 * n)).view(n, 3).to(dt).t(), 1)):
+                size = self_t.shape[dim]
+                for idt in (np.int64, np.int32):
+                    k = np.arange(2 * n, dtype=idt) % size
+                    k[2 * n - 7] = -1
+                    k[n + 5] = size
+                    k[n + 9] = -3
+                    for idx in (L.from_numpy(k), L.from_numpy(np.repeat(k, 2))[::2]):
+                        for nt in (1, 2):
+                            L.set_num_threads(nt)
+                            shape = list(self_t.shape)
+                            shape[dim] = 2 * n
+                            out = L.zeros(*shape, dtype=dt)
+                            msg = self.assertRefused(lambda: L.index_select(self_t, dim, idx, out=out),
+                                                     "index_select: index out of range in self",
+                                                     untouched=[out], exc=IndexError)
+                            self.assertIn(f"(index {size} of dimension {dim} with size {size})", msg)
+                            L.set_num_threads(1)
+                    good = L.from_numpy(np.arange(2 * n, dtype=idt)[::-1] % size)
+                    np.testing.assert_array_equal(L.index_select(self_t, dim, good).numpy(),
+                                                  np.take(self_t.numpy(), good.numpy(), axis=dim))
+
+    def test_take_bad_value(self):
+        # take checks each index as it copies, too: the first bad position (of several,
+        # at either end of the range) is reported at 1 and 2 threads, out= untouched
+        n = 1 << 17
+        for self_t in (L.arange(float(n)), L.arange(float(2 * n)).view(2, n).t()):
+            numel = 2 * n if self_t.ndim == 2 else n
+            k = (np.arange(3 * n, dtype=np.int64) * 7919) % (2 * numel) - numel
+            k[n + 3] = numel
+            k[2 * n] = -numel - 1
+            for idx in (L.from_numpy(k), L.from_numpy(np.repeat(k, 2))[::2]):
+                for nt in (1, 2):
+                    L.set_num_threads(nt)
+                    out = L.zeros(3 * n)
+                    msg = self.assertRefused(lambda: L.take(self_t, idx, out=out), "take: out of range",
+                                             untouched=[out], exc=IndexError)
+                    self.assertIn(f"index {numel} on a tensor of {numel} elements", msg)
+                    L.set_num_threads(1)
+            k[n + 3] = 0
+            k[2 * n] = 0
+            np.testing.assert_array_equal(L.take(self_t, L.from_numpy(k)).numpy(),
+                                          np.take(self_t.numpy(), k))
+
+    def test_gather_bad_value(self):
+        # gather's loop checks each index as it reads it: the first bad one in row-major
+        # order of index is reported, out= untouched
+        x = L.arange(12.0).view(3, 4)
+        out = L.full([2, 3], 7.0)
+        msg = self.assertRefused(lambda: L.gather(x, 1, L.tensor([[0, 1, 2], [4, -1, 9]]), out=out),
+                                 "gather: index 4 is out of bounds for dimension 1 with size 4",
+                                 untouched=[out], exc=IndexError)
+        self.assertNotIn("-1", msg)
+        np.testing.assert_array_equal(L.gather(x, 0, L.tensor([[2, 0, 1, 2]])).numpy(), [[8, 1, 6, 11]])
 
     def test_neighbours(self):
         # the scatter and index_* families, cumsum: out= may be self itself (torch's

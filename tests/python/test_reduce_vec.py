@@ -126,6 +126,116 @@ assert res[1] == res[2]
 print(L.cpu_capability())
 """
 
+# nanmean, the norms of every order, all/any over contiguous runs, and reduced dims
+# reordered so that the run is the contiguous one (sum over dims (0, 1) of a transpose)
+CHECK2 = r"""
+import numpy as np, libops as L
+rng = np.random.default_rng(11)
+
+def lib(a):
+    return L.from_numpy(np.ascontiguousarray(a))
+
+def strided(a):
+    w = np.repeat(a, 2, axis=-1)
+    return L.from_numpy(w)[..., ::2]
+
+def same(x, y):
+    return np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True) and \
+        np.array_equal(np.signbit(np.asarray(x)), np.signbit(np.asarray(y)))
+
+for dt, rtol in ((np.float32, 2e-5), (np.float64, 1e-12)):
+    for n in list(range(1, 40)) + [63, 65, 1000, 1025, 4099, 70000]:
+        a = rng.uniform(-2, 2, (3, n)).astype(dt)
+        a[0, ::3] = np.nan                      # NaN here and there
+        a[1, :] = np.nan                        # a row of NaN only: 0 / 0
+        a[2, n // 2] = dt(0.0)
+        r64 = a.astype(np.float64)
+        with np.errstate(all="ignore"):
+            want = np.nanmean(r64, 1)
+        got = L.nanmean(lib(a), [1]).numpy()
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol, err_msg=f"nanmean {dt} {n}")
+        np.testing.assert_allclose(got, L.nanmean(strided(a), [1]).numpy(), rtol=rtol, atol=rtol)
+        b = rng.uniform(-2, 2, (3, n)).astype(dt)
+        b[0, n // 3] = dt(0.0)
+        b[1, :: 5] = dt(-0.0)
+        for p in (0.0, 3.0, 0.5, -1.5, float("inf"), float("-inf")):
+            got = L.linalg_vector_norm(lib(b), p, [1]).numpy()
+            ref = L.linalg_vector_norm(strided(b), p, [1]).numpy()
+            with np.errstate(all="ignore"):
+                exp = np.linalg.norm(b.astype(np.float64), p, 1) if p != 0.0 else (b != 0).sum(1)
+            tol = rtol if p in (0.0, float("inf"), float("-inf")) else rtol * 20
+            np.testing.assert_allclose(got, exp, rtol=tol, err_msg=f"norm {p} {dt} {n}")
+            if p in (0.0, float("inf"), float("-inf")):
+                assert same(got, ref), (p, dt, n, got, ref)
+        # a NaN: the scalar loop's answer for inf/-inf
+        c = b.copy()
+        c[0, n - 1] = np.nan
+        for p in (float("inf"), float("-inf"), 0.0, 3.0):
+            got = L.linalg_vector_norm(lib(c), p, [1]).numpy()
+            assert same(got, L.linalg_vector_norm(strided(c), p, [1]).numpy()) or p == 3.0, (p, n)
+            assert np.isnan(got[0]) or p == 0.0
+        # max.dim/min.dim (values and first indices) and aminmax over runs: bit for bit the
+        # scalar loop's (a strided view) with NaN, ties, -0.0 first and 0.0 first
+        cases = [b.copy() for _ in range(5)]
+        cases[1][:, n // 2] = np.nan
+        cases[2][:] = dt(0.0)
+        cases[2][:, ::2] = dt(-0.0)
+        cases[3] = np.round(cases[3])
+        cases[4][:, n - 1] = np.inf
+        cases[4][:, 0] = -np.inf
+        for cc in cases:
+            for name in ("max", "min"):
+                v, i = getattr(L, name)(lib(cc), 1)
+                sv, si = getattr(L, name)(strided(cc), 1)
+                assert same(v.numpy(), sv.numpy()) and np.array_equal(i.numpy(), si.numpy()), (name, dt, n, cc)
+            for kw in ({"dim": 1}, {}):
+                lo, hi = L.aminmax(lib(cc), **kw)
+                slo, shi = L.aminmax(strided(cc), **kw)
+                assert same(lo.numpy(), slo.numpy()) and same(hi.numpy(), shi.numpy()), ("aminmax", dt, n, kw)
+# all/any of every dtype over contiguous runs: the first, the last, no and every element false
+for dtn in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"):
+    for n in (1, 15, 16, 17, 511, 512, 513, 1025, 5000):
+        for where in ("none", "first", "last", "mid", "all"):
+            z = np.ones((2, n), np.float32)
+            if where == "first": z[:, 0] = 0
+            if where == "last": z[:, n - 1] = 0
+            if where == "mid": z[:, n // 2] = 0
+            if where == "all": z[:] = 0
+            t = L.from_numpy(z).to(getattr(L, dtn))
+            for f, ref in ((L.all, np.all), (L.any, np.any)):
+                assert bool(f(t).numpy()) == bool(ref(z)), (dtn, n, where, f)
+                got = f(t, 1).numpy()
+                assert np.array_equal(got, ref(z, 1)), (dtn, n, where, f)
+        if dtn.startswith("float") or dtn == "bfloat16":
+            # -0.0 is false, NaN true
+            v = np.full(n, -0.0, np.float32)
+            t = L.from_numpy(v).to(getattr(L, dtn))
+            assert not bool(L.any(t).numpy()) and not bool(L.all(t).numpy())
+            v[n - 1] = np.nan
+            t = L.from_numpy(v).to(getattr(L, dtn))
+            assert bool(L.any(t).numpy()) and bool(L.all(t).numpy()) == (n == 1)
+# reduced dims reordered: the contiguous one becomes the run (sums over a transpose, and
+# dims (0, 2) of a permuted 3-d tensor), against NumPy and the same bits at 1 and 2 threads
+m = rng.standard_normal((300, 257)).astype(np.float32)
+x = lib(m)
+np.testing.assert_allclose(L.sum(x.t()).numpy(), m.astype(np.float64).sum(), rtol=1e-5)
+np.testing.assert_allclose(L.mean(x.t(), [0, 1]).numpy(), m.astype(np.float64).mean(), rtol=1e-5)
+np.testing.assert_allclose(L.linalg_vector_norm(x.t(), 2.0).numpy(), np.linalg.norm(m.astype(np.float64)),
+                           rtol=1e-5)
+assert L.amax(x.t()).numpy() == m.max() and int(L.argmax(x.t()).numpy()) == int(m.T.argmax())
+c3 = rng.standard_normal((6, 40, 33)).astype(np.float32)
+x3 = lib(c3).permute([2, 1, 0])  # [33, 40, 6], dim 2 contiguous
+np.testing.assert_allclose(L.sum(x3, [1, 2]).numpy(), c3.astype(np.float64).sum((0, 1)), rtol=1e-5, atol=1e-4)
+big = lib(rng.standard_normal((2048, 700)).astype(np.float32)).t()
+res = []
+for nt in (1, 2, 1):
+    L.set_num_threads(nt)
+    res.append([L.sum(big).numpy().tobytes(), L.nanmean(big, [0, 1]).numpy().tobytes(),
+                L.linalg_vector_norm(big, 3.0).numpy().tobytes()])
+assert res[0] == res[1] == res[2]
+print(L.cpu_capability())
+"""
+
 
 def child(level, code):
     env = dict(os.environ)
@@ -143,6 +253,7 @@ class TestReduceVec(unittest.TestCase):
         for level in LEVELS[:LEVELS.index(best) + 1]:
             with self.subTest(level=level):
                 self.assertEqual(child(level, CHECK).strip(), level)
+                self.assertEqual(child(level, CHECK2).strip(), level)
 
 
 if __name__ == "__main__":

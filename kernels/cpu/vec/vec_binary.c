@@ -1,4 +1,4 @@
-/* Vector loops of add, sub, mul and div (and add/sub with alpha) over float32, float64,
+/* Vector loops of add, sub, mul and div (and add/sub with alpha), maximum and minimum over float32, float64,
  * float16 and bfloat16, compiled once per instruction-set level (kernels/cpu/vec/
  * meson.build; the table and its contract: vec_binary.h).
  *
@@ -122,6 +122,13 @@ st_bf16_(ops_bfloat16 *p, vf_t v)
 #define V_DIV_(S, a, b) v##S##_div(a, b)
 #define V_ADD_ALPHA_(S, a, b) v##S##_add(a, v##S##_mul(va, b))
 #define V_SUB_ALPHA_(S, a, b) v##S##_sub(a, v##S##_mul(va, b))
+/* maximum/minimum: the NaN-propagating compare-and-select of ops_math_max/min
+ * (kernels/ops_elementwise_math.h; torch's rule: NaN when either is NaN, x's NaN when
+ * both are; on equal values, x, so maximum(-0.0, 0.0) is -0.0 as there) */
+#define V_MAX_(S, a, b) v##S##_max_nan(a, b)
+#define V_MIN_(S, a, b) v##S##_min_nan(a, b)
+#define S_MAX_(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
+#define S_MIN_(a, b) (((a) <= (b) || (a) != (a)) ? (a) : (b))
 #define S_ADD_(a, b) ((a) + (b))
 #define S_SUB_(a, b) ((a) - (b))
 #define S_MUL_(a, b) ((a) * (b))
@@ -235,6 +242,8 @@ BIN_LOOPS_(mul, MUL)
 BIN_LOOPS_(div, DIV)
 BIN_LOOPS_(add_alpha, ADD_ALPHA)
 BIN_LOOPS_(sub_alpha, SUB_ALPHA)
+BIN_LOOPS_(max, MAX)
+BIN_LOOPS_(min, MIN)
 
 const ops_vec_binary_table OPS_VEC_NAME(ops_vec_binary_table) = {
     .fn = {
@@ -244,5 +253,7 @@ const ops_vec_binary_table OPS_VEC_NAME(ops_vec_binary_table) = {
         [OPS_VEC_BIN_DIV] = BIN_ROW_(div),
         [OPS_VEC_BIN_ADD_ALPHA] = BIN_ROW_(add_alpha),
         [OPS_VEC_BIN_SUB_ALPHA] = BIN_ROW_(sub_alpha),
+        [OPS_VEC_BIN_MAX] = BIN_ROW_(max),
+        [OPS_VEC_BIN_MIN] = BIN_ROW_(min),
     },
 };

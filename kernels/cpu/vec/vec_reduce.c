@@ -104,6 +104,10 @@ VR_HSUM_(hsum_d, vd_t, double, vd_n, vd_store)
 #define VR_EXPF_(v) SLEEF_f_(exp)(vf_sub((v), mv))
 #define VR_EXPD_(v) SLEEF_d_(exp)(vd_sub((v), mv))
 #define VR_DEVD_(v) vd_mul(vd_sub((v), mv), vd_sub((v), mv))
+/* 1 where v is not NaN, else 0: max(v, inf) is inf or NaN, min(that, 1) is 1 or NaN
+ * (the NaN-first forms keep a NaN first operand), and the NaN lanes become 0 */
+#define VR_CNTF_(v) vf_zero_nan(vf_min_nan(vf_max_nan((v), infv), onev))
+#define VR_CNTD_(v) vd_zero_nan(vd_min_nan(vd_max_nan((v), infv), onev))
 
 VR_SUM_(sum_f32, f, float, float, vf_n, vf_load, VR_NOARG_, VR_NOPRE_, VR_ID_, 0.0f)
 VR_SUM_(sum_f64, d, double, double, vd_n, vd_load, VR_NOARG_, VR_NOPRE_, VR_ID_, 0.0)
@@ -117,6 +121,22 @@ VR_SUM_(sumexp_f32, f, float, float, vf_n, vf_load, VR_COMMA_ float m, const vf_
         -INFINITY)
 VR_SUM_(sumexp_f64, d, double, double, vd_n, vd_load, VR_COMMA_ double m, const vd_t mv = vd_set1(m), VR_EXPD_,
         -INFINITY)
+VR_SUM_(count_f32, f, float, float, vf_n, vf_load, VR_NOARG_,
+        const vf_t infv = vf_set1(INFINITY); const vf_t onev = vf_set1(1.0f), VR_CNTF_, 0.0f)
+VR_SUM_(count_f64, d, double, double, vd_n, vd_load, VR_NOARG_,
+        const vd_t infv = vd_set1(INFINITY); const vd_t onev = vd_set1(1.0), VR_CNTD_, 0.0)
+/* the norms of other orders: |x|^p by SLEEF's 1.0-ulp pow of the level (padded with 1:
+ * 0^p is inf for p < 0, and inf * 0 would be NaN) */
+#define VR_POWF_(v) SLEEF_f_(pow)(vf_abs(v), pv)
+#define VR_POWD_(v) SLEEF_d_(pow)(vd_abs(v), pv)
+/* p = 3 as |x| * |x| * |x|, as pow's own vector loop takes a broadcast exponent of 3
+ * (vec_act.c): two roundings instead of SLEEF's pow, several times faster */
+#define VR_CUBEF_(v) vf_mul(vf_mul(vf_abs(v), vf_abs(v)), vf_abs(v))
+#define VR_CUBED_(v) vd_mul(vd_mul(vd_abs(v), vd_abs(v)), vd_abs(v))
+VR_SUM_(sumcube_f32, f, float, float, vf_n, vf_load, VR_NOARG_, VR_NOPRE_, VR_CUBEF_, 0.0f)
+VR_SUM_(sumcube_f64, d, double, double, vd_n, vd_load, VR_NOARG_, VR_NOPRE_, VR_CUBED_, 0.0)
+VR_SUM_(sumpow_f32, f, float, float, vf_n, vf_load, VR_COMMA_ float p, const vf_t pv = vf_set1(p), VR_POWF_, 1.0f)
+VR_SUM_(sumpow_f64, d, double, double, vd_n, vd_load, VR_COMMA_ double p, const vd_t pv = vd_set1(p), VR_POWD_, 1.0)
 VR_SUM_(sum_bf16, f, float, uint16_t, vf_n, vf_load_bf16, VR_NOARG_, VR_NOPRE_, VR_ID_, 0)
 #if VEC_HAS_F16_
 VEC_F16_TARGET_ VR_SUM_(sum_f16, f, float, uint16_t, vf_n, vf_load_f16, VR_NOARG_, VR_NOPRE_, VR_ID_, 0)
@@ -171,24 +191,24 @@ VR_FOLD_(prod_f64, d, double, VR_MULS_, vd_mul, 1.0, 1.0)
  * element is NaN (or when +inf and -inf meet, or the sum overflows both ways): then the
  * result is NaN, and the caller redoes the run with the scalar loop, whose rule for NaN
  * is the contract.  Start from x[0] and pad with it: taking x[0] twice changes nothing. */
-#define VR_EXT_(NAME, S, T, SOP, VOP)                                                    \
+#define VR_EXT_(NAME, S, T, SOP, VOP, VF, SF)                                                    \
     static T NAME(const T *x, int64_t n)                                                 \
     {                                                                                    \
         if (n < v##S##_n) {                                                              \
-            T r = x[0];                                                                  \
+            T r = SF(x[0]);                                                                  \
             for (int64_t i = 0; i < n; i++)                                              \
-                r = SOP(r, x[i]);                                                        \
+                r = SOP(r, SF(x[i]));                                                        \
             return r;                                                                    \
         }                                                                                \
-        v##S##_t a0 = v##S##_set1(x[0]), a1 = a0, a2 = a0, a3 = a0;                      \
+        v##S##_t a0 = v##S##_set1(SF(x[0])), a1 = a0, a2 = a0, a3 = a0;                      \
         v##S##_t s0 = v##S##_set1(0), s1 = s0, s2 = s0, s3 = s0;                         \
         int64_t i = 0;                                                                   \
         for (; i + 4 * v##S##_n <= n; i += 4 * v##S##_n) {                               \
             for (size_t q_ = 0; q_ < 4 * v##S##_n * sizeof(T); q_ += 64)                 \
                 __builtin_prefetch((const char *)(x + i) + VR_PREFETCH_ + q_);           \
-            const v##S##_t x0 = v##S##_load(x + i), x1 = v##S##_load(x + i + v##S##_n);  \
-            const v##S##_t x2 = v##S##_load(x + i + 2 * v##S##_n);                       \
-            const v##S##_t x3 = v##S##_load(x + i + 3 * v##S##_n);                       \
+            const v##S##_t x0 = VF(v##S##_load(x + i)), x1 = VF(v##S##_load(x + i + v##S##_n));  \
+            const v##S##_t x2 = VF(v##S##_load(x + i + 2 * v##S##_n));                       \
+            const v##S##_t x3 = VF(v##S##_load(x + i + 3 * v##S##_n));                       \
             a0 = VOP(a0, x0);                                                            \
             a1 = VOP(a1, x1);                                                            \
             a2 = VOP(a2, x2);                                                            \
@@ -199,7 +219,7 @@ VR_FOLD_(prod_f64, d, double, VR_MULS_, vd_mul, 1.0, 1.0)
             s3 = v##S##_add(s3, x3);                                                     \
         }                                                                                \
         for (; i + v##S##_n <= n; i += v##S##_n) {                                       \
-            const v##S##_t x0 = v##S##_load(x + i);                                      \
+            const v##S##_t x0 = VF(v##S##_load(x + i));                                      \
             a0 = VOP(a0, x0);                                                            \
             s0 = v##S##_add(s0, x0);                                                     \
         }                                                                                \
@@ -208,7 +228,7 @@ VR_FOLD_(prod_f64, d, double, VR_MULS_, vd_mul, 1.0, 1.0)
             for (int k = 0; k < v##S##_n; k++)                                           \
                 buf[k] = x[0];                                                           \
             memcpy(buf, x + i, (size_t)(n - i) * sizeof(T));                             \
-            const v##S##_t x0 = v##S##_load(buf);                                        \
+            const v##S##_t x0 = VF(v##S##_load(buf));                                        \
             a1 = VOP(a1, x0);                                                            \
             s1 = v##S##_add(s1, x0);                                                     \
         }                                                                                \
@@ -223,10 +243,76 @@ VR_FOLD_(prod_f64, d, double, VR_MULS_, vd_mul, 1.0, 1.0)
                 b[k] = SOP(b[k], b[k + w]);                                              \
         return b[0];                                                                     \
     }
-VR_EXT_(max_f32, f, float, VR_MAX_NAN_, vf_max)
-VR_EXT_(max_f64, d, double, VR_MAX_NAN_, vd_max)
-VR_EXT_(min_f32, f, float, VR_MIN_NAN_, vf_min)
-VR_EXT_(min_f64, d, double, VR_MIN_NAN_, vd_min)
+VR_EXT_(max_f32, f, float, VR_MAX_NAN_, vf_max, VR_ID_, VR_ID_)
+VR_EXT_(max_f64, d, double, VR_MAX_NAN_, vd_max, VR_ID_, VR_ID_)
+VR_EXT_(min_f32, f, float, VR_MIN_NAN_, vf_min, VR_ID_, VR_ID_)
+VR_EXT_(min_f64, d, double, VR_MIN_NAN_, vd_min, VR_ID_, VR_ID_)
+/* the norms of order inf and -inf: the extremes of |x| (a NaN reported as above) */
+VR_EXT_(absmax_f32, f, float, VR_MAX_NAN_, vf_max, vf_abs, fabsf)
+VR_EXT_(absmax_f64, d, double, VR_MAX_NAN_, vd_max, vd_abs, fabs)
+VR_EXT_(absmin_f32, f, float, VR_MIN_NAN_, vf_min, vf_abs, fabsf)
+VR_EXT_(absmin_f64, d, double, VR_MIN_NAN_, vd_min, vd_abs, fabs)
+
+/* aminmax in one pass: the min returned, the max into *hi, with the same NaN detector
+ * (a running sum) as VR_EXT_: NaN for both when a NaN is there. */
+#define VR_MINMAX_(NAME, S, T)                                                           \
+    static T NAME(const T *x, int64_t n, T *hi)                                          \
+    {                                                                                    \
+        if (n < v##S##_n) {                                                              \
+            T lo = x[0], h = x[0];                                                       \
+            for (int64_t i = 0; i < n; i++) {                                            \
+                lo = VR_MIN_NAN_(lo, x[i]);                                              \
+                h = VR_MAX_NAN_(h, x[i]);                                                \
+            }                                                                            \
+            *hi = h;                                                                     \
+            return lo;                                                                   \
+        }                                                                                \
+        v##S##_t l0 = v##S##_set1(x[0]), l1 = l0, h0 = l0, h1 = l0;                      \
+        v##S##_t s0 = v##S##_set1(0), s1 = s0;                                           \
+        int64_t i = 0;                                                                   \
+        for (; i + 2 * v##S##_n <= n; i += 2 * v##S##_n) {                               \
+            for (size_t q_ = 0; q_ < 2 * v##S##_n * sizeof(T); q_ += 64)                 \
+                __builtin_prefetch((const char *)(x + i) + VR_PREFETCH_ + q_);           \
+            const v##S##_t x0 = v##S##_load(x + i), x1 = v##S##_load(x + i + v##S##_n);  \
+            l0 = v##S##_min(l0, x0);                                                     \
+            l1 = v##S##_min(l1, x1);                                                     \
+            h0 = v##S##_max(h0, x0);                                                     \
+            h1 = v##S##_max(h1, x1);                                                     \
+            s0 = v##S##_add(s0, x0);                                                     \
+            s1 = v##S##_add(s1, x1);                                                     \
+        }                                                                                \
+        if (i < n) {                                                                     \
+            T buf[2 * v##S##_n];                                                         \
+            for (int k = 0; k < 2 * v##S##_n; k++)                                       \
+                buf[k] = x[0];                                                           \
+            memcpy(buf, x + i, (size_t)(n - i) * sizeof(T));                             \
+            const v##S##_t x0 = v##S##_load(buf), x1 = v##S##_load(buf + v##S##_n);      \
+            l0 = v##S##_min(l0, x0);                                                     \
+            l1 = v##S##_min(l1, x1);                                                     \
+            h0 = v##S##_max(h0, x0);                                                     \
+            h1 = v##S##_max(h1, x1);                                                     \
+            s0 = v##S##_add(s0, x0);                                                     \
+            s1 = v##S##_add(s1, x1);                                                     \
+        }                                                                                \
+        T b[v##S##_n], c[v##S##_n];                                                      \
+        v##S##_store(b, v##S##_add(s0, s1));                                             \
+        for (int k = 0; k < v##S##_n; k++)                                               \
+            if (b[k] != b[k]) {                                                          \
+                *hi = b[k];                                                              \
+                return b[k];                                                             \
+            }                                                                            \
+        v##S##_store(b, v##S##_min(l0, l1));                                             \
+        v##S##_store(c, v##S##_max(h0, h1));                                             \
+        for (int w = v##S##_n / 2; w > 0; w /= 2)                                        \
+            for (int k = 0; k < w; k++) {                                                \
+                b[k] = VR_MIN_NAN_(b[k], b[k + w]);                                      \
+                c[k] = VR_MAX_NAN_(c[k], c[k + w]);                                      \
+            }                                                                            \
+        *hi = c[0];                                                                      \
+        return b[0];                                                                     \
+    }
+VR_MINMAX_(minmax_f32, f, float)
+VR_MINMAX_(minmax_f64, d, double)
 
 /* The first i with x[i] == v, or the first NaN when v is NaN; n when none. */
 #define VR_FIND_(NAME, S, T)                                                             \
@@ -320,6 +406,8 @@ const ops_vec_reduce_table OPS_VEC_NAME(ops_vec_reduce_table) = {
     .nansum_f64 = nansum_f64,
     .sumexp_f32 = sumexp_f32,
     .sumexp_f64 = sumexp_f64,
+    .count_f32 = count_f32,
+    .count_f64 = count_f64,
     .sum_f32_f64 = sum_f32_f64,
     .sum_bf16 = sum_bf16,
 #if VEC_HAS_F16_
@@ -333,6 +421,16 @@ const ops_vec_reduce_table OPS_VEC_NAME(ops_vec_reduce_table) = {
     .max_f64 = max_f64,
     .min_f32 = min_f32,
     .min_f64 = min_f64,
+    .minmax_f32 = minmax_f32,
+    .minmax_f64 = minmax_f64,
+    .absmax_f32 = absmax_f32,
+    .absmax_f64 = absmax_f64,
+    .absmin_f32 = absmin_f32,
+    .absmin_f64 = absmin_f64,
+    .sumpow_f32 = sumpow_f32,
+    .sumcube_f32 = sumcube_f32,
+    .sumcube_f64 = sumcube_f64,
+    .sumpow_f64 = sumpow_f64,
     .find_f32 = find_f32,
     .find_f64 = find_f64,
     .sum_i32 = sum_i32,

@@ -2,7 +2,7 @@
  * instruction-set level; kernels/cpu/reduce.c and reduce_outer.c take the table of the
  * process's level with ops_vec_reduce() (docs/cpu-dispatch.md "Reductions").
  *
- * Run loops (contiguous x[0..n)): sums are blocked: each block of OPS_VEC_RED_BLOCK
+ * Run loops (contiguous x[0..n)): sums (and counts) are blocked: each block of OPS_VEC_RED_BLOCK
  * elements is summed plainly in four vector accumulators (a lane adds at most
  * OPS_VEC_RED_BLOCK / 16 elements), the block vectors are merged pairwise like a binary
  * counter, lane by lane, and the lanes added in a fixed tree at the end, so the error
@@ -37,6 +37,10 @@ typedef struct ops_vec_reduce_table {
     double (*nansum_f64)(const double *x, int64_t n);
     float (*sumexp_f32)(const float *x, int64_t n, float m);
     double (*sumexp_f64)(const double *x, int64_t n, double m);
+    /* the count of elements that are not NaN (nanmean's divisor; exact for n < 2^24
+     * at float32, the callers' pieces being 65536 at most) */
+    float (*count_f32)(const float *x, int64_t n);
+    double (*count_f64)(const double *x, int64_t n);
     /* bfloat16 / float16 runs (uint16_t bits) summed in float32 as sum_f32; sum_f16 is
      * NULL where the level has no conversion, and at avx2 needs F16C
      * (__builtin_cpu_supports("f16c")) */
@@ -54,6 +58,19 @@ typedef struct ops_vec_reduce_table {
     double (*max_f64)(const double *x, int64_t n);
     float (*min_f32)(const float *x, int64_t n);
     double (*min_f64)(const double *x, int64_t n);
+    /* min returned and max into *hi in one pass (n >= 1; NaN for both as max/min) */
+    float (*minmax_f32)(const float *x, int64_t n, float *hi);
+    double (*minmax_f64)(const double *x, int64_t n, double *hi);
+    /* max/min of |x| (n >= 1; NaN as max/min), the sum of |x|^p (SLEEF's pow) */
+    float (*absmax_f32)(const float *x, int64_t n);
+    double (*absmax_f64)(const double *x, int64_t n);
+    float (*absmin_f32)(const float *x, int64_t n);
+    double (*absmin_f64)(const double *x, int64_t n);
+    float (*sumpow_f32)(const float *x, int64_t n, float p);
+    double (*sumpow_f64)(const double *x, int64_t n, double p);
+    /* the sum of |x|^3 as |x| * |x| * |x| */
+    float (*sumcube_f32)(const float *x, int64_t n);
+    double (*sumcube_f64)(const double *x, int64_t n);
     /* the first i < n with x[i] == v (v NaN: the first NaN), or n */
     int64_t (*find_f32)(const float *x, int64_t n, float v);
     int64_t (*find_f64)(const double *x, int64_t n, double v);
