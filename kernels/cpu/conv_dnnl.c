@@ -4,11 +4,11 @@
  * im2col + GEMM path for every other dtype, for the transposed ops, and where this
  * returns false (no oneDNN in the build, no implementation for the shape, no memory).
  *
- * Why oneDNN and not a better im2col (docs/nn.md "Speed", docs/backends.md
- * "Convolution"): at ResNet-18's shapes the im2col path is bound by the GEMM's shape
- * (N = oh*ow is 49..196 per image at 7x7/14x14) and by im2col's copies; oneDNN's
- * direct convolution kernels for the machine's ISA (blocked nChw16c/8c layouts) were
- * faster at every layer measured (bench/bench_conv.c).
+ * Why oneDNN and not a better im2col (docs/nn.md "Speed", bench/bench_conv.c): at
+ * ResNet-18's convolutions OpenBLAS's GEMMs alone, per image or one over the batch,
+ * took longer than oneDNN's whole convolution (its direct kernels for the machine's
+ * ISA in channel-blocked layouts, reorders from and to NCHW included), so no faster
+ * im2col could close the gap; 1x1 kernels are the exception (below).
  *
  * A plan per geometry (and thread count: oneDNN fixes its work split when a primitive
  * is made) holds the convolution and the reorders between the tensors' own strided
@@ -315,9 +315,10 @@ bool
 ops_conv_dnnl_f32(const ops_conv_geom *g, const float *x, const float *w, const int64_t *wst, const float *bias,
                   int64_t bst, float *out)
 {
-    /* 1x1 kernels stay with conv.c: a GEMM per image (after a strided gather where the
-     * stride is 2, as in ResNet's downsampling) reads only the pixels it uses, where
-     * oneDNN reorders the whole input first (2-6x slower at ResNet-18's three) */
+    /* unpadded 1x1 kernels stay with conv.c: a GEMM per image (after a strided gather
+     * where the stride is 2, as in ResNet's downsampling) reads only the pixels it
+     * uses, where oneDNN reorders the whole input first (bench_conv: several times
+     * slower at the first of ResNet-18's three, no faster at the others) */
     if (g->dt != OPS_FLOAT32 || g->transposed || (g->kh == 1 && g->kw == 1 && g->pt == 0 && g->pl == 0))
         return false;
     pthread_once(&g_engine_once, engine_init);
