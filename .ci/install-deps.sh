@@ -6,7 +6,7 @@
 set -e
 pkgs="meson ninja-build gcc g++ pkg-config check libopenblas-dev libyaml-dev
       python3 python3-dev python3-jinja2 python3-yaml python3-numpy libdlpack-dev
-      python3-sklearn zlib1g-dev libsleef-dev libzip-dev $*"
+      python3-sklearn zlib1g-dev libsleef-dev libzip-dev libdnnl-dev $*"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -6,7 +6,10 @@
 With --profile, the time per op of one ResNet-18 and one decoder forward, libops
 (wrapping the ops libops.nn calls) beside torch's autograd profiler.
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/bench_models.py [--only mlp,resnet,gpt] [--profile]
+    PYTHONPATH=build/python /usr/bin/python3 bench/bench_models.py [--only mlp,resnet,gpt,convs] [--profile]
+
+--only convs: every distinct convolution of ResNet-18 alone (batch 8), libops against
+torch (OPS_CONV_DNNL=0 in the environment: libops' im2col path instead of oneDNN).
 
 The models are tests/python/nn_models.py's (the whole-network tests use them too)."""
 
@@ -54,7 +57,7 @@ def compare(name, lfn, tfn, reps, rounds):
         tt.append(timed(tfn, reps))
     lm, tm = statistics.median(lt), statistics.median(tt)
     print(f"{name:<34} libops {lm * 1e3:10.3f} ms   torch {tm * 1e3:10.3f} ms   ratio {lm / tm:5.2f}", flush=True)
-    return lm / tm
+    return lm, tm
 
 
 def mlp(nn, width=64, depth=20):
@@ -93,6 +96,41 @@ def gpt_pair():
     transfer(tm, lm)
     idx = np.random.default_rng(0).integers(0, 1024, size=(8, 256))
     return tm, lm, torch.tensor(idx), L.tensor(idx)
+
+
+# ResNet-18's distinct convolutions: (name, count in the network, cin, hw, cout, k, stride, pad)
+RESNET18_CONVS = [
+    ("stem 7x7 s2 3->64 @224", 1, 3, 224, 64, 7, 2, 3),
+    ("3x3 64->64 @56", 4, 64, 56, 64, 3, 1, 1),
+    ("3x3 s2 64->128 @56", 1, 64, 56, 128, 3, 2, 1),
+    ("1x1 s2 64->128 @56", 1, 64, 56, 128, 1, 2, 0),
+    ("3x3 128->128 @28", 3, 128, 28, 128, 3, 1, 1),
+    ("3x3 s2 128->256 @28", 1, 128, 28, 256, 3, 2, 1),
+    ("1x1 s2 128->256 @28", 1, 128, 28, 256, 1, 2, 0),
+    ("3x3 256->256 @14", 3, 256, 14, 256, 3, 1, 1),
+    ("3x3 s2 256->512 @14", 1, 256, 14, 512, 3, 2, 1),
+    ("1x1 s2 256->512 @14", 1, 256, 14, 512, 1, 2, 0),
+    ("3x3 512->512 @7", 3, 512, 7, 512, 3, 1, 1),
+]
+
+
+def bench_convs(rounds, batch=8):
+    """Every distinct convolution of ResNet-18 (no bias, as torchvision's), libops
+    against torch, and their sum weighted by how often each occurs."""
+    from libops import _C
+    rng = np.random.default_rng(0)
+    lsum = tsum = 0.0
+    for name, count, cin, hw, cout, k, s, p in RESNET18_CONVS:
+        x = rng.normal(size=(batch, cin, hw, hw)).astype(np.float32)
+        w = (rng.normal(size=(cout, cin, k, k)) / np.sqrt(cin * k * k)).astype(np.float32)
+        lx, lw, tx, tw = L.tensor(x), L.tensor(w), torch.tensor(x), torch.tensor(w)
+        r = compare(f"conv {name} x{count}", lambda: _C.conv2d(lx, lw, None, [s, s], [p, p], [1, 1], 1),
+                    lambda: torch.nn.functional.conv2d(tx, tw, None, s, p), 3, rounds)
+        lt, tt = r
+        lsum += count * lt
+        tsum += count * tt
+    print(f"{'conv sum over ResNet-18 (x count)':<34} libops {lsum * 1e3:10.3f} ms   torch {tsum * 1e3:10.3f} ms   "
+          f"ratio {lsum / tsum:5.2f}", flush=True)
 
 
 def bench_model(name, pair, rounds):
@@ -173,6 +211,8 @@ def main():
           f", torch {torch.__version__}")
     if "mlp" in only:
         bench_mlp(args.rounds)
+    if "convs" in only:
+        bench_convs(args.rounds)
     if "resnet" in only:
         if torchvision is None:
             print("resnet18: skipped (no torchvision)")
