@@ -10,6 +10,7 @@
  * avg_pool2d takes them) sum in int64 and truncate the quotient. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -432,41 +433,58 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
 
 #ifdef _OPENMP
 #define NNB_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(nt_) if (par_)")
+#define NNB_ATOMIC_WRITE_ _Pragma("omp atomic write")
 #else
 #define NNB_PARALLEL_FOR_
+#define NNB_ATOMIC_WRITE_
 #endif
 
-/* The scatter over contiguous grad (acc_t: float or double) into zeroed res of the
- * same type; indices already checked. */
+/* The scatter over contiguous grad (acc_t: float or double) into res of the same
+ * type, each plane zeroed just before its adds (kernels/pool.h: the plane is then in
+ * cache for them, and res is written in one pass); an index outside the plane is
+ * skipped and makes the result true. */
 #define NNB_DEFINE_SCATTER_(NAME, ACC)                                                           \
-    static void NAME(const ACC *g, const int64_t *ix, ACC *res, int64_t planes, int64_t ohw,     \
+    static bool NAME(const ACC *g, const int64_t *ix, ACC *res, int64_t planes, int64_t ohw,     \
                      int64_t ihw)                                                                \
     {                                                                                            \
+        bool bad_ = false;                                                                       \
         const int nt_ = ops_get_num_threads();                                                   \
         (void)nt_;                                                                               \
-        const bool par_ = planes > 1 && planes * ohw > OPS_GRAIN_SIZE;                           \
+        const bool par_ = planes > 1 && planes * (ohw + ihw) > OPS_GRAIN_SIZE;                   \
         (void)par_;                                                                              \
         NNB_PARALLEL_FOR_                                                                        \
         for (int64_t p = 0; p < planes; p++) {                                                   \
             const ACC *gp = g + p * ohw;                                                         \
             const int64_t *ip = ix + p * ohw;                                                    \
             ACC *rp = res + p * ihw;                                                             \
-            for (int64_t j = 0; j < ohw; j++)                                                    \
-                rp[ip[j]] += gp[j];                                                              \
+            bool pbad = false;                                                                   \
+            memset(rp, 0, (size_t)ihw * sizeof(ACC));                                            \
+            for (int64_t j = 0; j < ohw; j++) {                                                  \
+                const int64_t i = ip[j];                                                         \
+                if ((uint64_t)i < (uint64_t)ihw)                                                 \
+                    rp[i] += gp[j];                                                              \
+                else                                                                             \
+                    pbad = true;                                                                 \
+            }                                                                                    \
+            if (pbad) {                                                                          \
+                NNB_ATOMIC_WRITE_                                                                \
+                bad_ = true;                                                                     \
+            }                                                                                    \
         }                                                                                        \
+        return bad_;                                                                             \
     }
 NNB_DEFINE_SCATTER_(scatter_f32, float)
 NNB_DEFINE_SCATTER_(scatter_f64, double)
 
 ops_status
 pool_scatter_add_cpu(const char *op, const ops_tensor *grad, const ops_tensor *ix, ops_tensor *res, int64_t planes,
-                     int64_t ohw, int64_t ihw)
+                     int64_t ohw, int64_t ihw, bool *bad)
 {
     (void)op;
     const int64_t *ixd = ops_tensor_data_ptr(ix);
     if (res->dtype == OPS_FLOAT64)
-        scatter_f64(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
+        *bad = scatter_f64(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
     else
-        scatter_f32(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
+        *bad = scatter_f32(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
     return OPS_OK;
 }
