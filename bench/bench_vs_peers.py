@@ -563,6 +563,100 @@ def _():
                  lambda: TF.avg_pool2d(t, 3, 2))
 
 
+@row("max_pool2d 3x3 s2 [32,64,56,56] f64")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56))
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.max_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.max_pool2d(t, 3, 2))
+
+
+@row("avg_pool2d 3x3 s2 [32,64,56,56] f64")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56))
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.avg_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.avg_pool2d(t, 3, 2))
+
+
+@row("max_pool2d 3x3 s2 [32,64,56,56] bf16")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    x = libops.from_numpy(a).to(libops.bfloat16)
+    t = tfrom(a).to(torch.bfloat16) if torch is not None else None
+    return peers(lambda: libops.max_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.max_pool2d(t, 3, 2))
+
+
+@row("avg_pool2d 3x3 s2 [32,64,56,56] bf16")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    x = libops.from_numpy(a).to(libops.bfloat16)
+    t = tfrom(a).to(torch.bfloat16) if torch is not None else None
+    return peers(lambda: libops.avg_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.avg_pool2d(t, 3, 2))
+
+
+@row("max_pool2d 3x3 s2 [32,64,56,56] f32 channels-last")
+def _():
+    a = RNG.standard_normal((32, 56, 56, 64), dtype=np.float32)
+    x = libops.from_numpy(a).permute([0, 3, 1, 2])
+    t = tfrom(a).permute(0, 3, 1, 2) if torch is not None else None
+    return peers(lambda: libops.max_pool2d(x, [3, 3], [2, 2]),
+                 lambda: TF.max_pool2d(t, 3, 2))
+
+
+@row("max_pool2d_with_indices_backward 3x3 s2 [32,64,56,56] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    gr = RNG.standard_normal((32, 64, 27, 27), dtype=np.float32)
+    f = lop("max_pool2d_with_indices_backward")
+    x, g = libops.from_numpy(a), libops.from_numpy(gr)
+    _, ix = libops.max_pool2d_with_indices(x, [3, 3], [2, 2])
+    if torch is not None:
+        t, tg = tfrom(a), tfrom(gr)
+        _, tix = TF.max_pool2d(t, 3, 2, return_indices=True)
+    return peers(f and (lambda: f(g, x, [3, 3], [2, 2], [0, 0], [1, 1], False, ix)),
+                 lambda: torch.ops.aten.max_pool2d_with_indices_backward(tg, t, [3, 3], [2, 2], [0, 0], [1, 1],
+                                                                         False, tix))
+
+
+@row("avg_pool2d fwd+bwd 3x3 s2 [32,64,56,56] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    gr = RNG.standard_normal((32, 64, 27, 27), dtype=np.float32)
+    x, g = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(gr)
+    if torch is not None:
+        t, tg = tfrom(a).clone().requires_grad_(True), tfrom(gr)
+
+    def lib():
+        libops.avg_pool2d(x, [3, 3], [2, 2]).backward(g)
+        x.grad = None
+
+    def tor():
+        TF.avg_pool2d(t, 3, 2).backward(tg)
+        t.grad = None
+    return peers(lib, tor)
+
+
+@row("max_pool2d fwd+bwd 3x3 s2 [32,64,56,56] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    gr = RNG.standard_normal((32, 64, 27, 27), dtype=np.float32)
+    x, g = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(gr)
+    if torch is not None:
+        t, tg = tfrom(a).clone().requires_grad_(True), tfrom(gr)
+
+    def lib():
+        libops.max_pool2d(x, [3, 3], [2, 2]).backward(g)
+        x.grad = None
+
+    def tor():
+        TF.max_pool2d(t, 3, 2).backward(tg)
+        t.grad = None
+    return peers(lib, tor)
+
+
 # ---- already fast: regressions show here ----------------------------------------------
 
 @row("mm 1024^3 f32")

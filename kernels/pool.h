@@ -23,12 +23,17 @@ OPS_DECLARE_STUB(pool_windows, ops_status,
                  (const char *op, const ops_pool_geom *g, bool is_max, const ops_tensor *self, ops_tensor *values,
                   ops_tensor *indices));
 
-/* res (planes x ihw, contiguous, zeroed, float or double) += grad (planes x ohw,
- * contiguous, res's dtype) at the checked int64 indices ix (planes x ohw, contiguous):
- * res[p, ix[p, j]] += grad[p, j]. */
+/* res (planes x ihw, contiguous, float or double; its contents on entry do not
+ * matter) = zeros, then += grad (planes x ohw, contiguous, res's dtype) at the int64
+ * indices ix (planes x ohw, contiguous): res[p, ix[p, j]] += grad[p, j].  An index
+ * outside [0, ihw) is never used: *bad is set (false otherwise) and res is left
+ * unspecified (the caller then finds the first such index with nn_first_bad_index
+ * for its message).  The stub zeroes res and checks the indices itself so that the
+ * CPU loop makes one pass over res and the indices (each plane zeroed just before its
+ * adds, in cache), not three. */
 OPS_DECLARE_STUB(pool_scatter_add, ops_status,
                  (const char *op, const ops_tensor *grad, const ops_tensor *ix, ops_tensor *res, int64_t planes,
-                  int64_t ohw, int64_t ihw));
+                  int64_t ohw, int64_t ihw, bool *bad));
 
 #ifdef __cplusplus
 }

@@ -2,10 +2,10 @@
  * pool_*`): max_pool2d_with_indices_backward and adaptive_max_pool2d_backward and their
  * out= forms.  Each element of grad_output is added at the input position its index
  * names (flat offsets h * W + w into its (n, c) plane, as the forward ops in
- * kernels/pool.c return them) in a zero tensor of self's shape, by the device's
+ * kernels/pool.c return them) in a zero tensor of self's shape (zeroed by the stub), by the device's
  * pool_scatter_add stub (kernels/pool.h).  Indices come from the caller, so each is
  * checked against the plane size before anything is written (an index out of range is
- * an error, not a stray write).  float16/bfloat16 accumulate in float (repeated
+ * an error, not a stray write: the stub checks while it adds into a fresh tensor).  float16/bfloat16 accumulate in float (repeated
  * indices sum several gradients) and are rounded once. */
 #include <string.h>
 
@@ -72,17 +72,17 @@ pool_indices_scatter(const char *op, const ops_tensor *grad_output, const ops_te
     const ops_device dev = ops_tensor_device(self);
     bool bad = false;
     int64_t bad_ix = 0;
-    if (OPS_STUB_CALL(nn_first_bad_index, dev, op, ic, ihw, false, 0, &bad, &bad_ix) != OPS_OK)
+    /* the stub zeroes res and skips (and reports) indices out of range (kernels/pool.h);
+     * res is ours, so a bad index fails the op with nothing visible written */
+    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc, dev)) == NULL ||
+        OPS_STUB_CALL(pool_scatter_add, dev, op, gc, ic, res, planes, ohw, ihw, &bad) != OPS_OK)
         goto done;
     if (bad) {
-        ops_fail(OPS_ERR_INDEX, "%s: index %lld is out of bounds for an input plane of %lld elements", op,
-                 (long long)bad_ix, (long long)ihw);
+        if (OPS_STUB_CALL(nn_first_bad_index, dev, op, ic, ihw, false, 0, &bad, &bad_ix) == OPS_OK)
+            ops_fail(OPS_ERR_INDEX, "%s: index %lld is out of bounds for an input plane of %lld elements", op,
+                     (long long)bad_ix, (long long)ihw);
         goto done;
     }
-    if ((res = ops_tensor_new(op, self->ndim, self->sizes, NULL, acc, dev)) == NULL ||
-        ops_fill_(res, OPS_SCALAR_FLOAT(0.0)) != OPS_OK ||
-        OPS_STUB_CALL(pool_scatter_add, dev, op, gc, ic, res, planes, ohw, ihw) != OPS_OK)
-        goto done;
     r = acc == self->dtype ? ops_tensor_retain(res) : ops_to_dtype(res, self->dtype, false, false,
                                                                    OPS_MEMORY_FORMAT_NONE);
 done:

@@ -9,7 +9,13 @@
  * Averages accumulate in float for float16/bfloat16; int64 averages (PyTorch's CPU
  * avg_pool2d takes them) sum in int64 and truncate the quotient. */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
+#include "kernels/cpu/vec/vec_convert.h"
 #include "kernels/cpu/vec/vec_pool.h"
 #include "kernels/pool.h"
 #include "ops_dispatch.h"
@@ -44,40 +50,42 @@ pool_interior_(const pool_geom *g, int64_t kw, int64_t dw, int width, int64_t *l
     return *hi - *lo >= width;
 }
 
-/* The float32 rows through the level's vector loops (kernels/cpu/vec/vec_pool.c): the
- * same comparisons and sums in the same order as the scalar loops below, which do the
- * outputs outside [*vlo, *vhi). */
+/* The float32 or float64 rows through the level's vector loops
+ * (kernels/cpu/vec/vec_pool.c): the same comparisons and sums in the same order as the
+ * scalar loops below, which do the outputs outside [*vlo, *vhi). */
 static void
-pool_max_row_f32_(const pool_geom *g, const float *xp, int64_t y0, int64_t y1, float *out, int64_t *idx,
-                  int64_t *vlo, int64_t *vhi)
+pool_max_row_(const pool_geom *g, bool f64, const void *xp, int64_t y0, int64_t y1, void *out, int64_t *idx,
+              int64_t *vlo, int64_t *vhi)
 {
     const ops_vec_pool_table *vt = ops_vec_pool();
     int64_t lo, hi;
-    if (!pool_interior_(g, g->kw, g->dw, vt->width, &lo, &hi))
+    if (!pool_interior_(g, g->kw, g->dw, f64 ? vt->width_f64 : vt->width, &lo, &hi))
         return;
     const ops_vec_pool_row r = {xp, g->xs[2], y0, y1, g->dh, g->iw, g->kw, g->sw, g->dw, g->pw, lo, hi};
-    if (vt->max_f32(&r, out, idx))
+    if (f64 ? vt->max_f64(&r, out, idx) : vt->max_f32(&r, out, idx))
         *vlo = lo, *vhi = hi;
 }
 
 static void
-pool_avg_row_f32_(const pool_geom *g, const float *xp, int64_t oy, float *out, int64_t *vlo, int64_t *vhi)
+pool_avg_row_(const pool_geom *g, bool f64, const void *xp, int64_t oy, void *out, int64_t *vlo, int64_t *vhi)
 {
     const ops_vec_pool_table *vt = ops_vec_pool();
     int64_t lo, hi, y0, y1, x0, x1, div;
-    if (!pool_interior_(g, g->kw, 1, vt->width, &lo, &hi) ||
+    if (!pool_interior_(g, g->kw, 1, f64 ? vt->width_f64 : vt->width, &lo, &hi) ||
         !ops_nn_avg_window(oy, lo, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw, g->count_include_pad,
                            g->divisor, &y0, &y1, &x0, &x1, &div))
         return;
     const ops_vec_pool_row r = {xp, g->xs[2], y0, y1, 1, g->iw, g->kw, g->sw, 1, g->pw, lo, hi};
-    if (vt->avg_f32(&r, (float)div, out))
+    if (f64 ? vt->avg_f64(&r, (double)div, out) : vt->avg_f32(&r, (float)div, out))
         *vlo = lo, *vhi = hi;
 }
 
 #define POOL_MAX_ROW_NONE_(g, xp, y0, y1, out, idx, vlo, vhi) ((void)0)
-#define POOL_MAX_ROW_F32_(g, xp, y0, y1, out, idx, vlo, vhi) pool_max_row_f32_(g, xp, y0, y1, out, idx, vlo, vhi)
+#define POOL_MAX_ROW_F32_(g, xp, y0, y1, out, idx, vlo, vhi) pool_max_row_(g, false, xp, y0, y1, out, idx, vlo, vhi)
+#define POOL_MAX_ROW_F64_(g, xp, y0, y1, out, idx, vlo, vhi) pool_max_row_(g, true, xp, y0, y1, out, idx, vlo, vhi)
 #define POOL_AVG_ROW_NONE_(g, xp, oy, out, vlo, vhi) ((void)0)
-#define POOL_AVG_ROW_F32_(g, xp, oy, out, vlo, vhi) pool_avg_row_f32_(g, xp, oy, out, vlo, vhi)
+#define POOL_AVG_ROW_F32_(g, xp, oy, out, vlo, vhi) pool_avg_row_(g, false, xp, oy, out, vlo, vhi)
+#define POOL_AVG_ROW_F64_(g, xp, oy, out, vlo, vhi) pool_avg_row_(g, true, xp, oy, out, vlo, vhi)
 
 /* Max over each window (NaN wins; the first of equal maxima wins), with its index
  * h * W + w when idx is not NULL.  An empty window gives LOWEST.  VROW may do the
@@ -139,7 +147,7 @@ POOL_DEFINE_MAX_(max_i64, int64_t, POOL_NAN_I_, INT64_MIN, POOL_MAX_ROW_NONE_)
 POOL_DEFINE_MAX_(max_f16, ops_half, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
 POOL_DEFINE_MAX_(max_bf16, ops_bfloat16, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
 POOL_DEFINE_MAX_(max_f32, float, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_F32_)
-POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
+POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_F64_)
 
 /* Average over each window: avg_pool2d's divisor rules (count_include_pad counts the
  * padding inside the window, not past it; divisor_override replaces both), or the
@@ -186,105 +194,180 @@ POOL_DEFINE_MAX_(max_f64, double, POOL_NAN_F_, -INFINITY, POOL_MAX_ROW_NONE_)
 POOL_DEFINE_AVG_(avg_f16, ops_half, float, POOL_AVG_ROW_NONE_)
 POOL_DEFINE_AVG_(avg_bf16, ops_bfloat16, float, POOL_AVG_ROW_NONE_)
 POOL_DEFINE_AVG_(avg_f32, float, float, POOL_AVG_ROW_F32_)
-POOL_DEFINE_AVG_(avg_f64, double, double, POOL_AVG_ROW_NONE_)
+POOL_DEFINE_AVG_(avg_f64, double, double, POOL_AVG_ROW_F64_)
 POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient truncates, as PyTorch's */
 
-/* Channels-last float32 max pooling through the level's loop over channel vectors
- * (kernels/cpu/vec/vec_pool.c): per output position the same scan as max_f32's for
- * every channel, written into the NCHW result.  False (nothing done) unless the
+/* Channels-last float32/float64 max pooling through the level's loop over channel
+ * vectors (kernels/cpu/vec/vec_pool.c): per output position the same scan as max_f32's
+ * for every channel, written into the NCHW result.  False (nothing done) unless the
  * channels are contiguous, the columns are not, and there are enough channels. */
 #define POOL_CL_MAX_C_ 1024
-static bool
-max_cl_f32_(const pool_geom *g, const float *x, float *out, int64_t *idx)
-{
-    const ops_vec_pool_table *vt = ops_vec_pool();
-    if (g->xs[1] != 1 || g->xs[3] == 1 || vt->width == 0 || g->c < vt->width || g->c > POOL_CL_MAX_C_)
-        return false;
-    const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;
-    const int64_t dh = g->adaptive ? 1 : g->dh, dw = g->adaptive ? 1 : g->dw;
-    const int pool_nt_ = ops_get_num_threads();
-    (void)pool_nt_;
-    const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
-    (void)pool_par_;
-    POOL_PARALLEL_FOR_
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t n = r / g->oh, oy = r % g->oh;
-        float m[POOL_CL_MAX_C_];
-        int32_t k[POOL_CL_MAX_C_];
-        int64_t y0, y1;
-        ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);
-        for (int64_t ox = 0; ox < g->ow; ox++) {
-            int64_t x0, x1;
-            ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);
-            const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, dh, x0, x1, dw, g->c};
-            const int64_t nx = (x1 - x0 + dw - 1) / dw;
-            if (!vt->max_cl_f32(&cl, m, idx ? k : NULL)) {
-                /* an empty window (LOWEST at y0 * W + x0) or one the loop refuses: the
-                 * scalar scan */
-                for (int64_t c = 0; c < g->c; c++) {
-                    float best = -INFINITY;
-                    int32_t kb = 0, kk = 0;
-                    for (int64_t y = y0; y < y1; y += dh)
-                        for (int64_t xx = x0; xx < x1; xx += dw, kk++) {
-                            const float v = cl.x[c + y * cl.sy + xx * cl.sx];
-                            if (kk == 0 || v > best || isnan(v))
-                                best = v, kb = kk;
-                        }
-                    m[c] = best;
-                    k[c] = kb;
-                }
-            }
-            float *const o = out + n * g->c * ohw + oy * g->ow + ox;
-            for (int64_t c = 0; c < g->c; c++)
-                o[c * ohw] = m[c];
-            if (idx != NULL) {
-                int64_t *const io = idx + n * g->c * ohw + oy * g->ow + ox;
-                for (int64_t c = 0; c < g->c; c++)
-                    io[c * ohw] = nx > 0 ? (y0 + (k[c] / nx) * dh) * g->iw + x0 + (k[c] % nx) * dw
-                                         : y0 * g->iw + x0;
-            }
-        }
+#define POOL_DEFINE_CL_MAX_(NAME, T, WIDTH, VMAX)                                                             \
+    static bool NAME(const pool_geom *g, const T *x, T *out, int64_t *idx)                                    \
+    {                                                                                                         \
+        const ops_vec_pool_table *vt = ops_vec_pool();                                                        \
+        if (g->xs[1] != 1 || g->xs[3] == 1 || vt->WIDTH == 0 || g->c < vt->WIDTH || g->c > POOL_CL_MAX_C_)    \
+            return false;                                                                                     \
+        const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;                                              \
+        const int64_t dh = g->adaptive ? 1 : g->dh, dw = g->adaptive ? 1 : g->dw;                             \
+        const int pool_nt_ = ops_get_num_threads();                                                           \
+        (void)pool_nt_;                                                                                       \
+        const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;               \
+        (void)pool_par_;                                                                                      \
+        POOL_PARALLEL_FOR_                                                                                    \
+        for (int64_t r = 0; r < rows; r++) {                                                                  \
+            const int64_t n = r / g->oh, oy = r % g->oh;                                                      \
+            T m[POOL_CL_MAX_C_];                                                                              \
+            int32_t k[POOL_CL_MAX_C_];                                                                        \
+            int64_t y0, y1;                                                                                   \
+            ops_nn_pool_window(g->adaptive, oy, g->ih, g->oh, g->kh, g->sh, g->ph, g->dh, &y0, &y1);          \
+            for (int64_t ox = 0; ox < g->ow; ox++) {                                                          \
+                int64_t x0, x1;                                                                               \
+                ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);      \
+                const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, dh, x0, x1, dw, g->c};\
+                const int64_t nx = (x1 - x0 + dw - 1) / dw;                                                   \
+                if (!vt->VMAX(&cl, m, idx ? k : NULL)) {                                                      \
+                    /* an empty window (LOWEST at y0 * W + x0) or one the loop refuses: the                   \
+                     * scalar scan */                                                                         \
+                    for (int64_t c = 0; c < g->c; c++) {                                                      \
+                        T best = -INFINITY;                                                                   \
+                        int32_t kb = 0, kk = 0;                                                               \
+                        for (int64_t y = y0; y < y1; y += dh)                                                 \
+                            for (int64_t xx = x0; xx < x1; xx += dw, kk++) {                                  \
+                                const T v = ((const T *)cl.x)[c + y * cl.sy + xx * cl.sx];                    \
+                                if (kk == 0 || v > best || isnan(v))                                          \
+                                    best = v, kb = kk;                                                        \
+                            }                                                                                 \
+                        m[c] = best;                                                                          \
+                        k[c] = kb;                                                                            \
+                    }                                                                                         \
+                }                                                                                             \
+                T *const o = out + n * g->c * ohw + oy * g->ow + ox;                                          \
+                for (int64_t c = 0; c < g->c; c++)                                                            \
+                    o[c * ohw] = m[c];                                                                        \
+                if (idx != NULL) {                                                                            \
+                    int64_t *const io = idx + n * g->c * ohw + oy * g->ow + ox;                               \
+                    for (int64_t c = 0; c < g->c; c++)                                                        \
+                        io[c * ohw] = nx > 0 ? (y0 + (k[c] / nx) * dh) * g->iw + x0 + (k[c] % nx) * dw        \
+                                             : y0 * g->iw + x0;                                               \
+                }                                                                                             \
+            }                                                                                                 \
+        }                                                                                                     \
+        return true;                                                                                          \
     }
-    return true;
-}
+POOL_DEFINE_CL_MAX_(max_cl_f32_, float, width, max_cl_f32)
+POOL_DEFINE_CL_MAX_(max_cl_f64_, double, width_f64, max_cl_f64)
 
-/* Channels-last float32 average pooling, the same way: per output position the
+/* Channels-last float32/float64 average pooling, the same way: per output position the
  * window and divisor of avg_f32's loop, the sum per channel in its order. */
-static bool
-avg_cl_f32_(const pool_geom *g, const float *x, float *out)
-{
-    const ops_vec_pool_table *vt = ops_vec_pool();
-    if (g->xs[1] != 1 || g->xs[3] == 1 || vt->width == 0 || g->c < vt->width || g->c > POOL_CL_MAX_C_)
-        return false;
-    const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;
-    const int pool_nt_ = ops_get_num_threads();
-    (void)pool_nt_;
-    const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
-    (void)pool_par_;
-    POOL_PARALLEL_FOR_
-    for (int64_t r = 0; r < rows; r++) {
-        const int64_t n = r / g->oh, oy = r % g->oh;
-        float m[POOL_CL_MAX_C_];
-        for (int64_t ox = 0; ox < g->ow; ox++) {
-            int64_t y0, y1, x0, x1, div;
-            bool some = true;
-            if (g->adaptive) {
-                ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);
-                ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);
-                div = (y1 - y0) * (x1 - x0);
-            } else {
-                some = ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,
-                                         g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div);
-            }
-            const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, 1, x0, x1, 1, g->c};
-            if (!some || !vt->avg_cl_f32(&cl, (float)div, m))
-                for (int64_t c = 0; c < g->c; c++) /* wholly in the padding: 0; empty: 0 / div */
-                    m[c] = some ? 0.0f / (float)div : 0.0f;
-            float *const o = out + n * g->c * ohw + oy * g->ow + ox;
-            for (int64_t c = 0; c < g->c; c++)
-                o[c * ohw] = m[c];
-        }
+#define POOL_DEFINE_CL_AVG_(NAME, T, WIDTH, VAVG)                                                           \
+    static bool NAME(const pool_geom *g, const T *x, T *out)                                                  \
+    {                                                                                                         \
+        const ops_vec_pool_table *vt = ops_vec_pool();                                                        \
+        if (g->xs[1] != 1 || g->xs[3] == 1 || vt->WIDTH == 0 || g->c < vt->WIDTH || g->c > POOL_CL_MAX_C_)    \
+            return false;                                                                                     \
+        const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;                                              \
+        const int pool_nt_ = ops_get_num_threads();                                                           \
+        (void)pool_nt_;                                                                                       \
+        const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;               \
+        (void)pool_par_;                                                                                      \
+        POOL_PARALLEL_FOR_                                                                                    \
+        for (int64_t r = 0; r < rows; r++) {                                                                  \
+            const int64_t n = r / g->oh, oy = r % g->oh;                                                      \
+            T m[POOL_CL_MAX_C_];                                                                              \
+            for (int64_t ox = 0; ox < g->ow; ox++) {                                                          \
+                int64_t y0, y1, x0, x1, div;                                                                  \
+                bool some = true;                                                                             \
+                if (g->adaptive) {                                                                            \
+                    ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);                         \
+                    ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);                         \
+                    div = (y1 - y0) * (x1 - x0);                                                              \
+                } else {                                                                                      \
+                    some = ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,  \
+                                             g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div);     \
+                }                                                                                             \
+                const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, 1, x0, x1, 1, g->c};\
+                if (!some || !vt->VAVG(&cl, (T)div, m))                                                       \
+                    for (int64_t c = 0; c < g->c; c++) /* wholly in the padding: 0; empty: 0 / div */         \
+                        m[c] = some ? (T)0 / (T)div : (T)0;                                                   \
+                T *const o = out + n * g->c * ohw + oy * g->ow + ox;                                          \
+                for (int64_t c = 0; c < g->c; c++)                                                            \
+                    o[c * ohw] = m[c];                                                                        \
+            }                                                                                                 \
+        }                                                                                                     \
+        return true;                                                                                          \
     }
+POOL_DEFINE_CL_AVG_(avg_cl_f32_, float, width, avg_cl_f32)
+POOL_DEFINE_CL_AVG_(avg_cl_f64_, double, width_f64, avg_cl_f64)
+
+/* float16/bfloat16 through the float32 loops: the input widened to float32 (exactly),
+ * pooled by the float32 code above, the results narrowed once.  The scalar half loops
+ * compare and sum in float too (OPS_LOAD widens, the average accumulates in float and
+ * divides by the float divisor), so every value and index is theirs.  NCHW inputs with
+ * contiguous rows go plane by plane (threads split the planes); channels-last inputs
+ * whose images are dense, image by image (the float32 channels-last loop splits the
+ * rows).  False (nothing done) for other layouts or when the buffers cannot be had:
+ * the scalar loops then do it. */
+static bool
+pool_half_(const pool_geom *g, bool is_max, const uint16_t *x, uint16_t *out, int64_t *idx)
+{
+    const ops_vec_convert_table *cv = ops_vec_convert();
+    const int t = g->dt == OPS_FLOAT16 ? OPS_VEC_CVT_F16 : OPS_VEC_CVT_BF16;
+    const int64_t ihw = g->ih * g->iw, ohw = g->oh * g->ow;
+    if (ops_vec_pool()->width == 0)
+        return false;
+    if (g->xs[3] == 1) {
+        const int64_t planes = g->nb * g->c;
+        const int pool_nt_ = ops_get_num_threads();
+        const bool pool_par_ = planes > 1 && planes * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
+        const int64_t per = ihw + ohw;
+        float *buf = malloc((size_t)(pool_par_ ? pool_nt_ : 1) * (size_t)per * sizeof(float));
+        if (buf == NULL)
+            return false;
+        pool_geom g1 = *g;
+        g1.nb = g1.c = 1;
+        g1.xs[0] = g1.xs[1] = 0;
+        g1.xs[2] = g->iw;
+        POOL_PARALLEL_FOR_
+        for (int64_t pl = 0; pl < planes; pl++) {
+#ifdef _OPENMP
+            float *const xf = buf + (size_t)omp_get_thread_num() * (size_t)per;
+#else
+            float *const xf = buf;
+#endif
+            float *const of = xf + ihw;
+            const uint16_t *xp = x + (pl / g->c) * g->xs[0] + (pl % g->c) * g->xs[1];
+            for (int64_t y = 0; y < g->ih; y++)
+                cv->to_f32[t](xf + y * g->iw, xp + y * g->xs[2], g->iw);
+            if (is_max)
+                max_f32(&g1, xf, of, idx ? idx + pl * ohw : NULL);
+            else
+                avg_f32(&g1, xf, of);
+            cv->from_f32[t](out + pl * ohw, of, ohw);
+        }
+        free(buf);
+        return true;
+    }
+    if (g->xs[1] != 1 || g->xs[3] != g->c || g->xs[2] != g->iw * g->c || g->c < ops_vec_pool()->width ||
+        g->c > POOL_CL_MAX_C_)
+        return false;
+    const int64_t per = g->c * (ihw + ohw);
+    float *const xf = malloc((size_t)per * sizeof(float));
+    if (xf == NULL)
+        return false;
+    float *const of = xf + g->c * ihw;
+    pool_geom g1 = *g;
+    g1.nb = 1;
+    g1.xs[0] = 0;
+    for (int64_t n = 0; n < g->nb; n++) {
+        cv->to_f32[t](xf, x + n * g->xs[0], g->c * ihw);
+        if (is_max)
+            max_cl_f32_(&g1, xf, of, idx ? idx + n * g->c * ohw : NULL);
+        else
+            avg_cl_f32_(&g1, xf, of);
+        cv->from_f32[t](out + n * g->c * ohw, of, g->c * ohw);
+    }
+    free(xf);
     return true;
 }
 
@@ -303,24 +386,42 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
         case OPS_INT16: max_i16(g, (const int16_t *)x, o, ip); break;
         case OPS_INT32: max_i32(g, (const int32_t *)x, o, ip); break;
         case OPS_INT64: max_i64(g, (const int64_t *)x, o, ip); break;
-        case OPS_FLOAT16: max_f16(g, (const ops_half *)x, o, ip); break;
-        case OPS_BFLOAT16: max_bf16(g, (const ops_bfloat16 *)x, o, ip); break;
+        case OPS_FLOAT16:
+            if (!pool_half_(g, true, (const uint16_t *)x, o, ip))
+                max_f16(g, (const ops_half *)x, o, ip);
+            break;
+        case OPS_BFLOAT16:
+            if (!pool_half_(g, true, (const uint16_t *)x, o, ip))
+                max_bf16(g, (const ops_bfloat16 *)x, o, ip);
+            break;
         case OPS_FLOAT32:
             if (!max_cl_f32_(g, (const float *)x, o, ip))
                 max_f32(g, (const float *)x, o, ip);
             break;
-        case OPS_FLOAT64: max_f64(g, (const double *)x, o, ip); break;
+        case OPS_FLOAT64:
+            if (!max_cl_f64_(g, (const double *)x, o, ip))
+                max_f64(g, (const double *)x, o, ip);
+            break;
         default: break; /* refused by pool_check_dtype */
         }
     } else {
         switch (g->dt) {
-        case OPS_FLOAT16: avg_f16(g, (const ops_half *)x, o); break;
-        case OPS_BFLOAT16: avg_bf16(g, (const ops_bfloat16 *)x, o); break;
+        case OPS_FLOAT16:
+            if (!pool_half_(g, false, (const uint16_t *)x, o, NULL))
+                avg_f16(g, (const ops_half *)x, o);
+            break;
+        case OPS_BFLOAT16:
+            if (!pool_half_(g, false, (const uint16_t *)x, o, NULL))
+                avg_bf16(g, (const ops_bfloat16 *)x, o);
+            break;
         case OPS_FLOAT32:
             if (!avg_cl_f32_(g, (const float *)x, o))
                 avg_f32(g, (const float *)x, o);
             break;
-        case OPS_FLOAT64: avg_f64(g, (const double *)x, o); break;
+        case OPS_FLOAT64:
+            if (!avg_cl_f64_(g, (const double *)x, o))
+                avg_f64(g, (const double *)x, o);
+            break;
         case OPS_INT64: avg_i64(g, (const int64_t *)x, o); break;
         default: break;
         }
@@ -332,41 +433,58 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
 
 #ifdef _OPENMP
 #define NNB_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(nt_) if (par_)")
+#define NNB_ATOMIC_WRITE_ _Pragma("omp atomic write")
 #else
 #define NNB_PARALLEL_FOR_
+#define NNB_ATOMIC_WRITE_
 #endif
 
-/* The scatter over contiguous grad (acc_t: float or double) into zeroed res of the
- * same type; indices already checked. */
+/* The scatter over contiguous grad (acc_t: float or double) into res of the same
+ * type, each plane zeroed just before its adds (kernels/pool.h: the plane is then in
+ * cache for them, and res is written in one pass); an index outside the plane is
+ * skipped and makes the result true. */
 #define NNB_DEFINE_SCATTER_(NAME, ACC)                                                           \
-    static void NAME(const ACC *g, const int64_t *ix, ACC *res, int64_t planes, int64_t ohw,     \
+    static bool NAME(const ACC *g, const int64_t *ix, ACC *res, int64_t planes, int64_t ohw,     \
                      int64_t ihw)                                                                \
     {                                                                                            \
+        bool bad_ = false;                                                                       \
         const int nt_ = ops_get_num_threads();                                                   \
         (void)nt_;                                                                               \
-        const bool par_ = planes > 1 && planes * ohw > OPS_GRAIN_SIZE;                           \
+        const bool par_ = planes > 1 && planes * (ohw + ihw) > OPS_GRAIN_SIZE;                   \
         (void)par_;                                                                              \
         NNB_PARALLEL_FOR_                                                                        \
         for (int64_t p = 0; p < planes; p++) {                                                   \
             const ACC *gp = g + p * ohw;                                                         \
             const int64_t *ip = ix + p * ohw;                                                    \
             ACC *rp = res + p * ihw;                                                             \
-            for (int64_t j = 0; j < ohw; j++)                                                    \
-                rp[ip[j]] += gp[j];                                                              \
+            bool pbad = false;                                                                   \
+            memset(rp, 0, (size_t)ihw * sizeof(ACC));                                            \
+            for (int64_t j = 0; j < ohw; j++) {                                                  \
+                const int64_t i = ip[j];                                                         \
+                if ((uint64_t)i < (uint64_t)ihw)                                                 \
+                    rp[i] += gp[j];                                                              \
+                else                                                                             \
+                    pbad = true;                                                                 \
+            }                                                                                    \
+            if (pbad) {                                                                          \
+                NNB_ATOMIC_WRITE_                                                                \
+                bad_ = true;                                                                     \
+            }                                                                                    \
         }                                                                                        \
+        return bad_;                                                                             \
     }
 NNB_DEFINE_SCATTER_(scatter_f32, float)
 NNB_DEFINE_SCATTER_(scatter_f64, double)
 
 ops_status
 pool_scatter_add_cpu(const char *op, const ops_tensor *grad, const ops_tensor *ix, ops_tensor *res, int64_t planes,
-                     int64_t ohw, int64_t ihw)
+                     int64_t ohw, int64_t ihw, bool *bad)
 {
     (void)op;
     const int64_t *ixd = ops_tensor_data_ptr(ix);
     if (res->dtype == OPS_FLOAT64)
-        scatter_f64(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
+        *bad = scatter_f64(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
     else
-        scatter_f32(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
+        *bad = scatter_f32(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
     return OPS_OK;
 }

@@ -15,8 +15,18 @@
 
 #ifdef _OPENMP
 #define RAND_PARALLEL_FOR_ _Pragma("omp parallel for if (n >= OPS_GRAIN_SIZE) num_threads(nthreads) schedule(static)")
+/* The chunk loops below hand out 16 chunks at a time to whichever
+ * thread is free (16K float32 normals, about 40 us of one thread): a long call (randn
+ * of 16M takes 40 ms) on a machine where another process holds part of one core no
+ * longer waits at the barrier for the thread that lost its core, because the other
+ * thread takes the remaining chunks.  A chunk's values depend on its number only
+ * (Philox is counter-based), so the result does not depend on which thread computes
+ * it or on the thread count. */
+#define RAND_CHUNKS_PARALLEL_FOR_                                                                                  \
+    _Pragma("omp parallel for if (n >= OPS_GRAIN_SIZE) num_threads(nthreads) schedule(dynamic, 16)")
 #else
 #define RAND_PARALLEL_FOR_
+#define RAND_CHUNKS_PARALLEL_FOR_
 #endif
 
 /* ---- the CPU element loops ---------------------------------------------------------- */
@@ -32,7 +42,7 @@
 #define GEN_TYPED_(T, FROM_F, FROM_I)                                                    \
     do {                                                                                 \
         T *const o_ = (T *)dst;                                                          \
-        RAND_PARALLEL_FOR_                                                               \
+        RAND_CHUNKS_PARALLEL_FOR_                                                        \
         for (int64_t ch = 0; ch < nchunks; ch++) {                                       \
             uint32_t w_[4 * RAND_CHUNK_];                                                \
             const int64_t c0_ = ch * RAND_CHUNK_;                                        \
@@ -86,7 +96,7 @@ generate(const ops_rand_dist *d, ops_dtype dt, char *dst, int64_t n, const ops_p
     const int64_t nchunks = (nblocks + RAND_CHUNK_ - 1) / RAND_CHUNK_;
     if (p != NULL) {
         const size_t is = ops_dtype_size(dt), ps = ops_dtype_size(pdt);
-        RAND_PARALLEL_FOR_
+        RAND_CHUNKS_PARALLEL_FOR_
         for (int64_t ch = 0; ch < nchunks; ch++) {
             uint32_t w[4 * RAND_CHUNK_];
             const int64_t c0 = ch * RAND_CHUNK_;
@@ -112,7 +122,7 @@ generate(const ops_rand_dist *d, ops_dtype dt, char *dst, int64_t n, const ops_p
         const int64_t full = n / 4, fchunks = (full + RAND_CHUNK_ - 1) / RAND_CHUNK_;
         void (*const fill)(const ops_rand_dist *, const ops_philox_stream *, uint64_t, int64_t, float *) =
             dl.kind == OPS_RAND_NORMAL ? vt->normal_f32 : vt->uniform_f32;
-        RAND_PARALLEL_FOR_
+        RAND_CHUNKS_PARALLEL_FOR_
         for (int64_t ch = 0; ch < fchunks; ch++) {
             const int64_t c0 = ch * RAND_CHUNK_;
             fill(dp, sp, (uint64_t)c0, full - c0 < RAND_CHUNK_ ? full - c0 : RAND_CHUNK_, o + 4 * c0);

@@ -8,10 +8,10 @@
  * thread per output element, reading the input through its strides, with the CPU's
  * window rules (ops_nn_pool_window, ops_nn_avg_window in kernels/nn_common.h), NaN
  * winning and the first of equal maxima kept, averages accumulated as the CPU does
- * (float for float16/bfloat16, int64 truncating for int64).  Backward: the driver's
- * index check (nn_first_bad_index) fails before anything is written; then atomic adds
- * scatter the gradient into a zeroed float or double buffer (repeated indices sum in
- * an order of their own: equal within rounding). */
+ * (float for float16/bfloat16, int64 truncating for int64).  Backward: the index
+ * check (nn_first_bad_index) reports a bad index before anything is written; then the
+ * buffer is zeroed and atomic adds scatter the gradient into it, float or double
+ * (repeated indices sum in an order of their own: equal within rounding). */
 #include "kernels/pool.h"
 #include "nn_cuda.cuh"
 #include "ops_dispatch.h"
@@ -160,17 +160,30 @@ nn_pool_scatter_kernel(const ACC *g, const int64_t *ix, ACC *res, int64_t total,
 
 ops_status
 pool_scatter_add_cuda(const char *op, const ops_tensor *grad, const ops_tensor *ixt, ops_tensor *rest, int64_t planes,
-                      int64_t ohw, int64_t ihw)
+                      int64_t ohw, int64_t ihw, bool *bad)
 {
+    /* the indices checked first (kernels/pool.h: an index out of range is never used) */
+    int64_t bad_ix = 0;
+    *bad = false;
+    const ops_status st = OPS_STUB_CALL(nn_first_bad_index, ops_tensor_device(rest), op, ixt, ihw, false, 0, bad, &bad_ix);
+    if (st != OPS_OK || *bad)
+        return st;
     const int dev = rest->storage->device.index;
     const ops_dtype acc = rest->dtype;
     const void *g = ops_tensor_data_ptr(grad);
     const int64_t *ix = (const int64_t *)ops_tensor_data_ptr(ixt);
     void *res = ops_tensor_data_ptr(rest);
     const int64_t total = planes * ohw;
+    const cudaStream_t s = ops_cuda_current_stream(dev);
+    /* res comes uninitialised (kernels/pool.h) */
+    const size_t bytes = (size_t)(planes * ihw) * (acc == OPS_FLOAT64 ? sizeof(double) : sizeof(float));
+    if (bytes > 0) {
+        const cudaError_t err = cudaMemsetAsync(res, 0, bytes, s);
+        if (err != cudaSuccess)
+            return ops_cuda_fail(op, "cudaMemsetAsync", err);
+    }
     if (total == 0)
         return OPS_OK;
-    const cudaStream_t s = ops_cuda_current_stream(dev);
     if (acc == OPS_FLOAT64)
         OPS_LAUNCH(nn_pool_scatter_kernel<double>, nn_grid(total), NN_BLOCK, 0, s, (const double *)g, ix, (double *)res,
                    total, ohw, ihw);

@@ -8,7 +8,8 @@
  * (ops_rand_block of include/libops/ops_philox.h, the function the CUDA kernels use
  * too), computed here element by element.
  *
- * Pooling: max_pool2d (values and indices) and avg_pool2d at float32 on inputs with
+ * Pooling: max_pool2d (values and indices) and avg_pool2d at float32, float64,
+ * float16 and bfloat16 on inputs with
  * NaN, infinities and ties, widths that are not multiples of any vector, strides 1, 2
  * and 3, padding and dilation, a row stride wider than the row, channels-last inputs
  * (the channels vectorised, 37 of them: a tail), must equal plain
@@ -30,6 +31,7 @@
 #include "ops_op_permute.h"
 #include "ops_op_rand.h"
 #include "ops_op_randn.h"
+#include "ops_op_to.h"
 #include "ops_op_uniform.h"
 #include "ops_internal.h"
 #include "ops_random.h"
@@ -188,12 +190,48 @@ out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
     return (in + 2 * p - d * (k - 1) - 1) / s + 1;
 }
 
-/* x: [2, ch, h, w], NCHW with its row stride rs >= w (a narrowed view when rs > w),
- * or channels-last (cl; rs == w). */
+/* x[i] of a contiguous tensor of dtype dt (float16, bfloat16, float32, float64) as a
+ * double. */
+static double
+elem(const ops_tensor *t, int64_t i)
+{
+    const void *p = ops_tensor_data_ptr(t);
+    switch (t->dtype) {
+    case OPS_FLOAT16: return ops_half_to_float(((const ops_half *)p)[i]);
+    case OPS_BFLOAT16: return ops_bfloat16_to_float(((const ops_bfloat16 *)p)[i]);
+    case OPS_FLOAT64: return ((const double *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+/* The value want (computed in float, or in double for float64) rounded once to dt. */
+static double
+round_to(ops_dtype dt, double want)
+{
+    switch (dt) {
+    case OPS_FLOAT16: return ops_half_to_float(ops_float_to_half((float)want));
+    case OPS_BFLOAT16: return ops_bfloat16_to_float(ops_float_to_bfloat16((float)want));
+    case OPS_FLOAT64: return want;
+    default: return (float)want;
+    }
+}
+
+static bool
+same(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || (a == b && signbit(a) == signbit(b));
+}
+
+/* x: [2, ch, h, w] of dtype dt, NCHW with its row stride rs >= w (a narrowed view when
+ * rs > w), or channels-last (cl; rs == w).  The values (small integers, NaN,
+ * infinities) are exact in every dtype, so the reference scans them as doubles;
+ * averages are summed in float (in double for float64) and rounded once, as the
+ * scalar loops do. */
 static void
-check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
+check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed, ops_dtype dt)
 {
     const int64_t nb = 2, planes = nb * ch;
+    const bool f64 = dt == OPS_FLOAT64;
     float *buf = malloc(sizeof(float) * (size_t)(planes * c->h * rs));
     srand(seed);
     for (int64_t i = 0; i < planes * c->h * rs; i++) {
@@ -204,7 +242,9 @@ check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
     /* element (n, ch, y, x) of the input at buf[AT(plane, y, x)] */
 #define AT(pl, y, xx) (cl ? (((pl) / ch * c->h + (y)) * c->w + (xx)) * ch + (pl) % ch : ((pl) * c->h + (y)) * rs + (xx))
     const int64_t full[4] = {nb, ch, c->h, rs}, full_cl[4] = {nb, c->h, c->w, ch}, perm[4] = {0, 3, 1, 2};
-    ops_tensor *base = ops_tensor_from_data(buf, (ops_int_list){cl ? full_cl : full, 4}, OPS_FLOAT32);
+    ops_tensor *base32 = ops_tensor_from_data(buf, (ops_int_list){cl ? full_cl : full, 4}, OPS_FLOAT32);
+    ops_tensor *base = ops_to_dtype(base32, dt, false, true, OPS_MEMORY_FORMAT_NONE);
+    ck_assert_ptr_nonnull(base);
     ops_tensor *x = cl ? ops_permute(base, (ops_int_list){perm, 4}) : ops_narrow(base, 3, 0, c->w);
     ck_assert_ptr_nonnull(x);
     const int64_t k[2] = {c->kh, c->kw}, s[2] = {c->sh, c->sw}, p[2] = {c->ph, c->pw}, d[2] = {c->dh, c->dw};
@@ -215,7 +255,7 @@ check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
     const int64_t oh = out_size(c->h, c->kh, c->sh, c->ph, c->dh), ow = out_size(c->w, c->kw, c->sw, c->pw, c->dw);
     ck_assert_int_eq(v->sizes[2], oh);
     ck_assert_int_eq(v->sizes[3], ow);
-    const float *pv = ops_tensor_data_ptr(v);
+    ck_assert_int_eq(v->dtype, dt);
     const int64_t *pi = ops_tensor_data_ptr(ix);
     for (int64_t pl = 0; pl < planes; pl++)
         for (int64_t oy = 0; oy < oh; oy++)
@@ -232,13 +272,15 @@ check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
                             m = e, best = y * c->w + xx;
                     }
                 const int64_t o = (pl * oh + oy) * ow + ox;
-                ck_assert_msg(memcmp(&pv[o], &m, 4) == 0 && pi[o] == best,
-                              "max_pool2d %lldx%lld k%lldx%lld s%lldx%lld p%lldx%lld d%lldx%lld rs %lld cl %d at %s: "
-                              "output (%lld, %lld, %lld) %g at %lld, expected %g at %lld",
-                              (long long)c->h, (long long)c->w, (long long)c->kh, (long long)c->kw,
-                              (long long)c->sh, (long long)c->sw, (long long)c->ph, (long long)c->pw,
-                              (long long)c->dh, (long long)c->dw, (long long)rs, (int)cl, ops_cpu_capability(), (long long)pl,
-                              (long long)oy, (long long)ox, pv[o], (long long)pi[o], m, (long long)best);
+                const double got = elem(v, o);
+                ck_assert_msg(same(got, m) && pi[o] == best,
+                              "max_pool2d %s %lldx%lld k%lldx%lld s%lldx%lld p%lldx%lld d%lldx%lld rs %lld cl %d at "
+                              "%s: output (%lld, %lld, %lld) %g at %lld, expected %g at %lld",
+                              ops_dtype_name(dt), (long long)c->h, (long long)c->w, (long long)c->kh,
+                              (long long)c->kw, (long long)c->sh, (long long)c->sw, (long long)c->ph,
+                              (long long)c->pw, (long long)c->dh, (long long)c->dw, (long long)rs, (int)cl,
+                              ops_cpu_capability(), (long long)pl, (long long)oy, (long long)ox, got,
+                              (long long)pi[o], m, (long long)best);
             }
     ops_tensor_release(v);
     ops_tensor_release(ix);
@@ -247,7 +289,7 @@ check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
             ops_tensor *a = ops_avg_pool2d(x, (ops_int_list){k, 2}, (ops_int_list){s, 2}, (ops_int_list){p, 2},
                                            false, cip, NULL);
             ck_assert_ptr_nonnull(a);
-            const float *pa = ops_tensor_data_ptr(a);
+            ck_assert_int_eq(a->dtype, dt);
             for (int64_t pl = 0; pl < planes; pl++)
                 for (int64_t oy = 0; oy < oh; oy++)
                     for (int64_t ox = 0; ox < ow; ox++) {
@@ -256,27 +298,31 @@ check_pool(const pool_case *c, int64_t rs, int64_t ch, bool cl, unsigned seed)
                         const int64_t x1 = x0 + c->kw < c->w + c->pw ? x0 + c->kw : c->w + c->pw;
                         const int64_t padded = (y1 - y0) * (x1 - x0);
                         float sum = 0.0f;
+                        double sumd = 0.0;
                         int64_t cnt = 0;
                         for (int64_t y = y0; y < y1; y++)
                             for (int64_t xx = x0; xx < x1; xx++)
                                 if (y >= 0 && y < c->h && xx >= 0 && xx < c->w) {
                                     sum += buf[AT(pl, y, xx)];
+                                    sumd += buf[AT(pl, y, xx)];
                                     cnt++;
                                 }
-                        const float want = sum / (float)(cip ? padded : cnt);
-                        const float got = pa[(pl * oh + oy) * ow + ox];
-                        ck_assert_msg(memcmp(&got, &want, 4) == 0 || (isnan(got) && isnan(want)),
-                                      "avg_pool2d %lldx%lld k%lld s%lld p%lld cip %d at %s: (%lld, %lld, %lld) %g, "
-                                      "expected %g",
-                                      (long long)c->h, (long long)c->w, (long long)c->kw, (long long)c->sw,
-                                      (long long)c->pw, cip, ops_cpu_capability(), (long long)pl, (long long)oy,
-                                      (long long)ox, got, want);
+                        const int64_t dv = cip ? padded : cnt;
+                        const double want = round_to(dt, f64 ? sumd / (double)dv : (double)(sum / (float)dv));
+                        const double got = elem(a, (pl * oh + oy) * ow + ox);
+                        ck_assert_msg(same(got, want),
+                                      "avg_pool2d %s %lldx%lld k%lld s%lld p%lld cip %d cl %d at %s: (%lld, %lld, "
+                                      "%lld) %g, expected %g",
+                                      ops_dtype_name(dt), (long long)c->h, (long long)c->w, (long long)c->kw,
+                                      (long long)c->sw, (long long)c->pw, cip, (int)cl, ops_cpu_capability(),
+                                      (long long)pl, (long long)oy, (long long)ox, got, want);
                     }
             ops_tensor_release(a);
         }
 #undef AT
     ops_tensor_release(x);
     ops_tensor_release(base);
+    ops_tensor_release(base32);
     free(buf);
 }
 
@@ -293,13 +339,16 @@ START_TEST(test_pool_rows)
         {9, 35, 1, 1, 2, 2, 0, 0, 1, 1},
         {12, 9, 3, 3, 1, 1, 0, 0, 1, 1}, /* rows shorter than a vector */
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        check_pool(&cases[i], cases[i].w, 3, false, 100 + (unsigned)i);
-        check_pool(&cases[i], cases[i].w + 5, 3, false, 200 + (unsigned)i);
-        /* channels-last: fewer channels than a vector, a few vectors and a tail */
-        check_pool(&cases[i], cases[i].w, 3, true, 300 + (unsigned)i);
-        check_pool(&cases[i], cases[i].w, 37, true, 400 + (unsigned)i);
-    }
+    static const ops_dtype dts[] = {OPS_FLOAT32, OPS_FLOAT64, OPS_FLOAT16, OPS_BFLOAT16};
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const unsigned sd = 1000 * (unsigned)t + (unsigned)i;
+            check_pool(&cases[i], cases[i].w, 3, false, 100 + sd, dts[t]);
+            check_pool(&cases[i], cases[i].w + 5, 3, false, 200 + sd, dts[t]);
+            /* channels-last: fewer channels than a vector, a few vectors and a tail */
+            check_pool(&cases[i], cases[i].w, 3, true, 300 + sd, dts[t]);
+            check_pool(&cases[i], cases[i].w, 37, true, 400 + sd, dts[t]);
+        }
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-/* Max and average pooling over NCHW planes, float32, vectorised along the output row:
+/* Max and average pooling over NCHW planes, float32 and float64, vectorised along the output row:
  * one lane per output, each lane scanning its window's taps in the scalar loop's order
  * (kernels/cpu/pool.c), so results and indices are the same bits at every level.
  * Compiled once per instruction-set level (kernels/cpu/vec/meson.build;
@@ -18,250 +18,302 @@
 
 #if defined(__SSE2__)
 
-#define VP_N vf_n
-
-/* The level's few operations of its own: vp_take(v, m), the lanes where the scalar
- * loop's `v > m || isnan(v)` holds; vp_blend(t, a, b), b where t and a elsewhere;
- * vp_even(p), the elements p[0], p[2], ... p[2 VP_N - 2] (reads p[2 VP_N - 1]);
- * vp_gather(p, s), p[0], p[s], ...; vp_to_i32, the lanes truncated to int32. */
+/* The level's few operations of its own, per type (f: float32, d: float64):
+ * vp_take_f(v, m), the lanes where the scalar loop's `v > m || isnan(v)` holds;
+ * vp_blend_f(t, a, b), b where t and a elsewhere; vp_even_f(p), the elements p[0],
+ * p[2], ... (reads the element after the last); vp_gather_f(p, s), p[0], p[s], ... */
 #if defined(__AVX512F__)
-typedef __mmask16 vp_mask;
-#define vp_take(v, m) (_mm512_cmp_ps_mask((v), (m), _CMP_GT_OQ) | _mm512_cmp_ps_mask((v), (v), _CMP_UNORD_Q))
-#define vp_blend(t, a, b) _mm512_mask_blend_ps((t), (a), (b))
+typedef __mmask16 vp_mask_f;
+typedef __mmask8 vp_mask_d;
+#define vp_take_f(v, m) (_mm512_cmp_ps_mask((v), (m), _CMP_GT_OQ) | _mm512_cmp_ps_mask((v), (v), _CMP_UNORD_Q))
+#define vp_blend_f(t, a, b) _mm512_mask_blend_ps((t), (a), (b))
+#define vp_take_d(v, m) (_mm512_cmp_pd_mask((v), (m), _CMP_GT_OQ) | _mm512_cmp_pd_mask((v), (v), _CMP_UNORD_Q))
+#define vp_blend_d(t, a, b) _mm512_mask_blend_pd((t), (a), (b))
 static inline vf_t
-vp_even(const float *p)
+vp_even_f(const float *p)
 {
     const __m512i ix = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     return _mm512_permutex2var_ps(_mm512_loadu_ps(p), ix, _mm512_loadu_ps(p + 16));
 }
 static inline vf_t
-vp_gather(const float *p, int64_t s)
+vp_gather_f(const float *p, int64_t s)
 {
     const __m512i ix = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                           _mm512_set1_epi32((int)s));
     return _mm512_i32gather_ps(ix, p, 4);
 }
-#define vp_store_i32(p, v) _mm512_storeu_si512((void *)(p), _mm512_cvttps_epi32(v))
+static inline vd_t
+vp_even_d(const double *p)
+{
+    const __m512i ix = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_pd(_mm512_loadu_pd(p), ix, _mm512_loadu_pd(p + 8));
+}
+static inline vd_t
+vp_gather_d(const double *p, int64_t s)
+{
+    const __m256i ix = _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32((int)s));
+    return _mm512_i32gather_pd(ix, p, 8);
+}
 #elif defined(__AVX2__)
-typedef __m256 vp_mask;
-#define vp_take(v, m) _mm256_or_ps(_mm256_cmp_ps((v), (m), _CMP_GT_OQ), _mm256_cmp_ps((v), (v), _CMP_UNORD_Q))
-#define vp_blend(t, a, b) _mm256_blendv_ps((a), (b), (t))
+typedef __m256 vp_mask_f;
+typedef __m256d vp_mask_d;
+#define vp_take_f(v, m) _mm256_or_ps(_mm256_cmp_ps((v), (m), _CMP_GT_OQ), _mm256_cmp_ps((v), (v), _CMP_UNORD_Q))
+#define vp_blend_f(t, a, b) _mm256_blendv_ps((a), (b), (t))
+#define vp_take_d(v, m) _mm256_or_pd(_mm256_cmp_pd((v), (m), _CMP_GT_OQ), _mm256_cmp_pd((v), (v), _CMP_UNORD_Q))
+#define vp_blend_d(t, a, b) _mm256_blendv_pd((a), (b), (t))
 static inline vf_t
-vp_even(const float *p)
+vp_even_f(const float *p)
 {
     const __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), 0x88); /* 0 2 8 10 4 6 12 14 */
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), 0xD8));
 }
 static inline vf_t
-vp_gather(const float *p, int64_t s)
+vp_gather_f(const float *p, int64_t s)
 {
     const __m256i ix = _mm256_mullo_epi32(_mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0), _mm256_set1_epi32((int)s));
     return _mm256_i32gather_ps(p, ix, 4);
 }
-#define vp_store_i32(p, v) _mm256_storeu_si256((__m256i *)(void *)(p), _mm256_cvttps_epi32(v))
+static inline vd_t
+vp_even_d(const double *p)
+{
+    const __m256d t = _mm256_unpacklo_pd(_mm256_loadu_pd(p), _mm256_loadu_pd(p + 4)); /* 0 4 2 6 */
+    return _mm256_permute4x64_pd(t, 0xD8);
+}
+static inline vd_t
+vp_gather_d(const double *p, int64_t s)
+{
+    const __m128i ix = _mm_mullo_epi32(_mm_set_epi32(3, 2, 1, 0), _mm_set1_epi32((int)s));
+    return _mm256_i32gather_pd(p, ix, 8);
+}
 #else /* SSE2 */
-typedef __m128 vp_mask;
-#define vp_take(v, m) _mm_or_ps(_mm_cmpgt_ps((v), (m)), _mm_cmpunord_ps((v), (v)))
-#define vp_blend(t, a, b) _mm_or_ps(_mm_and_ps((t), (b)), _mm_andnot_ps((t), (a)))
+typedef __m128 vp_mask_f;
+typedef __m128d vp_mask_d;
+#define vp_take_f(v, m) _mm_or_ps(_mm_cmpgt_ps((v), (m)), _mm_cmpunord_ps((v), (v)))
+#define vp_blend_f(t, a, b) _mm_or_ps(_mm_and_ps((t), (b)), _mm_andnot_ps((t), (a)))
+#define vp_take_d(v, m) _mm_or_pd(_mm_cmpgt_pd((v), (m)), _mm_cmpunord_pd((v), (v)))
+#define vp_blend_d(t, a, b) _mm_or_pd(_mm_and_pd((t), (b)), _mm_andnot_pd((t), (a)))
 static inline vf_t
-vp_even(const float *p)
+vp_even_f(const float *p)
 {
     return _mm_shuffle_ps(_mm_loadu_ps(p), _mm_loadu_ps(p + 4), 0x88);
 }
 static inline vf_t
-vp_gather(const float *p, int64_t s)
+vp_gather_f(const float *p, int64_t s)
 {
     return _mm_set_ps(p[3 * s], p[2 * s], p[s], p[0]);
 }
-#define vp_store_i32(p, v) _mm_storeu_si128((__m128i *)(void *)(p), _mm_cvttps_epi32(v))
+static inline vd_t
+vp_even_d(const double *p)
+{
+    return _mm_unpacklo_pd(_mm_loadu_pd(p), _mm_loadu_pd(p + 2));
+}
+static inline vd_t
+vp_gather_d(const double *p, int64_t s)
+{
+    return _mm_set_pd(p[s], p[0]);
+}
 #endif
 
-/* The taps at p of VP_N outputs sw apart. */
-static inline vf_t
-vp_tap(const float *p, int64_t sw)
-{
-    return sw == 1 ? vf_load(p) : sw == 2 ? vp_even(p) : vp_gather(p, sw);
-}
+/* The loops of one type: T the element, V its vector of N lanes, S the suffix of its
+ * operations (f or d; vf_load, vp_take_f, ...).  The winner's tap number is kept as a
+ * T in the vector (exact below 2^24) and turned into the flat index at the end. */
+#define VP_OP_(S, op) vp_##op##_##S
+#define VP_VOP_(S, op) v##S##_##op
 
-/* VP_N outputs from ox on: the scalar loop's scan, the tap number of the winner kept
- * as a float (exact below 2^24) and turned into the flat index at the end. */
-static inline void
-max_vec(const ops_vec_pool_row *r, int64_t ox, float *out, int64_t *idx)
-{
-    const float *const base = r->x + ox * r->sw - r->pw;
-    vf_t m = vp_tap(base + r->y0 * r->sy, r->sw), km = vf_set1(0.0f);
-    int k = 0;
-    for (int64_t y = r->y0; y < r->y1; y += r->dh) {
-        const float *const row = base + y * r->sy;
-        for (int64_t kx = 0; kx < r->kw; kx++, k++) {
-            if (k == 0)
-                continue; /* the first tap is the start (the scalar loop's !found) */
-            const vf_t v = vp_tap(row + kx * r->dw, r->sw);
-            const vp_mask t = vp_take(v, m);
-            m = vp_blend(t, m, v);
-            if (idx != NULL)
-                km = vp_blend(t, km, vf_set1((float)k));
-        }
+#define VP_DEFINE_(T, V, N, S)                                                                             \
+    /* the taps at p of N outputs sw apart */                                                            \
+    static inline V tap_##S(const T *p, int64_t sw)                                                      \
+    {                                                                                                    \
+        return sw == 1 ? VP_VOP_(S, load)(p) : sw == 2 ? VP_OP_(S, even)(p) : VP_OP_(S, gather)(p, sw); \
+    }                                                                                                    \
+                                                                                                         \
+    /* N outputs from ox on: the scalar loop's scan */                                                   \
+    static inline void max_vec_##S(const ops_vec_pool_row *r, const T *x, int64_t ox, T *out, int64_t *idx) \
+    {                                                                                                    \
+        const T *const base = x + ox * r->sw - r->pw;                                                    \
+        V m = tap_##S(base + r->y0 * r->sy, r->sw), km = VP_VOP_(S, set1)(0);                            \
+        int k = 0;                                                                                       \
+        for (int64_t y = r->y0; y < r->y1; y += r->dh) {                                                 \
+            const T *const row = base + y * r->sy;                                                       \
+            for (int64_t kx = 0; kx < r->kw; kx++, k++) {                                                \
+                if (k == 0)                                                                              \
+                    continue; /* the first tap is the start (the scalar loop's !found) */                \
+                const V v = tap_##S(row + kx * r->dw, r->sw);                                            \
+                const vp_mask_##S t = VP_OP_(S, take)(v, m);                                             \
+                m = VP_OP_(S, blend)(t, m, v);                                                           \
+                if (idx != NULL)                                                                         \
+                    km = VP_OP_(S, blend)(t, km, VP_VOP_(S, set1)((T)k));                                \
+            }                                                                                            \
+        }                                                                                                \
+        VP_VOP_(S, store)(out + ox, m);                                                                  \
+        if (idx != NULL) {                                                                               \
+            T kk[N];                                                                                     \
+            VP_VOP_(S, store)(kk, km);                                                                   \
+            for (int j = 0; j < N; j++) {                                                                \
+                const int64_t kj = (int64_t)kk[j], ky = kj / r->kw, kx = kj % r->kw;                     \
+                idx[ox + j] = (r->y0 + ky * r->dh) * r->iw + (ox + j) * r->sw - r->pw + kx * r->dw;      \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    static bool max_##S##_v(const ops_vec_pool_row *r, T *out, int64_t *idx)                             \
+    {                                                                                                    \
+        const T *const x = (const T *)r->x;                                                              \
+        if (r->ox1 - r->ox0 < N || r->y0 >= r->y1 || r->kw < 1 || (r->y1 - r->y0) * r->kw >= (1 << 24))   \
+            return false;                                                                                \
+        int64_t ox = r->ox0;                                                                             \
+        for (; ox + N <= r->ox1; ox += N)                                                                \
+            max_vec_##S(r, x, ox, out, idx);                                                             \
+        if (ox < r->ox1)                                                                                 \
+            max_vec_##S(r, x, r->ox1 - N, out, idx);                                                     \
+        return true;                                                                                     \
+    }                                                                                                    \
+                                                                                                         \
+    /* N outputs from ox on: the sum from 0 over the taps in the scalar order */                         \
+    static inline void avg_vec_##S(const ops_vec_pool_row *r, const T *x, V div, int64_t ox, T *out)     \
+    {                                                                                                    \
+        const T *const base = x + ox * r->sw - r->pw;                                                    \
+        V s = VP_VOP_(S, set1)(0);                                                                       \
+        for (int64_t y = r->y0; y < r->y1; y += r->dh) {                                                 \
+            const T *const row = base + y * r->sy;                                                       \
+            for (int64_t kx = 0; kx < r->kw; kx++)                                                       \
+                s = VP_VOP_(S, add)(s, tap_##S(row + kx * r->dw, r->sw));                                \
+        }                                                                                                \
+        VP_VOP_(S, store)(out + ox, VP_VOP_(S, div)(s, div));                                            \
+    }                                                                                                    \
+                                                                                                         \
+    static bool avg_##S##_v(const ops_vec_pool_row *r, T div, T *out)                                    \
+    {                                                                                                    \
+        const T *const x = (const T *)r->x;                                                              \
+        if (r->ox1 - r->ox0 < N)                                                                         \
+            return false;                                                                                \
+        const V d = VP_VOP_(S, set1)(div);                                                               \
+        int64_t ox = r->ox0;                                                                             \
+        for (; ox + N <= r->ox1; ox += N)                                                                \
+            avg_vec_##S(r, x, d, ox, out);                                                               \
+        if (ox < r->ox1)                                                                                 \
+            avg_vec_##S(r, x, d, r->ox1 - N, out);                                                       \
+        return true;                                                                                     \
+    }                                                                                                    \
+                                                                                                         \
+    /* channels c .. c + N - 1 of one output position: the same scan per lane */                         \
+    static inline void max_cl_vec_##S(const ops_vec_pool_cl *r, const T *x, int64_t c, T *mo, int32_t *ko) \
+    {                                                                                                    \
+        const T *const base = x + c;                                                                     \
+        V m = VP_VOP_(S, load)(base + r->y0 * r->sy + r->x0 * r->sx), km = VP_VOP_(S, set1)(0);          \
+        int k = 0;                                                                                       \
+        for (int64_t y = r->y0; y < r->y1; y += r->dh)                                                   \
+            for (int64_t xx = r->x0; xx < r->x1; xx += r->dw, k++) {                                     \
+                if (k == 0)                                                                              \
+                    continue;                                                                            \
+                const V v = VP_VOP_(S, load)(base + y * r->sy + xx * r->sx);                             \
+                const vp_mask_##S t = VP_OP_(S, take)(v, m);                                             \
+                m = VP_OP_(S, blend)(t, m, v);                                                           \
+                if (ko != NULL)                                                                          \
+                    km = VP_OP_(S, blend)(t, km, VP_VOP_(S, set1)((T)k));                                \
+            }                                                                                            \
+        VP_VOP_(S, store)(mo + c, m);                                                                    \
+        if (ko != NULL) {                                                                                \
+            T kk[N];                                                                                     \
+            VP_VOP_(S, store)(kk, km);                                                                   \
+            for (int j = 0; j < N; j++)                                                                  \
+                ko[c + j] = (int32_t)kk[j];                                                              \
+        }                                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    static bool max_cl_##S##_v(const ops_vec_pool_cl *r, T *m, int32_t *k)                               \
+    {                                                                                                    \
+        const T *const x = (const T *)r->x;                                                              \
+        const int64_t taps = ((r->y1 - r->y0 + r->dh - 1) / r->dh) * ((r->x1 - r->x0 + r->dw - 1) / r->dw); \
+        if (r->nc < N || r->y0 >= r->y1 || r->x0 >= r->x1 || taps >= (1 << 24))                         \
+            return false;                                                                                \
+        int64_t c = 0;                                                                                   \
+        for (; c + N <= r->nc; c += N)                                                                   \
+            max_cl_vec_##S(r, x, c, m, k);                                                               \
+        if (c < r->nc)                                                                                   \
+            max_cl_vec_##S(r, x, r->nc - N, m, k);                                                       \
+        return true;                                                                                     \
+    }                                                                                                    \
+                                                                                                         \
+    static inline void avg_cl_vec_##S(const ops_vec_pool_cl *r, const T *x, V div, int64_t c, T *mo)     \
+    {                                                                                                    \
+        const T *const base = x + c;                                                                     \
+        V s = VP_VOP_(S, set1)(0);                                                                       \
+        for (int64_t y = r->y0; y < r->y1; y += r->dh)                                                   \
+            for (int64_t xx = r->x0; xx < r->x1; xx += r->dw)                                            \
+                s = VP_VOP_(S, add)(s, VP_VOP_(S, load)(base + y * r->sy + xx * r->sx));                 \
+        VP_VOP_(S, store)(mo + c, VP_VOP_(S, div)(s, div));                                              \
+    }                                                                                                    \
+                                                                                                         \
+    static bool avg_cl_##S##_v(const ops_vec_pool_cl *r, T div, T *m)                                   \
+    {                                                                                                    \
+        const T *const x = (const T *)r->x;                                                              \
+        if (r->nc < N || r->y0 >= r->y1 || r->x0 >= r->x1)                                               \
+            return false;                                                                                \
+        const V d = VP_VOP_(S, set1)(div);                                                               \
+        int64_t c = 0;                                                                                   \
+        for (; c + N <= r->nc; c += N)                                                                   \
+            avg_cl_vec_##S(r, x, d, c, m);                                                               \
+        if (c < r->nc)                                                                                   \
+            avg_cl_vec_##S(r, x, d, r->nc - N, m);                                                       \
+        return true;                                                                                     \
     }
-    vf_store(out + ox, m);
-    if (idx != NULL) {
-        int32_t kk[VP_N];
-        vp_store_i32(kk, km);
-        for (int j = 0; j < VP_N; j++) {
-            const int64_t ky = kk[j] / r->kw, kx = kk[j] % r->kw;
-            idx[ox + j] = (r->y0 + ky * r->dh) * r->iw + (ox + j) * r->sw - r->pw + kx * r->dw;
-        }
-    }
-}
 
-static bool
-max_f32_v(const ops_vec_pool_row *r, float *out, int64_t *idx)
-{
-    if (r->ox1 - r->ox0 < VP_N || r->y0 >= r->y1 || r->kw < 1 || (r->y1 - r->y0) * r->kw >= (1 << 24))
-        return false;
-    int64_t ox = r->ox0;
-    for (; ox + VP_N <= r->ox1; ox += VP_N)
-        max_vec(r, ox, out, idx);
-    if (ox < r->ox1)
-        max_vec(r, r->ox1 - VP_N, out, idx);
-    return true;
-}
-
-/* VP_N outputs from ox on: the sum from 0 over the taps in the scalar order. */
-static inline void
-avg_vec(const ops_vec_pool_row *r, vf_t div, int64_t ox, float *out)
-{
-    const float *const base = r->x + ox * r->sw - r->pw;
-    vf_t s = vf_set1(0.0f);
-    for (int64_t y = r->y0; y < r->y1; y += r->dh) {
-        const float *const row = base + y * r->sy;
-        for (int64_t kx = 0; kx < r->kw; kx++)
-            s = vf_add(s, vp_tap(row + kx * r->dw, r->sw));
-    }
-    vf_store(out + ox, vf_div(s, div));
-}
-
-static bool
-avg_f32_v(const ops_vec_pool_row *r, float div, float *out)
-{
-    if (r->ox1 - r->ox0 < VP_N)
-        return false;
-    const vf_t d = vf_set1(div);
-    int64_t ox = r->ox0;
-    for (; ox + VP_N <= r->ox1; ox += VP_N)
-        avg_vec(r, d, ox, out);
-    if (ox < r->ox1)
-        avg_vec(r, d, r->ox1 - VP_N, out);
-    return true;
-}
-
-/* Channels c .. c + VP_N - 1 of one output position: the same scan per lane. */
-static inline void
-max_cl_vec(const ops_vec_pool_cl *r, int64_t c, float *mo, int32_t *ko)
-{
-    const float *const base = r->x + c;
-    vf_t m = vf_load(base + r->y0 * r->sy + r->x0 * r->sx), km = vf_set1(0.0f);
-    int k = 0;
-    for (int64_t y = r->y0; y < r->y1; y += r->dh)
-        for (int64_t xx = r->x0; xx < r->x1; xx += r->dw, k++) {
-            if (k == 0)
-                continue;
-            const vf_t v = vf_load(base + y * r->sy + xx * r->sx);
-            const vp_mask t = vp_take(v, m);
-            m = vp_blend(t, m, v);
-            if (ko != NULL)
-                km = vp_blend(t, km, vf_set1((float)k));
-        }
-    vf_store(mo + c, m);
-    if (ko != NULL)
-        vp_store_i32(ko + c, km);
-}
-
-static bool
-max_cl_f32_v(const ops_vec_pool_cl *r, float *m, int32_t *k)
-{
-    const int64_t taps = ((r->y1 - r->y0 + r->dh - 1) / r->dh) * ((r->x1 - r->x0 + r->dw - 1) / r->dw);
-    if (r->nc < VP_N || r->y0 >= r->y1 || r->x0 >= r->x1 || taps >= (1 << 24))
-        return false;
-    int64_t c = 0;
-    for (; c + VP_N <= r->nc; c += VP_N)
-        max_cl_vec(r, c, m, k);
-    if (c < r->nc)
-        max_cl_vec(r, r->nc - VP_N, m, k);
-    return true;
-}
-
-static inline void
-avg_cl_vec(const ops_vec_pool_cl *r, vf_t div, int64_t c, float *mo)
-{
-    const float *const base = r->x + c;
-    vf_t s = vf_set1(0.0f);
-    for (int64_t y = r->y0; y < r->y1; y += r->dh)
-        for (int64_t xx = r->x0; xx < r->x1; xx += r->dw)
-            s = vf_add(s, vf_load(base + y * r->sy + xx * r->sx));
-    vf_store(mo + c, vf_div(s, div));
-}
-
-static bool
-avg_cl_f32_v(const ops_vec_pool_cl *r, float div, float *m)
-{
-    if (r->nc < VP_N || r->y0 >= r->y1 || r->x0 >= r->x1)
-        return false;
-    const vf_t d = vf_set1(div);
-    int64_t c = 0;
-    for (; c + VP_N <= r->nc; c += VP_N)
-        avg_cl_vec(r, d, c, m);
-    if (c < r->nc)
-        avg_cl_vec(r, d, r->nc - VP_N, m);
-    return true;
-}
+VP_DEFINE_(float, vf_t, vf_n, f)
+VP_DEFINE_(double, vd_t, vd_n, d)
 
 const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     .level = OPS_VEC_LEVEL_STR,
-    .width = VP_N,
-    .max_f32 = max_f32_v,
-    .avg_f32 = avg_f32_v,
-    .max_cl_f32 = max_cl_f32_v,
-    .avg_cl_f32 = avg_cl_f32_v,
+    .width = vf_n,
+    .width_f64 = vd_n,
+    .max_f32 = max_f_v,
+    .avg_f32 = avg_f_v,
+    .max_cl_f32 = max_cl_f_v,
+    .avg_cl_f32 = avg_cl_f_v,
+    .max_f64 = max_d_v,
+    .avg_f64 = avg_d_v,
+    .max_cl_f64 = max_cl_d_v,
+    .avg_cl_f64 = avg_cl_d_v,
 };
 
 #else /* no vector loops here: the scalar loops do every output */
 
-static bool
-max_f32_none(const ops_vec_pool_row *r, float *out, int64_t *idx)
-{
-    (void)r, (void)out, (void)idx;
-    return false;
-}
-
-static bool
-avg_f32_none(const ops_vec_pool_row *r, float div, float *out)
-{
-    (void)r, (void)div, (void)out;
-    return false;
-}
-
-static bool
-max_cl_f32_none(const ops_vec_pool_cl *r, float *m, int32_t *k)
-{
-    (void)r, (void)m, (void)k;
-    return false;
-}
-
-static bool
-avg_cl_f32_none(const ops_vec_pool_cl *r, float div, float *m)
-{
-    (void)r, (void)div, (void)m;
-    return false;
-}
+#define VP_NONE_(T, S)                                                                   \
+    static bool max_##S##_v(const ops_vec_pool_row *r, T *out, int64_t *idx)             \
+    {                                                                                    \
+        (void)r, (void)out, (void)idx;                                                   \
+        return false;                                                                    \
+    }                                                                                    \
+    static bool avg_##S##_v(const ops_vec_pool_row *r, T div, T *out)                    \
+    {                                                                                    \
+        (void)r, (void)div, (void)out;                                                   \
+        return false;                                                                    \
+    }                                                                                    \
+    static bool max_cl_##S##_v(const ops_vec_pool_cl *r, T *m, int32_t *k)               \
+    {                                                                                    \
+        (void)r, (void)m, (void)k;                                                       \
+        return false;                                                                    \
+    }                                                                                    \
+    static bool avg_cl_##S##_v(const ops_vec_pool_cl *r, T div, T *m)                   \
+    {                                                                                    \
+        (void)r, (void)div, (void)m;                                                     \
+        return false;                                                                    \
+    }
+VP_NONE_(float, f)
+VP_NONE_(double, d)
 
 const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     .level = OPS_VEC_LEVEL_STR,
     .width = 0,
-    .max_f32 = max_f32_none,
-    .avg_f32 = avg_f32_none,
-    .max_cl_f32 = max_cl_f32_none,
-    .avg_cl_f32 = avg_cl_f32_none,
+    .width_f64 = 0,
+    .max_f32 = max_f_v,
+    .avg_f32 = avg_f_v,
+    .max_cl_f32 = max_cl_f_v,
+    .avg_cl_f32 = avg_cl_f_v,
+    .max_f64 = max_d_v,
+    .avg_f64 = avg_d_v,
+    .max_cl_f64 = max_cl_d_v,
+    .avg_cl_f64 = avg_cl_d_v,
 };
 
 #endif

@@ -1,7 +1,8 @@
 /* The pooling loops of the CPU, compiled once per instruction-set level
  * (kernels/cpu/vec/vec_pool.c; docs/cpu-dispatch.md "Pooling").
  *
- * A loop computes the outputs [ox0, ox1) of one output row of one plane, float32,
+ * A loop computes the outputs [ox0, ox1) of one output row of one plane, float32 or
+ * float64 (float16 and bfloat16 planes go through float32 copies, kernels/cpu/pool.c),
  * a window of whole taps (no clipping) for each of them: the window's rows y0, y0 +
  * dh, ... below y1, its taps ox * sw - pw + kx * dw (kx < kw) inside the row.  Each
  * output is computed by the same comparisons or sums, in the same order (rows, then
@@ -16,7 +17,7 @@
 #include "kernels/cpu/vec/vec.h"
 
 typedef struct ops_vec_pool_row {
-    const float *x; /* the input plane, contiguous rows */
+    const void *x; /* the input plane (float or double), contiguous rows */
     int64_t sy;     /* its row stride (elements) */
     int64_t y0, y1, dh, iw, kw, sw, dw, pw;
     /* the outputs; with sw == 2 the element after each window's last tap is in the
@@ -28,7 +29,7 @@ typedef struct ops_vec_pool_row {
  * contiguous): the window's rows y0, y0 + dh, ... below y1 and columns x0, x0 + dw,
  * ... below x1, already clipped to the input (the scalar loop's window). */
 typedef struct ops_vec_pool_cl {
-    const float *x; /* the element (channel 0, row 0, column 0) of the image */
+    const void *x; /* the element (channel 0, row 0, column 0) of the image */
     int64_t sy, sx; /* row and column strides (elements) */
     int64_t y0, y1, dh, x0, x1, dw;
     int64_t nc; /* channels */
@@ -36,7 +37,8 @@ typedef struct ops_vec_pool_cl {
 
 typedef struct ops_vec_pool_table {
     const char *level; /* "default", "avx2", "avx512" */
-    int width;         /* outputs per vector: a loop does nothing for fewer (false) */
+    int width;         /* float32 outputs per vector: a loop does nothing for fewer (false) */
+    int width_f64;     /* the same for the float64 loops */
     /* max over the windows into out[ox], their flat indices y * iw + x into idx[ox]
      * when idx is not NULL */
     bool (*max_f32)(const ops_vec_pool_row *r, float *out, int64_t *idx);
@@ -49,6 +51,11 @@ typedef struct ops_vec_pool_table {
     /* the sum of each channel over the window (from 0, in the scan order) divided
      * by div into m[c]; a non-empty window and at least `width` channels */
     bool (*avg_cl_f32)(const ops_vec_pool_cl *r, float div, float *m);
+    /* the same four at float64 (the same scans; width_f64 in place of width) */
+    bool (*max_f64)(const ops_vec_pool_row *r, double *out, int64_t *idx);
+    bool (*avg_f64)(const ops_vec_pool_row *r, double div, double *out);
+    bool (*max_cl_f64)(const ops_vec_pool_cl *r, double *m, int32_t *k);
+    bool (*avg_cl_f64)(const ops_vec_pool_cl *r, double div, double *m);
 } ops_vec_pool_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_pool_table, ops_vec_pool_table);
