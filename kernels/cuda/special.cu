@@ -35,7 +35,7 @@ erfinv_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     OPS_DISPATCH_DECLARED(ERFINV_OUT, it->common_dtype, "erfinv",
-                          return ops_cuda_elementwise<scalar_t, scalar_t>(it, erfinv_op());)
+                          return ops_cuda_elementwise<scalar_t, scalar_t>(it, erfinv_op()););
     return OPS_OK;
 }
 
@@ -44,7 +44,7 @@ cbrt_out_cuda(ops_iter *it, const ops_tensor *self)
 {
     (void)self;
     OPS_DISPATCH_DECLARED(CBRT_OUT, it->common_dtype, "cbrt",
-                          return ops_cuda_elementwise<scalar_t, scalar_t>(it, cbrt_op());)
+                          return ops_cuda_elementwise<scalar_t, scalar_t>(it, cbrt_op()););
     return OPS_OK;
 }
 
@@ -57,7 +57,7 @@ logit_out_cuda(ops_iter *it, const ops_tensor *self, const double *eps)
     OPS_DISPATCH_DECLARED(LOGIT_OUT, it->common_dtype, "logit", {
         const logit_op<opmath_t> f = {(opmath_t)e};
         return ops_cuda_elementwise<scalar_t, scalar_t>(it, f);
-    })
+    });
     return OPS_OK;
 }
 
@@ -70,6 +70,6 @@ logit_backward_out_cuda(ops_iter *it, const ops_tensor *grad_output, const ops_t
     OPS_DISPATCH_DECLARED(LOGIT_BACKWARD_GRAD_INPUT, it->common_dtype, "logit_backward", {
         const logit_backward_op<opmath_t> f = {(opmath_t)e};
         return ops_cuda_elementwise<scalar_t, scalar_t, scalar_t>(it, f);
-    })
+    });
     return OPS_OK;
 }
