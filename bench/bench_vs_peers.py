@@ -121,6 +121,7 @@ UNARY = [
     ("erfinv", -0.99, 0.99, "erfinv", None),
     ("sigmoid", -10, 10, "sigmoid", None),
     ("logit", 1e-3, 0.999, "logit", None),
+    ("cbrt", -100, 100, "cbrt", np.cbrt),
     ("sqrt", 0, 100, "sqrt", np.sqrt),
     ("rsqrt", 1e-3, 100, "rsqrt", None),
     ("gelu", -10, 10, "gelu", None),

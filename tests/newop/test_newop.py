@@ -6,16 +6,16 @@ source tree (never on the developer's tree or build dirs):
 
   1. configure and build the copy as it is (libops.a, the conformance cases and
      runner: only what the steps below need);
-  2. add the op the way the doc says: append logit.yaml to ops/native_functions.yaml,
-     logit_conformance.yaml to ops/conformance/unary.yaml and logit_derivatives.yaml to
-     ops/derivatives.yaml, copy logit.c to kernels/cpu/;
+  2. add the op the way the doc says: append special_logit.yaml to ops/native_functions.yaml,
+     special_logit_conformance.yaml to ops/conformance/unary.yaml and special_logit_derivatives.yaml to
+     ops/derivatives.yaml, copy special_logit.c to kernels/cpu/;
      run ninja again in the same build dir (no reconfigure by hand) and check that
      meson re-ran and compiled the new kernel file, that the generated header declares
-     ops_logit, ops_logit_out and ops_logit_, that a user's program calling them
-     works (use_logit.c, which also checks the boxed registry), and that
-     `conformance cases.bin --op logit --coverage` passes with every form of the op
+     ops_special_logit, ops_special_logit_out and ops_special_logit_, that a user's program calling them
+     works (use_special_logit.c, which also checks the boxed registry), and that
+     `conformance cases.bin --op special_logit --coverage` passes with every form of the op
      run, with value runs in each declared dtype and only rejections in the others;
-  3. remove the entry's NumPy reference: the suite must fail (NumPy has no np.logit,
+  3. remove the entry's NumPy reference: the suite must fail (NumPy has no np.special_logit,
      so the default reference does not exist);
   4. an edit of the conformance file alone recompiles no kernel and no glue; declare
      float16 (the schema's `dtypes:`), which the kernel does not dispatch: the runner
@@ -51,15 +51,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-OP = "logit"
-# What docs/codegen.md's rules give for the three schemas of logit.yaml (written
+OP = "special_logit"
+# What docs/codegen.md's rules give for the three schemas of special_logit.yaml (written
 # here by hand from those rules, not read from the generator).
 PROTOTYPES = [
-    "OPS_API ops_status ops_logit_out(const ops_tensor *self, const double *eps, ops_tensor *out);",
-    "OPS_API ops_tensor *ops_logit(const ops_tensor *self, const double *eps);",
-    "OPS_API ops_status ops_logit_(ops_tensor *self, const double *eps);",
+    "OPS_API ops_status ops_special_logit_out(const ops_tensor *self, const double *eps, ops_tensor *out);",
+    "OPS_API ops_tensor *ops_special_logit(const ops_tensor *self, const double *eps);",
+    "OPS_API ops_status ops_special_logit_(ops_tensor *self, const double *eps);",
 ]
-KERNEL_PROTOTYPE = "ops_status logit_out_cpu(ops_iter *it, const ops_tensor *self, const double *eps);"
+KERNEL_PROTOTYPE = "ops_status special_logit_out_cpu(ops_iter *it, const ops_tensor *self, const double *eps);"
 # The reduction-like example (ptp): its public API and its CPU kernels' prototypes.
 RED_OP = "ptp"
 RED_PROTOTYPES = [
@@ -185,7 +185,7 @@ def check_doc(root: str) -> None:
     doc_path = os.path.join(root, "docs", "adding-an-op.md")
     check(os.path.isfile(doc_path), "docs/adding-an-op.md is missing")
     doc = read(doc_path)
-    for name in ("logit.yaml", "logit_conformance.yaml", "logit_derivatives.yaml", "logit.c",
+    for name in ("special_logit.yaml", "special_logit_conformance.yaml", "special_logit_derivatives.yaml", "special_logit.c",
                  "ptp.yaml", "ptp_conformance.yaml", "ptp_derivatives.yaml", "ptp.c", "ptp.cu"):
         text = read(os.path.join(HERE, name)).strip()
         check(text in doc, f"docs/adding-an-op.md does not show tests/newop/{name} verbatim; update the doc "
@@ -208,10 +208,10 @@ def runner(build, extra=(), show=True, op=OP):
 
 
 def edit_dtypes(yaml_path: str, pristine: str, fixture: str, new_tail: str) -> None:
-    """The tree's schema with logit's entries whose dtypes list (the schema's `dtypes:`,
+    """The tree's schema with special_logit's entries whose dtypes list (the schema's `dtypes:`,
     docs/codegen.md) ends in new_tail, and ptp's entries as step 2 appended them."""
     edited = fixture.replace("int64, float32, float64]", new_tail)
-    check(edited != fixture, "logit.yaml's dtypes line is not the one this test edits")
+    check(edited != fixture, "special_logit.yaml's dtypes line is not the one this test edits")
     write(yaml_path, pristine.rstrip("\n") + "\n" + edited.rstrip("\n") + "\n\n" + read(os.path.join(HERE, "ptp.yaml")))
 
 
@@ -249,8 +249,8 @@ def main() -> int:
         copy_tree(root, src)
         yaml_path = os.path.join(src, "ops", "native_functions.yaml")
         pristine_yaml = read(yaml_path)
-        check(re.search(r"^- func: logit[.(]", pristine_yaml, re.M) is None,
-              "ops/native_functions.yaml already has logit: pick another example op for "
+        check(re.search(r"^- func: special_logit[.(]", pristine_yaml, re.M) is None,
+              "ops/native_functions.yaml already has special_logit: pick another example op for "
               "tests/newop and docs/adding-an-op.md")
 
         # 1. the tree as it is: a build dir that exists before the op does
@@ -259,21 +259,21 @@ def main() -> int:
         check(rc == 0, "meson setup failed:\n" + tail(out, 40))
         ninja(args, build, TARGETS)
         header = read_generated(build, "ops_functions")
-        check("ops_logit" not in header, "ops_logit is declared before the op was added")
+        check("ops_special_logit" not in header, "ops_special_logit is declared before the op was added")
         say("1. built the unmodified copy (libops.a, cases.bin, conformance runner)")
 
         # 2. add the op: YAML entries and one kernel file, nothing else
-        write(yaml_path, pristine_yaml.rstrip("\n") + "\n" + read(os.path.join(HERE, "logit.yaml")))
+        write(yaml_path, pristine_yaml.rstrip("\n") + "\n" + read(os.path.join(HERE, "special_logit.yaml")))
         conf_path = os.path.join(src, "ops", "conformance", "unary.yaml")
         pristine_conf = read(conf_path)
-        fixture = read(os.path.join(HERE, "logit_conformance.yaml"))
+        fixture = read(os.path.join(HERE, "special_logit_conformance.yaml"))
         write(conf_path, pristine_conf.rstrip("\n") + "\n" + fixture)
         deriv_path = os.path.join(src, "ops", "derivatives.yaml")
-        write(deriv_path, read(deriv_path).rstrip("\n") + "\n" + read(os.path.join(HERE, "logit_derivatives.yaml")))
-        shutil.copy(os.path.join(HERE, "logit.c"), os.path.join(src, "kernels", "cpu", "logit.c"))
-        say("2. appended tests/newop/logit.yaml to ops/native_functions.yaml, logit_conformance.yaml to "
-            "ops/conformance/unary.yaml and logit_derivatives.yaml to ops/derivatives.yaml; copied "
-            "tests/newop/logit.c to kernels/cpu/logit.c")
+        write(deriv_path, read(deriv_path).rstrip("\n") + "\n" + read(os.path.join(HERE, "special_logit_derivatives.yaml")))
+        shutil.copy(os.path.join(HERE, "special_logit.c"), os.path.join(src, "kernels", "cpu", "special_logit.c"))
+        say("2. appended tests/newop/special_logit.yaml to ops/native_functions.yaml, special_logit_conformance.yaml to "
+            "ops/conformance/unary.yaml and special_logit_derivatives.yaml to ops/derivatives.yaml; copied "
+            "tests/newop/special_logit.c to kernels/cpu/special_logit.c")
         # the reduction-like op, in the same edit (one schema edit, one rebuild)
         check(re.search(r"^- func: ptp[.(]", pristine_yaml, re.M) is None,
               "ops/native_functions.yaml already has ptp: pick another reduction-like example op")
@@ -290,30 +290,30 @@ def main() -> int:
         rc, out = ninja(args, build, TARGETS)
         check("Regenerating build files" in out,
               "editing ops/native_functions.yaml did not make ninja re-run meson:\n" + tail(out, 40))
-        check(re.search(r"kernels[/_]cpu[/_]logit\.c", out) is not None,
-              "the incremental build did not compile kernels/cpu/logit.c (the new kernel file was not "
+        check(re.search(r"kernels[/_]cpu[/_]special_logit\.c", out) is not None,
+              "the incremental build did not compile kernels/cpu/special_logit.c (the new kernel file was not "
               "picked up):\n" + tail(out, 40))
-        say("   ninja re-ran meson (the YAML is a configure dependency) and compiled kernels/cpu/logit.c")
+        say("   ninja re-ran meson (the YAML is a configure dependency) and compiled kernels/cpu/special_logit.c")
         # The generated headers are split by op family (docs/codegen.md "Shards"): the
         # other kernel files include only their own family's, which did not change.
         # (not preceded by a word character: meson's reconfigure also prints the generated
         # test_iter_kernels_program.c of the tests' runner, which is no kernel file)
-        others = sorted(set(re.findall(r"(?<!\w)kernels[/_](?:cpu[/_])?(\w+)\.c", out)) - {"logit", "ptp"})
-        check(not others, "adding logit and ptp recompiled other kernel files: " + ", ".join(others))
+        others = sorted(set(re.findall(r"(?<!\w)kernels[/_](?:cpu[/_])?(\w+)\.c", out)) - {"special_logit", "ptp"})
+        check(not others, "adding special_logit and ptp recompiled other kernel files: " + ", ".join(others))
         say("   and no other kernel file (the generated headers are split by op family)")
 
         header = read(os.path.join(build, "generated", "ops_functions.h"))
-        check('#include "ops_functions_logit.h"' in header, "ops_functions.h does not include ops_functions_logit.h")
-        header = read(os.path.join(build, "generated", "ops_functions_logit.h"))
+        check('#include "ops_functions_special_logit.h"' in header, "ops_functions.h does not include ops_functions_special_logit.h")
+        header = read(os.path.join(build, "generated", "ops_functions_special_logit.h"))
         for proto in PROTOTYPES:
-            check(proto in header, f"ops_functions_logit.h does not declare '{proto}'")
-        kernels_h = read(os.path.join(build, "generated", "ops_kernels_logit.h"))
-        check(KERNEL_PROTOTYPE in kernels_h, f"ops_kernels_logit.h does not declare '{KERNEL_PROTOTYPE}'")
+            check(proto in header, f"ops_functions_special_logit.h does not declare '{proto}'")
+        kernels_h = read(os.path.join(build, "generated", "ops_kernels_special_logit.h"))
+        check(KERNEL_PROTOTYPE in kernels_h, f"ops_kernels_special_logit.h does not declare '{KERNEL_PROTOTYPE}'")
         registry = read(os.path.join(build, "generated", "ops_registry.c"))
-        check("logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)" in registry,
-              "ops_registry.c has no entry for logit.out")
-        say("   ops_functions_logit.h declares ops_logit, ops_logit_out, ops_logit_; ops_kernels_logit.h "
-            "logit_out_cpu")
+        check("special_logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)" in registry,
+              "ops_registry.c has no entry for special_logit.out")
+        say("   ops_functions_special_logit.h declares ops_special_logit, ops_special_logit_out, ops_special_logit_; ops_kernels_special_logit.h "
+            "special_logit_out_cpu")
         header = read(os.path.join(build, "generated", "ops_functions_ptp.h"))
         kernels_h = read(os.path.join(build, "generated", "ops_kernels_ptp.h"))
         for proto in RED_PROTOTYPES:
@@ -354,55 +354,55 @@ def main() -> int:
         pc_env = dict(env, PKG_CONFIG_PATH=os.path.join(build, "meson-uninstalled"))
         rc, flags = run(["pkg-config", "--static", "--cflags", "--libs", "libops"], env=pc_env, show=False)
         check(rc == 0, "pkg-config on the uninstalled libops.pc failed:\n" + tail(flags))
-        exe = os.path.join(build, "use_logit")
+        exe = os.path.join(build, "use_special_logit")
         rc, out = run(shlex.split(args.cc) + ["-std=c11", "-D_GNU_SOURCE", "-Wall", "-Wextra", "-Werror",
-                                              os.path.join(HERE, "use_logit.c"), "-o", exe]
+                                              os.path.join(HERE, "use_special_logit.c"), "-o", exe]
                       + shlex.split(flags), env=env)
-        check(rc == 0, "use_logit.c does not compile against the generated API:\n" + tail(out))
+        check(rc == 0, "use_special_logit.c does not compile against the generated API:\n" + tail(out))
         rc, out = run([exe], env=dict(env, LD_LIBRARY_PATH=build))
-        check(rc == 0, "use_logit failed:\n" + tail(out))
+        check(rc == 0, "use_special_logit failed:\n" + tail(out))
         say("   " + out.strip())
 
-        # the conformance suite: logit's cases, every form of the op run, all passed
+        # the conformance suite: special_logit's cases, every form of the op run, all passed
         rc, out = runner(build, ["--coverage"])
-        check(rc == 0, "the conformance runner fails on logit:\n" + tail(out, 40))
+        check(rc == 0, "the conformance runner fails on special_logit:\n" + tail(out, 40))
         r = report(out)
         check(r["selected"] > 0 and r["checks"] == r["selected"] and r["failed"] == 0 and r["ops"] == 1,
-              f"`--op {OP}` did not run logit's cases, or not only them: {r}")
-        check("coverage complete" in out, "--coverage: some form of logit had no conformance run:\n" + tail(out))
+              f"`--op {OP}` did not run special_logit's cases, or not only them: {r}")
+        check("coverage complete" in out, "--coverage: some form of special_logit had no conformance run:\n" + tail(out))
         check(r["runs"] > 0 and r["errors"] > 0 and r["faults"] > 0, f"no runs, error checks or faults: {r}")
-        say(f"   conformance --op logit --coverage: {r['selected']} cases passed; logit, logit.out and logit_ "
+        say(f"   conformance --op special_logit --coverage: {r['selected']} cases passed; special_logit, special_logit.out and special_logit_ "
             f"all ran ({r['runs']} op x dtype x variant runs, {r['errors']} error checks, {r['faults']} "
             "fault-injection points)")
         # dtypes both ways: each declared dtype has value runs, each other one is refused
         for d in DECLARED + UNDECLARED:
             rc, out = runner(build, ["--dtype", d], show=False)
-            check(rc == 0, f"the conformance runner fails on logit in {d}:\n" + tail(out, 40))
+            check(rc == 0, f"the conformance runner fails on special_logit in {d}:\n" + tail(out, 40))
             r = report(out)
             if d in DECLARED:
-                check(r["runs"] > 0, f"no value runs of logit in declared dtype {d}: {r}")
+                check(r["runs"] > 0, f"no value runs of special_logit in declared dtype {d}: {r}")
             else:
                 check(r["runs"] == 0 and r["errors"] > 0 and r["selected"] > 0,
                       f"undeclared dtype {d}: expected only rejection cases, got {r}")
         say(f"   --dtype: value runs in each declared dtype ({', '.join(DECLARED)}); "
             f"{' and '.join(UNDECLARED)} only as rejections, in every form")
 
-        # 3. without its NumPy reference the suite fails: there is no np.logit
+        # 3. without its NumPy reference the suite fails: there is no np.special_logit
         write(conf_path, pristine_conf.rstrip("\n") + "\n" + re.sub(r"^  ref: .*\n", "", fixture, flags=re.M))
-        say("3. removed the `ref:` line of logit's conformance metadata")
+        say("3. removed the `ref:` line of special_logit's conformance metadata")
         rc, out = ninja(args, build, TARGETS, expect_ok=False)
         if rc == 0:
             rc, out = runner(build)
-        check(rc != 0, "without its reference, logit still passed the conformance suite")
-        line = next((ln for ln in out.splitlines() if "logit" in ln and ("ref" in ln or "np." in ln)), None)
-        check(line is not None, "the failure does not say that logit's reference is missing:\n" + tail(out))
+        check(rc != 0, "without its reference, special_logit still passed the conformance suite")
+        line = next((ln for ln in out.splitlines() if "special_logit" in ln and ("ref" in ln or "np." in ln)), None)
+        check(line is not None, "the failure does not say that special_logit's reference is missing:\n" + tail(out))
         say("   the suite fails: " + line.strip())
 
         # 4. the metadata is not the API: an edit of it redoes only the registry (which
         # carries it as JSON) and the cases, no kernel or glue file is compiled again
         write(conf_path, pristine_conf.rstrip("\n") + "\n" + fixture.replace(
             "  special: true", "  special: true\n  note: the inverse of sigmoid"))
-        say("4. added a note: to logit's conformance metadata")
+        say("4. added a note: to special_logit's conformance metadata")
         rc, out = ninja(args, build, TARGETS)
         compiled = re.findall(r"Compiling C object \S+", out)
         check(any("ops_registry" in c for c in compiled) and "conformance-cases" in out
@@ -411,18 +411,18 @@ def main() -> int:
         say(f"   rebuilt only the registry and the cases ({len(compiled)} C objects compiled: "
             f"{', '.join(c.split()[-1] for c in compiled)})")
         # a dtype the kernel does not dispatch, declared: the runner fails
-        logit_yaml = read(os.path.join(HERE, "logit.yaml"))
-        edit_dtypes(yaml_path, pristine_yaml, logit_yaml, "int64, float16, float32, float64]")
-        say("   declared float16 in logit.out's dtypes (the kernel dispatches float32 and float64 only)")
+        special_logit_yaml = read(os.path.join(HERE, "special_logit.yaml"))
+        edit_dtypes(yaml_path, pristine_yaml, special_logit_yaml, "int64, float16, float32, float64]")
+        say("   declared float16 in special_logit.out's dtypes (the kernel dispatches float32 and float64 only)")
         ninja(args, build, TARGETS)
         rc, out = runner(build)
         check(rc != 0, "with float16 declared, the conformance runner still passed")
-        say("   the runner fails: " + failure(out, "logit: dtype float16 is not supported"))
+        say("   the runner fails: " + failure(out, "special_logit: dtype float16 is not supported"))
 
         # 5. and the other way: a dtype the kernel computes, not declared: the glue
         # refuses it before dispatch, so the kernel cannot accept more than the schema says
-        edit_dtypes(yaml_path, pristine_yaml, logit_yaml, "int64, float32]")
-        say("5. left float64 out of logit's dtypes (the kernel computes it)")
+        edit_dtypes(yaml_path, pristine_yaml, special_logit_yaml, "int64, float32]")
+        say("5. left float64 out of special_logit's dtypes (the kernel computes it)")
         ninja(args, build, TARGETS)
         rc, out = runner(build, ["--dtype", "float64"], show=False)
         check(rc == 0, "with float64 undeclared, the glue did not refuse it:\n" + tail(out, 40))

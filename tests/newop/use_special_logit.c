@@ -1,9 +1,9 @@
 /* tests/newop: the new op from a user's side, in the temporary tree where
  * test_newop.py added it.  The program compiles only if ops_functions.h declares
  * the three C functions docs/codegen.md's naming rules give for the schema, and it
- * checks the boxed registry's entries against the schema text of logit.yaml.
- * Expected values are hand-derived: logit(p) = ln(p / (1 - p)), so logit(1/2) = 0,
- * logit(3/4) = ln 3, logit(1/5) = -ln 4, logit(1) = inf, and with eps = 1/4 the
+ * checks the boxed registry's entries against the schema text of special_logit.yaml.
+ * Expected values are hand-derived: special_logit(p) = ln(p / (1 - p)), so special_logit(1/2) = 0,
+ * special_logit(3/4) = ln 3, special_logit(1/5) = -ln 4, special_logit(1) = inf, and with eps = 1/4 the
  * inputs 0.1 and 0.9 are clamped to 1/4 and 3/4.  (Values in every dtype, layouts
  * and error paths are the conformance suite's job.) */
 #include <math.h>
@@ -17,7 +17,7 @@ static int failures;
 #define EXPECT(cond, ...)                                                                \
     do {                                                                                 \
         if (!(cond)) {                                                                   \
-            fprintf(stderr, "use_logit: FAIL %s:%d: ", __FILE__, __LINE__);              \
+            fprintf(stderr, "use_special_logit: FAIL %s:%d: ", __FILE__, __LINE__);              \
             fprintf(stderr, __VA_ARGS__);                                                \
             fprintf(stderr, "\n");                                                       \
             failures++;                                                                  \
@@ -60,37 +60,37 @@ main(void)
     const double eps = 0.25;
 
     ops_tensor *x = ops_tensor_from_data(p, OPS_INTS(4), OPS_FLOAT64);
-    ops_tensor *y = ops_logit(x, NULL); /* eps=None */
-    expect_values("logit(x)", y, want, 4);
+    ops_tensor *y = ops_special_logit(x, NULL); /* eps=None */
+    expect_values("special_logit(x)", y, want, 4);
 
     ops_tensor *out = ops_tensor_from_data(p, OPS_INTS(0), OPS_FLOAT64); /* resized by out= */
-    EXPECT(ops_logit_out(x, NULL, out) == OPS_OK, "logit.out: %s", ops_last_error());
-    expect_values("logit(x, out=)", out, want, 4);
+    EXPECT(ops_special_logit_out(x, NULL, out) == OPS_OK, "special_logit.out: %s", ops_last_error());
+    expect_values("special_logit(x, out=)", out, want, 4);
 
     ops_tensor *z = ops_tensor_from_data(q, OPS_INTS(3), OPS_FLOAT64);
-    EXPECT(ops_logit_(z, &eps) == OPS_OK, "logit_: %s", ops_last_error());
-    expect_values("z.logit_(eps=0.25)", z, want_eps, 3);
+    EXPECT(ops_special_logit_(z, &eps) == OPS_OK, "special_logit_: %s", ops_last_error());
+    expect_values("z.special_logit_(eps=0.25)", z, want_eps, 3);
 
     /* float16 is not declared: the kernel refuses it, naming the op and the dtype. */
     ops_tensor *h = ops_scalar_tensor(OPS_SCALAR_FLOAT(0.5), OPS_FLOAT16);
-    ops_tensor *bad = ops_logit(h, NULL);
-    EXPECT(bad == NULL && ops_last_status() == OPS_ERR_DTYPE, "logit(float16) did not fail with a dtype error");
-    EXPECT(strstr(ops_last_error(), "logit") && strstr(ops_last_error(), "float16"),
-           "logit(float16): message '%s' names neither logit nor float16", ops_last_error());
+    ops_tensor *bad = ops_special_logit(h, NULL);
+    EXPECT(bad == NULL && ops_last_status() == OPS_ERR_DTYPE, "special_logit(float16) did not fail with a dtype error");
+    EXPECT(strstr(ops_last_error(), "special_logit") && strstr(ops_last_error(), "float16"),
+           "special_logit(float16): message '%s' names neither special_logit nor float16", ops_last_error());
 
     /* The boxed registry: the three entries with their schemas, grouped. */
-    const ops_op_info *f = ops_registry_find("logit", NULL);
-    expect_schema(f, "logit", "logit(Tensor self, float? eps=None) -> Tensor");
-    expect_schema(ops_registry_find("logit", "out"), "logit.out",
-                  "logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)");
-    expect_schema(ops_registry_find("logit_", NULL), "logit_",
-                  "logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)");
+    const ops_op_info *f = ops_registry_find("special_logit", NULL);
+    expect_schema(f, "special_logit", "special_logit(Tensor self, float? eps=None) -> Tensor");
+    expect_schema(ops_registry_find("special_logit", "out"), "special_logit.out",
+                  "special_logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)");
+    expect_schema(ops_registry_find("special_logit_", NULL), "special_logit_",
+                  "special_logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)");
     if (f) {
-        EXPECT(f->out == ops_registry_find("logit", "out") && f->inplace == ops_registry_find("logit_", NULL),
-               "registry: logit's group does not link its out= and in-place forms");
-        EXPECT(strcmp(f->c_name, "ops_logit") == 0, "registry: C name %s", f->c_name);
+        EXPECT(f->out == ops_registry_find("special_logit", "out") && f->inplace == ops_registry_find("special_logit_", NULL),
+               "registry: special_logit's group does not link its out= and in-place forms");
+        EXPECT(strcmp(f->c_name, "ops_special_logit") == 0, "registry: C name %s", f->c_name);
         EXPECT(f->out && f->out->conformance && strstr(f->out->conformance, "np.clip"),
-               "registry: logit.out carries no conformance metadata");
+               "registry: special_logit.out carries no conformance metadata");
     }
 
     ops_tensor_release(bad);
@@ -100,6 +100,6 @@ main(void)
     ops_tensor_release(y);
     ops_tensor_release(x);
     if (failures == 0)
-        printf("use_logit: the C API and the boxed registry have logit, logit.out and logit_\n");
+        printf("use_special_logit: the C API and the boxed registry have special_logit, special_logit.out and special_logit_\n");
     return failures == 0 ? 0 : 1;
 }
