@@ -7,14 +7,16 @@ regression shows.  Peers: PyTorch (when importable: Debian's python3-torch) and 
 (where NumPy has the op).
 
     PYTHONPATH=build/python /usr/bin/python3 bench/bench_vs_peers.py
-        [--threads 1,2] [--rounds 7] [--only REGEX] [--list]
+        [--threads 1,2] [--rounds 7] [--only REGEX] [--list] [--clock wall|cpu]
 
 One process; for each thread count, every row is timed in interleaved rounds (libops,
 then each peer, then libops again ...), and the median of the rounds is reported.
 Every call allocates its result (the functional form, as a user writes it) unless the
 row says out=.  Ratio = libops time / peer time: above 1, libops is slower.  The
 header names the CPU, the ISA level libops chose (OPS_CPU_CAPABILITY=default|avx2|avx512
-picks a lower one) and torch's.  The last column, `best`, is libops / the fastest peer."""
+picks a lower one) and torch's.  The last column, `best`, is libops / the fastest peer.
+On a busy machine wall times move several-fold between rounds; `--clock cpu` times by the
+calling thread's CPU time instead (one thread), which other processes disturb far less."""
 
 import argparse
 import os
@@ -714,16 +716,20 @@ def _():
 
 # --------------------------------------------------------------------------------------
 
+CLOCK = time.perf_counter
+
+
 def time_one(fn, budget):
-    """Seconds per call of fn: calls in a batch sized to take about `budget` seconds."""
-    t0 = time.perf_counter()
+    """Seconds per call of fn: calls in a batch sized to take about `budget` seconds
+    (by CLOCK: wall time, or this thread's CPU time with --clock cpu)."""
+    t0 = CLOCK()
     fn()
-    once = time.perf_counter() - t0
+    once = CLOCK() - t0
     number = max(1, min(10000, int(budget / max(once, 1e-7))))
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - t0) / number
+    return (CLOCK() - t0) / number
 
 
 def set_threads(n):
@@ -740,7 +746,15 @@ def main():
     ap.add_argument("--budget", type=float, default=0.02, help="seconds per timed batch")
     ap.add_argument("--only", help="regex: run only the rows whose label matches")
     ap.add_argument("--list", action="store_true", help="list the rows and exit")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="wall: elapsed time (default); cpu: the calling thread's CPU time, "
+                         "which a loaded machine disturbs far less (one thread only: other "
+                         "threads' work is not counted, so --threads is forced to 1)")
     args = ap.parse_args()
+    global CLOCK
+    if args.clock == "cpu":
+        CLOCK = time.thread_time
+        args.threads = "1"
     rows = [(l, s) for l, s in ROWS if not args.only or re.search(args.only, l)]
     if args.list:
         for l, _ in rows:
@@ -757,7 +771,7 @@ def main():
           f"python {sys.version.split()[0]}, numpy {np.__version__}, "
           + (f"torch {torch.__version__} (CPU capability {tcap})" if torch is not None
              else "torch not installed")
-          + f"; median of {args.rounds} interleaved rounds; ratio = libops / peer")
+          + f"; median of {args.rounds} interleaved rounds, {args.clock} clock; ratio = libops / peer")
     for nt in threads:
         set_threads(nt)
         print(f"-- {nt} thread{'s' if nt > 1 else ''}")
