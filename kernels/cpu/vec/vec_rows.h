@@ -52,6 +52,12 @@ typedef struct ops_vec_rows_table {
                        int64_t rows, int64_t n, float *dx, float *dw, float *db);
     void (*ln_bwd_f64)(const double *g, const double *x, const double *w, const double *mean, const double *rstd,
                        int64_t rows, int64_t n, double *dx, double *dw, double *db);
+    /* softmax_bwd down len rows inner apart, for the cols (<= inner) contiguous columns
+     * at gy, y and gx (each column one row of softmax_bwd; gx may be gy). */
+    void (*softmax_bwd_cols_f32)(const float *gy, const float *y, float *gx, int64_t len, int64_t inner, int64_t cols,
+                                 bool log);
+    void (*softmax_bwd_cols_f64)(const double *gy, const double *y, double *gx, int64_t len, int64_t inner,
+                                 int64_t cols, bool log);
 } ops_vec_rows_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_rows_table, ops_vec_rows_table);
