@@ -534,6 +534,95 @@ def _():
                  lambda: TF.layer_norm(t, [1024], tw, tb))
 
 
+@row("layer_norm fwd+bwd [4096,1024] f32")
+def _():
+    a = RNG.standard_normal((4096, 1024), dtype=np.float32)
+    w = RNG.standard_normal(1024, dtype=np.float32)
+    b = RNG.standard_normal(1024, dtype=np.float32)
+    g = RNG.standard_normal((4096, 1024), dtype=np.float32)
+    x, lw, lb = (libops.from_numpy(v).requires_grad_(True) for v in (a, w, b))
+    lg = libops.from_numpy(g)
+    if torch is not None:
+        t, tw, tb = (tfrom(v).clone().requires_grad_(True) for v in (a, w, b))
+        tg = tfrom(g)
+
+    def lib():
+        libops.layer_norm(x, [1024], lw, lb).backward(lg)
+        x.grad = lw.grad = lb.grad = None
+
+    def tor():
+        TF.layer_norm(t, [1024], tw, tb).backward(tg)
+        t.grad = tw.grad = tb.grad = None
+    return peers(lib, tor)
+
+
+@row("softmax dim=0 fwd+bwd [1024,4096] f32")
+def _():
+    a = RNG.standard_normal((1024, 4096), dtype=np.float32)
+    g = RNG.standard_normal((1024, 4096), dtype=np.float32)
+    x, lg = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(g)
+    if torch is not None:
+        t, tg = tfrom(a).clone().requires_grad_(True), tfrom(g)
+
+    def lib():
+        libops.softmax(x, 0).backward(lg)
+        x.grad = None
+
+    def tor():
+        torch.softmax(t, 0).backward(tg)
+        t.grad = None
+    return peers(lib, tor)
+
+
+@row("log_softmax dim=1 [64,1000,64] f32")
+def _():
+    a = RNG.standard_normal((64, 1000, 64), dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lambda: libops.log_softmax(x, 1), lambda: torch.log_softmax(t, 1))
+
+
+def _ce_row(shape, smoothing, fwd_bwd):
+    a = RNG.standard_normal(shape, dtype=np.float32)
+    k = RNG.integers(0, shape[1], (shape[0],) + tuple(shape[2:]))
+    f = lop("cross_entropy_loss")
+    x, y = libops.from_numpy(a).requires_grad_(fwd_bwd), libops.from_numpy(k)
+    if torch is not None:
+        t, u = tfrom(a).clone().requires_grad_(fwd_bwd), tfrom(k)
+
+    def lib():
+        r = f(x, y, None, 1, -100, smoothing)
+        if fwd_bwd:
+            r.backward()
+            x.grad = None
+
+    def tor():
+        r = TF.cross_entropy(t, u, label_smoothing=smoothing)
+        if fwd_bwd:
+            r.backward()
+            t.grad = None
+    return peers(f and lib, tor)
+
+
+@row("cross_entropy [64,1000,64] f32")
+def _():
+    return _ce_row((64, 1000, 64), 0.0, False)
+
+
+@row("cross_entropy fwd+bwd [64,1000,64] f32")
+def _():
+    return _ce_row((64, 1000, 64), 0.0, True)
+
+
+@row("cross_entropy label_smoothing=0.1 [4096,1000] f32")
+def _():
+    return _ce_row((4096, 1000), 0.1, False)
+
+
+@row("cross_entropy label_smoothing=0.1 fwd+bwd [4096,1000] f32")
+def _():
+    return _ce_row((4096, 1000), 0.1, True)
+
+
 # ---- random numbers, pooling ----------------------------------------------------------
 
 @row("randn 16M f32")

@@ -46,14 +46,27 @@ class NodeGen:
         self.diff = [a.name for a in s.arguments
                      if a.type.base == "Tensor" and a.name in targets
                      and a.name not in d.non_differentiable]
+        # A formula for several inputs ("input, weight, bias: f(..., grad_input_mask)", as
+        # PyTorch's derivatives.yaml) runs once when any of their edges leads somewhere and
+        # gives a Tensor[] of one gradient per input, in the key's order;
+        # grad_input_mask is the int list of which of them are wanted.
+        self.groups: Dict[str, List[str]] = {}
+        self.group_of: Dict[str, str] = {}
         for k in list(d.formulas):
             if k != "result" and "," in k:
                 f = d.formulas[k]
                 call = f.tree.body
-                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-                        and call.func.id == "not_implemented"):
-                    raise GenError(f.loc, f"{self.nf.name}: a formula for several inputs ('{k}') is "
-                                          "supported for not_implemented(...) only; give one formula per input")
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) \
+                        and call.func.id == "not_implemented":
+                    continue
+                names = [t.strip() for t in k.split(",")]
+                if any(self.args[t].type.is_list for t in names):
+                    raise GenError(f.loc, f"{self.nf.name}: a formula for several inputs ('{k}') takes "
+                                          "Tensor inputs only")
+                self.groups[k] = names
+                for t in names:
+                    self.group_of[t] = k
+        self._group: Optional[List[str]] = None  # the group being translated
         self.saved_tensors: List[str] = []   # arguments saved as values
         self.saved_meta: List[str] = []      # arguments / outputs whose shape/dtype is kept
         self.saved_values: List[str] = []    # non-Tensor arguments
@@ -79,7 +92,7 @@ class NodeGen:
             raise GenError(self.d.loc, f"{self.nf.name}: the formulas of an op returning Tensor[] read its "
                                        "gradients (grads), not its outputs")
         for n in sorted(value_uses):
-            if n in ("grad", "grads"):
+            if n in ("grad", "grads", "grad_input_mask"):
                 continue
             if n not in out_names and self.args[n].type.is_tensor_list:
                 self.saved_lists.append(n)
@@ -161,6 +174,11 @@ class NodeGen:
         for key, f in self.targets.items():
             if key not in self.diff:
                 continue
+            if key in self.group_of:
+                gk = self.group_of[key]
+                if gk not in self.lines:
+                    self._translate_group(gk, f)
+                continue
             self._loc = f.loc
             body: List[str] = []
             e = self._expr(f.tree.body, body)
@@ -189,6 +207,37 @@ class NodeGen:
                 raise GenError(f.loc, f"{self.nf.name}: the formula for '{key}' gives a {e.kind}, not a Tensor")
             body.append(f"_out[{off}] = ops_tensor_retain({e.code});")
             self.lines[key] = body
+
+    def _translate_group(self, gk: str, f) -> None:
+        """One formula for the inputs of group gk: a Tensor[] of one gradient per input
+        (NULL or an empty list element where it was not wanted)."""
+        names = self.groups[gk]
+        self._loc = f.loc
+        self._group = names
+        body: List[str] = []
+        e = self._expr(f.tree.body, body)
+        self._group = None
+        if e.kind != "tensorlist":
+            raise GenError(f.loc, f"{self.nf.name}: the formula for '{gk}' gives a {e.kind}, not a Tensor[] "
+                                  "(one gradient per input)")
+        msg = cnames.c_string(f"{self.nf.func.name}: the formula for '{gk}' gave %lld gradients for "
+                              f"{len(names)} inputs")
+        body += [f"ops_tensor_list _l = {e.code};",
+                 f"if (_l.len != {len(names)}) {{",
+                 f"    _st = ops_fail(OPS_ERR_VALUE, {msg}, (long long)_l.len);",
+                 "    goto done;",
+                 "}"]
+        for i, n in enumerate(names):
+            if n not in self.diff:
+                continue
+            off = self.edge(n)
+            body += [f"if (_n->next[{off}].node != NULL && _l.data[{i}] != NULL)",
+                     f"    _out[{off}] = ops_tensor_retain(_l.data[{i}]);"]
+        self.lines[gk] = body
+
+    def group_test(self, gk: str) -> str:
+        """C test: an edge of group gk leads somewhere."""
+        return " || ".join(f"_n->next[{self.edge(n)}].node != NULL" for n in self.groups[gk] if n in self.diff)
 
     def edge(self, key: str, record: bool = False) -> str:
         """C expression of the first edge of differentiable input key: earlier Tensor
@@ -379,6 +428,12 @@ class NodeGen:
             return Expr("((ops_tensor_list){(const ops_tensor *const *)grads, _n->num_inputs})", "tensorlist")
         if n in ("True", "False"):
             return Expr("true" if n == "True" else "false", "bool")
+        if n == "grad_input_mask":
+            if self._group is None:
+                self._fail("grad_input_mask is for a formula of several inputs ('input, weight: ...')")
+            bits = ", ".join((f"_n->next[{self.edge(t)}].node != NULL" if t in self.diff else "0")
+                             for t in self._group)
+            return Expr(f"((ops_int_list){{(int64_t[]){{{bits}}}, {len(self._group)}}})", "intlist")
         outs = set(self.tensor_returns) | {"result"} | {f"result{i}" for i in range(len(self.returns))}
         if n in outs:
             return Expr(f"o_{self._out_name(n)}", "Tensor")

@@ -99,7 +99,7 @@ def _check_formula(text: str, loc: Loc, nf: NativeFunction, model_ops: frozenset
                 return None
         stack.extend((c, depth + 1) for c in ast.iter_child_nodes(node))
     args = {a.name for a in nf.func.arguments}
-    allowed = set(args) | {"grad", "grads", "result"}
+    allowed = set(args) | {"grad", "grads", "result", "grad_input_mask"}
     allowed |= {r.name for r in nf.func.returns if r.name}
     allowed |= {f"result{i}" for i in range(len(nf.func.returns))}
     if forward:  # forward-mode formulas see tangents and primals of the inputs

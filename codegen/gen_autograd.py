@@ -109,7 +109,16 @@ def _node_text(g: NodeGen) -> Dict:
     for n in g.saved_lists:
         apply += [f"if ((_st = ops_ag_saved_list_unpack(_s->sl_{n}, _s->n_{n}, _n, &al_{n})) != OPS_OK)",
                   "    goto done;"]
+    done_groups = set()
     for i, n in enumerate(g.diff):
+        if n in g.group_of:
+            gk = g.group_of[n]
+            if gk not in done_groups:
+                done_groups.add(gk)
+                apply.append(f"if ({g.group_test(gk)}) {{ /* {gk} */")
+                apply += ["    " + x for x in g.lines[gk]]
+                apply.append("}")
+            continue
         if g.args[n].type.is_list:
             apply.append(f"if (ops_ag_any_next(_n, {g.edge(n)}, _s->n_{n})) {{ /* {n} */")
         else:

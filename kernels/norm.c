@@ -22,9 +22,11 @@
 #include "ops_functions_binary.h"
 #include "ops_functions_compare.h"
 #include "ops_functions_copy.h"
+#include "ops_functions_core.h"
 #include "ops_functions_creation.h"
 #include "ops_functions_index.h"
 #include "ops_functions_index_add.h"
+#include "ops_functions_reduce.h"
 #include "ops_functions_reduce_norm.h"
 #include "ops_functions_unique.h"
 #include "ops_kernels_norm.h"
@@ -129,17 +131,13 @@ nrm_store_doubles(const char *op, ops_tensor *t, const double *v, int64_t n)
 
 /* ---- layer_norm ----------------------------------------------------------------------- */
 
-/* layer_norm over the trailing dims normalized_shape; *mean and *rstd (shape
- * input.shape[:axis] + [1] * len(normalized_shape)) when mean is not NULL. */
+/* The shape checks of layer_norm's input, normalized_shape, weight and bias (PyTorch's
+ * messages); M rows of N elements. */
 static ops_status
-ln_impl(const char *op, unsigned declared, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight,
-        const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
+ln_check(const char *op, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight, const ops_tensor *bias,
+         int64_t *M, int64_t *N)
 {
     char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
-    ops_status st = OPS_OK;
-    ops_dtype cd = OPS_FLOAT32;
-    if ((st = nrm_compute_dtype(op, declared, input, &cd)) != OPS_OK)
-        return st;
     const int nn = (int)ns.len;
     if (nn < 1)
         return ops_fail(OPS_ERR_SHAPE,
@@ -166,10 +164,26 @@ ln_impl(const char *op, unsigned declared, const ops_tensor *input, ops_int_list
         return ops_fail(OPS_ERR_SHAPE, "%s: Given normalized_shape=%s, expected input with shape %s, but got input of size%s",
                         op, b, want, ops_shape_str(input->ndim, input->sizes, a, sizeof a));
     }
-    int64_t M = 1, N = 1;
+    *M = *N = 1;
     for (int d = 0; d < input->ndim; d++)
-        *(d < axis ? &M : &N) *= input->sizes[d];
+        *(d < axis ? M : N) *= input->sizes[d];
+    return OPS_OK;
+}
 
+/* layer_norm over the trailing dims normalized_shape; *mean and *rstd (shape
+ * input.shape[:axis] + [1] * len(normalized_shape)) when mean is not NULL. */
+static ops_status
+ln_impl(const char *op, unsigned declared, const ops_tensor *input, ops_int_list ns, const ops_tensor *weight,
+        const ops_tensor *bias, double eps, ops_tensor **result, ops_tensor **mean, ops_tensor **rstd)
+{
+    ops_status st = OPS_OK;
+    ops_dtype cd = OPS_FLOAT32;
+    if ((st = nrm_compute_dtype(op, declared, input, &cd)) != OPS_OK)
+        return st;
+    int64_t M = 1, N = 1;
+    if ((st = ln_check(op, input, ns, weight, bias, &M, &N)) != OPS_OK)
+        return st;
+    const int axis = input->ndim - (int)ns.len;
     ops_tensor *x = NULL, *w = NULL, *bb = NULL, *y = NULL, *mu = NULL, *rs = NULL;
     const ops_device dev = ops_tensor_device(input);
     int64_t sshape[OPS_MAX_DIMS];
@@ -224,6 +238,155 @@ norm_native_layer_norm(const ops_tensor *input, ops_int_list normalized_shape, c
 {
     return ln_impl("native_layer_norm", OPS_DTYPE_MASK_NATIVE_LAYER_NORM, input, normalized_shape, weight, bias, eps,
                    result0, result1, result2);
+}
+
+/* native_layer_norm_backward off the CPU (a device without the norm_layer_backward_rows
+ * loop): the same formulas as ops on the contiguous cd operands, seen as M x N
+ * (mean, rstd as M x 1).  dx = rstd (g w - mean(g w) - x^ mean(g w x^)),
+ * dw = sum over rows of g x^, db = sum of g. */
+static ops_status
+ln_bwd_composite(const ops_tensor *g, const ops_tensor *x, const ops_tensor *mean, const ops_tensor *rstd,
+                 const ops_tensor *w, ops_tensor *dx, ops_tensor *dw, ops_tensor *db, int64_t M, int64_t N)
+{
+    ops_status st = OPS_ERR_VALUE;
+    ops_tensor *t[12] = {0};
+    int64_t one = 1, zero = 0;
+    const ops_int_list rows = {&one, 1}, cols = {&zero, 1};
+    ops_tensor *g2 = t[0] = ops_reshape(g, OPS_INTS(M, N));
+    ops_tensor *x2 = t[1] = ops_reshape(x, OPS_INTS(M, N));
+    ops_tensor *m2 = t[2] = ops_reshape(mean, OPS_INTS(M, 1));
+    ops_tensor *r2 = t[3] = ops_reshape(rstd, OPS_INTS(M, 1));
+    ops_tensor *w1 = t[11] = w != NULL ? ops_reshape(w, OPS_INTS(N)) : NULL;
+    if ((w != NULL && w1 == NULL) || r2 == NULL || g2 == NULL || x2 == NULL || m2 == NULL)
+        goto done;
+    ops_tensor *xc = t[4] = ops_sub(x2, m2, OPS_SCALAR_INT(1));
+    ops_tensor *xh = t[5] = xc != NULL ? ops_mul(xc, r2) : NULL;
+    if (xh == NULL)
+        goto done;
+    if (dx != NULL) {
+        ops_tensor *gw = t[6] = w1 != NULL ? ops_mul(g2, w1) : ops_tensor_retain(g2);
+        ops_tensor *p = t[7] = gw != NULL ? ops_mul(gw, xh) : NULL;
+        ops_tensor *a = t[8] = p != NULL ? ops_mean_dim(gw, &rows, true, OPS_DTYPE_NONE) : NULL;
+        ops_tensor *b = t[9] = a != NULL ? ops_mean_dim(p, &rows, true, OPS_DTYPE_NONE) : NULL;
+        ops_tensor *u = t[10] = b != NULL ? ops_mul(xh, b) : NULL;
+        ops_tensor *v = u != NULL ? ops_sub(gw, a, OPS_SCALAR_INT(1)) : NULL;
+        ops_tensor *q = v != NULL ? ops_sub(v, u, OPS_SCALAR_INT(1)) : NULL;
+        ops_tensor_release(v);
+        ops_tensor *d = q != NULL ? ops_mul(q, r2) : NULL;
+        ops_tensor_release(q);
+        st = d != NULL ? ops_copy_values("native_layer_norm_backward", dx, d) : ops_last_status();
+        ops_tensor_release(d);
+        if (st != OPS_OK)
+            goto done;
+    }
+    for (int k = 0; k < 2; k++) {
+        ops_tensor *out = k == 0 ? dw : db;
+        if (out == NULL)
+            continue;
+        ops_tensor *p = k == 0 ? ops_mul(g2, xh) : ops_tensor_retain(g2);
+        ops_tensor *sm = p != NULL ? ops_sum_dim(p, &cols, false, OPS_DTYPE_NONE) : NULL;
+        ops_tensor_release(p);
+        st = sm != NULL ? ops_copy_values("native_layer_norm_backward", out, sm) : ops_last_status();
+        ops_tensor_release(sm);
+        if (st != OPS_OK)
+            goto done;
+    }
+    st = OPS_OK;
+done:
+    if (st == OPS_ERR_VALUE && ops_last_status() != OPS_OK)
+        st = ops_last_status();
+    for (int k = 0; k < 12; k++)
+        ops_tensor_release(t[k]);
+    return st;
+}
+
+ops_status
+norm_native_layer_norm_backward(const ops_tensor *grad_out, const ops_tensor *input, ops_int_list normalized_shape,
+                                const ops_tensor *mean, const ops_tensor *rstd, const ops_tensor *weight,
+                                const ops_tensor *bias, ops_int_list output_mask, ops_tensor **result0,
+                                ops_tensor **result1, ops_tensor **result2)
+{
+    const char *op = "native_layer_norm_backward";
+    char a[OPS_SHAPE_STR_LEN], b[OPS_SHAPE_STR_LEN];
+    ops_status st = OPS_OK;
+    ops_dtype cd = OPS_FLOAT32;
+    if ((st = nrm_compute_dtype(op, OPS_DTYPE_MASK_NATIVE_LAYER_NORM_BACKWARD, input, &cd)) != OPS_OK)
+        return st;
+    int64_t M = 1, N = 1;
+    if ((st = ln_check(op, input, normalized_shape, weight, bias, &M, &N)) != OPS_OK)
+        return st;
+    const ops_device dev = ops_tensor_device(input);
+    if (grad_out->ndim != input->ndim || memcmp(grad_out->sizes, input->sizes, (size_t)input->ndim * sizeof(int64_t)))
+        return ops_fail(OPS_ERR_SHAPE, "%s: grad_out of shape %s does not match input of shape %s", op,
+                        ops_shape_str(grad_out->ndim, grad_out->sizes, a, sizeof a),
+                        ops_shape_str(input->ndim, input->sizes, b, sizeof b));
+    const ops_tensor *stats[2] = {mean, rstd};
+    static const char *const snames[2] = {"mean", "rstd"};
+    for (int k = 0; k < 2; k++) {
+        if (ops_tensor_numel(stats[k]) != M)
+            return ops_fail(OPS_ERR_SHAPE, "%s: %s of shape %s should have %" PRId64 " elements (one per row of %s)",
+                            op, snames[k], ops_shape_str(stats[k]->ndim, stats[k]->sizes, a, sizeof a), M,
+                            ops_shape_str(input->ndim, input->sizes, b, sizeof b));
+    }
+    const ops_tensor *all[5] = {grad_out, mean, rstd, weight, bias};
+    static const char *const anames[5] = {"grad_out", "mean", "rstd", "weight", "bias"};
+    for (int k = 0; k < 5; k++) {
+        if (all[k] == NULL)
+            continue;
+        if (!ops_dtype_is_floating(all[k]->dtype))
+            return ops_fail(OPS_ERR_DTYPE, "%s: %s must be a floating tensor, got %s", op, anames[k],
+                            ops_dtype_name(all[k]->dtype));
+        if (!ops_device_equal(ops_tensor_device(all[k]), dev))
+            return ops_fail(OPS_ERR_DEVICE, "%s: %s is on another device than input", op, anames[k]);
+    }
+    bool want[3];
+    for (int k = 0; k < 3; k++) {
+        if (output_mask.data[k] != 0 && output_mask.data[k] != 1)
+            return ops_fail(OPS_ERR_VALUE, "%s: output_mask[%d] must be 0 or 1 (False or True), got %" PRId64, op, k,
+                            output_mask.data[k]);
+        want[k] = output_mask.data[k] != 0;
+    }
+    const ops_dtype rdt[3] = {input->dtype, weight != NULL ? weight->dtype : input->dtype,
+                              bias != NULL ? bias->dtype : weight != NULL ? weight->dtype : input->dtype};
+    ops_tensor *g = NULL, *x = NULL, *mu = NULL, *rs = NULL, *w = NULL, *r[3] = {0};
+    const int nn = (int)normalized_shape.len;
+    int64_t zero = 0;
+    if ((g = nrm_contig(op, grad_out, cd)) == NULL || (x = nrm_contig(op, input, cd)) == NULL ||
+        (mu = nrm_contig(op, mean, cd)) == NULL || (rs = nrm_contig(op, rstd, cd)) == NULL ||
+        !nrm_param(op, weight, cd, dev, &w))
+        goto fail;
+    for (int k = 0; k < 3; k++) {
+        const int nd = !want[k] ? 1 : k == 0 ? input->ndim : nn;
+        const int64_t *sz = !want[k] ? &zero : k == 0 ? input->sizes : normalized_shape.data;
+        if ((r[k] = ops_tensor_new(op, nd, sz, NULL, want[k] ? cd : rdt[k], dev)) == NULL)
+            goto fail;
+    }
+    ops_tensor *dx = want[0] ? r[0] : NULL, *dw = want[1] ? r[1] : NULL, *db = want[2] ? r[2] : NULL;
+    if (OPS_STUB_GET(norm_layer_backward_rows, dev) != NULL)
+        st = OPS_STUB_CALL(norm_layer_backward_rows, dev, op, g, x, mu, rs, w, dx, dw, db, M, N);
+    else
+        st = ln_bwd_composite(g, x, mu, rs, w, dx, dw, db, M, N);
+    if (st != OPS_OK)
+        goto done;
+    for (int k = 0; k < 3; k++)
+        if (want[k] && (r[k] = nrm_cast(op, r[k], rdt[k])) == NULL)
+            goto fail;
+    *result0 = r[0];
+    *result1 = r[1];
+    *result2 = r[2];
+    r[0] = r[1] = r[2] = NULL;
+    goto done;
+fail:
+    st = ops_last_status();
+done:
+    ops_tensor_release(g);
+    ops_tensor_release(x);
+    ops_tensor_release(mu);
+    ops_tensor_release(rs);
+    ops_tensor_release(w);
+    for (int k = 0; k < 3; k++)
+        ops_tensor_release(r[k]);
+    return st;
 }
 
 /* ---- batch_norm ------------------------------------------------------------------------ */

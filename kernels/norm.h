@@ -26,6 +26,15 @@ OPS_DECLARE_STUB(norm_layer_rows, ops_status,
                  (const char *op, const ops_tensor *x, const ops_tensor *w, const ops_tensor *b, ops_tensor *y,
                   ops_tensor *mean, ops_tensor *rstd, int64_t M, int64_t N, double eps));
 
+/* native_layer_norm_backward over M rows of N (g, x: M x N; mean, rstd: M; w: N or
+ * NULL): dx (M x N) when not NULL; dw and db (N, the sums over the rows of g x^ and
+ * of g) when not NULL.  The CPU's loop; other devices compose it from ops
+ * (kernels/norm.c). */
+OPS_DECLARE_STUB(norm_layer_backward_rows, ops_status,
+                 (const char *op, const ops_tensor *g, const ops_tensor *x, const ops_tensor *mean,
+                  const ops_tensor *rstd, const ops_tensor *w, ops_tensor *dx, ops_tensor *dw, ops_tensor *db,
+                  int64_t M, int64_t N));
+
 /* batch_norm's per-channel mean and sum of squared deviations of x (N x C x S). */
 OPS_DECLARE_STUB(norm_batch_stats, ops_status,
                  (const char *op, const ops_tensor *x, int64_t N, int64_t C, int64_t S, double *mean_host,

@@ -15,6 +15,7 @@
 #include "ops_dispatch.h"
 
 OPS_REGISTER_STUB(norm_layer_rows, CPU, norm_layer_rows_cpu);
+OPS_REGISTER_STUB(norm_layer_backward_rows, CPU, norm_layer_backward_rows_cpu);
 OPS_REGISTER_STUB(norm_batch_stats, CPU, norm_batch_stats_cpu);
 OPS_REGISTER_STUB(norm_batch_apply, CPU, norm_batch_apply_cpu);
 OPS_REGISTER_STUB(norm_group_blocks, CPU, norm_group_blocks_cpu);
@@ -93,6 +94,57 @@ NRM_DEFINE_AFFINE_(f64, double)
 
 LN_DEFINE_(f32, float)
 LN_DEFINE_(f64, double)
+
+/* layer_norm's backward over M rows of N (the per-level row loop of vec_rows.c).  The
+ * rows go in fixed chunks of LN_BWD_CHUNK_; each chunk adds its rows' g x^ and g into
+ * its own column partials (float for float rows), and the chunks' partials are summed
+ * in double in chunk order afterwards: dw and db are the same bits for any thread
+ * count or split (the chunks do not depend on the threads), and a column's float sum
+ * never runs over more than LN_BWD_CHUNK_ rows. */
+#define LN_BWD_CHUNK_ 32
+#define LN_BWD_DEFINE_(SUF, T)                                                                     \
+    static ops_status ln_bwd_##SUF(const char *op, const T *g, const T *x, const T *mean, const T *rstd, \
+                                   const T *w, T *dx, T *dw, T *db, int64_t M, int64_t N)          \
+    {                                                                                              \
+        (void)op; /* an allocation failure sets its own message */                                 \
+        const ops_vec_rows_table *vt = ops_vec_rows();                                             \
+        const int64_t nch = (M + LN_BWD_CHUNK_ - 1) / LN_BWD_CHUNK_;                               \
+        const bool cols = dw != NULL || db != NULL;                                                \
+        T *part = NULL;                                                                            \
+        if (cols && nch > 0 && N > 0) {                                                            \
+            if ((part = ops_host_malloc_array(nch * 2 * N, sizeof(T))) == NULL)                    \
+                return ops_last_status();                                                          \
+            memset(part, 0, (size_t)nch * 2 * (size_t)N * sizeof(T));                              \
+        }                                                                                          \
+        const bool par = nch > 1 && (double)M * (double)N > OPS_GRAIN_SIZE;                        \
+        (void)par;                                                                                 \
+        NRM_PARALLEL_FOR_(par)                                                                     \
+        for (int64_t c = 0; c < nch; c++) {                                                        \
+            const int64_t r0 = c * LN_BWD_CHUNK_, nr = M - r0 < LN_BWD_CHUNK_ ? M - r0 : LN_BWD_CHUNK_; \
+            T *pw = part != NULL && dw != NULL ? part + (size_t)c * 2 * (size_t)N : NULL;          \
+            T *pb = part != NULL && db != NULL ? part + ((size_t)c * 2 + 1) * (size_t)N : NULL;    \
+            vt->ln_bwd_##SUF(g + r0 * N, x + r0 * N, w, mean + r0, rstd + r0, nr, N,               \
+                             dx != NULL ? dx + r0 * N : NULL, pw, pb);                             \
+        }                                                                                          \
+        if (cols) {                                                                                \
+            for (int k = 0; k < 2; k++) {                                                          \
+                T *out = k == 0 ? dw : db;                                                         \
+                if (out == NULL)                                                                   \
+                    continue;                                                                      \
+                for (int64_t j = 0; j < N; j++) {                                                  \
+                    double s = 0;                                                                  \
+                    for (int64_t c = 0; c < nch; c++)                                              \
+                        s += (double)part[((size_t)c * 2 + (size_t)k) * (size_t)N + (size_t)j];    \
+                    out[j] = (T)s;                                                                 \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        ops_host_free(part);                                                                       \
+        return OPS_OK;                                                                             \
+    }
+
+LN_BWD_DEFINE_(f32, float)
+LN_BWD_DEFINE_(f64, double)
 
 /* Per-channel mean and sum of squared deviations of x (N x C x S). */
 #define BN_DEFINE_STATS_(SUF, T)                                                                   \
@@ -189,6 +241,18 @@ norm_layer_rows_cpu(const char *op, const ops_tensor *x, const ops_tensor *w, co
         ln_rows_f64(nrm_data(x), nrm_data(w), nrm_data(b), (double *)nrm_data(y), (double *)nrm_data(mean),
                     (double *)nrm_data(rstd), M, N, eps);
     return OPS_OK;
+}
+
+ops_status
+norm_layer_backward_rows_cpu(const char *op, const ops_tensor *g, const ops_tensor *x, const ops_tensor *mean,
+                             const ops_tensor *rstd, const ops_tensor *w, ops_tensor *dx, ops_tensor *dw, ops_tensor *db,
+                             int64_t M, int64_t N)
+{
+    if (x->dtype == OPS_FLOAT32)
+        return ln_bwd_f32(op, nrm_data(g), nrm_data(x), nrm_data(mean), nrm_data(rstd), nrm_data(w),
+                          (float *)nrm_data(dx), (float *)nrm_data(dw), (float *)nrm_data(db), M, N);
+    return ln_bwd_f64(op, nrm_data(g), nrm_data(x), nrm_data(mean), nrm_data(rstd), nrm_data(w),
+                      (double *)nrm_data(dx), (double *)nrm_data(dw), (double *)nrm_data(db), M, N);
 }
 
 ops_status

@@ -349,6 +349,28 @@ reduce_cumext_loop_cpu(const char *op, bool is_max, const ops_tensor *src, int64
         return ok;                                                                                 \
     }
 
+/* float32/float64 lines of a non-last dim with inner >= 16: the columns in vectors, in
+ * tasks of SM_COLS_ columns, as the forward (sm_rows_*). */
+#define SMB_DEFINE_COLS_(SUF, T)                                                                   \
+    static void smb_cols_##SUF(bool log, const dim_geom *gm, const T *g, const T *y, T *r)        \
+    {                                                                                              \
+        const ops_vec_rows_table *vt = ops_vec_rows();                                             \
+        const int64_t len = gm->len, inner = gm->inner;                                            \
+        const int64_t nb = (inner + SM_COLS_ - 1) / SM_COLS_, tasks = gm->outer * nb;              \
+        const bool dim_par_on_ = tasks > 1 && (double)gm->outer * (double)len * (double)inner > SM_GRAIN_; \
+        (void)dim_par_on_;                                                                         \
+        DIM_PARALLEL_FOR_                                                                          \
+        for (int64_t t = 0; t < tasks; t++) {                                                      \
+            const int64_t base = (t / nb) * len * inner + (t % nb) * SM_COLS_;                     \
+            const int64_t c = (t % nb) * SM_COLS_;                                                 \
+            vt->softmax_bwd_cols_##SUF(g + base, y + base, r + base, len, inner,                   \
+                                       inner - c < SM_COLS_ ? inner - c : SM_COLS_, log);          \
+        }                                                                                          \
+    }
+
+SMB_DEFINE_COLS_(f32, float)
+SMB_DEFINE_COLS_(f64, double)
+
 SMB_DEFINE_(f16, ops_half, float, softmax_bwd_f32)
 SMB_DEFINE_(bf16, ops_bfloat16, float, softmax_bwd_f32)
 SMB_DEFINE_(f32, float, float, softmax_bwd_f32)
@@ -362,6 +384,13 @@ reduce_softmax_bwd_loop_cpu(const char *op, bool log, const ops_tensor *g, const
     const void *gp = ops_tensor_data_ptr(g), *yp = ops_tensor_data_ptr(y);
     void *rp = ops_tensor_data_ptr(res);
     bool ok;
+    if (inner >= 16 && (y->dtype == OPS_FLOAT32 || y->dtype == OPS_FLOAT64)) {
+        if (y->dtype == OPS_FLOAT32)
+            smb_cols_f32(log, &gm, gp, yp, rp);
+        else
+            smb_cols_f64(log, &gm, gp, yp, rp);
+        return OPS_OK;
+    }
     switch (y->dtype) {
     case OPS_FLOAT16: ok = smb_f16(log, &gm, gp, yp, rp); break;
     case OPS_BFLOAT16: ok = smb_bf16(log, &gm, gp, yp, rp); break;

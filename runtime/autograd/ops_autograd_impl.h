@@ -143,6 +143,15 @@ OPS_API ops_tensor *ops_autograd_conv2d_backward(const ops_tensor *g, const ops_
 OPS_API ops_tensor *ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x,
                                                      ops_int_list normalized_shape, const ops_tensor *weight,
                                                      double eps, int64_t which);
+/* layer_norm's and native_layer_norm's gradients for input, weight and bias at once (the
+ * entries of mask that are 1; NULL for the others): one fused native_layer_norm_backward
+ * when nothing records, from mean and rstd (recomputed from x when NULL); the composed
+ * formula of ops_autograd_layer_norm_backward otherwise (double backward). */
+OPS_API ops_status ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x,
+                                                        ops_int_list normalized_shape, const ops_tensor *mean,
+                                                        const ops_tensor *rstd, const ops_tensor *weight,
+                                                        const ops_tensor *bias, double eps, ops_int_list mask,
+                                                        ops_tensor_vec *out);
 OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t start, int64_t length);
 /* narrow.Tensor: narrow_backward with the start read from its 0-dim tensor. */

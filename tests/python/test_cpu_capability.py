@@ -259,6 +259,78 @@ print(L.cpu_capability())
 """
 
 
+# Run in each child: layer_norm's fused backward (native_layer_norm_backward's row loop)
+# at the child's level: the three gradients against NumPy in float64 through autograd
+# (layer_norm and native_layer_norm) and called directly with each output_mask, the
+# same bits at 1 and 2 threads (dweight/dbias are summed per fixed chunk of rows), and
+# double backward (create_graph takes the composed formula).
+LN_BWD_CHECK = r"""
+import numpy as np, libops as L
+rng = np.random.default_rng(3)
+def grads64(x, w, g, k):
+    n = int(np.prod(x.shape[-k:]))
+    x2, g2 = x.reshape(-1, n), g.reshape(-1, n)
+    mu = x2.mean(1, keepdims=True)
+    rs = 1 / np.sqrt(x2.var(1, keepdims=True) + 1e-5)
+    xh = (x2 - mu) * rs
+    gw = g2 * w.reshape(1, n)
+    dx = (gw - gw.mean(1, keepdims=True) - xh * (gw * xh).mean(1, keepdims=True)) * rs
+    return dx.reshape(x.shape), (g2 * xh).sum(0).reshape(w.shape), g2.sum(0).reshape(w.shape)
+for dt, tol in ((np.float32, 2e-4), (np.float64, 1e-10)):
+    for shape, k in (((70, 37), 1), ((3, 5, 7), 2), ((2, 1030), 1), ((33, 16), 1), ((1, 1), 1)):
+        ns = list(shape[-k:])
+        x = (rng.standard_normal(shape) * 3 + 1).astype(dt)
+        w = rng.standard_normal(ns).astype(dt)
+        b = rng.standard_normal(ns).astype(dt)
+        g = rng.standard_normal(shape).astype(dt)
+        want = grads64(x.astype(np.float64), w.astype(np.float64), g.astype(np.float64), k)
+        runs = []
+        for n in (1, 2):
+            L.set_num_threads(n)
+            lx, lw, lb = (L.from_numpy(v).requires_grad_(True) for v in (x, w, b))
+            L.layer_norm(lx, ns, lw, lb).backward(L.from_numpy(g))
+            runs.append([t.grad.numpy().copy() for t in (lx, lw, lb)])
+            nx = L.from_numpy(x).requires_grad_(True)
+            y, m, r = L.native_layer_norm(nx, ns, L.from_numpy(w), L.from_numpy(b), 1e-5)
+            y.backward(L.from_numpy(g))
+            # from the forward's saved statistics (layer_norm recomputes them: not the same bits)
+            assert np.allclose(nx.grad.numpy(), runs[-1][0], rtol=tol, atol=tol), (shape, dt, "native_layer_norm")
+        for a, c in zip(runs[0], runs[1]):
+            assert np.array_equal(a, c), (shape, dt, "threads")
+        for got, ref in zip(runs[0], want):
+            scale = max(1.0, np.abs(ref).max())
+            assert np.abs(got - ref).max() <= tol * scale, (shape, dt, np.abs(got - ref).max())
+        m, r = L.from_numpy(m.detach().numpy()), L.from_numpy(r.detach().numpy())
+        full = nx.grad.numpy(), runs[0][1], runs[0][2]
+        for mask in ([1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]):
+            out = L.native_layer_norm_backward(L.from_numpy(g), L.from_numpy(x), ns, m, r, L.from_numpy(w), None, mask)
+            for i in range(3):
+                if mask[i]:
+                    same = np.array_equal(out[i].numpy(), full[i]) if i == 0 else \
+                        np.allclose(out[i].numpy(), full[i], rtol=tol, atol=tol)
+                    assert same, (shape, dt, mask, i)
+                else:
+                    assert out[i].shape == (0,), (shape, mask, i)
+# double backward: the gradient of sum(dx * v) with create_graph, against finite differences
+x = rng.standard_normal((3, 6))
+w = rng.standard_normal(6)
+v = rng.standard_normal((3, 6))
+def dx_dot_v(xv):
+    lx, lw = L.from_numpy(xv).requires_grad_(True), L.from_numpy(w).requires_grad_(True)
+    y = L.layer_norm(lx, [6], lw, None)
+    (gx,) = L.autograd.grad([y], [lx], [L.from_numpy(np.ones((3, 6)))], create_graph=True)
+    return lx, (gx * L.from_numpy(v)).sum()
+lx, s = dx_dot_v(x)
+(h,) = L.autograd.grad([s], [lx])
+num = np.zeros_like(x)
+for i in np.ndindex(x.shape):
+    e = np.zeros_like(x)
+    e[i] = 1e-6
+    num[i] = (dx_dot_v(x + e)[1].item() - dx_dot_v(x - e)[1].item()) / 2e-6
+assert np.allclose(h.numpy(), num, rtol=1e-5, atol=1e-7), (h.numpy(), num)
+print(L.cpu_capability())
+"""
+
 class TestCpuCapability(unittest.TestCase):
     def test_reports_the_best_level_by_default(self):
         out, err = child(None, "import libops; print(libops.cpu_capability())")
@@ -305,6 +377,13 @@ class TestCpuCapability(unittest.TestCase):
         for level in LEVELS[:LEVELS.index(best) + 1]:
             with self.subTest(level=level):
                 out, err = child(level, ROWS_CHECK)
+                self.assertEqual((out.strip(), err), (level, ""))
+
+    def test_layer_norm_backward_at_every_level(self):
+        best = best_level()
+        for level in LEVELS[:LEVELS.index(best) + 1]:
+            with self.subTest(level=level):
+                out, err = child(level, LN_BWD_CHECK)
                 self.assertEqual((out.strip(), err), (level, ""))
 
 

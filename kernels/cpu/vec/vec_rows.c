@@ -232,9 +232,50 @@ d_bwd_sum(const double *gy, const double *y, int64_t n, bool lg)
                 S##_store_part(y + k * inner, v, w);                                               \
         }                                                                                          \
     }                                                                                              \
+    /* Two full vectors of columns at once: a 64-byte line of each row at avx2 (one     \
+     * vector is half a line, whose other half a later pass had to fetch again); every  \
+     * lane computes exactly what S##_softmax_colvec computes for its column. */               \
+    static void S##_softmax_colpair(const T *x, T *y, int64_t len, int64_t inner, bool lg)        \
+    {                                                                                              \
+        v##S##_t m0 = v##S##_set1(-INFINITY), m1 = m0, s0 = v##S##_set1(0), s1 = s0;               \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            const T *p = x + k * inner;                                                            \
+            m0 = v##S##_max(m0, v##S##_load(p));                                                   \
+            m1 = v##S##_max(m1, v##S##_load(p + v##S##_n));                                        \
+        }                                                                                          \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            const T *p = x + k * inner;                                                            \
+            const v##S##_t e0 = SLEEF_##S##_(exp)(v##S##_sub(v##S##_load(p), m0));                \
+            const v##S##_t e1 = SLEEF_##S##_(exp)(v##S##_sub(v##S##_load(p + v##S##_n), m1));     \
+            if (!lg) {                                                                            \
+                v##S##_store(y + k * inner, e0);                                                   \
+                v##S##_store(y + k * inner + v##S##_n, e1);                                        \
+            }                                                                                      \
+            s0 = v##S##_add(s0, e0);                                                               \
+            s1 = v##S##_add(s1, e1);                                                               \
+        }                                                                                          \
+        if (!lg) {                                                                                \
+            const v##S##_t i0 = v##S##_div(v##S##_set1(1), s0), i1 = v##S##_div(v##S##_set1(1), s1); \
+            for (int64_t k = 0; k < len; k++) {                                                    \
+                T *q = y + k * inner;                                                              \
+                v##S##_store(q, v##S##_mul(v##S##_load(q), i0));                                   \
+                v##S##_store(q + v##S##_n, v##S##_mul(v##S##_load(q + v##S##_n), i1));            \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        const v##S##_t l0 = SLEEF_##S##_(log)(s0), l1 = SLEEF_##S##_(log)(s1);                     \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            const T *p = x + k * inner;                                                            \
+            v##S##_store(y + k * inner, v##S##_sub(v##S##_sub(v##S##_load(p), m0), l0));           \
+            v##S##_store(y + k * inner + v##S##_n, v##S##_sub(v##S##_sub(v##S##_load(p + v##S##_n), m1), l1)); \
+        }                                                                                          \
+    }                                                                                              \
     static void S##_softmax_cols(const T *x, T *y, int64_t len, int64_t inner, int64_t cols, bool lg) \
     {                                                                                              \
-        for (int64_t c = 0; c < cols; c += v##S##_n)                                               \
+        int64_t c = 0;                                                                             \
+        for (; c + 2 * v##S##_n <= cols; c += 2 * v##S##_n)                                        \
+            S##_softmax_colpair(x + c, y + c, len, inner, lg);                                     \
+        for (; c < cols; c += v##S##_n)                                                            \
             S##_softmax_colvec(x + c, y + c, len, inner, cols - c < v##S##_n ? cols - c : v##S##_n, lg); \
     }                                                                                              \
     static void S##_softmax_bwd(const T *gy, const T *y, T *gx, int64_t n, bool lg)               \
@@ -329,8 +370,172 @@ d_bwd_sum(const double *gy, const double *y, int64_t n, bool lg)
                                              b != NULL ? b + i : NULL, n - i), n - i);             \
     }
 
+/* layer_norm's backward (kernels/cpu/norm.c): per row, one pass for the two sums of dx
+ * (sum(g w) and sum(g w x^), float blocks of ROWS_BLOCK_ in double, as the moments),
+ * then one pass writing dx = r (g w - sum(g w) / n - x^ sum(g w x^) / n) and adding
+ * g x^ and g to the column partials dw and db, the row still in L1.  Padded lanes of
+ * a tail hold 0 for g, so they add nothing. */
+#define ROWS_LN_BWD_(S, T)                                                                         \
+    static inline v##S##_t S##_ln_gw(const T *g, const T *w, int64_t i, int64_t r)                \
+    {                                                                                              \
+        const v##S##_t gv = r < v##S##_n ? S##_load_part(g + i, r, 0) : v##S##_load(g + i);        \
+        if (w == NULL)                                                                             \
+            return gv;                                                                             \
+        return v##S##_mul(gv, r < v##S##_n ? S##_load_part(w + i, r, 0) : v##S##_load(w + i));     \
+    }                                                                                              \
+    static inline v##S##_t S##_ln_xhat(const T *x, int64_t i, int64_t r, v##S##_t vm, v##S##_t vr) \
+    {                                                                                              \
+        const v##S##_t xv = r < v##S##_n ? S##_load_part(x + i, r, 0) : v##S##_load(x + i);        \
+        return v##S##_mul(v##S##_sub(xv, vm), vr);                                                 \
+    }                                                                                              \
+    static void S##_ln_bwd_sums(const T *g, const T *x, const T *w, T m, T r, int64_t n, double *sa,  \
+                                double *sb)                                                        \
+    {                                                                                              \
+        const v##S##_t vm = v##S##_set1(m), vr = v##S##_set1(r);                                   \
+        double ta = 0, tb = 0;                                                                     \
+        for (int64_t b0 = 0; b0 < n; b0 += ROWS_BLOCK_) {                                          \
+            const int64_t e = n - b0 < ROWS_BLOCK_ ? n : b0 + ROWS_BLOCK_;                         \
+            v##S##_t a0 = v##S##_set1(0), a1 = a0, c0 = a0, c1 = a0;                               \
+            int64_t i = b0;                                                                        \
+            for (; i + 2 * v##S##_n <= e; i += 2 * v##S##_n) {                                     \
+                const v##S##_t g0 = S##_ln_gw(g, w, i, v##S##_n);                                  \
+                const v##S##_t g1 = S##_ln_gw(g, w, i + v##S##_n, v##S##_n);                       \
+                a0 = v##S##_add(a0, g0);                                                           \
+                a1 = v##S##_add(a1, g1);                                                           \
+                c0 = v##S##_add(c0, v##S##_mul(g0, S##_ln_xhat(x, i, v##S##_n, vm, vr)));          \
+                c1 = v##S##_add(c1, v##S##_mul(g1, S##_ln_xhat(x, i + v##S##_n, v##S##_n, vm, vr))); \
+            }                                                                                      \
+            for (; i < e; i += v##S##_n) {                                                         \
+                const int64_t k = e - i < v##S##_n ? e - i : v##S##_n;                             \
+                const v##S##_t g0 = S##_ln_gw(g, w, i, k);                                         \
+                a0 = v##S##_add(a0, g0);                                                           \
+                c0 = v##S##_add(c0, v##S##_mul(g0, S##_ln_xhat(x, i, k, vm, vr)));                 \
+            }                                                                                      \
+            ta += (double)S##_hsum(v##S##_add(a0, a1));                                            \
+            tb += (double)S##_hsum(v##S##_add(c0, c1));                                            \
+        }                                                                                          \
+        *sa = ta;                                                                                  \
+        *sb = tb;                                                                                  \
+    }                                                                                              \
+    static void S##_ln_bwd(const T *g, const T *x, const T *w, const T *mean, const T *rstd, int64_t rows, \
+                           int64_t n, T *dx, T *dw, T *db)                                         \
+    {                                                                                              \
+        for (int64_t row = 0; row < rows; row++) {                                                 \
+            const T *gr = g + row * n, *xr = x + row * n;                                          \
+            const T m = mean[row], r = rstd[row];                                                  \
+            const v##S##_t vm = v##S##_set1(m), vr = v##S##_set1(r);                               \
+            v##S##_t ca = v##S##_set1(0), cb = ca;                                                 \
+            if (dx != NULL) {                                                                      \
+                double sa, sb;                                                                     \
+                S##_ln_bwd_sums(gr, xr, w, m, r, n, &sa, &sb);                                     \
+                ca = v##S##_set1((T)(sa / (double)n));                                             \
+                cb = v##S##_set1((T)(sb / (double)n));                                             \
+            }                                                                                      \
+            for (int64_t i = 0; i < n; i += v##S##_n) {                                            \
+                const int64_t k = n - i < v##S##_n ? n - i : v##S##_n;                             \
+                const v##S##_t xh = S##_ln_xhat(xr, i, k, vm, vr);                                 \
+                const v##S##_t gv = k < v##S##_n ? S##_load_part(gr + i, k, 0) : v##S##_load(gr + i); \
+                if (dx != NULL) {                                                                  \
+                    const v##S##_t gw = w == NULL ? gv                                             \
+                        : v##S##_mul(gv, k < v##S##_n ? S##_load_part(w + i, k, 0) : v##S##_load(w + i)); \
+                    const v##S##_t v = v##S##_mul(v##S##_sub(v##S##_sub(gw, ca), v##S##_mul(xh, cb)), vr); \
+                    if (k < v##S##_n)                                                              \
+                        S##_store_part(dx + row * n + i, v, k);                                    \
+                    else                                                                           \
+                        v##S##_store(dx + row * n + i, v);                                         \
+                }                                                                                  \
+                if (dw != NULL) {                                                                  \
+                    const v##S##_t p = k < v##S##_n ? S##_load_part(dw + i, k, 0) : v##S##_load(dw + i); \
+                    const v##S##_t v = v##S##_add(p, v##S##_mul(gv, xh));                          \
+                    if (k < v##S##_n)                                                              \
+                        S##_store_part(dw + i, v, k);                                              \
+                    else                                                                           \
+                        v##S##_store(dw + i, v);                                                   \
+                }                                                                                  \
+                if (db != NULL) {                                                                  \
+                    const v##S##_t p = k < v##S##_n ? S##_load_part(db + i, k, 0) : v##S##_load(db + i); \
+                    const v##S##_t v = v##S##_add(p, gv);                                          \
+                    if (k < v##S##_n)                                                              \
+                        S##_store_part(db + i, v, k);                                              \
+                    else                                                                           \
+                        v##S##_store(db + i, v);                                                   \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
 ROWS_DEFINE_(f, float)
 ROWS_DEFINE_(d, double)
+ROWS_LN_BWD_(f, float)
+ROWS_LN_BWD_(d, double)
+
+/* softmax's backward over a non-last dim: one vector of w <= width columns at g/y/gx,
+ * len rows inner apart.  The column sums sum(g y) (softmax) or sum(g) (log_softmax)
+ * in double lanes (the row loop's precision: float terms widened, products exact),
+ * then gx = y (g - sum) or g - exp(y) sum down the columns.  Padded lanes hold 0. */
+static void
+f_softmax_bwd_colvec(const float *gy, const float *y, float *gx, int64_t len, int64_t inner, int64_t w, bool lg)
+{
+    const bool full = w == vf_n;
+    vd_t lo = vd_set1(0), hi = lo;
+    for (int64_t k = 0; k < len; k++) {
+        const vf_t g = full ? vf_load(gy + k * inner) : f_load_part(gy + k * inner, w, 0);
+        const vf_t yv = full ? vf_load(y + k * inner) : f_load_part(y + k * inner, w, 0);
+        lo = vd_add(lo, vd_bwd_term(vf_lo_vd(g), vf_lo_vd(yv), lg));
+        hi = vd_add(hi, vd_bwd_term(vf_hi_vd(g), vf_hi_vd(yv), lg));
+    }
+    double dl[vd_n], dh[vd_n];
+    float ds[vf_n];
+    vd_store(dl, lo);
+    vd_store(dh, hi);
+    for (int k = 0; k < vd_n; k++) {
+        ds[k] = (float)dl[k];
+        ds[vd_n + k] = (float)dh[k];
+    }
+    const vf_t d = vf_load(ds);
+    for (int64_t k = 0; k < len; k++) {
+        const vf_t g = full ? vf_load(gy + k * inner) : f_load_part(gy + k * inner, w, 0);
+        const vf_t yv = full ? vf_load(y + k * inner) : f_load_part(y + k * inner, w, 0);
+        const vf_t v = lg ? vf_sub(g, vf_mul(SLEEF_f_(exp)(yv), d)) : vf_mul(yv, vf_sub(g, d));
+        if (full)
+            vf_store(gx + k * inner, v);
+        else
+            f_store_part(gx + k * inner, v, w);
+    }
+}
+
+static void
+d_softmax_bwd_colvec(const double *gy, const double *y, double *gx, int64_t len, int64_t inner, int64_t w, bool lg)
+{
+    const bool full = w == vd_n;
+    vd_t s = vd_set1(0);
+    for (int64_t k = 0; k < len; k++) {
+        const vd_t g = full ? vd_load(gy + k * inner) : d_load_part(gy + k * inner, w, 0);
+        const vd_t yv = full ? vd_load(y + k * inner) : d_load_part(y + k * inner, w, 0);
+        s = vd_add(s, vd_bwd_term(g, yv, lg));
+    }
+    for (int64_t k = 0; k < len; k++) {
+        const vd_t g = full ? vd_load(gy + k * inner) : d_load_part(gy + k * inner, w, 0);
+        const vd_t yv = full ? vd_load(y + k * inner) : d_load_part(y + k * inner, w, 0);
+        const vd_t v = lg ? vd_sub(g, vd_mul(SLEEF_d_(exp)(yv), s)) : vd_mul(yv, vd_sub(g, s));
+        if (full)
+            vd_store(gx + k * inner, v);
+        else
+            d_store_part(gx + k * inner, v, w);
+    }
+}
+
+#define ROWS_BWD_COLS_(S, T)                                                                       \
+    static void S##_softmax_bwd_cols(const T *gy, const T *y, T *gx, int64_t len, int64_t inner, int64_t cols, \
+                                     bool lg)                                                      \
+    {                                                                                              \
+        for (int64_t c = 0; c < cols; c += v##S##_n)                                               \
+            S##_softmax_bwd_colvec(gy + c, y + c, gx + c, len, inner, cols - c < v##S##_n ? cols - c : v##S##_n, \
+                                   lg);                                                            \
+    }
+
+ROWS_BWD_COLS_(f, float)
+ROWS_BWD_COLS_(d, double)
 
 const ops_vec_rows_table OPS_VEC_NAME(ops_vec_rows_table) = {
     .level = OPS_VEC_LEVEL_STR,
@@ -346,4 +551,8 @@ const ops_vec_rows_table OPS_VEC_NAME(ops_vec_rows_table) = {
     .moments_f64 = d_moments,
     .norm_apply_f32 = f_norm_apply,
     .norm_apply_f64 = d_norm_apply,
+    .ln_bwd_f32 = f_ln_bwd,
+    .ln_bwd_f64 = d_ln_bwd,
+    .softmax_bwd_cols_f32 = f_softmax_bwd_cols,
+    .softmax_bwd_cols_f64 = d_softmax_bwd_cols,
 };

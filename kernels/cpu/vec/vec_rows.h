@@ -44,6 +44,20 @@ typedef struct ops_vec_rows_table {
     void (*norm_apply_f32)(const float *x, float *y, int64_t n, float m, float r, const float *w, const float *b);
     void (*norm_apply_f64)(const double *x, double *y, int64_t n, double m, double r, const double *w,
                            const double *b);
+    /* layer_norm's backward over rows rows of n (g, x, dx: rows x n; mean, rstd: one
+     * per row; w: n, or NULL for 1): dx = rstd (g w - mean(g w) - x^ mean(g w x^))
+     * with x^ = (x - mean) rstd, when dx is not NULL; the rows' sums of g x^ and of g
+     * added to dw[j] and db[j] (in the rows' order) when dw (db) is not NULL. */
+    void (*ln_bwd_f32)(const float *g, const float *x, const float *w, const float *mean, const float *rstd,
+                       int64_t rows, int64_t n, float *dx, float *dw, float *db);
+    void (*ln_bwd_f64)(const double *g, const double *x, const double *w, const double *mean, const double *rstd,
+                       int64_t rows, int64_t n, double *dx, double *dw, double *db);
+    /* softmax_bwd down len rows inner apart, for the cols (<= inner) contiguous columns
+     * at gy, y and gx (each column one row of softmax_bwd; gx may be gy). */
+    void (*softmax_bwd_cols_f32)(const float *gy, const float *y, float *gx, int64_t len, int64_t inner, int64_t cols,
+                                 bool log);
+    void (*softmax_bwd_cols_f64)(const double *gy, const double *y, double *gx, int64_t len, int64_t inner,
+                                 int64_t cols, bool log);
 } ops_vec_rows_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_rows_table, ops_vec_rows_table);

@@ -21,6 +21,7 @@
 #include "ops_op_mul.h"
 #include "ops_op_narrow.h"
 #include "ops_op_native_layer_norm.h"
+#include "ops_op_native_layer_norm_backward.h"
 #include "ops_op_outer.h"
 #include "ops_op_permute.h"
 #include "ops_op_reshape.h"
@@ -32,6 +33,7 @@
 #include "ops_op_t.h"
 #include "ops_op_transpose.h"
 #include "ops_op_unsqueeze.h"
+#include "ops_op_var_mean.h"
 #include "ops_op_zeros.h"
 #endif
 
@@ -189,6 +191,75 @@ done:;
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         ops_tensor_release(all[i]);
     return r;
+}
+
+ops_status
+ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x, ops_int_list normalized_shape,
+                                     const ops_tensor *mean, const ops_tensor *rstd, const ops_tensor *weight,
+                                     const ops_tensor *bias, double eps, ops_int_list mask, ops_tensor_vec *out)
+{
+    const char *op = "layer_norm_backward";
+    ops_tensor_vec v = {NULL, 0};
+    ops_status st = ops_tensor_vec_init(op, &v, 3);
+    if (st != OPS_OK)
+        return st;
+    if (mask.len != 3) {
+        st = ops_fail(OPS_ERR_VALUE, "%s: the mask has %lld entries, not 3", op, (long long)mask.len);
+        goto done;
+    }
+    if (ops_grad_enabled()) {
+        /* create_graph: the composed formula, whose every step records */
+        for (int k = 0; k < 3; k++)
+            if (mask.data[k] && (v.data[k] = ops_autograd_layer_norm_backward(g, x, normalized_shape, weight, eps,
+                                                                               k)) == NULL) {
+                st = ops_last_status();
+                goto done;
+            }
+        goto done;
+    }
+    ops_tensor *var = NULL, *mu = NULL, *ve = NULL, *rs = NULL, *r[3] = {0};
+    if (mean == NULL) {
+        /* layer_norm keeps no statistics: the row moments again (one reduction), as the
+         * forward computed them */
+        const int64_t k = normalized_shape.len;
+        int64_t dims_v[OPS_MAX_DIMS];
+        if (k < 1 || k > x->ndim) {
+            st = ops_fail(OPS_ERR_VALUE, "%s: bad normalized_shape", op);
+            goto done;
+        }
+        for (int64_t i = 0; i < k; i++)
+            dims_v[i] = i - k;
+        const ops_int_list dims = {dims_v, k};
+        const ops_scalar zero = OPS_SCALAR_INT(0);
+        if ((st = ops_var_mean_correction(x, &dims, &zero, true, &var, &mu)) != OPS_OK)
+            goto done;
+        if ((ve = ops_add_scalar(var, OPS_SCALAR_FLOAT(eps), OPS_SCALAR_INT(1))) == NULL ||
+            (rs = ops_rsqrt(ve)) == NULL) {
+            st = ops_last_status();
+            goto stats_done;
+        }
+        mean = mu;
+        rstd = rs;
+    }
+    st = ops_native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight, bias, mask, &r[0], &r[1], &r[2]);
+    for (int k = 0; k < 3 && st == OPS_OK; k++) {
+        if (mask.data[k])
+            v.data[k] = r[k];
+        else
+            ops_tensor_release(r[k]);
+    }
+stats_done:
+    ops_tensor_release(var);
+    ops_tensor_release(mu);
+    ops_tensor_release(ve);
+    ops_tensor_release(rs);
+done:
+    if (st != OPS_OK) {
+        ops_tensor_vec_release(&v);
+        return st;
+    }
+    *out = v;
+    return OPS_OK;
 }
 
 /* ---- conv2d ----------------------------------------------------------------------------- */

@@ -80,6 +80,31 @@ def ref_native_layer_norm(input, normalized_shape, weight, bias, eps):
     return ref_layer_norm(input, normalized_shape, weight, bias, eps), mean, rstd
 
 
+def ref_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """(dx, dweight, dbias) from the given mean and rstd (any values: the formula is
+    linear in grad_out); a gradient output_mask leaves out is an empty [0] array."""
+    k = len(normalized_shape)
+    x, g = _f64(input), _f64(grad_out)
+    n = int(np.prod(normalized_shape)) if k else 1
+    m_rows = x.size // n if n else 0
+    x2, g2 = x.reshape(m_rows, n), g.reshape(m_rows, n)
+    mu, rs = _f64(mean).reshape(m_rows, 1), _f64(rstd).reshape(m_rows, 1)
+    xh = (x2 - mu) * rs
+    gw = g2 * _f64(weight).reshape(1, n) if weight is not None else g2
+    wdt = np.asarray(weight).dtype if weight is not None else np.asarray(input).dtype
+    out = [np.zeros(0, dtype=np.asarray(input).dtype), np.zeros(0, dtype=wdt),
+           np.zeros(0, dtype=np.asarray(bias).dtype if bias is not None else wdt)]
+    if output_mask[0]:
+        a = gw.mean(axis=1, keepdims=True) if n else 0
+        b = (gw * xh).mean(axis=1, keepdims=True) if n else 0
+        out[0] = ((gw - a - xh * b) * rs).reshape(x.shape)
+    if output_mask[1]:
+        out[1] = (g2 * xh).sum(axis=0).reshape(tuple(normalized_shape))
+    if output_mask[2]:
+        out[2] = g2.sum(axis=0).reshape(tuple(normalized_shape))
+    return tuple(out)
+
+
 def ref_group_norm(input, num_groups, weight, bias, eps):
     x = _f64(input)
     n, c = x.shape[0], x.shape[1]
