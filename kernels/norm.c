@@ -244,6 +244,20 @@ norm_native_layer_norm(const ops_tensor *input, ops_int_list normalized_shape, c
  * loop): the same formulas as ops on the contiguous cd operands, seen as M x N
  * (mean, rstd as M x 1).  dx = rstd (g w - mean(g w) - x^ mean(g w x^)),
  * dw = sum over rows of g x^, db = sum of g. */
+/* Copies the values of src (M x N or N, computed on 2-D views) into dst, which holds
+ * the same number of elements in its own shape (the input's, or normalized_shape). */
+static ops_status
+ln_copy_as(const char *op, ops_tensor *dst, const ops_tensor *src)
+{
+    const ops_int_list shape = {dst->sizes, dst->ndim};
+    ops_tensor *v = ops_reshape(src, shape);
+    if (v == NULL)
+        return ops_last_status();
+    ops_status st = ops_copy_values(op, dst, v);
+    ops_tensor_release(v);
+    return st;
+}
+
 static ops_status
 ln_bwd_composite(const ops_tensor *g, const ops_tensor *x, const ops_tensor *mean, const ops_tensor *rstd,
                  const ops_tensor *w, ops_tensor *dx, ops_tensor *dw, ops_tensor *db, int64_t M, int64_t N)
@@ -274,7 +288,7 @@ ln_bwd_composite(const ops_tensor *g, const ops_tensor *x, const ops_tensor *mea
         ops_tensor_release(v);
         ops_tensor *d = q != NULL ? ops_mul(q, r2) : NULL;
         ops_tensor_release(q);
-        st = d != NULL ? ops_copy_values("native_layer_norm_backward", dx, d) : ops_last_status();
+        st = d != NULL ? ln_copy_as("native_layer_norm_backward", dx, d) : ops_last_status();
         ops_tensor_release(d);
         if (st != OPS_OK)
             goto done;
@@ -286,7 +300,7 @@ ln_bwd_composite(const ops_tensor *g, const ops_tensor *x, const ops_tensor *mea
         ops_tensor *p = k == 0 ? ops_mul(g2, xh) : ops_tensor_retain(g2);
         ops_tensor *sm = p != NULL ? ops_sum_dim(p, &cols, false, OPS_DTYPE_NONE) : NULL;
         ops_tensor_release(p);
-        st = sm != NULL ? ops_copy_values("native_layer_norm_backward", out, sm) : ops_last_status();
+        st = sm != NULL ? ln_copy_as("native_layer_norm_backward", out, sm) : ops_last_status();
         ops_tensor_release(sm);
         if (st != OPS_OK)
             goto done;
