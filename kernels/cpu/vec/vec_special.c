@@ -109,6 +109,10 @@ VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
  *   an FMA), one at float32 (error ~(1e-5)^2), two at float64 ((2.8e-7)^2, then times
  *   2.8e-7), and y 2^q (q in [-50, 42] / [-358, 341]: normal), the sign put back.
  * 0, +-inf and NaN: x itself. */
+/* <prefix>ps / pd for S = f / d */
+#define VEC_CBRT_SFX_f ps
+#define VEC_CBRT_SFX_d pd
+#define VEC_CBRT_P_(prefix, S) VEC_CAT_(prefix, VEC_CBRT_SFX_##S)
 #if defined(__AVX512F__)
 /* getexp/getmant: the exponent and the mantissa in [1, 2) of any finite nonzero,
  * subnormals included. */
@@ -123,9 +127,7 @@ VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
         (e) = _mm512_getexp_pd(a);                                                       \
     } while (0)
 /* _mm512_<op>ps / pd for S = f / d */
-#define VEC_CBRT_SFX_f ps
-#define VEC_CBRT_SFX_d pd
-#define VEC_CBRT_512_(op, S) VEC_CAT_(VEC_CAT_(_mm512_, op), VEC_CBRT_SFX_##S)
+#define VEC_CBRT_512_(op, S) VEC_CBRT_P_(VEC_CAT_(_mm512_, op), S)
 /* a b - c and c - a b, fused */
 #define vf_cbrt_fms_ _mm512_fmsub_ps
 #define vd_cbrt_fms_ _mm512_fmsub_pd
@@ -190,16 +192,18 @@ VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
 #endif
 /* Subnormals (below MINNORM) scaled by 2^SH first (exact), their exponent lowered by
  * SH; a vector without one (nor a zero) costs a comparison. */
-#define VEC_CBRT_SPLIT_(S, T, a, m, e, MINNORM, SH, SCALE, EXPFN, MANTFN, MAGIC)              \
+#define VEC_CBRT_SPLIT_(S, T, a, m, e, MINNORM, SH, SCALE, EXPFN, MANTFN, MAGIC)      \
     do {                                                                                 \
-        v##S##_t a_ = (a), sh_ = v##S##_set1((T)0);                                      \
-        if (v##S##_any_gt(v##S##_set1((T)(MINNORM)), a_)) {                              \
-            const v##S##_t lo_ = v##S##_set1((T)(MINNORM));                              \
+        v##S##_t a_ = (a);                                                               \
+        const v##S##_t lo_ = v##S##_set1((T)(MINNORM));                                  \
+        const int sub_ = v##S##_any_gt(lo_, a_);                                         \
+        if (sub_)                                                                        \
             a_ = v##S##_select_gt(lo_, a_, v##S##_mul(a_, v##S##_set1((T)(SCALE))), a_); \
-            sh_ = v##S##_select_gt(lo_, (a), v##S##_set1((T)(SH)), sh_);                 \
-        }                                                                                \
         (m) = MANTFN(a_);                                                                \
-        (e) = v##S##_sub(v##S##_sub(EXPFN(a_), v##S##_set1((T)(MAGIC))), sh_);           \
+        (e) = v##S##_sub(EXPFN(a_), v##S##_set1((T)(MAGIC)));                            \
+        if (sub_)                                                                        \
+            (e) = v##S##_sub((e), v##S##_select_gt(lo_, (a), v##S##_set1((T)(SH)),       \
+                                                   v##S##_set1((T)0)));                  \
     } while (0)
 #define VEC_CBRT_SPLIT_F_(a, m, e)                                                       \
     VEC_CBRT_SPLIT_(f, float, a, m, e, 0x1p-126f, 24, 0x1p24f, VEC_CBRT_EXPF_, VEC_CBRT_MANTF_, 8388735.0f)
@@ -223,14 +227,43 @@ VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
         (k) = v##S##_add((t), v##S##_set1((T)(MAGIC)));                                  \
         (q) = v##S##_sub((k), v##S##_set1((T)(MAGIC)));                                  \
     } while (0)
+#if defined(__AVX2__) || defined(__SSE2__)
+/* y 2^q for y in [1, 2) and a normal result: q added to y's exponent field (k's bits
+ * shifted left leave q << 23 (52), as in vf_pow2_magic) */
+#define VEC_CBRT_SCALE_(S, y, q, k) VEC_CBRT_SCALE_##S##_(y, k)
+#define VEC_CBRT_SCALE_f_(y, k)                                                          \
+    VEC_CBRT_IF_(VEC_CBRT_I_(add_epi32)(VEC_CBRT_FI_(y), VEC_CBRT_I_(slli_epi32)(VEC_CBRT_FI_(k), 23)))
+#define VEC_CBRT_SCALE_d_(y, k)                                                          \
+    VEC_CBRT_ID_(VEC_CBRT_I_(add_epi64)(VEC_CBRT_DI_(y), VEC_CBRT_I_(slli_epi64)(VEC_CBRT_DI_(k), 52)))
+/* y >= 0 given x's sign bit */
+#define VEC_CBRT_SIGN_(S, T, x, y)                                                       \
+    VEC_CBRT_P_(VEC_CBRT_I_(or_), S)((y), VEC_CBRT_P_(VEC_CBRT_I_(and_), S)((x), v##S##_set1((T)-0.0)))
+#else
 #define VEC_CBRT_SCALE_(S, y, q, k) v##S##_mul((y), v##S##_pow2_magic(k))
+#endif
 /* m 2^r, r in {0, 1, 2}: 1 + r (1 + r) / 2, exact */
 #define VEC_CBRT_POW2R_(S, T, m, r)                                                      \
     v##S##_mul((m), v##S##_fma((r), v##S##_fma((r), v##S##_set1((T)0.5), v##S##_set1((T)0.5)), \
                                v##S##_set1((T)1)))
+#if defined(__AVX2__)
+/* x itself where |x| is 0 or not below inf (inf, NaN): one blend */
+#define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
+    VEC_CBRT_P_(_mm256_blendv_, S)((y), (x),                                             \
+        VEC_CBRT_P_(_mm256_or_, S)(VEC_CBRT_P_(_mm256_cmp_, S)(v##S##_abs(x), v##S##_set1((T)0), _CMP_EQ_OQ), \
+                                   VEC_CBRT_P_(_mm256_cmp_, S)(v##S##_abs(x), v##S##_set1((T)INFINITY), _CMP_NLT_UQ)))
+#elif defined(__SSE2__)
+#define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
+    v##S##_sse2_select_(VEC_CBRT_P_(_mm_or_, S)(VEC_CBRT_P_(_mm_cmpeq_, S)((x), v##S##_set1((T)0)), \
+                                               VEC_CBRT_P_(_mm_cmpnlt_, S)(v##S##_abs(x), v##S##_set1((T)INFINITY))), \
+                        (x), (y))
+#else
 #define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
     v##S##_select_eq((x), v##S##_set1((T)0), (x),                                        \
                      v##S##_select_gt(v##S##_set1((T)INFINITY), v##S##_abs(x), (y), (x)))
+#endif
+#endif
+#ifndef VEC_CBRT_SIGN_
+#define VEC_CBRT_SIGN_(S, T, x, y) v##S##_where_neg((x), v##S##_sub(v##S##_set1((T)0), (y)), (y))
 #endif
 
 /* y^3 - a, with y^2's rounding error carried (y^2 = y2 + e1 exactly): the last step's
@@ -276,7 +309,7 @@ VEC_CBRT_RESIDUAL_(d, double)
             y = v##S##_cbrt_fnma_(v##S##_cbrt_fms_(v##S##_mul(y, y), y, a), z3, y);      \
         y = v##S##_cbrt_fnma_(cbrt_residual_##S(y, a), z3, y);                           \
         y = VEC_CBRT_SCALE_(S, y, q, k);                                                 \
-        y = v##S##_where_neg(x, v##S##_sub(v##S##_set1((T)0), y), y);                    \
+        y = VEC_CBRT_SIGN_(S, T, x, y);                                                  \
         return VEC_CBRT_SPECIAL_(S, T, x, y);                                            \
     }
 #define VEC_CBRT_POLY_F_(S, T, w, m)                                                     \
