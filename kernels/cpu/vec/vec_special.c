@@ -266,24 +266,28 @@ VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
 #define VEC_CBRT_SIGN_(S, T, x, y) v##S##_where_neg((x), v##S##_sub(v##S##_set1((T)0), (y)), (y))
 #endif
 
-/* a = m 2^r and w times 2^(-r/3), r in {0, 1, 2}: the quadratics through r = 0, 1, 2
- * (1 + r (1 + r) / 2 is exact); at `avx2` float32 a lookup by r in a 4-entry table
- * (permutevar: off the FMA ports, which bound this loop). */
+/* a = m 2^r and w times 2^(-r/3), r = e - 3q in {0, 1, 2}: the quadratics through
+ * r = 0, 1, 2 (1 + r (1 + r) / 2 is exact); at `avx2` float32 a lookup in a 4-entry
+ * table (permutevar, off the FMA ports that bound this loop) by r mod 4 = e + q mod 4,
+ * e's integer plus k's bits (q + 1.5 2^23: the same low bits as q). */
 #if defined(__AVX2__) && !defined(__AVX512F__)
-#define VEC_CBRT_BY_R_(S, T, m, w, r, a) VEC_CBRT_BY_R_##S##_(T, m, w, r, a)
-#define VEC_CBRT_BY_R_f_(T, m, w, r, a)                                                  \
+#define VEC_CBRT_BY_R_(S, T, m, w, e, q, k, a) VEC_CBRT_BY_R_##S##_(T, m, w, e, q, k, a)
+#define VEC_CBRT_BY_R_f_(T, m, w, e, q, k, a)                                            \
     do {                                                                                 \
-        const __m256i ri_ = _mm256_cvttps_epi32(r);                                      \
+        const __m256i ri_ = _mm256_add_epi32(_mm256_cvttps_epi32(e), _mm256_castps_si256(k)); \
+        (void)(q);                                                                       \
         (a) = vf_mul((m), _mm256_permutevar_ps(_mm256_setr_ps(1, 2, 4, 0, 1, 2, 4, 0), ri_)); \
         (w) = vf_mul((w), _mm256_permutevar_ps(_mm256_setr_ps(1, 0.79370052598409979f, 0.62996052494743658f, 0, \
                                                                1, 0.79370052598409979f, 0.62996052494743658f, 0), ri_)); \
     } while (0)
-#define VEC_CBRT_BY_R_d_(T, m, w, r, a) VEC_CBRT_BY_R_POLY_(d, T, m, w, r, a)
+#define VEC_CBRT_BY_R_d_(T, m, w, e, q, k, a) VEC_CBRT_BY_R_POLY_(d, T, m, w, e, q, k, a)
 #else
-#define VEC_CBRT_BY_R_(S, T, m, w, r, a) VEC_CBRT_BY_R_POLY_(S, T, m, w, r, a)
+#define VEC_CBRT_BY_R_(S, T, m, w, e, q, k, a) VEC_CBRT_BY_R_POLY_(S, T, m, w, e, q, k, a)
 #endif
-#define VEC_CBRT_BY_R_POLY_(S, T, m, w, r, a)                                            \
+#define VEC_CBRT_BY_R_POLY_(S, T, m, w, e, q, k, a)                                      \
     do {                                                                                 \
+        const v##S##_t r = v##S##_fma((q), v##S##_set1((T)-3), (e));                     \
+        (void)(k);                                                                       \
         (a) = VEC_CBRT_POW2R_(S, T, m, r);                                               \
         (w) = v##S##_mul((w), v##S##_fma((r), v##S##_fma((r), v##S##_set1((T)0.021279736489618506), \
                                                          v##S##_set1((T)-0.22757921050551871)), \
@@ -319,10 +323,9 @@ VEC_CBRT_RESIDUAL_(d, double)
         /* q = round((e - 1) / 3), r = e - 3q */                                         \
         VEC_CBRT_ROUND_(S, T, v##S##_fma(e, v##S##_set1((T)1 / (T)3), v##S##_set1((T)-1 / (T)3)), \
                         q, k, MAGIC);                                                    \
-        const v##S##_t r = v##S##_fma(q, v##S##_set1((T)-3), e);                         \
         v##S##_t a, w;                                                                   \
         POLY(S, T, w, m);                                                                \
-        VEC_CBRT_BY_R_(S, T, m, w, r, a);                                                \
+        VEC_CBRT_BY_R_(S, T, m, w, e, q, k, a);                                          \
         const v##S##_t z = v##S##_mul(w, w);                                             \
         const v##S##_t z3 = v##S##_mul(z, v##S##_set1((T)1 / (T)3));                     \
         v##S##_t y = v##S##_mul(a, z);                                                   \
