@@ -101,13 +101,14 @@ VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
  * first), e = 3q + r (r in {0, 1, 2}: q = round((e - 1) / 3), in floating point, where
  * (e - 1) / 3 is q - 1/3, q or q + 1/3), a = m 2^r in [1, 8), then
  *   w = P(m) 2^(-r/3) ~ a^(-1/3)   (P: a minimax polynomial of m^(-1/3) on [1, 2),
- *                                   degree 5 at float32, 3.8e-6 relative (rounded
+ *                                   degree 5 at float32, 6.2e-6 relative (rounded
  *                                   coefficients), degree 7 at float64, 1.4e-7; 2^(-r/3)
  *                                   and 2^r are the quadratics through r = 0, 1, 2),
  *   y = a w^2 ~ a^(1/3), and Newton steps y - (y^3 - a) w^2 / 3 (the derivative's
- *   1 / (3 y^2) taken as w^2 / 3: no division; the residual from y^2 rounded once and
- *   an FMA), one at float32 (error ~(1e-5)^2), two at float64 ((2.8e-7)^2, then times
- *   2.8e-7), and y 2^q (q in [-50, 42] / [-358, 341]: normal), the sign put back.
+ *   1 / (3 y^2) taken as w^2 / 3: no division; the last step's residual carries y^2's
+ *   rounding, cbrt_residual_), one at float32 (error ~2 (1.2e-5)^2), two at float64
+ *   (2 (2.8e-7)^2, then times 2.8e-7), and y 2^q (q in [-50, 42] / [-358, 341]:
+ *   normal), the sign put back.
  * 0, +-inf and NaN: x itself. */
 /* <prefix>ps / pd for S = f / d */
 #define VEC_CBRT_SFX_f ps
