@@ -95,7 +95,8 @@ ulp_err(long double y, long double ref, long double rounded, int mant, int min_e
     if (isinf(ref) || isinf(y))
         return 1e30;
     int e;
-    frexpl(ref, &e);
+    frexpl(ref, &e); /* ref = f 2^e, f in [0.5, 1): the format's exponent is e - 1 */
+    e -= 1;
     if (e < min_exp)
         e = min_exp;
     return (double)(fabsl(y - ref) / ldexpl(1.0L, e - mant));

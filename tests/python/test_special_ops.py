@@ -99,12 +99,16 @@ EDGES = {
                1e-30, -1e-38, 1e-45, 0.0, -0.0, np.nan, np.inf, -np.inf],
     "logit": [0.0, 1.0, -0.0, -0.5, 1.5, 0.5, 0.50000006, 0.49999997, 0.4999, 0.9999999, 1e-30, 1e-45,
               0.25, 0.75, np.nan, np.inf, -np.inf],
-    "cbrt": [-8.0, 27.0, -1e-45, 1e-45, -1e-40, 1e-38, 3e38, -3e38, 3.4028235e38, -3.4028235e38, 0.0, -0.0, np.nan, np.inf, -np.inf, 0.001],
+    "cbrt": [-8.0, 27.0, -1e-45, 1e-45, -1e-40, 1e-38, 3e38, -3e38, 3.4028235e38, -3.4028235e38, 0.0, -0.0, np.nan, np.inf, -np.inf, 0.001,
+             # the exponent split's edges: 2^e for e mod 3 = 0, 1, 2 and just below,
+             # the smallest normal and the largest subnormal
+             0.125, 0.25, 0.5, 0.99999994, 1.0, 1.9999999, 2.0, 3.9999998, 4.0, 7.9999995, -1.1754944e-38, 1.1754942e-38],
 }
 EDGES64 = {
     "erfinv": [0.9999999999999999, -0.999999999999, 1 - 2.0**-40, 5e-324, -1e-300],
     "logit": [0.5 + 2.0**-53, 0.5 - 2.0**-54, 1 - 2.0**-53, 5e-324, 0.3],
-    "cbrt": [5e-324, -2.2e-308, 1.7e308, -1e-310, -1e300],
+    "cbrt": [5e-324, -2.2e-308, 1.7e308, -1e-310, -1e300, 2.2250738585072014e-308, 2.225073858507201e-308,
+             0.9999999999999999, 1.9999999999999998, 7.999999999999999, 1.7976931348623157e308],
 }
 # The bounds (ulps against the float64 references rounded to the dtype, so a float64
 # bound includes the reference's own rounding) are the measured maxima with a margin

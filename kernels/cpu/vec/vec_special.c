@@ -11,7 +11,8 @@
  *   logit   log(r), r = x / (1 - x), plus the rounding of r and of 1 - x carried back
  *           as (x - r (1 - x)) / x (an FMA, or Dekker's product where the level has no
  *           FMA); x clamped to [eps, 1 - eps] first when eps >= 0;
- *   cbrt    e^(log|x| / 3) on SLEEF's exp and log, then one Newton step (FMA residual).
+ *   cbrt    the exponent split off (e = 3q + r), a polynomial start for (m 2^r)^(-1/3),
+ *           Newton steps without a division, 2^q put back.
  * A run's last n % width elements go through one vector padded with PAD in a local
  * buffer, so every element of a run goes through the same code wherever the run starts
  * (threads split runs anywhere). */
@@ -96,35 +97,268 @@
 VEC_SPECIAL_FUNCS_(f, float, 4097.0f)
 VEC_SPECIAL_FUNCS_(d, double, 134217729.0)
 
-/* cbrt: y = e^(log|x| / 3) (a few tens of ulps: exp amplifies log's rounding by the
- * size of its argument), then one Newton step y - (y^3 - |x|) / (3 y^2), whose
- * residual an FMA forms from y^2 rounded once; the sign of x put back.  Inputs below
- * TINY are scaled by 2^(3K) first (and the result by 2^-K): a subnormal's residual would
- * round to the subnormal grid, too coarse to correct anything; inputs above 1 / TINY by
- * 2^-3K (y^3 near the largest float overflows where the product is rounded: `default`
- * has no FMA).  0 and inf: x itself.
- * SLEEF's 1.0-ulp cbrt measured 3-5x slower than this (and than NumPy's). */
-#define VEC_CBRT_(S, T, LOGFN, TINY, UP, DOWN)                                           \
+/* cbrt without exp or log: |x| = m 2^e, m in [1, 2) (subnormals scaled by 2^24 / 2^54
+ * first), e = 3q + r (r in {0, 1, 2}: q = round((e - 1) / 3), in floating point, where
+ * (e - 1) / 3 is q - 1/3, q or q + 1/3), a = m 2^r in [1, 8), then
+ *   w = P(m) 2^(-r/3) ~ a^(-1/3)   (P: a minimax polynomial of m^(-1/3) on [1, 2),
+ *                                   degree 5 at float32, 6.2e-6 relative (rounded
+ *                                   coefficients), degree 7 at float64, 1.4e-7; 2^(-r/3)
+ *                                   and 2^r are the quadratics through r = 0, 1, 2),
+ *   y = a w^2 ~ a^(1/3), and Newton steps y - (y^3 - a) w^2 / 3 (the derivative's
+ *   1 / (3 y^2) taken as w^2 / 3: no division; the last step's residual carries y^2's
+ *   rounding, cbrt_residual_), one at float32 (error ~2 (1.2e-5)^2), two at float64
+ *   (2 (2.8e-7)^2, then times 2.8e-7), and y 2^q (q in [-50, 42] / [-358, 341]:
+ *   normal), the sign put back.
+ * 0, +-inf and NaN: x itself. */
+/* <prefix>ps / pd for S = f / d */
+#define VEC_CBRT_SFX_f ps
+#define VEC_CBRT_SFX_d pd
+#define VEC_CBRT_P_(prefix, S) VEC_CAT_(prefix, VEC_CBRT_SFX_##S)
+#if defined(__AVX512F__)
+/* getexp/getmant: the exponent and the mantissa in [1, 2) of any finite nonzero,
+ * subnormals included. */
+#define VEC_CBRT_SPLIT_F_(a, m, e)                                                       \
+    do {                                                                                 \
+        (m) = _mm512_getmant_ps((a), _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);             \
+        (e) = _mm512_getexp_ps(a);                                                       \
+    } while (0)
+#define VEC_CBRT_SPLIT_D_(a, m, e)                                                       \
+    do {                                                                                 \
+        (m) = _mm512_getmant_pd((a), _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);             \
+        (e) = _mm512_getexp_pd(a);                                                       \
+    } while (0)
+/* _mm512_<op>ps / pd for S = f / d */
+#define VEC_CBRT_512_(op, S) VEC_CBRT_P_(VEC_CAT_(_mm512_, op), S)
+/* a b - c and c - a b, fused */
+#define vf_cbrt_fms_ _mm512_fmsub_ps
+#define vd_cbrt_fms_ _mm512_fmsub_pd
+#define vf_cbrt_fnma_ _mm512_fnmadd_ps
+#define vd_cbrt_fnma_ _mm512_fnmadd_pd
+/* q = round(t); y 2^q; m 2^r (scalef: exact, no magic constants) */
+#define VEC_CBRT_ROUND_(S, T, t, q, k, MAGIC)                                            \
+    do {                                                                                 \
+        (q) = VEC_CBRT_512_(roundscale_, S)((t), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); \
+        (void)(k);                                                                       \
+    } while (0)
+#define VEC_CBRT_SCALE_(S, y, q, k) VEC_CBRT_512_(scalef_, S)((y), (q))
+#define VEC_CBRT_POW2R_(S, T, m, r) VEC_CBRT_512_(scalef_, S)((m), (r))
+/* x itself where x is +-0, +-inf or NaN (fpclass 0x9f: QNaN, +-0, +-inf, SNaN) */
+#define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
+    VEC_CBRT_512_(mask_mov_, S)((y), VEC_CAT_(VEC_CBRT_512_(fpclass_, S), _mask)((x), 0x9f), (x))
+#else
+#if defined(__AVX2__)
+#define VEC_CBRT_I_(op) VEC_CAT_(_mm256_, op)
+#define VEC_CBRT_SI_(op) VEC_CAT_(VEC_CAT_(_mm256_, op), _si256)
+#define VEC_CBRT_FI_(x) _mm256_castps_si256(x)
+#define VEC_CBRT_IF_(x) _mm256_castsi256_ps(x)
+#define VEC_CBRT_DI_(x) _mm256_castpd_si256(x)
+#define VEC_CBRT_ID_(x) _mm256_castsi256_pd(x)
+#define VEC_CBRT_SET64_ _mm256_set1_epi64x
+#elif defined(__SSE2__)
+#define VEC_CBRT_I_(op) VEC_CAT_(_mm_, op)
+#define VEC_CBRT_SI_(op) VEC_CAT_(VEC_CAT_(_mm_, op), _si128)
+#define VEC_CBRT_FI_(x) _mm_castps_si128(x)
+#define VEC_CBRT_IF_(x) _mm_castsi128_ps(x)
+#define VEC_CBRT_DI_(x) _mm_castpd_si128(x)
+#define VEC_CBRT_ID_(x) _mm_castsi128_pd(x)
+#define VEC_CBRT_SET64_ _mm_set1_epi64x
+#endif
+#if defined(__AVX2__) || defined(__SSE2__)
+/* The biased exponent field shifted into the mantissa of 2^23 (2^52): 2^23 + field,
+ * exactly, as a float; the mantissa with 1.0's exponent. */
+#define VEC_CBRT_EXPF_(a)                                                                \
+    VEC_CBRT_IF_(VEC_CBRT_SI_(or)(VEC_CBRT_I_(srli_epi32)(VEC_CBRT_FI_(a), 23),          \
+                                  VEC_CBRT_I_(set1_epi32)(0x4b000000)))
+#define VEC_CBRT_MANTF_(a)                                                               \
+    VEC_CBRT_IF_(VEC_CBRT_SI_(or)(VEC_CBRT_SI_(and)(VEC_CBRT_FI_(a), VEC_CBRT_I_(set1_epi32)(0x007fffff)), \
+                                  VEC_CBRT_I_(set1_epi32)(0x3f800000)))
+#define VEC_CBRT_EXPD_(a)                                                                \
+    VEC_CBRT_ID_(VEC_CBRT_SI_(or)(VEC_CBRT_I_(srli_epi64)(VEC_CBRT_DI_(a), 52),          \
+                                  VEC_CBRT_SET64_(0x4330000000000000LL)))
+#define VEC_CBRT_MANTD_(a)                                                               \
+    VEC_CBRT_ID_(VEC_CBRT_SI_(or)(VEC_CBRT_SI_(and)(VEC_CBRT_DI_(a), VEC_CBRT_SET64_(0x000fffffffffffffLL)), \
+                                  VEC_CBRT_SET64_(0x3ff0000000000000LL)))
+#elif defined(__aarch64__)
+#define VEC_CBRT_EXPF_(a)                                                                \
+    vreinterpretq_f32_u32(vorrq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 23), vdupq_n_u32(0x4b000000u)))
+#define VEC_CBRT_MANTF_(a)                                                               \
+    vreinterpretq_f32_u32(vorrq_u32(vandq_u32(vreinterpretq_u32_f32(a), vdupq_n_u32(0x007fffffu)), \
+                                    vdupq_n_u32(0x3f800000u)))
+#define VEC_CBRT_EXPD_(a)                                                                \
+    vreinterpretq_f64_u64(vorrq_u64(vshrq_n_u64(vreinterpretq_u64_f64(a), 52),          \
+                                    vdupq_n_u64(0x4330000000000000ull)))
+#define VEC_CBRT_MANTD_(a)                                                               \
+    vreinterpretq_f64_u64(vorrq_u64(vandq_u64(vreinterpretq_u64_f64(a), vdupq_n_u64(0x000fffffffffffffull)), \
+                                    vdupq_n_u64(0x3ff0000000000000ull)))
+#endif
+/* Subnormals (below MINNORM) scaled by 2^SH first (exact), their exponent lowered by
+ * SH; a vector without one (nor a zero) costs a comparison. */
+#define VEC_CBRT_SPLIT_(S, T, a, m, e, MINNORM, SH, SCALE, EXPFN, MANTFN, MAGIC)      \
+    do {                                                                                 \
+        v##S##_t a_ = (a);                                                               \
+        const v##S##_t lo_ = v##S##_set1((T)(MINNORM));                                  \
+        const int sub_ = v##S##_any_gt(lo_, a_);                                         \
+        if (sub_)                                                                        \
+            a_ = v##S##_select_gt(lo_, a_, v##S##_mul(a_, v##S##_set1((T)(SCALE))), a_); \
+        (m) = MANTFN(a_);                                                                \
+        (e) = v##S##_sub(EXPFN(a_), v##S##_set1((T)(MAGIC)));                            \
+        if (sub_)                                                                        \
+            (e) = v##S##_sub((e), v##S##_select_gt(lo_, (a), v##S##_set1((T)(SH)),       \
+                                                   v##S##_set1((T)0)));                  \
+    } while (0)
+#define VEC_CBRT_SPLIT_F_(a, m, e)                                                       \
+    VEC_CBRT_SPLIT_(f, float, a, m, e, 0x1p-126f, 24, 0x1p24f, VEC_CBRT_EXPF_, VEC_CBRT_MANTF_, 8388735.0f)
+#define VEC_CBRT_SPLIT_D_(a, m, e)                                                       \
+    VEC_CBRT_SPLIT_(d, double, a, m, e, 0x1p-1022, 54, 0x1p54, VEC_CBRT_EXPD_, VEC_CBRT_MANTD_, 4503599627371519.0)
+#if defined(__AVX2__)
+#define vf_cbrt_fms_ _mm256_fmsub_ps
+#define vd_cbrt_fms_ _mm256_fmsub_pd
+#define vf_cbrt_fnma_ _mm256_fnmadd_ps
+#define vd_cbrt_fnma_ _mm256_fnmadd_pd
+#else /* the level's vf_fma (fused on aarch64, a product and a sum on SSE2) */
+#define vf_cbrt_fms_(a, b, c) vf_fma((a), (b), vf_sub(vf_set1(0.0f), (c)))
+#define vd_cbrt_fms_(a, b, c) vd_fma((a), (b), vd_sub(vd_set1(0.0), (c)))
+#define vf_cbrt_fnma_(a, b, c) vf_sub((c), vf_mul((a), (b)))
+#define vd_cbrt_fnma_(a, b, c) vd_sub((c), vd_mul((a), (b)))
+#endif
+/* q = round(t) through the magic constant: k = t + 1.5 2^23 (2^52) carries q in its
+ * low bits (vf_pow2_magic's argument) */
+#define VEC_CBRT_ROUND_(S, T, t, q, k, MAGIC)                                            \
+    do {                                                                                 \
+        (k) = v##S##_add((t), v##S##_set1((T)(MAGIC)));                                  \
+        (q) = v##S##_sub((k), v##S##_set1((T)(MAGIC)));                                  \
+    } while (0)
+#if defined(__AVX2__) || defined(__SSE2__)
+/* y 2^q for y in [1, 2) and a normal result: q added to y's exponent field (k's bits
+ * shifted left leave q << 23 (52), as in vf_pow2_magic) */
+#define VEC_CBRT_SCALE_(S, y, q, k) VEC_CBRT_SCALE_##S##_(y, k)
+#define VEC_CBRT_SCALE_f_(y, k)                                                          \
+    VEC_CBRT_IF_(VEC_CBRT_I_(add_epi32)(VEC_CBRT_FI_(y), VEC_CBRT_I_(slli_epi32)(VEC_CBRT_FI_(k), 23)))
+#define VEC_CBRT_SCALE_d_(y, k)                                                          \
+    VEC_CBRT_ID_(VEC_CBRT_I_(add_epi64)(VEC_CBRT_DI_(y), VEC_CBRT_I_(slli_epi64)(VEC_CBRT_DI_(k), 52)))
+/* y >= 0 given x's sign bit */
+#define VEC_CBRT_SIGN_(S, T, x, y)                                                       \
+    VEC_CBRT_P_(VEC_CBRT_I_(or_), S)((y), VEC_CBRT_P_(VEC_CBRT_I_(and_), S)((x), v##S##_set1((T)-0.0)))
+#else
+#define VEC_CBRT_SCALE_(S, y, q, k) v##S##_mul((y), v##S##_pow2_magic(k))
+#endif
+/* m 2^r, r in {0, 1, 2}: 1 + r (1 + r) / 2, exact */
+#define VEC_CBRT_POW2R_(S, T, m, r)                                                      \
+    v##S##_mul((m), v##S##_fma((r), v##S##_fma((r), v##S##_set1((T)0.5), v##S##_set1((T)0.5)), \
+                               v##S##_set1((T)1)))
+#if defined(__AVX2__)
+/* x itself where |x| is 0 or not below inf (inf, NaN): one blend */
+#define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
+    VEC_CBRT_P_(_mm256_blendv_, S)((y), (x),                                             \
+        VEC_CBRT_P_(_mm256_or_, S)(VEC_CBRT_P_(_mm256_cmp_, S)(v##S##_abs(x), v##S##_set1((T)0), _CMP_EQ_OQ), \
+                                   VEC_CBRT_P_(_mm256_cmp_, S)(v##S##_abs(x), v##S##_set1((T)INFINITY), _CMP_NLT_UQ)))
+#elif defined(__SSE2__)
+#define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
+    v##S##_sse2_select_(VEC_CBRT_P_(_mm_or_, S)(VEC_CBRT_P_(_mm_cmpeq_, S)((x), v##S##_set1((T)0)), \
+                                               VEC_CBRT_P_(_mm_cmpnlt_, S)(v##S##_abs(x), v##S##_set1((T)INFINITY))), \
+                        (x), (y))
+#else
+#define VEC_CBRT_SPECIAL_(S, T, x, y)                                                    \
+    v##S##_select_eq((x), v##S##_set1((T)0), (x),                                        \
+                     v##S##_select_gt(v##S##_set1((T)INFINITY), v##S##_abs(x), (y), (x)))
+#endif
+#endif
+#ifndef VEC_CBRT_SIGN_
+#define VEC_CBRT_SIGN_(S, T, x, y) v##S##_where_neg((x), v##S##_sub(v##S##_set1((T)0), (y)), (y))
+#endif
+
+/* a = m 2^r and w times 2^(-r/3), r = e - 3q in {0, 1, 2}: the quadratics through
+ * r = 0, 1, 2 (1 + r (1 + r) / 2 is exact); at `avx2` float32 a lookup in a 4-entry
+ * table (permutevar, off the FMA ports that bound this loop) by r mod 4 = e + q mod 4,
+ * e's integer plus k's bits (q + 1.5 2^23: the same low bits as q). */
+#if defined(__AVX2__) && !defined(__AVX512F__)
+#define VEC_CBRT_BY_R_(S, T, m, w, e, q, k, a) VEC_CBRT_BY_R_##S##_(T, m, w, e, q, k, a)
+#define VEC_CBRT_BY_R_f_(T, m, w, e, q, k, a)                                            \
+    do {                                                                                 \
+        const __m256i ri_ = _mm256_add_epi32(_mm256_cvttps_epi32(e), _mm256_castps_si256(k)); \
+        (void)(q);                                                                       \
+        (a) = vf_mul((m), _mm256_permutevar_ps(_mm256_setr_ps(1, 2, 4, 0, 1, 2, 4, 0), ri_)); \
+        (w) = vf_mul((w), _mm256_permutevar_ps(_mm256_setr_ps(1, 0.79370052598409979f, 0.62996052494743658f, 0, \
+                                                               1, 0.79370052598409979f, 0.62996052494743658f, 0), ri_)); \
+    } while (0)
+#define VEC_CBRT_BY_R_d_(T, m, w, e, q, k, a) VEC_CBRT_BY_R_POLY_(d, T, m, w, e, q, k, a)
+#else
+#define VEC_CBRT_BY_R_(S, T, m, w, e, q, k, a) VEC_CBRT_BY_R_POLY_(S, T, m, w, e, q, k, a)
+#endif
+#define VEC_CBRT_BY_R_POLY_(S, T, m, w, e, q, k, a)                                      \
+    do {                                                                                 \
+        const v##S##_t r = v##S##_fma((q), v##S##_set1((T)-3), (e));                     \
+        (void)(k);                                                                       \
+        (a) = VEC_CBRT_POW2R_(S, T, m, r);                                               \
+        (w) = v##S##_mul((w), v##S##_fma((r), v##S##_fma((r), v##S##_set1((T)0.021279736489618506), \
+                                                         v##S##_set1((T)-0.22757921050551871)), \
+                                         v##S##_set1((T)1)));                            \
+    } while (0)
+
+/* y^3 - a, with y^2's rounding error carried (y^2 = y2 + e1 exactly): the last step's
+ * residual rounded about once, so that the result is the step's own rounding plus a few
+ * hundredths of an ulp (y^2 rounded alone costs up to 0.67 ulp more).  Without an FMA
+ * (`default`) both products are Dekker's (prod_err_: x - r d exactly), y^2 y - a
+ * exact by Sterbenz (y^3 is within a few ulps of a). */
+#define VEC_CBRT_RESIDUAL_(S, T)                                                         \
+    static inline v##S##_t cbrt_residual_##S(v##S##_t y, v##S##_t a)                    \
+    {                                                                                    \
+        const v##S##_t y2 = v##S##_mul(y, y);                                            \
+        if (VEC_SPECIAL_FUSED_) {                                                        \
+            const v##S##_t e1 = v##S##_cbrt_fms_(y, y, y2);                              \
+            return v##S##_fma(e1, y, v##S##_cbrt_fms_(y2, y, a));                        \
+        }                                                                                \
+        const v##S##_t t = v##S##_mul(y2, y);                                            \
+        const v##S##_t p1 = prod_err_##S(y, y, y2), p2 = prod_err_##S(y2, y, t);         \
+        return v##S##_sub(v##S##_sub(v##S##_sub(t, a), p2), v##S##_mul(p1, y));          \
+    }
+VEC_CBRT_RESIDUAL_(f, float)
+VEC_CBRT_RESIDUAL_(d, double)
+
+/* The common part: a = |x| split into m, e by SPLIT; STEPS Newton steps. */
+#define VEC_CBRT_(S, T, SPLIT, MAGIC, POLY, STEPS)                                       \
     static inline v##S##_t cbrt_v##S(v##S##_t x)                                        \
     {                                                                                    \
-        const v##S##_t zero = v##S##_set1((T)0), one = v##S##_set1((T)1);                \
-        v##S##_t a = v##S##_abs(x);                                                      \
-        const v##S##_t tiny = v##S##_set1((T)(TINY)), huge = v##S##_set1((T)1 / (T)(TINY)); \
-        const v##S##_t s_out = v##S##_select_gt(tiny, a, v##S##_set1((T)(DOWN)),         \
-                                   v##S##_select_gt(a, huge, v##S##_set1((T)1 / (T)(DOWN)), one)); \
-        a = v##S##_mul(a, v##S##_select_gt(tiny, a, v##S##_set1((T)(UP)),                \
-                              v##S##_select_gt(a, huge, v##S##_set1((T)1 / (T)(UP)), one))); \
-        v##S##_t y = SLEEF_##S##_(exp)(v##S##_mul(LOGFN(a), v##S##_set1((T)1 / (T)3)));   \
-        const v##S##_t y2 = v##S##_mul(y, y);                                            \
-        const v##S##_t r = v##S##_fma(y2, y, v##S##_sub(zero, a));                       \
-        y = v##S##_sub(y, v##S##_div(r, v##S##_mul(v##S##_set1((T)3), y2)));             \
-        y = v##S##_mul(y, s_out);                                                        \
-        y = v##S##_where_neg(x, v##S##_sub(zero, y), y);                                 \
-        y = v##S##_select_eq(x, zero, x, y);                                             \
-        return v##S##_select_eq(v##S##_abs(x), v##S##_set1((T)INFINITY), x, y);          \
+        v##S##_t m, e, q, k;                                                             \
+        SPLIT(v##S##_abs(x), m, e);                                                      \
+        /* q = round((e - 1) / 3), r = e - 3q */                                         \
+        VEC_CBRT_ROUND_(S, T, v##S##_fma(e, v##S##_set1((T)1 / (T)3), v##S##_set1((T)-1 / (T)3)), \
+                        q, k, MAGIC);                                                    \
+        v##S##_t a, w;                                                                   \
+        POLY(S, T, w, m);                                                                \
+        VEC_CBRT_BY_R_(S, T, m, w, e, q, k, a);                                          \
+        const v##S##_t z = v##S##_mul(w, w);                                             \
+        const v##S##_t z3 = v##S##_mul(z, v##S##_set1((T)1 / (T)3));                     \
+        v##S##_t y = v##S##_mul(a, z);                                                   \
+        for (int s_ = 1; s_ < (STEPS); s_++)                                             \
+            y = v##S##_cbrt_fnma_(v##S##_cbrt_fms_(v##S##_mul(y, y), y, a), z3, y);      \
+        y = v##S##_cbrt_fnma_(cbrt_residual_##S(y, a), z3, y);                           \
+        y = VEC_CBRT_SCALE_(S, y, q, k);                                                 \
+        y = VEC_CBRT_SIGN_(S, T, x, y);                                                  \
+        return VEC_CBRT_SPECIAL_(S, T, x, y);                                            \
     }
-VEC_CBRT_(f, float, SLEEF_f35_(log), 0x1p-100f, 0x1p48f, 0x1p-16f)
-VEC_CBRT_(d, double, SLEEF_d35_(log), 0x1p-900, 0x1p300, 0x1p-100)
+#define VEC_CBRT_POLY_F_(S, T, w, m)                                                     \
+    do {                                                                                 \
+        w = vf_set1(-0x1.16d6e6p-6f);                                                    \
+        w = vf_fma(w, m, vf_set1(0x1.3fa26p-3f));                                        \
+        w = vf_fma(w, m, vf_set1(-0x1.321c5ap-1f));                                      \
+        w = vf_fma(w, m, vf_set1(0x1.3e68b6p+0f));                                       \
+        w = vf_fma(w, m, vf_set1(-0x1.90e74p+0f));                                       \
+        w = vf_fma(w, m, vf_set1(0x1.c7f366p+0f));                                       \
+    } while (0)
+#define VEC_CBRT_POLY_D_(S, T, w, m)                                                     \
+    do {                                                                                 \
+        w = vd_set1(-0x1.a6ef1618c3417p-8);                                              \
+        w = vd_fma(w, m, vd_set1(0x1.3fd16306ce368p-4));                                 \
+        w = vd_fma(w, m, vd_set1(-0x1.a5c5e6b88209bp-2));                                \
+        w = vd_fma(w, m, vd_set1(0x1.3da5e4dfa7d9bp+0));                                 \
+        w = vd_fma(w, m, vd_set1(-0x1.2cb015e89b946p+1));                                \
+        w = vd_fma(w, m, vd_set1(0x1.7428307d4a620p+1));                                 \
+        w = vd_fma(w, m, vd_set1(-0x1.36c940c5203acp+1));                                \
+        w = vd_fma(w, m, vd_set1(0x1.f817b7b9b0ae8p+0));                                 \
+    } while (0)
+VEC_CBRT_(f, float, VEC_CBRT_SPLIT_F_, 0x1.8p23f, VEC_CBRT_POLY_F_, 1)
+VEC_CBRT_(d, double, VEC_CBRT_SPLIT_D_, 0x1.8p52, VEC_CBRT_POLY_D_, 2)
 
 static inline vf_t
 erfinv_vf(vf_t x)
