@@ -134,7 +134,10 @@ class CrossEntropyFused(unittest.TestCase):
     def test_levels(self):
         for lv in levels():
             env = dict(os.environ, OPS_CPU_CAPABILITY=lv)
-            p = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True)
+            # run from this directory: a build tree's working directory holds the C
+            # libops.so, which `-c` would import as the module
+            p = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=300,
+                               cwd=os.path.dirname(os.path.abspath(__file__)))
             self.assertEqual(p.returncode, 0, f"level {lv}:\n{p.stdout}\n{p.stderr}")
             self.assertIn(lv, p.stdout)
 
