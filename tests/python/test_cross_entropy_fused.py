@@ -61,7 +61,7 @@ def run(x, t, w, red, ii, eps, threads=1):
 
 rng = np.random.default_rng(7)
 cases = []
-for shape in [(5, 37), (37,), (3, 11, 19), (2, 7, 5, 13), (4, 6, 131), (2, 1000, 65)]:
+for shape in [(5, 37), (37,), (300, 37), (3, 11, 19), (2, 7, 5, 13), (4, 6, 131), (2, 1000, 65)]:
     C = shape[1] if len(shape) > 1 else shape[0]
     tshape = (shape[0],) + shape[2:] if len(shape) > 1 else ()
     for dt in (np.float32, np.float64):
