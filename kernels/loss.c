@@ -659,7 +659,8 @@ ce_rows(const char *op, const cls_geom *g, const ops_tensor *self, const ops_ten
     }
     if (OPS_STUB_CALL(loss_ce_rows, dev, op, g->N, g->C, g->S, x, t, w, ignore_index, smooth, lt, &tw) != OPS_OK)
         goto done;
-    r = smooth ? ce_mix(op, g, lt, tw, reduction, ls, rd) : loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, tw, rd);
+    r = smooth ? ce_mix(op, g, lt, tw, reduction, ls, rd)
+               : loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, tw, rd);
 done:
     ops_tensor_release(x);
     ops_tensor_release(t);
