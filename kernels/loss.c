@@ -608,15 +608,39 @@ ce_prob(const char *op, const cls_geom *g, const ops_tensor *x, const ops_tensor
     return r;
 }
 
-/* cross_entropy fused (loss_ce_rows) for class-index targets without label smoothing
- * and the classes in rows (S == 1): the logits stay in self's dtype (a contiguous
+/* The fused path's label smoothing mixed in (lt in host memory: the fused loops are
+ * the CPU's): lt holds the nll terms (its first N * S doubles) then the smoothing
+ * terms -sum_c w[c] lp[c] (0 at ignored targets); the result is (1 - ls) nll + ls / C
+ * smooth, each mean dividing by the weights of the targets that count (by their
+ * number without weights): tw, as ce_index and PyTorch. */
+static ops_tensor *
+ce_mix(const char *op, const cls_geom *g, ops_tensor *lt, double tw, int64_t reduction, double ls, ops_dtype rd)
+{
+    const int64_t nt = g->N * g->S;
+    const double k = ls / (double)g->C;
+    if (reduction == LOSS_NONE) {
+        double *l = ops_tensor_data_ptr(lt);
+        for (int64_t i = 0; i < nt; i++)
+            l[i] = (1 - ls) * l[i] + k * l[nt + i];
+        return loss_from_buffer(op, lt, 0, g->tnd, g->tshape, rd);
+    }
+    double nsum, ssum;
+    if (loss_sum_of(op, lt, 0, nt, &nsum) != OPS_OK || loss_sum_of(op, lt, nt, nt, &ssum) != OPS_OK)
+        return NULL;
+    const double v = reduction == LOSS_MEAN ? (1 - ls) * (nsum / tw) + k * (ssum / tw) : (1 - ls) * nsum + k * ssum;
+    return loss_scalar(op, lt, v, rd);
+}
+
+/* cross_entropy fused (loss_ce_rows) for class-index targets, any label smoothing and
+ * positions (N x C x S): the logits stay in self's dtype (a contiguous
  * copy only when self is not contiguous), no float64 copy, no log_softmax tensor. */
 static ops_tensor *
 ce_rows(const char *op, const cls_geom *g, const ops_tensor *self, const ops_tensor *target, const ops_tensor *weight,
-        int64_t reduction, int64_t ignore_index, ops_dtype rd)
+        int64_t reduction, int64_t ignore_index, double ls, ops_dtype rd)
 {
     const ops_device dev = ops_tensor_device(self);
-    const int64_t nt = g->N;
+    const int64_t nt = g->N * g->S;
+    const bool smooth = ls > 0;
     ops_tensor *x = NULL, *t = NULL, *w = NULL, *lt = NULL, *r = NULL;
     bool bad = false;
     int64_t bad_t = 0;
@@ -625,7 +649,7 @@ ce_rows(const char *op, const cls_geom *g, const ops_tensor *self, const ops_ten
                                             : loss_copy(op, self, self->ndim, self->sizes, self->dtype)) == NULL ||
         (t = loss_copy(op, target, target->ndim, target->sizes, OPS_INT64)) == NULL ||
         (weight != NULL && (w = loss_copy(op, weight, 1, weight->sizes, OPS_FLOAT64)) == NULL) ||
-        (lt = ops_tensor_new(op, 1, &nt, NULL, OPS_FLOAT64, dev)) == NULL)
+        (lt = ops_tensor_new(op, 1, (int64_t[]){smooth ? 2 * nt : nt}, NULL, OPS_FLOAT64, dev)) == NULL)
         goto done;
     if (OPS_STUB_CALL(nn_first_bad_index, dev, op, t, g->C, true, ignore_index, &bad, &bad_t) != OPS_OK)
         goto done;
@@ -633,8 +657,10 @@ ce_rows(const char *op, const cls_geom *g, const ops_tensor *self, const ops_ten
         ops_fail(OPS_ERR_INDEX, "%s: Target %" PRId64 " is out of bounds.", op, bad_t);
         goto done;
     }
-    if (OPS_STUB_CALL(loss_ce_rows, dev, op, g->N, g->C, x, t, w, ignore_index, lt, &tw) == OPS_OK)
-        r = loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, tw, rd);
+    if (OPS_STUB_CALL(loss_ce_rows, dev, op, g->N, g->C, g->S, x, t, w, ignore_index, smooth, lt, &tw) != OPS_OK)
+        goto done;
+    r = smooth ? ce_mix(op, g, lt, tw, reduction, ls, rd)
+               : loss_reduce(op, reduction, g->tnd, g->tshape, lt, 0, nt, tw, rd);
 done:
     ops_tensor_release(x);
     ops_tensor_release(t);
@@ -685,9 +711,9 @@ loss_cross_entropy(const ops_tensor *self, const ops_tensor *target, const ops_t
     }
     if (cls_check_weight(op, weight, g.C) != OPS_OK)
         return NULL;
-    if (!prob && label_smoothing <= 0 && g.S == 1 && rd == self->dtype && ops_dtype_is_floating(rd) &&
+    if (!prob && rd == self->dtype && ops_dtype_is_floating(rd) &&
         OPS_STUB_GET(loss_ce_rows, ops_tensor_device(self)) != NULL)
-        return ce_rows(op, &g, self, target, weight, reduction, ignore_index, rd);
+        return ce_rows(op, &g, self, target, weight, reduction, ignore_index, label_smoothing, rd);
     ops_tensor *x = NULL, *t = NULL, *w = NULL, *r = NULL;
     if ((x = loss_copy(op, self, self->ndim, self->sizes, OPS_FLOAT64)) == NULL ||
         (t = loss_copy(op, target, target->ndim, target->sizes, prob ? OPS_FLOAT64 : OPS_INT64)) == NULL ||

@@ -62,14 +62,28 @@ OPS_DECLARE_STUB(loss_ce_prob_terms, ops_status,
                  (const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *lp, const ops_tensor *tp,
                   const ops_tensor *w, double ls, ops_tensor *l));
 
-/* cross_entropy fused, for class-index targets without label smoothing over rows of
- * contiguous classes (S == 1): x is self (N x C, contiguous, its own floating dtype),
- * t the checked targets (N int64); l[i] = -w[t[i]] log_softmax(x[i])[t[i]] (0 at
- * ignore_index) for the first N doubles of l, *total_weight as loss_nll_terms.  A
- * device without it (the stub unset) takes log_softmax then the nll terms. */
+/* cross_entropy fused, for class-index targets over N x C x S logits x (self,
+ * contiguous, its own floating dtype), t the checked targets (N * S int64): l[i] =
+ * -w[t[i]] log_softmax(x)[t[i]] over the classes of position i (0 at ignore_index)
+ * for the first N * S doubles of l, *total_weight as loss_nll_terms; with smooth,
+ * l's doubles N * S .. 2 N * S get the label-smoothing terms -sum_c w[c]
+ * log_softmax(x)[c] (0 at ignore_index), as loss_ce_smooth_terms.  A device without
+ * it (the stub unset) takes log_softmax then the nll (and smoothing) terms. */
 OPS_DECLARE_STUB(loss_ce_rows, ops_status,
-                 (const char *op, int64_t N, int64_t C, const ops_tensor *x, const ops_tensor *t,
-                  const ops_tensor *w, int64_t ignore_index, ops_tensor *l, double *total_weight));
+                 (const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *x, const ops_tensor *t,
+                  const ops_tensor *w, int64_t ignore_index, bool smooth, ops_tensor *l, double *total_weight));
+
+/* cross_entropy's grad_input, fused: x as loss_ce_rows (float32 or float64), w
+ * float64 or NULL, g the incoming gradient (contiguous float64: N * S values for
+ * reduction none, else one), eps the label smoothing; gx (x's dtype and shape,
+ * contiguous) = g_i / d ((1 - eps) w[t] + eps/C W) softmax(x) - g_i / d (eps/C w[c] +
+ * (1 - eps) w[t] at c = t) per counted position i (d = the total weight for mean,
+ * else 1; W = sum(w); 0 at ignore_index).  Called by the autograd formula when no
+ * graph is recorded; a device without it takes the composed formula. */
+OPS_DECLARE_STUB(loss_ce_rows_backward, ops_status,
+                 (const char *op, int64_t N, int64_t C, int64_t S, const ops_tensor *x, const ops_tensor *t,
+                  const ops_tensor *w, int64_t ignore_index, double eps, int64_t reduction, const ops_tensor *g,
+                  ops_tensor *gx));
 
 #ifdef __cplusplus
 }

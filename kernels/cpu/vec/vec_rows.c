@@ -537,6 +537,93 @@ d_softmax_bwd_colvec(const double *gy, const double *y, double *gx, int64_t len,
 ROWS_BWD_COLS_(f, float)
 ROWS_BWD_COLS_(d, double)
 
+/* cross_entropy's loops (kernels/cpu/loss.c).  A row (classes contiguous, S == 1):
+ * its max m and ls = log(sum(exp(x - m))) as S##_logsumexp, and for label smoothing
+ * sum_k w[k] (x[k] - m) (w NULL: 1) in a third pass over the row (in L1): every term
+ * has one sign for weights >= 0, so -(that) + W ls has no cancellation, unlike
+ * sum(w x) - W (m + ls).  The padded lanes of the third pass hold x = m, w = 0. */
+#define ROWS_CE_(S, T)                                                                             \
+    static void S##_ce_row(const T *x, int64_t n, const T *w, bool smooth, T *m, T *ls, double *sw) \
+    {                                                                                              \
+        *m = S##_row_max(x, n);                                                                    \
+        *ls = (T)log(S##_row_expsum(x, NULL, n, *m));                                              \
+        *sw = 0;                                                                                   \
+        if (!smooth)                                                                               \
+            return;                                                                                \
+        const v##S##_t vm = v##S##_set1(*m), one = v##S##_set1(1);                                 \
+        v##S##_t a0 = v##S##_set1(0), a1 = a0;                                                     \
+        int64_t i = 0;                                                                             \
+        for (; i + 2 * v##S##_n <= n; i += 2 * v##S##_n) {                                         \
+            const v##S##_t d0 = v##S##_sub(v##S##_load(x + i), vm);                                \
+            const v##S##_t d1 = v##S##_sub(v##S##_load(x + i + v##S##_n), vm);                     \
+            a0 = v##S##_add(a0, v##S##_mul(d0, w != NULL ? v##S##_load(w + i) : one));             \
+            a1 = v##S##_add(a1, v##S##_mul(d1, w != NULL ? v##S##_load(w + i + v##S##_n) : one));  \
+        }                                                                                          \
+        for (; i < n; i += v##S##_n) {                                                             \
+            const int64_t r = n - i < v##S##_n ? n - i : v##S##_n;                                 \
+            const v##S##_t d = v##S##_sub(S##_load_part(x + i, r, *m), vm);                        \
+            a0 = v##S##_add(a0, v##S##_mul(d, w != NULL ? S##_load_part(w + i, r, 0) : one));      \
+        }                                                                                          \
+        *sw = (double)S##_hsum(v##S##_add(a0, a1));                                                \
+    }                                                                                              \
+    /* One vector of cols (<= width) positions at x, the len classes inner apart: m[j],   \
+     * ls[j] per position; sw[j] = sum_k w[k] (x - m) when sw is not NULL; when gx is not \
+     * NULL, gx = a[j] exp(x - m - ls) - b[j] w[k] (b NULL: no second term).  Padded lanes \
+     * hold 0 (finite; their results are dropped). */                                              \
+    static void S##_ce_colvec(const T *x, int64_t len, int64_t inner, int64_t cols, const T *w, T *m, T *ls, \
+                              double *sw, T *gx, const T *a, const T *b)                            \
+    {                                                                                              \
+        const bool full = cols == v##S##_n;                                                        \
+        v##S##_t vm = v##S##_set1(-INFINITY), s = v##S##_set1(0), acc = s;                         \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            const T *p = x + k * inner;                                                            \
+            vm = v##S##_max(vm, full ? v##S##_load(p) : S##_load_part(p, cols, 0));                \
+        }                                                                                          \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            const T *p = x + k * inner;                                                            \
+            const v##S##_t d = v##S##_sub(full ? v##S##_load(p) : S##_load_part(p, cols, 0), vm);  \
+            s = v##S##_add(s, SLEEF_##S##_(exp)(d));                                               \
+            if (sw != NULL)                                                                        \
+                acc = v##S##_add(acc, w != NULL ? v##S##_mul(d, v##S##_set1(w[k])) : d);           \
+        }                                                                                          \
+        T bm[v##S##_n], bs[v##S##_n], ba[v##S##_n];                                                \
+        v##S##_store(bm, vm);                                                                      \
+        v##S##_store(bs, s);                                                                       \
+        v##S##_store(ba, acc);                                                                     \
+        for (int64_t j = 0; j < cols; j++) {                                                       \
+            m[j] = bm[j];                                                                          \
+            ls[j] = (T)log((double)bs[j]);                                                         \
+            if (sw != NULL)                                                                        \
+                sw[j] = (double)ba[j];                                                             \
+        }                                                                                          \
+        if (gx == NULL)                                                                            \
+            return;                                                                                \
+        const v##S##_t vl = S##_load_part(ls, cols, 0), va = S##_load_part(a, cols, 0);            \
+        const v##S##_t vb = b != NULL ? S##_load_part(b, cols, 0) : v##S##_set1(0);                \
+        for (int64_t k = 0; k < len; k++) {                                                        \
+            const T *p = x + k * inner;                                                            \
+            const v##S##_t d = v##S##_sub(v##S##_sub(full ? v##S##_load(p) : S##_load_part(p, cols, 0), vm), vl); \
+            v##S##_t v = v##S##_mul(va, SLEEF_##S##_(exp)(d));                                     \
+            if (b != NULL)                                                                         \
+                v = v##S##_sub(v, v##S##_mul(vb, v##S##_set1(w != NULL ? w[k] : (T)1)));           \
+            if (full)                                                                              \
+                v##S##_store(gx + k * inner, v);                                                   \
+            else                                                                                   \
+                S##_store_part(gx + k * inner, v, cols);                                           \
+        }                                                                                          \
+    }                                                                                              \
+    static void S##_ce_cols(const T *x, int64_t len, int64_t inner, int64_t cols, const T *w, T *m, T *ls,   \
+                            double *sw, T *gx, const T *a, const T *b)                             \
+    {                                                                                              \
+        for (int64_t c = 0; c < cols; c += v##S##_n)                                               \
+            S##_ce_colvec(x + c, len, inner, cols - c < v##S##_n ? cols - c : v##S##_n, w, m + c, ls + c, \
+                          sw != NULL ? sw + c : NULL, gx != NULL ? gx + c : NULL, a != NULL ? a + c : NULL, \
+                          b != NULL ? b + c : NULL);                                               \
+    }
+
+ROWS_CE_(f, float)
+ROWS_CE_(d, double)
+
 const ops_vec_rows_table OPS_VEC_NAME(ops_vec_rows_table) = {
     .level = OPS_VEC_LEVEL_STR,
     .softmax_f32 = f_softmax,
@@ -555,4 +642,8 @@ const ops_vec_rows_table OPS_VEC_NAME(ops_vec_rows_table) = {
     .ln_bwd_f64 = d_ln_bwd,
     .softmax_bwd_cols_f32 = f_softmax_bwd_cols,
     .softmax_bwd_cols_f64 = d_softmax_bwd_cols,
+    .ce_row_f32 = f_ce_row,
+    .ce_row_f64 = d_ce_row,
+    .ce_cols_f32 = f_ce_cols,
+    .ce_cols_f64 = d_ce_cols,
 };

@@ -58,6 +58,19 @@ typedef struct ops_vec_rows_table {
                                  bool log);
     void (*softmax_bwd_cols_f64)(const double *gy, const double *y, double *gx, int64_t len, int64_t inner,
                                  int64_t cols, bool log);
+    /* cross_entropy over a row of n classes: *m and *ls as logsumexp; with smooth,
+     * *sw = sum_k w[k] (x[k] - m) (w NULL: 1; else 0). */
+    void (*ce_row_f32)(const float *x, int64_t n, const float *w, bool smooth, float *m, float *ls, double *sw);
+    void (*ce_row_f64)(const double *x, int64_t n, const double *w, bool smooth, double *m, double *ls, double *sw);
+    /* cross_entropy over cols contiguous positions at x whose len classes are inner
+     * apart ([N, C, d1...] inputs): m[j], ls[j] per position (as logsumexp), sw[j] =
+     * sum_k w[k] (x[k inner + j] - m[j]) unless sw is NULL; unless gx is NULL, the
+     * gradient gx[k inner + j] = a[j] softmax(x)[k] - b[j] w[k] (b NULL: no second
+     * term; w NULL: 1). */
+    void (*ce_cols_f32)(const float *x, int64_t len, int64_t inner, int64_t cols, const float *w, float *m,
+                        float *ls, double *sw, float *gx, const float *a, const float *b);
+    void (*ce_cols_f64)(const double *x, int64_t len, int64_t inner, int64_t cols, const double *w, double *m,
+                        double *ls, double *sw, double *gx, const double *a, const double *b);
 } ops_vec_rows_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_rows_table, ops_vec_rows_table);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ops_autograd_impl.h"
+#include "kernels/loss.h"
 
 #if __has_include("ops_functions.h")
 #include "ops_op_add.h"
@@ -143,63 +144,58 @@ done:
     return st;
 }
 
-/* cross_entropy's grad_input without label smoothing when nothing records (no
- * create_graph) on the CPU: per row g wt / d (softmax(x) - O), as the formula of
- * class_loss_backward_2d with eps = 0, built as softmax(x) times the per-row scale
- * (read on the host from the targets, the weights and g) less that scale at each
- * counted target (scatter_add_): no one-hot [n, C] matrix. */
-static ops_tensor *
-ce_rows_backward(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
-                 const ops_tensor *weight, int64_t reduction, int64_t ignore_index, int64_t n, int64_t C)
+/* cross_entropy's grad_input over class indices when nothing records (no
+ * create_graph) on a device with the fused loop (loss_ce_rows_backward: the CPU):
+ * [C], [N, C] or [N, C, d1...] float32/float64 input, any label smoothing; one pass
+ * of softmax times a per-position scale less the target and smoothing terms
+ * (kernels/loss.h), no one-hot matrix, no moved copy of the classes. */
+static bool
+ce_fused_backward_applies(const ops_tensor *g, const ops_tensor *self, const ops_tensor *target)
 {
-    int64_t *cls = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *cls);
-    int64_t *idx = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
+    return !ops_grad_enabled() && ops_tensor_device(g).type == ops_tensor_device(self).type &&
+           (self->dtype == OPS_FLOAT32 || self->dtype == OPS_FLOAT64) && self->ndim >= 1 &&
+           target->ndim == self->ndim - 1 && ops_dtype_is_integral(target->dtype, false) &&
+           OPS_STUB_GET(loss_ce_rows_backward, ops_tensor_device(self)) != NULL;
+}
+
+static ops_tensor *
+ce_fused_backward(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
+                  const ops_tensor *weight, int64_t reduction, int64_t ignore_index, double eps)
+{
+    const int64_t N = self->ndim == 1 ? 1 : self->sizes[0], C = self->sizes[self->ndim == 1 ? 0 : 1];
+    const int64_t S = N * C > 0 ? ops_tensor_numel(self) / (N * C) : 0, nt = N * S;
+    int64_t *cls = ops_host_malloc((size_t)(nt > 0 ? nt : 1) * sizeof *cls);
     double *wcls = ops_host_malloc((size_t)(C > 0 ? C : 1) * sizeof *wcls);
-    double *sc = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *sc);
-    double *nsc = ops_host_malloc((size_t)(n > 0 ? n : 1) * sizeof *nsc);
-    ops_tensor *g64 = NULL, *gc = NULL, *x2 = NULL, *p = NULL, *s64 = NULL, *ns64 = NULL, *sv = NULL, *nsv = NULL;
-    ops_tensor *it = NULL, *gx = NULL, *res = NULL;
-    if (cls == NULL || idx == NULL || wcls == NULL || sc == NULL || nsc == NULL) {
+    ops_tensor *xc = NULL, *t64 = NULL, *tc = NULL, *w64 = NULL, *wc = NULL, *g64 = NULL, *gc = NULL, *gx = NULL;
+    ops_tensor *res = NULL;
+    if (cls == NULL || wcls == NULL) {
         ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
         goto done;
     }
-    if (class_rows(op, target, weight, ignore_index, cls, wcls, n, C) != OPS_OK)
+    /* the targets' bounds, before anything is computed */
+    if (class_rows(op, target, weight, ignore_index, cls, wcls, nt, C) != OPS_OK)
         goto done;
+    AG_STEP(xc, ops_contiguous(self, OPS_CONTIGUOUS_FORMAT));
+    AG_STEP(t64, ops_to_dtype(target, OPS_INT64, false, false, OPS_MEMORY_FORMAT_NONE));
+    AG_STEP(tc, ops_contiguous(t64, OPS_CONTIGUOUS_FORMAT));
+    if (weight != NULL) {
+        AG_STEP(w64, ops_to_dtype(weight, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE));
+        AG_STEP(wc, ops_contiguous(w64, OPS_CONTIGUOUS_FORMAT));
+    }
     AG_STEP(g64, ops_to_dtype(g, OPS_FLOAT64, false, false, OPS_MEMORY_FORMAT_NONE));
     AG_STEP(gc, ops_contiguous(g64, OPS_CONTIGUOUS_FORMAT));
-    const double *gv = ops_tensor_data_ptr(gc);
-    double tw = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (cls[i] >= 0)
-            tw += wcls[cls[i]];
-    for (int64_t i = 0; i < n; i++) {
-        const double gi = reduction == 0 ? gv[i] : gv[0];
-        const double d = reduction == 1 ? tw : 1.0;
-        /* the mean over zero total weight has a zero gradient (PyTorch's) */
-        sc[i] = cls[i] >= 0 && d != 0 ? gi * wcls[cls[i]] / d : 0.0;
-        nsc[i] = -sc[i];
-        idx[i] = cls[i] >= 0 ? cls[i] : 0;
-    }
-    AG_STEP(x2, ops_reshape(self, OPS_INTS(n, C)));
-    AG_STEP(p, ops_softmax(x2, -1, OPS_DTYPE_NONE));
-    AG_STEP(s64, ops_tensor_from_data(sc, OPS_INTS(n, 1), OPS_FLOAT64));
-    AG_STEP(ns64, ops_tensor_from_data(nsc, OPS_INTS(n, 1), OPS_FLOAT64));
-    AG_STEP(sv, ops_to_dtype(s64, p->dtype, false, false, OPS_MEMORY_FORMAT_NONE));
-    AG_STEP(nsv, ops_to_dtype(ns64, p->dtype, false, false, OPS_MEMORY_FORMAT_NONE));
-    AG_STEP(it, ops_tensor_from_data(idx, OPS_INTS(n, 1), OPS_INT64));
-    AG_STEP(gx, ops_mul(p, sv));
-    if (ops_scatter_add_(gx, 1, it, nsv) != OPS_OK)
+    AG_STEP(gx, ops_tensor_new(op, self->ndim, self->sizes, NULL, self->dtype, ops_tensor_device(self)));
+    if (OPS_STUB_CALL(loss_ce_rows_backward, ops_tensor_device(self), op, N, C, S, xc, tc, wc, ignore_index, eps,
+                      reduction, gc, gx) != OPS_OK)
         goto done;
-    res = ops_reshape(gx, (ops_int_list){self->sizes, self->ndim});
+    res = gx;
+    gx = NULL;
 done:;
-    ops_tensor *const all[] = {g64, gc, x2, p, s64, ns64, sv, nsv, it, gx};
+    ops_tensor *const all[] = {xc, t64, tc, w64, wc, g64, gc, gx};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         ops_tensor_release(all[i]);
     ops_host_free(cls);
-    ops_host_free(idx);
     ops_host_free(wcls);
-    ops_host_free(sc);
-    ops_host_free(nsc);
     return res;
 }
 
@@ -219,9 +215,6 @@ class_loss_backward_2d(const char *op, const ops_tensor *g, const ops_tensor *se
         !ops_dtype_is_integral(target->dtype, false))
         return ops_fail_null(OPS_ERR_SHAPE, "%s: backward: wanted an [N, C] or [C] input and class indices", op);
     const int64_t n = self->ndim == 2 ? self->sizes[0] : 1, C = self->sizes[self->ndim - 1];
-    if (softmax && eps == 0 && !ops_grad_enabled() && ops_tensor_device(self).type == OPS_CPU &&
-        ops_tensor_device(g).type == OPS_CPU && (self->dtype == OPS_FLOAT32 || self->dtype == OPS_FLOAT64))
-        return ce_rows_backward(op, g, self, target, weight, reduction, ignore_index, n, C);
     ops_tensor *oh = NULL, *keep = NULL, *x2 = NULL, *g2 = NULL, *wt = NULL, *ow = NULL, *q1 = NULL, *kw = NULL;
     ops_tensor *q = NULL, *r = NULL, *p = NULL, *pr = NULL, *sum = NULL, *den = NULL, *gs = NULL, *res = NULL;
     ops_tensor *r2 = NULL, *wsum = NULL, *kws = NULL, *tmp = NULL;
@@ -301,6 +294,8 @@ static ops_tensor *
 class_loss_backward(const char *op, const ops_tensor *g, const ops_tensor *self, const ops_tensor *target,
                     const ops_tensor *weight, int64_t reduction, int64_t ignore_index, double eps, bool softmax)
 {
+    if (softmax && ce_fused_backward_applies(g, self, target))
+        return ce_fused_backward(op, g, self, target, weight, reduction, ignore_index, eps);
     if (self->ndim <= 2)
         return class_loss_backward_2d(op, g, self, target, weight, reduction, ignore_index, eps, softmax);
     const int64_t C = self->sizes[1];
