@@ -21,7 +21,6 @@
 #include "ops_op_mul.h"
 #include "ops_op_neg.h"
 #include "ops_op_reshape.h"
-#include "ops_op_scatter_add.h"
 #include "ops_op_softmax.h"
 #include "ops_op_sub.h"
 #include "ops_op_sum.h"
