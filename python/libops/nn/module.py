@@ -613,9 +613,8 @@ class Module:
         return s + ")"
 
     def __deepcopy__(self, memo):
-        # libops.Tensor has no pickling, so copy.deepcopy cannot copy a Module's tensors by
-        # itself: they are cloned here (a Parameter stays a Parameter, shared tensors stay
-        # shared through memo), everything else is deep-copied as usual.
+        # The Module's tensors are cloned here (a Parameter stays a Parameter, shared tensors
+        # stay shared through memo), everything else is deep-copied as usual.
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         for k, v in self.__dict__.items():
