@@ -44,10 +44,10 @@ def child(level, code):
         env["OPS_CPU_CAPABILITY"] = level
     # run from this directory: a build tree's working directory holds the C libops.so,
     # which `-c` (the current directory first on sys.path) would import as the module
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
                        cwd=os.path.dirname(os.path.abspath(__file__)))
     if p.returncode != 0:
-        raise AssertionError(f"child failed at {level}: {p.stderr}")
+        raise AssertionError(f"child failed at {level}:\n{p.stdout}\n{p.stderr}")
     return p.stdout, p.stderr
 
 

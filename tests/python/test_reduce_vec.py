@@ -8,12 +8,9 @@ outer (dim=0) path bit for bit equal to the scalar loop (reached through a strid
 view of the same values); the same bits on every run and for 1 and 2 threads.
 Run by `meson test` (suite python)."""
 
-import os
-import subprocess
-import sys
 import unittest
 
-from test_cpu_capability import LEVELS, best_level
+from test_cpu_capability import LEVELS, best_level, child as child_at_level
 
 CHECK = r"""
 import math
@@ -238,13 +235,8 @@ print(L.cpu_capability())
 
 
 def child(level, code):
-    env = dict(os.environ)
-    env["OPS_CPU_CAPABILITY"] = level
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
-                       cwd=os.path.dirname(os.path.abspath(__file__)))
-    if p.returncode != 0:
-        raise AssertionError(f"child failed at {level}: {p.stderr}")
-    return p.stdout
+    """code's stdout in a child python at OPS_CPU_CAPABILITY=level (test_cpu_capability.child)."""
+    return child_at_level(level, code)[0]
 
 
 class TestReduceVec(unittest.TestCase):

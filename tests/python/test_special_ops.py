@@ -11,35 +11,14 @@ its gradient (PyTorch's logit_backward: NaN outside [0, 1] without eps, 0 outsid
 [eps, 1 - eps] with it), erfinv's and cbrt's gradients.  Run by `meson test`
 (suite python)."""
 
-import os
-import subprocess
-import sys
 import unittest
 
-LEVELS = ("default", "avx2", "avx512")
-
-
-def best_level():
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return "default"
-    if not {"avx2", "fma"} <= set(flags):
-        return "default"
-    if not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags):
-        return "avx2"
-    return "avx512"
+from test_cpu_capability import LEVELS, best_level, child as child_at_level  # noqa: E402
 
 
 def child(level, code):
-    env = dict(os.environ)
-    env["OPS_CPU_CAPABILITY"] = level
-    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
-                       cwd=os.path.dirname(os.path.abspath(__file__)))
-    if p.returncode != 0:
-        raise AssertionError(f"child failed at {level}:\n{p.stdout}\n{p.stderr}")
-    return p.stdout
+    """code's stdout in a child python at OPS_CPU_CAPABILITY=level (test_cpu_capability.child)."""
+    return child_at_level(level, code)[0]
 
 
 CHECK = r"""
