@@ -35,6 +35,12 @@ def best_level():
     return "avx512"
 
 
+def runnable_levels():
+    """The levels this CPU runs: default up to the best."""
+    best = best_level()
+    return LEVELS[:LEVELS.index(best) + 1]
+
+
 def child(level, code):
     """Runs code in a child python with OPS_CPU_CAPABILITY=level; (stdout, stderr)."""
     env = dict(os.environ)
@@ -358,33 +364,25 @@ class TestCpuCapability(unittest.TestCase):
         self.assertIn(f"OPS_CPU_CAPABILITY={higher[-1]}: this CPU lacks", err)
         self.assertIn(f"using {best}", err)
 
-    def test_vector_ops_at_every_level(self):
-        best = best_level()
-        for level in LEVELS[:LEVELS.index(best) + 1]:
+    def check_every_level(self, script):
+        """Run a check script in a child process at each level this CPU supports; the script
+        prints the level it ran at, and nothing may go to stderr."""
+        for level in runnable_levels():
             with self.subTest(level=level):
-                out, err = child(level, VALUES_CHECK)
+                out, err = child(level, script)
                 self.assertEqual((out.strip(), err), (level, ""))
+
+    def test_vector_ops_at_every_level(self):
+        self.check_every_level(VALUES_CHECK)
 
     def test_activations_at_every_level(self):
-        best = best_level()
-        for level in LEVELS[:LEVELS.index(best) + 1]:
-            with self.subTest(level=level):
-                out, err = child(level, ACT_CHECK)
-                self.assertEqual((out.strip(), err), (level, ""))
+        self.check_every_level(ACT_CHECK)
 
     def test_row_kernels_at_every_level(self):
-        best = best_level()
-        for level in LEVELS[:LEVELS.index(best) + 1]:
-            with self.subTest(level=level):
-                out, err = child(level, ROWS_CHECK)
-                self.assertEqual((out.strip(), err), (level, ""))
+        self.check_every_level(ROWS_CHECK)
 
     def test_layer_norm_backward_at_every_level(self):
-        best = best_level()
-        for level in LEVELS[:LEVELS.index(best) + 1]:
-            with self.subTest(level=level):
-                out, err = child(level, LN_BWD_CHECK)
-                self.assertEqual((out.strip(), err), (level, ""))
+        self.check_every_level(LN_BWD_CHECK)
 
 
 if __name__ == "__main__":

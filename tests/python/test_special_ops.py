@@ -13,7 +13,7 @@ its gradient (PyTorch's logit_backward: NaN outside [0, 1] without eps, 0 outsid
 
 import unittest
 
-from test_cpu_capability import LEVELS, best_level, child as child_at_level  # noqa: E402
+from test_cpu_capability import best_level, child as child_at_level, runnable_levels  # noqa: E402
 
 
 def child(level, code):
@@ -210,11 +210,6 @@ L.cbrt(a).sum().backward()
 assert np.allclose(a.grad.numpy(), 1 / (3 * np.cbrt(xc) ** 2), rtol=1e-14)
 print("ok")
 """
-
-
-def runnable_levels():
-    best = best_level()
-    return LEVELS[: LEVELS.index(best) + 1]
 
 
 class SpecialOps(unittest.TestCase):
