@@ -719,40 +719,25 @@ def _():
     return fwd_bwd([a], gr, lambda x: libops.max_pool2d(x, [3, 3], [2, 2]), lambda t: TF.max_pool2d(t, 3, 2))
 
 
-@row("adaptive_avg_pool2d [32,512,7,7]->1 f32 (ResNet's head)")
-def _():
-    a = RNG.standard_normal((32, 512, 7, 7), dtype=np.float32)
+def _adaptive_row(shape, out, is_max=False, bf16=False):
+    """adaptive_avg_pool2d (adaptive_max_pool2d with indices when is_max) of a [shape]
+    float32 (bfloat16) input to [out, out]."""
+    a = RNG.standard_normal(shape, dtype=np.float32)
     x, t = libops.from_numpy(a), tfrom(a)
-    return peers(lambda: libops.adaptive_avg_pool2d(x, [1, 1]), lambda: TF.adaptive_avg_pool2d(t, 1))
+    if bf16:
+        x, t = x.to(libops.bfloat16), t.to(torch.bfloat16) if torch is not None else None
+    if is_max:
+        return peers(lambda: libops.adaptive_max_pool2d(x, [out, out]), lambda: TF.adaptive_max_pool2d(t, out, True))
+    return peers(lambda: libops.adaptive_avg_pool2d(x, [out, out]), lambda: TF.adaptive_avg_pool2d(t, out))
 
 
-@row("adaptive_avg_pool2d [32,64,56,56]->[7,7] f32")
-def _():
-    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
-    x, t = libops.from_numpy(a), tfrom(a)
-    return peers(lambda: libops.adaptive_avg_pool2d(x, [7, 7]), lambda: TF.adaptive_avg_pool2d(t, 7))
-
-
-@row("adaptive_avg_pool2d [32,64,56,56]->[5,5] f32 (windows overlap)")
-def _():
-    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
-    x, t = libops.from_numpy(a), tfrom(a)
-    return peers(lambda: libops.adaptive_avg_pool2d(x, [5, 5]), lambda: TF.adaptive_avg_pool2d(t, 5))
-
-
-@row("adaptive_max_pool2d [32,64,56,56]->[7,7] f32")
-def _():
-    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
-    x, t = libops.from_numpy(a), tfrom(a)
-    return peers(lambda: libops.adaptive_max_pool2d(x, [7, 7]), lambda: TF.adaptive_max_pool2d(t, 7, True))
-
-
-@row("adaptive_avg_pool2d [32,512,7,7]->1 bf16")
-def _():
-    a = RNG.standard_normal((32, 512, 7, 7), dtype=np.float32)
-    x = libops.from_numpy(a).to(libops.bfloat16)
-    t = tfrom(a).to(torch.bfloat16) if torch is not None else None
-    return peers(lambda: libops.adaptive_avg_pool2d(x, [1, 1]), lambda: TF.adaptive_avg_pool2d(t, 1))
+for _label, _shape, _out, _max, _bf16 in (
+        ("adaptive_avg_pool2d [32,512,7,7]->1 f32 (ResNet's head)", (32, 512, 7, 7), 1, False, False),
+        ("adaptive_avg_pool2d [32,64,56,56]->[7,7] f32", (32, 64, 56, 56), 7, False, False),
+        ("adaptive_avg_pool2d [32,64,56,56]->[5,5] f32 (windows overlap)", (32, 64, 56, 56), 5, False, False),
+        ("adaptive_max_pool2d [32,64,56,56]->[7,7] f32", (32, 64, 56, 56), 7, True, False),
+        ("adaptive_avg_pool2d [32,512,7,7]->1 bf16", (32, 512, 7, 7), 1, False, True)):
+    row(_label)(lambda shape=_shape, out=_out, is_max=_max, bf16=_bf16: _adaptive_row(shape, out, is_max, bf16))
 
 
 @row("adaptive_avg_pool2d fwd+bwd [32,512,7,7]->1 f32")

@@ -551,58 +551,96 @@ pool_scatter_add_cpu(const char *op, const ops_tensor *grad, const ops_tensor *i
     return OPS_OK;
 }
 
-/* avg_pool2d's and adaptive_avg_pool2d's gradient, plane by plane: for each output row
- * oy, the row's share r[x] = the sum (in output order) of grad / divisor over the
- * outputs whose columns hold x, then r added to each input row of oy's window (the
- * windows' rows depend on oy only) by the level's vector loop.  Each element is added
- * to in output-row order by the same scalar sums, so the bits are the same at every
- * level.  One row buffer per thread. */
-#define NNB_DEFINE_AVG_BWD_(NAME, T, ADDTO)                                                              \
+/* The windows of avg_pool2d's or adaptive_avg_pool2d's outputs, the same for every
+ * plane: rows [y0[oy], y1[oy]), columns [x0[ox], x1[ox]) (clipped to the input; empty
+ * where the forward's window is wholly in the padding, its output a constant 0) and
+ * the divisor of each output (1 for the empty ones). */
+typedef struct nnb_windows {
+    int64_t *y0, *y1, *x0, *x1;
+    double *div;
+} nnb_windows;
+
+static bool
+nnb_windows_of(const pool_geom *g, nnb_windows *w)
+{
+    const int64_t oh = g->oh, ow = g->ow;
+    int64_t *b = malloc((size_t)(2 * (oh + ow)) * sizeof(int64_t));
+    double *d = malloc((size_t)(oh * ow > 0 ? oh * ow : 1) * sizeof(double));
+    if (b == NULL || d == NULL) {
+        free(b);
+        free(d);
+        return false;
+    }
+    *w = (nnb_windows){b, b + oh, b + 2 * oh, b + 2 * oh + ow, d};
+    for (int64_t oy = 0; oy < oh; oy++)
+        for (int64_t ox = 0; ox < ow; ox++) {
+            int64_t y0, y1, x0, x1, div;
+            if (g->adaptive) {
+                ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);
+                ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);
+                div = (y1 - y0) * (x1 - x0);
+            } else if (!ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,
+                                          g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div)) {
+                /* wholly in the padding: the rows or the columns are empty (each depends on
+                 * its own dim only) */
+                div = 1;
+                y1 = y1 > y0 ? y1 : y0;
+                x1 = x1 > x0 ? x1 : x0;
+            }
+            w->y0[oy] = y0, w->y1[oy] = y1, w->x0[ox] = x0, w->x1[ox] = x1;
+            d[oy * ow + ox] = (double)div;
+        }
+    return true;
+}
+
+/* avg_pool2d's and adaptive_avg_pool2d's gradient, plane by plane: v = grad / divisor
+ * (the level's division loop), then for each output row oy the row's share r[x] = the
+ * sum (in output order) of v over the outputs whose columns hold x, added to each
+ * input row of oy's window (the level's vector loop).  Each element gets the same
+ * scalar sums and elementwise vector operations in the same order at every level, so
+ * the same bits.  Buffers per thread: the plane's v and a row. */
+#define NNB_DEFINE_AVG_BWD_(NAME, T, ADDTO, DIV)                                                         \
     static bool NAME(const pool_geom *g, const T *gr, T *res)                                            \
     {                                                                                                    \
         const ops_vec_pool_table *vt = ops_vec_pool();                                                   \
         const int64_t planes = g->nb * g->c, ohw = g->oh * g->ow, ihw = g->ih * g->iw;                   \
         const int nt_ = ops_get_num_threads();                                                           \
         const bool par_ = planes > 1 && planes * (ohw * g->kw + ihw) > OPS_GRAIN_SIZE;                   \
-        T *const buf = malloc((size_t)(par_ ? nt_ : 1) * (size_t)g->iw * sizeof(T));                     \
-        if (buf == NULL)                                                                                 \
+        const int64_t per = ohw + g->iw;                                                                 \
+        nnb_windows w;                                                                                   \
+        T *const buf = malloc((size_t)(par_ ? nt_ : 1) * (size_t)per * sizeof(T) + (size_t)ohw * sizeof(T)); \
+        if (buf == NULL || !nnb_windows_of(g, &w)) {                                                     \
+            free(buf);                                                                                   \
             return false;                                                                                \
+        }                                                                                                \
+        T *const dv = buf + (size_t)(par_ ? nt_ : 1) * (size_t)per;                                      \
+        for (int64_t o = 0; o < ohw; o++)                                                                \
+            dv[o] = (T)w.div[o];                                                                         \
         NNB_PARALLEL_FOR_                                                                                \
         for (int64_t p = 0; p < planes; p++) {                                                           \
-            T *const r = buf + (size_t)NNB_THREAD_ * (size_t)g->iw;                                      \
-            const T *const gp = gr + p * ohw;                                                            \
+            T *const v = buf + (size_t)NNB_THREAD_ * (size_t)per, *const r = v + ohw;                    \
             T *const rp = res + p * ihw;                                                                 \
+            vt->DIV(v, gr + p * ohw, dv, ohw);                                                           \
             memset(rp, 0, (size_t)ihw * sizeof(T));                                                      \
             for (int64_t oy = 0; oy < g->oh; oy++) {                                                     \
-                int64_t y0 = 0, y1 = 0;                                                                  \
-                bool any = false;                                                                        \
+                if (w.y0[oy] >= w.y1[oy])                                                                \
+                    continue;                                                                            \
+                const T *const vr = v + oy * g->ow;                                                      \
                 memset(r, 0, (size_t)g->iw * sizeof(T));                                                 \
-                for (int64_t ox = 0; ox < g->ow; ox++) {                                                 \
-                    int64_t x0, x1, div;                                                                 \
-                    if (g->adaptive) {                                                                   \
-                        ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);                \
-                        ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);                \
-                        div = (y1 - y0) * (x1 - x0);                                                     \
-                    } else if (!ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, \
-                                                  g->pw, g->count_include_pad, g->divisor, &y0, &y1, &x0, \
-                                                  &x1, &div)) {                                          \
-                        continue; /* wholly in the padding: a constant 0 */                              \
-                    }                                                                                    \
-                    const T v = gp[oy * g->ow + ox] / (T)div;                                            \
-                    for (int64_t x = x0; x < x1; x++)                                                    \
-                        r[x] += v;                                                                       \
-                    any = true;                                                                          \
-                }                                                                                        \
-                if (any)                                                                                 \
-                    for (int64_t y = y0; y < y1; y++)                                                    \
-                        vt->ADDTO(rp + y * g->iw, r, g->iw);                                             \
+                for (int64_t ox = 0; ox < g->ow; ox++)                                                   \
+                    for (int64_t x = w.x0[ox]; x < w.x1[ox]; x++)                                        \
+                        r[x] += vr[ox];                                                                  \
+                for (int64_t y = w.y0[oy]; y < w.y1[oy]; y++)                                            \
+                    vt->ADDTO(rp + y * g->iw, r, g->iw);                                                 \
             }                                                                                            \
         }                                                                                                \
         free(buf);                                                                                       \
+        free(w.y0);                                                                                      \
+        free(w.div);                                                                                     \
         return true;                                                                                     \
     }
-NNB_DEFINE_AVG_BWD_(avg_bwd_f32, float, addto_f32)
-NNB_DEFINE_AVG_BWD_(avg_bwd_f64, double, addto_f64)
+NNB_DEFINE_AVG_BWD_(avg_bwd_f32, float, addto_f32, div_f32)
+NNB_DEFINE_AVG_BWD_(avg_bwd_f64, double, addto_f64, div_f64)
 
 ops_status
 pool_avg_backward_cpu(const char *op, const ops_pool_geom *g, const ops_tensor *grad, ops_tensor *res)

@@ -19,6 +19,27 @@
 
 #include "kernels/cpu/vec/vec_isa.h"
 
+/* The level's table: the loops below (vector ones, or the none-here ones that leave
+ * every output to the scalar loops), float32 and float64 widths W32 and W64. */
+#define VP_TABLE_(W32, W64)                                              \
+    const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {        \
+        .level = OPS_VEC_LEVEL_STR,                                      \
+        .width = (W32),                                                  \
+        .width_f64 = (W64),                                              \
+        .max_f32 = max_f_v,                                              \
+        .avg_f32 = avg_f_v,                                              \
+        .max_cl_f32 = max_cl_f_v,                                        \
+        .avg_cl_f32 = avg_cl_f_v,                                        \
+        .max_f64 = max_d_v,                                              \
+        .avg_f64 = avg_d_v,                                              \
+        .max_cl_f64 = max_cl_d_v,                                        \
+        .avg_cl_f64 = avg_cl_d_v,                                        \
+        .addto_f32 = addto_f_v,                                          \
+        .addto_f64 = addto_d_v,                                          \
+        .div_f32 = div_f_v,                                              \
+        .div_f64 = div_d_v,                                              \
+    }
+
 #if defined(__SSE2__)
 
 /* The level's few operations of its own, per type (f: float32, d: float64):
@@ -277,26 +298,21 @@ vp_gather_d(const double *p, int64_t s)
             VP_VOP_(S, store)(y + i, VP_VOP_(S, add)(VP_VOP_(S, load)(y + i), VP_VOP_(S, load)(x + i)));  \
         for (; i < n; i++)                                                                               \
             y[i] += x[i];                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    static void div_##S##_v(T *y, const T *x, const T *d, int64_t n)                                     \
+    {                                                                                                    \
+        int64_t i = 0;                                                                                   \
+        for (; i + N <= n; i += N)                                                                       \
+            VP_VOP_(S, store)(y + i, VP_VOP_(S, div)(VP_VOP_(S, load)(x + i), VP_VOP_(S, load)(d + i)));  \
+        for (; i < n; i++)                                                                               \
+            y[i] = x[i] / d[i];                                                                          \
     }
 
 VP_DEFINE_(float, vf_t, vf_n, f)
 VP_DEFINE_(double, vd_t, vd_n, d)
 
-const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
-    .level = OPS_VEC_LEVEL_STR,
-    .width = vf_n,
-    .width_f64 = vd_n,
-    .max_f32 = max_f_v,
-    .avg_f32 = avg_f_v,
-    .max_cl_f32 = max_cl_f_v,
-    .avg_cl_f32 = avg_cl_f_v,
-    .max_f64 = max_d_v,
-    .avg_f64 = avg_d_v,
-    .max_cl_f64 = max_cl_d_v,
-    .avg_cl_f64 = avg_cl_d_v,
-    .addto_f32 = addto_f_v,
-    .addto_f64 = addto_d_v,
-};
+VP_TABLE_(vf_n, vd_n);
 
 #else /* no vector loops here: the scalar loops do every output */
 
@@ -325,24 +341,15 @@ const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     {                                                                                    \
         for (int64_t i = 0; i < n; i++)                                                  \
             y[i] += x[i];                                                                \
+    } \
+    static void div_##S##_v(T *y, const T *x, const T *d, int64_t n)                     \
+    {                                                                                    \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            y[i] = x[i] / d[i];                                                          \
     }
 VP_NONE_(float, f)
 VP_NONE_(double, d)
 
-const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
-    .level = OPS_VEC_LEVEL_STR,
-    .width = 0,
-    .width_f64 = 0,
-    .max_f32 = max_f_v,
-    .avg_f32 = avg_f_v,
-    .max_cl_f32 = max_cl_f_v,
-    .avg_cl_f32 = avg_cl_f_v,
-    .max_f64 = max_d_v,
-    .avg_f64 = avg_d_v,
-    .max_cl_f64 = max_cl_d_v,
-    .avg_cl_f64 = avg_cl_d_v,
-    .addto_f32 = addto_f_v,
-    .addto_f64 = addto_d_v,
-};
+VP_TABLE_(0, 0);
 
 #endif

@@ -64,6 +64,10 @@ typedef struct ops_vec_pool_table {
      * its windows): each element by one addition, the same bits at every level */
     void (*addto_f32)(float *y, const float *x, int64_t n);
     void (*addto_f64)(double *y, const double *x, int64_t n);
+    /* y[i] = x[i] / d[i], i < n (each output's gradient by its divisor): correctly
+     * rounded, the same bits at every level */
+    void (*div_f32)(float *y, const float *x, const float *d, int64_t n);
+    void (*div_f64)(double *y, const double *x, const double *d, int64_t n);
 } ops_vec_pool_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_pool_table, ops_vec_pool_table);
