@@ -95,6 +95,27 @@ def peers(l=None, t=None, n=None):
     return d
 
 
+def fwd_bwd(arrays, grad, lib_fwd, tor_fwd):
+    """The peers of a forward+backward row, from one description: `arrays` (NumPy) become
+    leaves that require grad (a libops and a torch copy of each), `grad` (NumPy, or None
+    where the forward gives a scalar) is given to backward, lib_fwd(*leaves) and
+    tor_fwd(*leaves) are the forwards (lib_fwd None where libops lacks the op).  A call
+    runs the forward and the backward and clears the leaves' gradients."""
+    xs = [libops.from_numpy(a).requires_grad_(True) for a in arrays]
+    lg = libops.from_numpy(grad) if grad is not None else None
+    ts = tg = None
+    if torch is not None:
+        ts = [tfrom(a).clone().requires_grad_(True) for a in arrays]
+        tg = tfrom(grad) if grad is not None else None
+
+    def run(fwd, leaves, g):
+        r = fwd(*leaves)
+        r.backward(g) if g is not None else r.backward()
+        for v in leaves:
+            v.grad = None
+    return peers(lib_fwd and (lambda: run(lib_fwd, xs, lg)), ts and (lambda: run(tor_fwd, ts, tg)))
+
+
 RNG = np.random.default_rng(0)
 N1M = 1 << 20
 
@@ -509,18 +530,8 @@ def _():
     a = RNG.standard_normal((4096, 1000), dtype=np.float32)
     k = RNG.integers(0, 1000, 4096)
     f = lop("cross_entropy_loss")
-    x, y = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(k)
-    if torch is not None:
-        t, u = tfrom(a).clone().requires_grad_(True), tfrom(k)
-
-    def lib():
-        f(x, y).backward()
-        x.grad = None
-
-    def tor():
-        TF.cross_entropy(t, u).backward()
-        t.grad = None
-    return peers(f and lib, tor)
+    y, u = libops.from_numpy(k), tfrom(k)
+    return fwd_bwd([a], None, f and (lambda x: f(x, y)), lambda t: TF.cross_entropy(t, u))
 
 
 @row("layer_norm [4096,1024] f32")
@@ -540,38 +551,15 @@ def _():
     w = RNG.standard_normal(1024, dtype=np.float32)
     b = RNG.standard_normal(1024, dtype=np.float32)
     g = RNG.standard_normal((4096, 1024), dtype=np.float32)
-    x, lw, lb = (libops.from_numpy(v).requires_grad_(True) for v in (a, w, b))
-    lg = libops.from_numpy(g)
-    if torch is not None:
-        t, tw, tb = (tfrom(v).clone().requires_grad_(True) for v in (a, w, b))
-        tg = tfrom(g)
-
-    def lib():
-        libops.layer_norm(x, [1024], lw, lb).backward(lg)
-        x.grad = lw.grad = lb.grad = None
-
-    def tor():
-        TF.layer_norm(t, [1024], tw, tb).backward(tg)
-        t.grad = tw.grad = tb.grad = None
-    return peers(lib, tor)
+    return fwd_bwd([a, w, b], g, lambda x, lw, lb: libops.layer_norm(x, [1024], lw, lb),
+                   lambda t, tw, tb: TF.layer_norm(t, [1024], tw, tb))
 
 
 @row("softmax dim=0 fwd+bwd [1024,4096] f32")
 def _():
     a = RNG.standard_normal((1024, 4096), dtype=np.float32)
     g = RNG.standard_normal((1024, 4096), dtype=np.float32)
-    x, lg = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(g)
-    if torch is not None:
-        t, tg = tfrom(a).clone().requires_grad_(True), tfrom(g)
-
-    def lib():
-        libops.softmax(x, 0).backward(lg)
-        x.grad = None
-
-    def tor():
-        torch.softmax(t, 0).backward(tg)
-        t.grad = None
-    return peers(lib, tor)
+    return fwd_bwd([a], g, lambda x: libops.softmax(x, 0), lambda t: torch.softmax(t, 0))
 
 
 @row("log_softmax dim=1 [64,1000,64] f32")
@@ -581,26 +569,19 @@ def _():
     return peers(lambda: libops.log_softmax(x, 1), lambda: torch.log_softmax(t, 1))
 
 
-def _ce_row(shape, smoothing, fwd_bwd):
+def _ce_row(shape, smoothing, backward):
     a = RNG.standard_normal(shape, dtype=np.float32)
     k = RNG.integers(0, shape[1], (shape[0],) + tuple(shape[2:]))
     f = lop("cross_entropy_loss")
-    x, y = libops.from_numpy(a).requires_grad_(fwd_bwd), libops.from_numpy(k)
-    if torch is not None:
-        t, u = tfrom(a).clone().requires_grad_(fwd_bwd), tfrom(k)
+    y, u = libops.from_numpy(k), tfrom(k)
+    lib = f and (lambda x: f(x, y, None, 1, -100, smoothing))
 
-    def lib():
-        r = f(x, y, None, 1, -100, smoothing)
-        if fwd_bwd:
-            r.backward()
-            x.grad = None
-
-    def tor():
-        r = TF.cross_entropy(t, u, label_smoothing=smoothing)
-        if fwd_bwd:
-            r.backward()
-            t.grad = None
-    return peers(f and lib, tor)
+    def tor(t):
+        return TF.cross_entropy(t, u, label_smoothing=smoothing)
+    if backward:
+        return fwd_bwd([a], None, lib, tor)
+    x, t = libops.from_numpy(a), tfrom(a)
+    return peers(lib and (lambda: lib(x)), lambda: tor(t))
 
 
 @row("cross_entropy [64,1000,64] f32")
@@ -717,36 +698,68 @@ def _():
 def _():
     a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
     gr = RNG.standard_normal((32, 64, 27, 27), dtype=np.float32)
+    return fwd_bwd([a], gr, lambda x: libops.avg_pool2d(x, [3, 3], [2, 2]), lambda t: TF.avg_pool2d(t, 3, 2))
+
+
+@row("avg_pool2d backward 3x3 s2 [32,64,56,56] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    gr = RNG.standard_normal((32, 64, 27, 27), dtype=np.float32)
     x, g = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(gr)
-    if torch is not None:
-        t, tg = tfrom(a).clone().requires_grad_(True), tfrom(gr)
-
-    def lib():
-        libops.avg_pool2d(x, [3, 3], [2, 2]).backward(g)
-        x.grad = None
-
-    def tor():
-        TF.avg_pool2d(t, 3, 2).backward(tg)
-        t.grad = None
-    return peers(lib, tor)
+    y = libops.avg_pool2d(x, [3, 3], [2, 2])
+    t, tg = tfrom(a), tfrom(gr)
+    return peers(lambda: libops.autograd.grad([y], [x], [g], retain_graph=True),
+                 lambda: torch.ops.aten.avg_pool2d_backward(tg, t, [3, 3], [2, 2], [0, 0], False, True, None))
 
 
 @row("max_pool2d fwd+bwd 3x3 s2 [32,64,56,56] f32")
 def _():
     a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
     gr = RNG.standard_normal((32, 64, 27, 27), dtype=np.float32)
-    x, g = libops.from_numpy(a).requires_grad_(True), libops.from_numpy(gr)
-    if torch is not None:
-        t, tg = tfrom(a).clone().requires_grad_(True), tfrom(gr)
+    return fwd_bwd([a], gr, lambda x: libops.max_pool2d(x, [3, 3], [2, 2]), lambda t: TF.max_pool2d(t, 3, 2))
 
-    def lib():
-        libops.max_pool2d(x, [3, 3], [2, 2]).backward(g)
-        x.grad = None
 
-    def tor():
-        TF.max_pool2d(t, 3, 2).backward(tg)
-        t.grad = None
-    return peers(lib, tor)
+def _adaptive_row(shape, out, is_max=False, bf16=False):
+    """adaptive_avg_pool2d (adaptive_max_pool2d with indices when is_max) of a [shape]
+    float32 (bfloat16) input to [out, out]."""
+    a = RNG.standard_normal(shape, dtype=np.float32)
+    x, t = libops.from_numpy(a), tfrom(a)
+    if bf16:
+        x, t = x.to(libops.bfloat16), t.to(torch.bfloat16) if torch is not None else None
+    if is_max:
+        return peers(lambda: libops.adaptive_max_pool2d(x, [out, out]), lambda: TF.adaptive_max_pool2d(t, out, True))
+    return peers(lambda: libops.adaptive_avg_pool2d(x, [out, out]), lambda: TF.adaptive_avg_pool2d(t, out))
+
+
+for _label, _shape, _out, _max, _bf16 in (
+        ("adaptive_avg_pool2d [32,512,7,7]->1 f32 (ResNet's head)", (32, 512, 7, 7), 1, False, False),
+        ("adaptive_avg_pool2d [32,64,56,56]->[7,7] f32", (32, 64, 56, 56), 7, False, False),
+        ("adaptive_avg_pool2d [32,64,56,56]->[5,5] f32 (windows overlap)", (32, 64, 56, 56), 5, False, False),
+        ("adaptive_max_pool2d [32,64,56,56]->[7,7] f32", (32, 64, 56, 56), 7, True, False),
+        ("adaptive_avg_pool2d [32,512,7,7]->1 bf16", (32, 512, 7, 7), 1, False, True)):
+    row(_label)(lambda shape=_shape, out=_out, is_max=_max, bf16=_bf16: _adaptive_row(shape, out, is_max, bf16))
+
+
+@row("adaptive_avg_pool2d fwd+bwd [32,512,7,7]->1 f32")
+def _():
+    a = RNG.standard_normal((32, 512, 7, 7), dtype=np.float32)
+    gr = RNG.standard_normal((32, 512, 1, 1), dtype=np.float32)
+    return fwd_bwd([a], gr, lambda x: libops.adaptive_avg_pool2d(x, [1, 1]), lambda t: TF.adaptive_avg_pool2d(t, 1))
+
+
+@row("adaptive_avg_pool2d fwd+bwd [32,64,56,56]->[7,7] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    gr = RNG.standard_normal((32, 64, 7, 7), dtype=np.float32)
+    return fwd_bwd([a], gr, lambda x: libops.adaptive_avg_pool2d(x, [7, 7]), lambda t: TF.adaptive_avg_pool2d(t, 7))
+
+
+@row("adaptive_max_pool2d fwd+bwd [32,64,56,56]->[7,7] f32")
+def _():
+    a = RNG.standard_normal((32, 64, 56, 56), dtype=np.float32)
+    gr = RNG.standard_normal((32, 64, 7, 7), dtype=np.float32)
+    return fwd_bwd([a], gr, lambda x: libops.adaptive_max_pool2d(x, [7, 7])[0],
+                   lambda t: TF.adaptive_max_pool2d(t, 7))
 
 
 # ---- already fast: regressions show here ----------------------------------------------
@@ -772,6 +785,15 @@ def _():
     x, y, t, u = libops.from_numpy(a), libops.from_numpy(k), tfrom(a), tfrom(k)
     return peers(lambda: libops.index_select(x, 0, y), lambda: torch.index_select(t, 0, u),
                  lambda: np.take(a, k))
+
+
+@row("embedding [32,128] of [50000,512] f32")
+def _():
+    w = RNG.standard_normal((50000, 512), dtype=np.float32)
+    k = RNG.integers(0, 50000, (32, 128))
+    x, y, t, u = libops.from_numpy(w), libops.from_numpy(k), tfrom(w), tfrom(k)
+    return peers(lambda: libops.nn.functional.embedding(y, x), lambda: TF.embedding(u, t),
+                 lambda: np.take(w, k, axis=0))
 
 
 @row("cumsum 1M f32")

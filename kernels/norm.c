@@ -697,8 +697,17 @@ norm_native_group_norm(const ops_tensor *input, const ops_tensor *weight, const 
 
 /* ---- embedding ------------------------------------------------------------------------- */
 
+ops_status
+nrm_embedding_index_error(const char *op, int64_t k, int64_t rows)
+{
+    return ops_fail(OPS_ERR_INDEX,
+                    "%s: index out of range in self (index %" PRId64 " in 'indices', 'weight' has %" PRId64 " rows)",
+                    op, k, rows);
+}
+
 /* Rows of weight gathered by indices: result shape indices.shape + [D], weight's
- * dtype (any).  Every index is checked before the result is allocated; padding_idx,
+ * dtype (any).  The device loop checks every index (the first bad one in index order
+ * named) while it fills the fresh result, which is dropped on failure; padding_idx,
  * scale_grad_by_freq and sparse only change the backward pass. */
 static ops_status
 embedding_impl(const ops_tensor *weight, const ops_tensor *indices, ops_tensor **result)
@@ -713,21 +722,12 @@ embedding_impl(const ops_tensor *weight, const ops_tensor *indices, ops_tensor *
                         op, ops_dtype_name(indices->dtype));
     if (indices->ndim + 1 > OPS_MAX_DIMS)
         return ops_fail(OPS_ERR_SHAPE, "%s: indices have too many dimensions (%d)", op, (int)indices->ndim);
-    const int64_t V = weight->sizes[0], D = weight->sizes[1];
+    const int64_t D = weight->sizes[1];
     const ops_device dev = ops_tensor_device(weight);
     ops_status st = OPS_OK;
     ops_tensor *idx = NULL, *r = NULL;
     if ((idx = nrm_contig(op, indices, OPS_INT64)) == NULL)
         return ops_last_status();
-    bool bad = false;
-    int64_t bad_k = 0;
-    if ((st = OPS_STUB_CALL(nn_first_bad_index, dev, op, idx, V, false, 0, &bad, &bad_k)) != OPS_OK)
-        goto done;
-    if (bad) {
-        st = ops_fail(OPS_ERR_INDEX, "%s: index out of range in self (index %" PRId64 " with %" PRId64 " rows)", op,
-                      bad_k, V);
-        goto done;
-    }
     int64_t shape[OPS_MAX_DIMS];
     memcpy(shape, indices->sizes, (size_t)indices->ndim * sizeof(int64_t));
     shape[indices->ndim] = D;

@@ -52,9 +52,15 @@ OPS_DECLARE_STUB(norm_group_blocks, ops_status,
                   const ops_tensor *w, const ops_tensor *b, double eps, ops_tensor *mean, ops_tensor *rstd));
 
 /* embedding: row i of r (contiguous, n x D, weight's dtype) = row k[i] of weight (2-D,
- * any strides and dtype), for the n checked int64 indices of k (contiguous). */
+ * any strides and dtype), for the n int64 indices of k (contiguous).  The loop checks
+ * the indices: on the first (in index order) outside [0, weight's rows),
+ * nrm_embedding_index_error, r (a fresh result) possibly partly written.  The CPU loop
+ * checks each index as it copies its row (one pass); the CUDA one checks first. */
 OPS_DECLARE_STUB(norm_embedding_rows, ops_status,
                  (const char *op, const ops_tensor *weight, const ops_tensor *k, ops_tensor *r));
+/* OPS_ERR_INDEX: "op: index out of range in self (index k in 'indices', 'weight' has
+ * rows rows)"; returns the status. */
+OPS_INTERNAL ops_status nrm_embedding_index_error(const char *op, int64_t k, int64_t rows);
 
 #ifdef __cplusplus
 }

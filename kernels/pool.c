@@ -796,3 +796,66 @@ adaptive_max_pool1d_impl(const ops_tensor *self, ops_int_list output_size, ops_t
     ops_tensor_release(ix);
     return st;
 }
+
+/* ---- avg_pool2d's and adaptive_avg_pool2d's gradients --------------------------------- */
+
+ops_status
+pool_avg_backward_direct(const char *op, const ops_tensor *grad, int ndim, const int64_t *sizes, bool adaptive,
+                         ops_int_list kernel_size, ops_int_list stride, ops_int_list padding, bool ceil_mode,
+                         bool count_include_pad, const int64_t *divisor_override, ops_tensor **result)
+{
+    *result = NULL;
+    const ops_device dev = ops_tensor_device(grad);
+    if ((grad->dtype != OPS_FLOAT32 && grad->dtype != OPS_FLOAT64) || (ndim != 3 && ndim != 4) ||
+        grad->ndim != ndim || OPS_STUB_GET(pool_avg_backward, dev) == NULL)
+        return OPS_OK;
+    pool_geom g = {.op = op, .nsp = 2, .adaptive = adaptive, .count_include_pad = count_include_pad, .dh = 1, .dw = 1};
+    g.dt = grad->dtype;
+    g.nb = ndim == 4 ? sizes[0] : 1;
+    g.c = sizes[ndim - 3];
+    g.ih = sizes[ndim - 2];
+    g.iw = sizes[ndim - 1];
+    g.oh = grad->sizes[ndim - 2];
+    g.ow = grad->sizes[ndim - 1];
+    for (int d = 0; d < ndim - 2; d++)
+        if (grad->sizes[d] != sizes[d])
+            return OPS_OK;
+    if (adaptive) {
+        g.kh = g.oh > 0 ? ops_ceil_div_i64(g.ih, g.oh) + 1 : 1;
+        g.kw = g.ow > 0 ? ops_ceil_div_i64(g.iw, g.ow) + 1 : 1;
+    } else {
+        if ((kernel_size.len != 1 && kernel_size.len != 2) || (stride.len > 2) ||
+            (padding.len != 1 && padding.len != 2))
+            return OPS_OK;
+        pair(kernel_size, &g.kh, &g.kw);
+        if (stride.len == 0)
+            g.sh = g.kh, g.sw = g.kw;
+        else
+            pair(stride, &g.sh, &g.sw);
+        pair(padding, &g.ph, &g.pw);
+        g.divisor = divisor_override != NULL ? *divisor_override : 0;
+        int64_t oh, ow;
+        /* the forward's checks passed with these; anything else (which would make
+         * pool_out_size record an error) is left to the formula */
+        if (g.kh <= 0 || g.kw <= 0 || g.sh <= 0 || g.sw <= 0 || g.ph < 0 || g.pw < 0 || g.ph > g.kh / 2 ||
+            g.pw > g.kw / 2 || pool_out_size(op, g.ih, g.kh, g.ph, g.sh, 1, ceil_mode, &oh) != OPS_OK ||
+            pool_out_size(op, g.iw, g.kw, g.pw, g.sw, 1, ceil_mode, &ow) != OPS_OK)
+            return OPS_OK;
+        if (oh != g.oh || ow != g.ow)
+            return OPS_OK;
+    }
+    ops_status st = OPS_OK;
+    ops_tensor *gc = ops_contiguous(grad, OPS_CONTIGUOUS_FORMAT), *r = NULL;
+    if (gc == NULL || (r = ops_tensor_new(op, ndim, sizes, NULL, grad->dtype, dev)) == NULL) {
+        st = ops_last_status();
+        goto done;
+    }
+    if (ops_tensor_numel(r) > 0 && (st = OPS_STUB_CALL(pool_avg_backward, dev, op, &g, gc, r)) != OPS_OK)
+        goto done;
+    *result = r;
+    r = NULL;
+done:
+    ops_tensor_release(gc);
+    ops_tensor_release(r);
+    return st;
+}

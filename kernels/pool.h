@@ -35,6 +35,27 @@ OPS_DECLARE_STUB(pool_scatter_add, ops_status,
                  (const char *op, const ops_tensor *grad, const ops_tensor *ix, ops_tensor *res, int64_t planes,
                   int64_t ohw, int64_t ihw, bool *bad));
 
+/* The gradient of avg_pool2d or adaptive_avg_pool2d (g->adaptive) as g describes
+ * (the forward's geometry; g->xs unused): res (planes x ih x iw, contiguous, grad's
+ * dtype, float or double; its contents on entry do not matter) = for each input element
+ * the sum, over the outputs whose window holds it, of grad (planes x oh x ow,
+ * contiguous) divided by that output's divisor.  The CPU loop only (autograd's
+ * formula, two small matrices around the gradient, does the other devices and double
+ * backward). */
+OPS_DECLARE_STUB(pool_avg_backward, ops_status,
+                 (const char *op, const ops_pool_geom *g, const ops_tensor *grad, ops_tensor *res));
+
+/* The gradient of avg_pool2d (adaptive false: kernel_size, stride, padding, ceil_mode,
+ * count_include_pad and divisor_override as the forward's) or adaptive_avg_pool2d
+ * (adaptive true: the output size is grad's) over an input of the ndim sizes, through
+ * pool_avg_backward, into *result: a new tensor, or NULL (with OPS_OK) where it does
+ * not apply (grad not float32/float64, grad's device without the loop, a geometry
+ * that does not match grad's shape): the caller's formula then does it. */
+OPS_INTERNAL ops_status pool_avg_backward_direct(const char *op, const ops_tensor *grad, int ndim, const int64_t *sizes,
+                                                 bool adaptive, ops_int_list kernel_size, ops_int_list stride,
+                                                 ops_int_list padding, bool ceil_mode, bool count_include_pad,
+                                                 const int64_t *divisor_override, ops_tensor **result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -293,21 +293,34 @@ norm_group_blocks_cpu(const char *op, const ops_tensor *x, ops_tensor *y, int64_
     return OPS_OK;
 }
 
+/* One pass: each index is checked as its row is copied; a bad one is skipped and the
+ * first (in index order) reported once the loop is done, the result (fresh, the
+ * driver's) then discarded. */
 ops_status
 norm_embedding_rows_cpu(const char *op, const ops_tensor *weight, const ops_tensor *k, ops_tensor *r)
 {
-    (void)op;
-    const int64_t n = ops_tensor_numel(k), D = weight->sizes[1], *kd = nrm_data(k);
+    const int64_t n = ops_tensor_numel(k), V = weight->sizes[0], D = weight->sizes[1], *kd = nrm_data(k);
     const size_t isz = ops_dtype_itemsize(weight->dtype);
     const char *wb = (const char *)weight->storage->data + weight->offset * (int64_t)isz;
     char *rb = (char *)ops_tensor_data_ptr(r);
+    const bool dense = weight->strides[1] == 1 || D == 1;
+    int64_t bad = n;
+#ifdef _OPENMP
+    const bool par = n > 1 && (double)n * (double)D > OPS_GRAIN_SIZE;
+#pragma omp parallel for schedule(static) if (par) reduction(min : bad)
+#endif
     for (int64_t i = 0; i < n; i++) {
-        const char *src = wb + kd[i] * weight->strides[0] * (int64_t)isz;
+        const int64_t ki = kd[i];
+        if ((uint64_t)ki >= (uint64_t)V) {
+            bad = i < bad ? i : bad;
+            continue;
+        }
+        const char *src = wb + ki * weight->strides[0] * (int64_t)isz;
         char *dst = rb + i * D * (int64_t)isz;
-        if (weight->strides[1] == 1 || D == 1)
+        if (dense)
             memcpy(dst, src, (size_t)D * isz);
         else
             ops_convert_run(weight->dtype, dst, (int64_t)isz, weight->dtype, src, weight->strides[1] * (int64_t)isz, D);
     }
-    return OPS_OK;
+    return bad < n ? nrm_embedding_index_error(op, kd[bad], V) : OPS_OK;
 }

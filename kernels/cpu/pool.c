@@ -22,6 +22,7 @@
 
 OPS_REGISTER_STUB(pool_windows, CPU, pool_windows_cpu);
 OPS_REGISTER_STUB(pool_scatter_add, CPU, pool_scatter_add_cpu);
+OPS_REGISTER_STUB(pool_avg_backward, CPU, pool_avg_backward_cpu);
 
 typedef ops_pool_geom pool_geom;
 
@@ -197,18 +198,52 @@ POOL_DEFINE_AVG_(avg_f32, float, float, POOL_AVG_ROW_F32_)
 POOL_DEFINE_AVG_(avg_f64, double, double, POOL_AVG_ROW_F64_)
 POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient truncates, as PyTorch's */
 
-/* Channels-last float32/float64 max pooling through the level's loop over channel
- * vectors (kernels/cpu/vec/vec_pool.c): per output position the same scan as max_f32's
- * for every channel, written into the NCHW result.  False (nothing done) unless the
- * channels are contiguous, the columns are not, and there are enough channels. */
-#define POOL_CL_MAX_C_ 1024
+/* Pooling along the channels (kernels/cpu/vec/vec_pool.c's channel loops): every
+ * channel of an output position shares the window, one lane per channel, each lane the
+ * scalar loop's scan.  Taken for channels-last inputs (the channels contiguous, the
+ * columns not: loads) and for adaptive pooling of any other layout (the planes' stride
+ * between lanes: a gather per tap; the row loops cannot take adaptive windows, which
+ * differ from output to output along a row).  *sc is the channel stride; false when
+ * neither holds, the level has no such loops, or there are fewer channels than a
+ * vector. */
+#define POOL_CL_MAX_C_ 1024 /* channels per pass: stack buffers per output position */
+static bool
+pool_cl_layout_(const pool_geom *g, int width, int64_t *sc)
+{
+    if (width == 0 || g->c < width)
+        return false;
+    if (g->xs[1] == 1 && g->xs[3] != 1)
+        *sc = 1;
+    else if (g->adaptive && g->xs[1] >= 1 && g->xs[1] <= INT32_MAX / 16) /* 16: the widest gather */
+        *sc = g->xs[1];
+    else
+        return false;
+    return true;
+}
+
+/* The channels [*c0, *c0 + *nc) of pass `pass` (POOL_CL_MAX_C_ at a time, the last
+ * pass ending at the last channel, so that each pass has a vector's worth when the
+ * image has). */
+static inline void
+pool_cl_pass_(const pool_geom *g, int64_t pass, int64_t *c0, int64_t *nc)
+{
+    *nc = g->c < POOL_CL_MAX_C_ ? g->c : POOL_CL_MAX_C_;
+    *c0 = pass * POOL_CL_MAX_C_;
+    if (*c0 + *nc > g->c)
+        *c0 = g->c - *nc;
+}
+
+/* float32/float64 max pooling along the channels, written into the NCHW result.
+ * False (nothing done) unless pool_cl_layout_ takes the input. */
 #define POOL_DEFINE_CL_MAX_(NAME, T, WIDTH, VMAX)                                                             \
     static bool NAME(const pool_geom *g, const T *x, T *out, int64_t *idx)                                    \
     {                                                                                                         \
         const ops_vec_pool_table *vt = ops_vec_pool();                                                        \
-        if (g->xs[1] != 1 || g->xs[3] == 1 || vt->WIDTH == 0 || g->c < vt->WIDTH || g->c > POOL_CL_MAX_C_)    \
+        int64_t sc;                                                                                           \
+        if (!pool_cl_layout_(g, vt->WIDTH, &sc))                                                              \
             return false;                                                                                     \
         const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;                                              \
+        const int64_t passes = (g->c + POOL_CL_MAX_C_ - 1) / POOL_CL_MAX_C_;                                  \
         const int64_t dh = g->adaptive ? 1 : g->dh, dw = g->adaptive ? 1 : g->dw;                             \
         const int pool_nt_ = ops_get_num_threads();                                                           \
         (void)pool_nt_;                                                                                       \
@@ -224,32 +259,37 @@ POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient 
             for (int64_t ox = 0; ox < g->ow; ox++) {                                                          \
                 int64_t x0, x1;                                                                               \
                 ops_nn_pool_window(g->adaptive, ox, g->iw, g->ow, g->kw, g->sw, g->pw, g->dw, &x0, &x1);      \
-                const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, dh, x0, x1, dw, g->c};\
                 const int64_t nx = (x1 - x0 + dw - 1) / dw;                                                   \
-                if (!vt->VMAX(&cl, m, idx ? k : NULL)) {                                                      \
-                    /* an empty window (LOWEST at y0 * W + x0) or one the loop refuses: the                   \
-                     * scalar scan */                                                                         \
-                    for (int64_t c = 0; c < g->c; c++) {                                                      \
-                        T best = -INFINITY;                                                                   \
-                        int32_t kb = 0, kk = 0;                                                               \
-                        for (int64_t y = y0; y < y1; y += dh)                                                 \
-                            for (int64_t xx = x0; xx < x1; xx += dw, kk++) {                                  \
-                                const T v = ((const T *)cl.x)[c + y * cl.sy + xx * cl.sx];                    \
-                                if (kk == 0 || v > best || isnan(v))                                          \
-                                    best = v, kb = kk;                                                        \
-                            }                                                                                 \
-                        m[c] = best;                                                                          \
-                        k[c] = kb;                                                                            \
+                for (int64_t pass = 0; pass < passes; pass++) {                                               \
+                    int64_t c0, nc;                                                                           \
+                    pool_cl_pass_(g, pass, &c0, &nc);                                                         \
+                    const ops_vec_pool_cl cl = {x + n * g->xs[0] + c0 * sc, g->xs[2], g->xs[3], y0, y1, dh,   \
+                                                x0, x1, dw, nc, sc};                                          \
+                    if (!vt->VMAX(&cl, m, idx ? k : NULL)) {                                                  \
+                        /* an empty window (LOWEST at y0 * W + x0) or one the loop refuses: the               \
+                         * scalar scan */                                                                     \
+                        for (int64_t c = 0; c < nc; c++) {                                                    \
+                            T best = -INFINITY;                                                               \
+                            int32_t kb = 0, kk = 0;                                                           \
+                            for (int64_t y = y0; y < y1; y += dh)                                             \
+                                for (int64_t xx = x0; xx < x1; xx += dw, kk++) {                              \
+                                    const T v = ((const T *)cl.x)[c * sc + y * cl.sy + xx * cl.sx];           \
+                                    if (kk == 0 || v > best || isnan(v))                                      \
+                                        best = v, kb = kk;                                                    \
+                                }                                                                             \
+                            m[c] = best;                                                                      \
+                            k[c] = kb;                                                                        \
+                        }                                                                                     \
                     }                                                                                         \
-                }                                                                                             \
-                T *const o = out + n * g->c * ohw + oy * g->ow + ox;                                          \
-                for (int64_t c = 0; c < g->c; c++)                                                            \
-                    o[c * ohw] = m[c];                                                                        \
-                if (idx != NULL) {                                                                            \
-                    int64_t *const io = idx + n * g->c * ohw + oy * g->ow + ox;                               \
-                    for (int64_t c = 0; c < g->c; c++)                                                        \
-                        io[c * ohw] = nx > 0 ? (y0 + (k[c] / nx) * dh) * g->iw + x0 + (k[c] % nx) * dw        \
-                                             : y0 * g->iw + x0;                                               \
+                    T *const o = out + (n * g->c + c0) * ohw + oy * g->ow + ox;                               \
+                    for (int64_t c = 0; c < nc; c++)                                                          \
+                        o[c * ohw] = m[c];                                                                    \
+                    if (idx != NULL) {                                                                        \
+                        int64_t *const io = idx + (n * g->c + c0) * ohw + oy * g->ow + ox;                    \
+                        for (int64_t c = 0; c < nc; c++)                                                      \
+                            io[c * ohw] = nx > 0 ? (y0 + (k[c] / nx) * dh) * g->iw + x0 + (k[c] % nx) * dw    \
+                                                 : y0 * g->iw + x0;                                           \
+                    }                                                                                         \
                 }                                                                                             \
             }                                                                                                 \
         }                                                                                                     \
@@ -258,15 +298,18 @@ POOL_DEFINE_AVG_(avg_i64, int64_t, int64_t, POOL_AVG_ROW_NONE_) /* the quotient 
 POOL_DEFINE_CL_MAX_(max_cl_f32_, float, width, max_cl_f32)
 POOL_DEFINE_CL_MAX_(max_cl_f64_, double, width_f64, max_cl_f64)
 
-/* Channels-last float32/float64 average pooling, the same way: per output position the
- * window and divisor of avg_f32's loop, the sum per channel in its order. */
+/* float32/float64 average pooling along the channels, the same way: per output
+ * position the window and divisor of avg_f32's loop, the sum per channel in its
+ * order (the scalar scan where the loop refuses). */
 #define POOL_DEFINE_CL_AVG_(NAME, T, WIDTH, VAVG)                                                           \
     static bool NAME(const pool_geom *g, const T *x, T *out)                                                  \
     {                                                                                                         \
         const ops_vec_pool_table *vt = ops_vec_pool();                                                        \
-        if (g->xs[1] != 1 || g->xs[3] == 1 || vt->WIDTH == 0 || g->c < vt->WIDTH || g->c > POOL_CL_MAX_C_)    \
+        int64_t sc;                                                                                           \
+        if (!pool_cl_layout_(g, vt->WIDTH, &sc))                                                              \
             return false;                                                                                     \
         const int64_t ohw = g->oh * g->ow, rows = g->nb * g->oh;                                              \
+        const int64_t passes = (g->c + POOL_CL_MAX_C_ - 1) / POOL_CL_MAX_C_;                                  \
         const int pool_nt_ = ops_get_num_threads();                                                           \
         (void)pool_nt_;                                                                                       \
         const bool pool_par_ = rows > 1 && g->nb * g->c * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;               \
@@ -286,13 +329,26 @@ POOL_DEFINE_CL_MAX_(max_cl_f64_, double, width_f64, max_cl_f64)
                     some = ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,  \
                                              g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div);     \
                 }                                                                                             \
-                const ops_vec_pool_cl cl = {x + n * g->xs[0], g->xs[2], g->xs[3], y0, y1, 1, x0, x1, 1, g->c};\
-                if (!some || !vt->VAVG(&cl, (T)div, m))                                                       \
-                    for (int64_t c = 0; c < g->c; c++) /* wholly in the padding: 0; empty: 0 / div */         \
-                        m[c] = some ? (T)0 / (T)div : (T)0;                                                   \
-                T *const o = out + n * g->c * ohw + oy * g->ow + ox;                                          \
-                for (int64_t c = 0; c < g->c; c++)                                                            \
-                    o[c * ohw] = m[c];                                                                        \
+                for (int64_t pass = 0; pass < passes; pass++) {                                               \
+                    int64_t c0, nc;                                                                           \
+                    pool_cl_pass_(g, pass, &c0, &nc);                                                         \
+                    const ops_vec_pool_cl cl = {x + n * g->xs[0] + c0 * sc, g->xs[2], g->xs[3], y0, y1, 1,    \
+                                                x0, x1, 1, nc, sc};                                           \
+                    if (!some) /* wholly in the padding: 0 */                                                 \
+                        for (int64_t c = 0; c < nc; c++)                                                      \
+                            m[c] = 0;                                                                         \
+                    else if (!vt->VAVG(&cl, (T)div, m))                                                       \
+                        for (int64_t c = 0; c < nc; c++) { /* empty (0 / div) or refused: the scan */         \
+                            T sum = 0;                                                                        \
+                            for (int64_t y = y0; y < y1; y++)                                                 \
+                                for (int64_t xx = x0; xx < x1; xx++)                                          \
+                                    sum += ((const T *)cl.x)[c * sc + y * cl.sy + xx * cl.sx];                \
+                            m[c] = sum / (T)div;                                                              \
+                        }                                                                                     \
+                    T *const o = out + (n * g->c + c0) * ohw + oy * g->ow + ox;                               \
+                    for (int64_t c = 0; c < nc; c++)                                                          \
+                        o[c * ohw] = m[c];                                                                    \
+                }                                                                                             \
             }                                                                                                 \
         }                                                                                                     \
         return true;                                                                                          \
@@ -304,10 +360,11 @@ POOL_DEFINE_CL_AVG_(avg_cl_f64_, double, width_f64, avg_cl_f64)
  * pooled by the float32 code above, the results narrowed once.  The scalar half loops
  * compare and sum in float too (OPS_LOAD widens, the average accumulates in float and
  * divides by the float divisor), so every value and index is theirs.  NCHW inputs with
- * contiguous rows go plane by plane (threads split the planes); channels-last inputs
- * whose images are dense, image by image (the float32 channels-last loop splits the
- * rows).  False (nothing done) for other layouts or when the buffers cannot be had:
- * the scalar loops then do it. */
+ * contiguous rows go plane by plane (threads split the planes); dense images that the
+ * channel loops take (channels-last; NCHW when adaptive, whose windows the row loops
+ * cannot take), image by image (the float32 channel loop splits the rows).  False
+ * (nothing done) for other layouts or when the buffers cannot be had: the scalar
+ * loops then do it. */
 static bool
 pool_half_(const pool_geom *g, bool is_max, const uint16_t *x, uint16_t *out, int64_t *idx)
 {
@@ -316,7 +373,11 @@ pool_half_(const pool_geom *g, bool is_max, const uint16_t *x, uint16_t *out, in
     const int64_t ihw = g->ih * g->iw, ohw = g->oh * g->ow;
     if (ops_vec_pool()->width == 0)
         return false;
-    if (g->xs[3] == 1) {
+    const bool dense_cl = g->xs[1] == 1 && g->xs[3] == g->c && g->xs[2] == g->iw * g->c;
+    const bool dense_nchw = g->xs[3] == 1 && g->xs[2] == g->iw && g->xs[1] == ihw;
+    int64_t sc;
+    const bool chan = (dense_cl || (g->adaptive && dense_nchw)) && pool_cl_layout_(g, ops_vec_pool()->width, &sc);
+    if (g->xs[3] == 1 && !chan) {
         const int64_t planes = g->nb * g->c;
         const int pool_nt_ = ops_get_num_threads();
         const bool pool_par_ = planes > 1 && planes * ohw * g->kh * g->kw > OPS_GRAIN_SIZE;
@@ -348,8 +409,7 @@ pool_half_(const pool_geom *g, bool is_max, const uint16_t *x, uint16_t *out, in
         free(buf);
         return true;
     }
-    if (g->xs[1] != 1 || g->xs[3] != g->c || g->xs[2] != g->iw * g->c || g->c < ops_vec_pool()->width ||
-        g->c > POOL_CL_MAX_C_)
+    if (!chan) /* not a dense image in a layout the channel loops take */
         return false;
     const int64_t per = g->c * (ihw + ohw);
     float *const xf = malloc((size_t)per * sizeof(float));
@@ -434,9 +494,11 @@ pool_windows_cpu(const char *op, const ops_pool_geom *g, bool is_max, const ops_
 #ifdef _OPENMP
 #define NNB_PARALLEL_FOR_ _Pragma("omp parallel for schedule(static) num_threads(nt_) if (par_)")
 #define NNB_ATOMIC_WRITE_ _Pragma("omp atomic write")
+#define NNB_THREAD_ omp_get_thread_num()
 #else
 #define NNB_PARALLEL_FOR_
 #define NNB_ATOMIC_WRITE_
+#define NNB_THREAD_ 0
 #endif
 
 /* The scatter over contiguous grad (acc_t: float or double) into res of the same
@@ -487,4 +549,104 @@ pool_scatter_add_cpu(const char *op, const ops_tensor *grad, const ops_tensor *i
     else
         *bad = scatter_f32(ops_tensor_data_ptr(grad), ixd, ops_tensor_data_ptr(res), planes, ohw, ihw);
     return OPS_OK;
+}
+
+/* The windows of avg_pool2d's or adaptive_avg_pool2d's outputs, the same for every
+ * plane: rows [y0[oy], y1[oy]), columns [x0[ox], x1[ox]) (clipped to the input; empty
+ * where the forward's window is wholly in the padding, its output a constant 0) and
+ * the divisor of each output (1 for the empty ones). */
+typedef struct nnb_windows {
+    int64_t *y0, *y1, *x0, *x1;
+    double *div;
+} nnb_windows;
+
+static bool
+nnb_windows_of(const pool_geom *g, nnb_windows *w)
+{
+    const int64_t oh = g->oh, ow = g->ow;
+    int64_t *b = malloc((size_t)(2 * (oh + ow)) * sizeof(int64_t));
+    double *d = malloc((size_t)(oh * ow > 0 ? oh * ow : 1) * sizeof(double));
+    if (b == NULL || d == NULL) {
+        free(b);
+        free(d);
+        return false;
+    }
+    *w = (nnb_windows){b, b + oh, b + 2 * oh, b + 2 * oh + ow, d};
+    for (int64_t oy = 0; oy < oh; oy++)
+        for (int64_t ox = 0; ox < ow; ox++) {
+            int64_t y0, y1, x0, x1, div;
+            if (g->adaptive) {
+                ops_nn_pool_window(true, oy, g->ih, g->oh, 0, 0, 0, 1, &y0, &y1);
+                ops_nn_pool_window(true, ox, g->iw, g->ow, 0, 0, 0, 1, &x0, &x1);
+                div = (y1 - y0) * (x1 - x0);
+            } else if (!ops_nn_avg_window(oy, ox, g->ih, g->iw, g->kh, g->kw, g->sh, g->sw, g->ph, g->pw,
+                                          g->count_include_pad, g->divisor, &y0, &y1, &x0, &x1, &div)) {
+                /* wholly in the padding: the rows or the columns are empty (each depends on
+                 * its own dim only) */
+                div = 1;
+                y1 = y1 > y0 ? y1 : y0;
+                x1 = x1 > x0 ? x1 : x0;
+            }
+            w->y0[oy] = y0, w->y1[oy] = y1, w->x0[ox] = x0, w->x1[ox] = x1;
+            d[oy * ow + ox] = (double)div;
+        }
+    return true;
+}
+
+/* avg_pool2d's and adaptive_avg_pool2d's gradient, plane by plane: v = grad / divisor
+ * (the level's division loop), then for each output row oy the row's share r[x] = the
+ * sum (in output order) of v over the outputs whose columns hold x, added to each
+ * input row of oy's window (the level's vector loop).  Each element gets the same
+ * scalar sums and elementwise vector operations in the same order at every level, so
+ * the same bits.  Buffers per thread: the plane's v and a row. */
+#define NNB_DEFINE_AVG_BWD_(NAME, T, ADDTO, DIV)                                                         \
+    static bool NAME(const pool_geom *g, const T *gr, T *res)                                            \
+    {                                                                                                    \
+        const ops_vec_pool_table *vt = ops_vec_pool();                                                   \
+        const int64_t planes = g->nb * g->c, ohw = g->oh * g->ow, ihw = g->ih * g->iw;                   \
+        const int nt_ = ops_get_num_threads();                                                           \
+        const bool par_ = planes > 1 && planes * (ohw * g->kw + ihw) > OPS_GRAIN_SIZE;                   \
+        const int64_t per = ohw + g->iw;                                                                 \
+        nnb_windows w;                                                                                   \
+        T *const buf = malloc((size_t)(par_ ? nt_ : 1) * (size_t)per * sizeof(T) + (size_t)ohw * sizeof(T)); \
+        if (buf == NULL || !nnb_windows_of(g, &w)) {                                                     \
+            free(buf);                                                                                   \
+            return false;                                                                                \
+        }                                                                                                \
+        T *const dv = buf + (size_t)(par_ ? nt_ : 1) * (size_t)per;                                      \
+        for (int64_t o = 0; o < ohw; o++)                                                                \
+            dv[o] = (T)w.div[o];                                                                         \
+        NNB_PARALLEL_FOR_                                                                                \
+        for (int64_t p = 0; p < planes; p++) {                                                           \
+            T *const v = buf + (size_t)NNB_THREAD_ * (size_t)per, *const r = v + ohw;                    \
+            T *const rp = res + p * ihw;                                                                 \
+            vt->DIV(v, gr + p * ohw, dv, ohw);                                                           \
+            memset(rp, 0, (size_t)ihw * sizeof(T));                                                      \
+            for (int64_t oy = 0; oy < g->oh; oy++) {                                                     \
+                if (w.y0[oy] >= w.y1[oy])                                                                \
+                    continue;                                                                            \
+                const T *const vr = v + oy * g->ow;                                                      \
+                memset(r, 0, (size_t)g->iw * sizeof(T));                                                 \
+                for (int64_t ox = 0; ox < g->ow; ox++)                                                   \
+                    for (int64_t x = w.x0[ox]; x < w.x1[ox]; x++)                                        \
+                        r[x] += vr[ox];                                                                  \
+                for (int64_t y = w.y0[oy]; y < w.y1[oy]; y++)                                            \
+                    vt->ADDTO(rp + y * g->iw, r, g->iw);                                                 \
+            }                                                                                            \
+        }                                                                                                \
+        free(buf);                                                                                       \
+        free(w.y0);                                                                                      \
+        free(w.div);                                                                                     \
+        return true;                                                                                     \
+    }
+NNB_DEFINE_AVG_BWD_(avg_bwd_f32, float, addto_f32, div_f32)
+NNB_DEFINE_AVG_BWD_(avg_bwd_f64, double, addto_f64, div_f64)
+
+ops_status
+pool_avg_backward_cpu(const char *op, const ops_pool_geom *g, const ops_tensor *grad, ops_tensor *res)
+{
+    const bool ok = res->dtype == OPS_FLOAT64
+                        ? avg_bwd_f64(g, ops_tensor_data_ptr(grad), ops_tensor_data_ptr(res))
+                        : avg_bwd_f32(g, ops_tensor_data_ptr(grad), ops_tensor_data_ptr(res));
+    return ok ? OPS_OK : ops_fail(OPS_ERR_OOM, "%s: out of memory", op);
 }

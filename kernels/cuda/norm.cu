@@ -303,6 +303,11 @@ norm_embedding_rows_cuda(const char *op, const ops_tensor *weight, const ops_ten
     const int64_t ws0 = weight->strides[0], ws1 = weight->strides[1], D = weight->sizes[1];
     const int64_t n = ops_tensor_numel(kt), *k = (const int64_t *)ops_tensor_data_ptr(kt);
     void *dst = ops_tensor_data_ptr(r);
+    bool bad = false;
+    int64_t bad_k = 0;
+    NN_TRY(nn_first_bad_index_cuda(op, kt, weight->sizes[0], false, 0, &bad, &bad_k));
+    if (bad)
+        return nrm_embedding_index_error(op, bad_k, weight->sizes[0]);
     const int64_t total = n * D;
     if (total == 0)
         return OPS_OK;

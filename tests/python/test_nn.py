@@ -196,6 +196,222 @@ class TestEmbeddingMaxNorm(unittest.TestCase):
                 np.testing.assert_allclose(lw.numpy(), tw.numpy(), rtol=tol, atol=tol)
 
 
+class TestEmbeddingIndices(unittest.TestCase):
+    """embedding's forward checks each index as it copies its row (kernels/cpu/norm.c):
+    the first bad one in index order is named, with the op, the argument and weight's
+    rows; nothing else changes."""
+
+    def setUp(self):
+        self.w0 = np.arange(15, dtype=np.float32).reshape(5, 3)
+
+    def check_bad(self, idx, bad, dtype=L.int64):
+        w = L.from_numpy(self.w0.copy())
+        msg = rf"embedding: index out of range in self \(index {bad} in 'indices', 'weight' has 5 rows\)"
+        with self.assertRaisesRegex(IndexError, msg):
+            F.embedding(L.tensor(idx, dtype=dtype), w)
+        np.testing.assert_array_equal(w.numpy(), self.w0)
+
+    def test_bad_indices(self):
+        for dt in (L.int64, L.int32):
+            self.check_bad([0, 5, 1], 5, dt)  # == num_embeddings
+            self.check_bad([0, -1, 1], -1, dt)  # negative: no wrap-around
+            self.check_bad([[1, 2], [7, -3]], 7, dt)  # the first in index order
+            self.check_bad([-2147483648], -2147483648, dt)
+        self.check_bad([4, 1 << 40], 1 << 40)
+        # transposed (strided) indices: the order is the indices' own, row-major
+        w = L.from_numpy(self.w0.copy())
+        idx = L.tensor([[0, 9], [8, 1]]).t()  # [[0, 8], [9, 1]]
+        with self.assertRaisesRegex(IndexError, r"index 8 in 'indices'"):
+            F.embedding(idx, w)
+
+    def test_bad_indices_threads(self):
+        # enough rows for the threads to split the copy: still the first bad index named
+        n = 1 << 16
+        k = np.zeros(n, dtype=np.int64)
+        k[40000], k[50000], k[3] = 11, -4, 2
+        w = L.from_numpy(np.ones((5, 8), dtype=np.float32))
+        old = L.get_num_threads()
+        try:
+            for nt in (1, 2):
+                L.set_num_threads(nt)
+                with self.assertRaisesRegex(IndexError, r"index 11 in 'indices', 'weight' has 5 rows"):
+                    F.embedding(L.from_numpy(k), w)
+        finally:
+            L.set_num_threads(old)
+
+    def test_padding_idx_forward(self):
+        # padding_idx changes only the backward: its row is looked up as any other, and
+        # it does not make an out-of-range index valid
+        w = L.from_numpy(self.w0.copy())
+        np.testing.assert_array_equal(F.embedding(L.tensor([4, 0, 4]), w, padding_idx=4).numpy(),
+                                      self.w0[[4, 0, 4]])
+        np.testing.assert_array_equal(F.embedding(L.tensor([1, 4]), w, padding_idx=-1).numpy(), self.w0[[1, 4]])
+        with self.assertRaisesRegex(IndexError, r"index 5 in 'indices'"):
+            F.embedding(L.tensor([4, 5]), w, padding_idx=4)
+        with self.assertRaisesRegex(IndexError, r"index -1 in 'indices'"):
+            F.embedding(L.tensor([-1]), w, padding_idx=-1)
+        with self.assertRaisesRegex(ValueError, "padding_idx must be within num_embeddings"):
+            F.embedding(L.tensor([0]), w, padding_idx=-6)
+
+    def test_values(self):
+        rng = np.random.default_rng(3)
+        for dt in (np.float32, np.float64, np.int64):
+            w0 = rng.standard_normal((50, 24)).astype(dt)
+            k = rng.integers(0, 50, (3, 7, 5))
+            np.testing.assert_array_equal(F.embedding(L.from_numpy(k), L.from_numpy(w0)).numpy(), w0[k])
+            # a weight with strided rows (its transpose's transpose) and int32 indices
+            wt = L.from_numpy(np.ascontiguousarray(w0.T)).t()
+            np.testing.assert_array_equal(F.embedding(L.from_numpy(k.astype(np.int32)), wt).numpy(), w0[k])
+        empty = F.embedding(L.tensor([], dtype=L.int64), L.from_numpy(self.w0))
+        self.assertEqual(tuple(empty.shape), (0, 3))
+
+    @needs_torch
+    def test_against_torch(self):
+        rng = np.random.default_rng(4)
+        w0 = rng.standard_normal((100, 33)).astype(np.float32)
+        k = rng.integers(0, 100, (8, 13))
+        want = torch.nn.functional.embedding(torch.from_numpy(k), torch.from_numpy(w0)).numpy()
+        np.testing.assert_array_equal(F.embedding(L.from_numpy(k), L.from_numpy(w0)).numpy(), want)
+
+
+def avg_pool2d_grad_ref(shape, g, k, s, p, ceil_mode, cip, div):
+    """avg_pool2d's input gradient from PyTorch's definition: each output's gradient
+    divided by its divisor, added over its window clipped to the input (ceil_mode only
+    changes the output count, which g's shape gives)."""
+    res = np.zeros(shape, dtype=np.float64)
+    H, W = shape[-2:]
+    for oy in range(g.shape[-2]):
+        for ox in range(g.shape[-1]):
+            hs, ws = oy * s[0] - p[0], ox * s[1] - p[1]
+            he, we = min(hs + k[0], H + p[0]), min(ws + k[1], W + p[1])
+            pool = (he - hs) * (we - ws)
+            hs, ws, he, we = max(hs, 0), max(ws, 0), min(he, H), min(we, W)
+            if hs >= he or ws >= we:
+                continue
+            d = div if div else pool if cip else (he - hs) * (we - ws)
+            res[..., hs:he, ws:we] += g[..., oy, ox, None, None] / d
+    return res
+
+
+def adaptive_avg_pool2d_grad_ref(shape, g):
+    res = np.zeros(shape, dtype=np.float64)
+    H, W = shape[-2:]
+    OH, OW = g.shape[-2:]
+    for oy in range(OH):
+        for ox in range(OW):
+            y0, y1 = oy * H // OH, -(-(oy + 1) * H // OH)
+            x0, x1 = ox * W // OW, -(-(ox + 1) * W // OW)
+            res[..., y0:y1, x0:x1] += g[..., oy, ox, None, None] / ((y1 - y0) * (x1 - x0))
+    return res
+
+
+class TestAvgPoolGrad(unittest.TestCase):
+    """avg_pool2d's and adaptive_avg_pool2d's gradient: the CPU loop (kernels/cpu/pool.c,
+    when nothing records the backward) and autograd's formula (create_graph) against
+    the definition, over odd sizes, padding, ceil_mode, count_include_pad,
+    divisor_override, windows that do not divide the input, strided and channels-last
+    inputs, rows wider than a vector."""
+
+    CASES = [  # shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+        ((2, 3, 7, 8), (2, 2), (2, 2), (0, 0), False, True, None),
+        ((2, 3, 7, 8), (3, 2), (2, 1), (1, 1), False, False, None),
+        ((2, 3, 7, 8), (3, 3), (2, 2), (1, 1), True, True, None),
+        ((2, 3, 7, 8), (3, 3), (2, 2), (1, 1), True, False, None),
+        ((3, 6, 5), (3, 3), (2, 2), (1, 1), False, True, 4),
+        ((1, 2, 6, 6), (4, 4), (3, 3), (2, 2), True, True, None),
+        ((1, 3, 9, 75), (3, 3), (2, 2), (1, 1), False, False, None),
+        ((1, 2, 5, 41), (2, 3), (1, 1), (0, 0), False, True, 5),
+        ((2, 5, 13, 37), (3, 3), (3, 3), (0, 0), True, True, None),
+    ]
+
+    def grads(self, f, a, g, layout="nchw", dtype=np.float64):
+        """(loop gradient, formula gradient) of sum(f(x) * g) at x = a."""
+        out = []
+        for create_graph in (False, True):
+            base = L.from_numpy(np.ascontiguousarray(a.transpose(0, 2, 3, 1)) if layout == "cl" and a.ndim == 4
+                                else a.copy())
+            x = base.permute([0, 3, 1, 2]) if layout == "cl" and a.ndim == 4 else base
+            x = x.detach().requires_grad_(True)
+            (gx,) = L.autograd.grad([f(x)], [x], [L.from_numpy(g)], create_graph=create_graph)
+            out.append(gx.detach().numpy())
+        return out
+
+    def test_avg_pool2d(self):
+        rng = np.random.default_rng(5)
+        for shape, k, st, p, ceil, cip, div in self.CASES:
+            for dt, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+                for layout in ("nchw", "cl"):
+                    a = rng.standard_normal(shape).astype(dt)
+                    y = L.avg_pool2d(L.from_numpy(a), list(k), list(st), list(p), ceil, cip, div)
+                    g = rng.standard_normal(tuple(y.shape)).astype(dt)
+                    loop, formula = self.grads(
+                        lambda x: L.avg_pool2d(x, list(k), list(st), list(p), ceil, cip, div), a, g, layout)
+                    want = avg_pool2d_grad_ref(shape, g.astype(np.float64), k, st, p, ceil, cip, div)
+                    what = f"{shape} k{k} s{st} p{p} ceil {ceil} cip {cip} div {div} {np.dtype(dt).name} {layout}"
+                    self.assertEqual(loop.dtype, dt, what)
+                    np.testing.assert_allclose(loop, want, rtol=tol, atol=tol, err_msg=what)
+                    np.testing.assert_allclose(formula, want, rtol=tol, atol=tol, err_msg=what)
+
+    def test_adaptive_avg_pool2d(self):
+        rng = np.random.default_rng(6)
+        for shape, osz in (((2, 3, 7, 7), (1, 1)), ((2, 19, 13, 11), (4, 5)), ((1, 4, 5, 3), (7, 2)),
+                           ((3, 9, 10), (3, 7)), ((2, 8, 56, 56), (7, 7))):
+            for dt, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+                for layout in ("nchw", "cl"):
+                    a = rng.standard_normal(shape).astype(dt)
+                    g = rng.standard_normal(shape[:-2] + osz).astype(dt)
+                    loop, formula = self.grads(lambda x: L.adaptive_avg_pool2d(x, list(osz)), a, g, layout)
+                    want = adaptive_avg_pool2d_grad_ref(shape, g.astype(np.float64))
+                    what = f"{shape} -> {osz} {np.dtype(dt).name} {layout}"
+                    np.testing.assert_allclose(loop, want, rtol=tol, atol=tol, err_msg=what)
+                    np.testing.assert_allclose(formula, want, rtol=tol, atol=tol, err_msg=what)
+
+    def test_strided_gradient(self):
+        # a gradient that is not contiguous (a transposed view) reaches the loop as values
+        rng = np.random.default_rng(7)
+        a = rng.standard_normal((2, 3, 9, 9))
+        g = rng.standard_normal((2, 3, 4, 4))
+        x = L.from_numpy(a).requires_grad_(True)
+        gt = L.from_numpy(np.ascontiguousarray(g.transpose(0, 1, 3, 2))).transpose(2, 3)
+        (gx,) = L.autograd.grad([L.avg_pool2d(x, [3, 3], [2, 2])], [x], [gt])
+        np.testing.assert_allclose(gx.numpy(), avg_pool2d_grad_ref(a.shape, g, (3, 3), (2, 2), (0, 0), False,
+                                                                   True, None), rtol=1e-12, atol=1e-12)
+
+    def test_double_backward(self):
+        # create_graph keeps the formula, whose own gradient is the forward again
+        rng = np.random.default_rng(8)
+        a = rng.standard_normal((1, 2, 7, 9))
+        x = L.from_numpy(a).requires_grad_(True)
+        g = L.from_numpy(rng.standard_normal((1, 2, 4, 5))).requires_grad_(True)
+        (gx,) = L.autograd.grad([L.avg_pool2d(x, [3, 3], [2, 2], [1, 1])], [x], [g], create_graph=True)
+        v = rng.standard_normal(a.shape)
+        (gg,) = L.autograd.grad([(gx * L.from_numpy(v)).sum()], [g])
+        np.testing.assert_allclose(gg.numpy(), L.avg_pool2d(L.from_numpy(v), [3, 3], [2, 2], [1, 1]).numpy(),
+                                   rtol=1e-12, atol=1e-12)
+
+    @needs_torch
+    def test_against_torch(self):
+        rng = np.random.default_rng(9)
+        for shape, k, st, p, ceil, cip, div in self.CASES:
+            a = rng.standard_normal(shape).astype(np.float32)
+            x, t = L.from_numpy(a).requires_grad_(True), torch.from_numpy(a).requires_grad_(True)
+            y = L.avg_pool2d(x, list(k), list(st), list(p), ceil, cip, div)
+            ty = torch.nn.functional.avg_pool2d(t, k, st, p, ceil, cip, div)
+            g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+            y.backward(L.from_numpy(g))
+            ty.backward(torch.from_numpy(g))
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+        for shape, osz in (((2, 64, 7, 7), 1), ((2, 19, 13, 11), (4, 5))):
+            a = rng.standard_normal(shape).astype(np.float32)
+            x, t = L.from_numpy(a).requires_grad_(True), torch.from_numpy(a).requires_grad_(True)
+            y = L.adaptive_avg_pool2d(x, [osz, osz] if isinstance(osz, int) else list(osz))
+            ty = torch.nn.functional.adaptive_avg_pool2d(t, osz)
+            g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+            y.backward(L.from_numpy(g))
+            ty.backward(torch.from_numpy(g))
+            np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 class TestNormStr(unittest.TestCase):
     def test_fro(self):
         a = np.random.default_rng(2).normal(size=(2, 3, 4))

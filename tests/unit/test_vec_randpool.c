@@ -14,7 +14,12 @@
  * and 3, padding and dilation, a row stride wider than the row, channels-last inputs
  * (the channels vectorised, 37 of them: a tail), must equal plain
  * loops written here from PyTorch's definitions (NaN wins, the first of equal maxima
- * wins; the sum from 0 in row order divided by the window's divisor). */
+ * wins; the sum from 0 in row order divided by the window's divisor).
+ *
+ * Adaptive pooling (adaptive_max_pool2d with indices, adaptive_avg_pool2d) the same way,
+ * over windows that do not divide the input (and overlap), NCHW (contiguous, and with a
+ * row stride wider than the row) and channels-last, 3, 37 and 1100 channels (fewer
+ * than a vector; a tail; more than one pass of the channel loops). */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -22,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops_op_adaptive_avg_pool2d.h"
+#include "ops_op_adaptive_max_pool2d.h"
 #include "ops_op_avg_pool2d.h"
 #include "ops_op_bernoulli.h"
 #include "ops_op_empty.h"
@@ -352,6 +359,93 @@ START_TEST(test_pool_rows)
 }
 END_TEST
 
+/* x: [2, ch, h, w] of dtype dt in layout lay (0: NCHW, 1: NCHW with a row stride of
+ * w + 5, 2: channels-last); the same values as check_pool.  adaptive_max_pool2d and
+ * adaptive_avg_pool2d to [oh, ow] against the scans written here: window
+ * [o * in / out, ceil((o + 1) * in / out)) per dim, NaN wins, the first of equal maxima
+ * wins, the sum from 0 in row order (in float; double for float64) divided by the
+ * window's size, rounded once. */
+static void
+check_adaptive(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t ch, int lay, unsigned seed, ops_dtype dt)
+{
+    const int64_t nb = 2, planes = nb * ch, rs = lay == 1 ? w + 5 : w;
+    const bool f64 = dt == OPS_FLOAT64, cl = lay == 2;
+    float *buf = malloc(sizeof(float) * (size_t)(planes * h * rs));
+    srand(seed);
+    for (int64_t i = 0; i < planes * h * rs; i++) {
+        const int r = rand() % 1000;
+        buf[i] = r < 5 ? NAN : r < 10 ? INFINITY : r < 15 ? -INFINITY : (float)(rand() % 7) - 3.0f;
+    }
+#define AT(pl, y, xx) (cl ? (((pl) / ch * h + (y)) * w + (xx)) * ch + (pl) % ch : ((pl) * h + (y)) * rs + (xx))
+    const int64_t full[4] = {nb, ch, h, rs}, full_cl[4] = {nb, h, w, ch}, perm[4] = {0, 3, 1, 2};
+    ops_tensor *base32 = ops_tensor_from_data(buf, (ops_int_list){cl ? full_cl : full, 4}, OPS_FLOAT32);
+    ops_tensor *base = ops_to_dtype(base32, dt, false, true, OPS_MEMORY_FORMAT_NONE);
+    ck_assert_ptr_nonnull(base);
+    ops_tensor *x = cl ? ops_permute(base, (ops_int_list){perm, 4}) : ops_narrow(base, 3, 0, w);
+    ck_assert_ptr_nonnull(x);
+    const int64_t os[2] = {oh, ow};
+    ops_tensor *v = NULL, *ix = NULL;
+    ck_assert_int_eq(ops_adaptive_max_pool2d(x, (ops_int_list){os, 2}, &v, &ix), OPS_OK);
+    ops_tensor *a = ops_adaptive_avg_pool2d(x, (ops_int_list){os, 2});
+    ck_assert_ptr_nonnull(a);
+    ck_assert_int_eq(v->dtype, dt);
+    ck_assert_int_eq(a->dtype, dt);
+    const int64_t *pi = ops_tensor_data_ptr(ix);
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t oy = 0; oy < oh; oy++)
+            for (int64_t ox = 0; ox < ow; ox++) {
+                const int64_t y0 = oy * h / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+                const int64_t x0 = ox * w / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+                float m = -INFINITY, sum = 0.0f;
+                double sumd = 0.0;
+                int64_t best = -1;
+                for (int64_t y = y0; y < y1; y++)
+                    for (int64_t xx = x0; xx < x1; xx++) {
+                        const float e = buf[AT(pl, y, xx)];
+                        if (best < 0 || e > m || isnan(e))
+                            m = e, best = y * w + xx;
+                        sum += e;
+                        sumd += e;
+                    }
+                const int64_t o = (pl * oh + oy) * ow + ox, dv = (y1 - y0) * (x1 - x0);
+                const double want = round_to(dt, f64 ? sumd / (double)dv : (double)(sum / (float)dv));
+                const double got = elem(v, o), gota = elem(a, o);
+                ck_assert_msg(same(got, m) && pi[o] == best && same(gota, want),
+                              "adaptive pools %s %lldx%lld -> %lldx%lld, %lld channels, layout %d at %s: output "
+                              "(%lld, %lld, %lld) max %g at %lld, expected %g at %lld; avg %g, expected %g",
+                              ops_dtype_name(dt), (long long)h, (long long)w, (long long)oh, (long long)ow,
+                              (long long)ch, lay, ops_cpu_capability(), (long long)pl, (long long)oy, (long long)ox,
+                              got, (long long)pi[o], m, (long long)best, gota, want);
+            }
+#undef AT
+    ops_tensor_release(v);
+    ops_tensor_release(ix);
+    ops_tensor_release(a);
+    ops_tensor_release(x);
+    ops_tensor_release(base);
+    ops_tensor_release(base32);
+    free(buf);
+}
+
+START_TEST(test_pool_adaptive)
+{
+    /* {h, w, oh, ow}: ResNet's head (to 1x1), windows that divide, windows that do not
+     * (overlapping), more outputs than inputs along a dim */
+    static const int64_t cases[][4] = {{7, 7, 1, 1}, {56, 56, 7, 7}, {13, 11, 4, 5}, {9, 10, 3, 7}, {5, 3, 7, 2}};
+    static const ops_dtype dts[] = {OPS_FLOAT32, OPS_FLOAT64, OPS_FLOAT16, OPS_BFLOAT16};
+    for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            for (int lay = 0; lay < 3; lay++) {
+                const unsigned sd = 1000 * (unsigned)t + 10 * (unsigned)i + (unsigned)lay;
+                const int64_t *c = cases[i];
+                check_adaptive(c[0], c[1], c[2], c[3], 3, lay, 500 + sd, dts[t]);
+                check_adaptive(c[0], c[1], c[2], c[3], 37, lay, 600 + sd, dts[t]);
+                if (c[0] * c[1] <= 100) /* small planes: two passes of the channel loops */
+                    check_adaptive(c[0], c[1], c[2], c[3], 1100, lay, 700 + sd, dts[t]);
+            }
+}
+END_TEST
+
 static Suite *
 vec_randpool_suite(void)
 {
@@ -362,6 +456,7 @@ vec_randpool_suite(void)
     tcase_add_test(tc, test_random_streams_threads);
     tcase_add_test(tc, test_random_normal_zero_radius);
     tcase_add_test(tc, test_pool_rows);
+    tcase_add_test(tc, test_pool_adaptive);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -11,10 +11,34 @@
  * they are written again with the same values.
  *
  * Channels-last pooling (max_cl_f32, avg_cl_f32) runs along the channels instead: every
- * channel of an output position shares the window, one lane per channel. */
+ * channel of an output position shares the window, one lane per channel.  The same
+ * loops take NCHW planes as the channels (a gather at the plane stride per tap) for
+ * adaptive pooling, whose windows differ from output to output along a row: each lane
+ * is still the scalar loop's scan of its plane, so its bits. */
 #include "kernels/cpu/vec/vec_pool.h"
 
 #include "kernels/cpu/vec/vec_isa.h"
+
+/* The level's table: the loops below (vector ones, or the none-here ones that leave
+ * every output to the scalar loops), float32 and float64 widths W32 and W64. */
+#define VP_TABLE_(W32, W64)                                              \
+    const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {        \
+        .level = OPS_VEC_LEVEL_STR,                                      \
+        .width = (W32),                                                  \
+        .width_f64 = (W64),                                              \
+        .max_f32 = max_f_v,                                              \
+        .avg_f32 = avg_f_v,                                              \
+        .max_cl_f32 = max_cl_f_v,                                        \
+        .avg_cl_f32 = avg_cl_f_v,                                        \
+        .max_f64 = max_d_v,                                              \
+        .avg_f64 = avg_d_v,                                              \
+        .max_cl_f64 = max_cl_d_v,                                        \
+        .avg_cl_f64 = avg_cl_d_v,                                        \
+        .addto_f32 = addto_f_v,                                          \
+        .addto_f64 = addto_d_v,                                          \
+        .div_f32 = div_f_v,                                              \
+        .div_f64 = div_d_v,                                              \
+    }
 
 #if defined(__SSE2__)
 
@@ -120,11 +144,42 @@ vp_gather_d(const double *p, int64_t s)
 #define VP_OP_(S, op) vp_##op##_##S
 #define VP_VOP_(S, op) v##S##_##op
 
+/* STMT for o = lo, lo + N, ... while a whole vector fits below hi, then once for the
+ * last N before hi (recomputing some: each result is a function of its window). */
+#define VP_RUN_(N, lo, hi, o, STMT)             \
+    do {                                        \
+        int64_t o = (lo);                       \
+        for (; o + (N) <= (hi); o += (N)) {     \
+            STMT;                               \
+        }                                       \
+        if (o < (hi)) {                         \
+            o = (hi) - (N);                     \
+            STMT;                               \
+        }                                       \
+    } while (0)
+
+/* One tap v (number k) of the max scan: taken where the scalar loop's
+ * `v > m || isnan(v)` holds, its number kept when KEEP. */
+#define VP_MAX_TAP_(S, T, V, m, km, v, k, KEEP)                           \
+    do {                                                                  \
+        const V v_ = (v);                                                 \
+        const vp_mask_##S t_ = VP_OP_(S, take)(v_, (m));                  \
+        (m) = VP_OP_(S, blend)(t_, (m), v_);                              \
+        if (KEEP)                                                         \
+            (km) = VP_OP_(S, blend)(t_, (km), VP_VOP_(S, set1)((T)(k)));  \
+    } while (0)
+
 #define VP_DEFINE_(T, V, N, S)                                                                             \
     /* the taps at p of N outputs sw apart */                                                            \
     static inline V tap_##S(const T *p, int64_t sw)                                                      \
     {                                                                                                    \
         return sw == 1 ? VP_VOP_(S, load)(p) : sw == 2 ? VP_OP_(S, even)(p) : VP_OP_(S, gather)(p, sw); \
+    }                                                                                                    \
+                                                                                                         \
+    /* the taps at p of N channels sc apart (no read past the last) */                                   \
+    static inline V ctap_##S(const T *p, int64_t sc)                                                     \
+    {                                                                                                    \
+        return sc == 1 ? VP_VOP_(S, load)(p) : VP_OP_(S, gather)(p, sc);                                 \
     }                                                                                                    \
                                                                                                          \
     /* N outputs from ox on: the scalar loop's scan */                                                   \
@@ -135,15 +190,9 @@ vp_gather_d(const double *p, int64_t s)
         int k = 0;                                                                                       \
         for (int64_t y = r->y0; y < r->y1; y += r->dh) {                                                 \
             const T *const row = base + y * r->sy;                                                       \
-            for (int64_t kx = 0; kx < r->kw; kx++, k++) {                                                \
-                if (k == 0)                                                                              \
-                    continue; /* the first tap is the start (the scalar loop's !found) */                \
-                const V v = tap_##S(row + kx * r->dw, r->sw);                                            \
-                const vp_mask_##S t = VP_OP_(S, take)(v, m);                                             \
-                m = VP_OP_(S, blend)(t, m, v);                                                           \
-                if (idx != NULL)                                                                         \
-                    km = VP_OP_(S, blend)(t, km, VP_VOP_(S, set1)((T)k));                                \
-            }                                                                                            \
+            for (int64_t kx = 0; kx < r->kw; kx++, k++)                                                  \
+                if (k > 0) /* the first tap is the start (the scalar loop's !found) */                   \
+                    VP_MAX_TAP_(S, T, V, m, km, tap_##S(row + kx * r->dw, r->sw), k, idx != NULL);          \
         }                                                                                                \
         VP_VOP_(S, store)(out + ox, m);                                                                  \
         if (idx != NULL) {                                                                               \
@@ -161,11 +210,7 @@ vp_gather_d(const double *p, int64_t s)
         const T *const x = (const T *)r->x;                                                              \
         if (r->ox1 - r->ox0 < N || r->y0 >= r->y1 || r->kw < 1 || (r->y1 - r->y0) * r->kw >= (1 << 24))   \
             return false;                                                                                \
-        int64_t ox = r->ox0;                                                                             \
-        for (; ox + N <= r->ox1; ox += N)                                                                \
-            max_vec_##S(r, x, ox, out, idx);                                                             \
-        if (ox < r->ox1)                                                                                 \
-            max_vec_##S(r, x, r->ox1 - N, out, idx);                                                     \
+        VP_RUN_(N, r->ox0, r->ox1, ox, max_vec_##S(r, x, ox, out, idx));                                 \
         return true;                                                                                     \
     }                                                                                                    \
                                                                                                          \
@@ -188,30 +233,20 @@ vp_gather_d(const double *p, int64_t s)
         if (r->ox1 - r->ox0 < N)                                                                         \
             return false;                                                                                \
         const V d = VP_VOP_(S, set1)(div);                                                               \
-        int64_t ox = r->ox0;                                                                             \
-        for (; ox + N <= r->ox1; ox += N)                                                                \
-            avg_vec_##S(r, x, d, ox, out);                                                               \
-        if (ox < r->ox1)                                                                                 \
-            avg_vec_##S(r, x, d, r->ox1 - N, out);                                                       \
+        VP_RUN_(N, r->ox0, r->ox1, ox, avg_vec_##S(r, x, d, ox, out));                                   \
         return true;                                                                                     \
     }                                                                                                    \
                                                                                                          \
     /* channels c .. c + N - 1 of one output position: the same scan per lane */                         \
     static inline void max_cl_vec_##S(const ops_vec_pool_cl *r, const T *x, int64_t c, T *mo, int32_t *ko) \
     {                                                                                                    \
-        const T *const base = x + c;                                                                     \
-        V m = VP_VOP_(S, load)(base + r->y0 * r->sy + r->x0 * r->sx), km = VP_VOP_(S, set1)(0);          \
+        const T *const base = x + c * r->sc;                                                             \
+        V m = ctap_##S(base + r->y0 * r->sy + r->x0 * r->sx, r->sc), km = VP_VOP_(S, set1)(0);           \
         int k = 0;                                                                                       \
         for (int64_t y = r->y0; y < r->y1; y += r->dh)                                                   \
-            for (int64_t xx = r->x0; xx < r->x1; xx += r->dw, k++) {                                     \
-                if (k == 0)                                                                              \
-                    continue;                                                                            \
-                const V v = VP_VOP_(S, load)(base + y * r->sy + xx * r->sx);                             \
-                const vp_mask_##S t = VP_OP_(S, take)(v, m);                                             \
-                m = VP_OP_(S, blend)(t, m, v);                                                           \
-                if (ko != NULL)                                                                          \
-                    km = VP_OP_(S, blend)(t, km, VP_VOP_(S, set1)((T)k));                                \
-            }                                                                                            \
+            for (int64_t xx = r->x0; xx < r->x1; xx += r->dw, k++)                                       \
+                if (k > 0)                                                                               \
+                    VP_MAX_TAP_(S, T, V, m, km, ctap_##S(base + y * r->sy + xx * r->sx, r->sc), k, ko != NULL); \
         VP_VOP_(S, store)(mo + c, m);                                                                    \
         if (ko != NULL) {                                                                                \
             T kk[N];                                                                                     \
@@ -221,60 +256,63 @@ vp_gather_d(const double *p, int64_t s)
         }                                                                                                \
     }                                                                                                    \
                                                                                                          \
+    /* the channels and window the channel loops take (the same for max and avg) */                     \
+    static inline bool cl_ok_##S(const ops_vec_pool_cl *r)                                               \
+    {                                                                                                    \
+        const int64_t taps = ((r->y1 - r->y0 + r->dh - 1) / r->dh) * ((r->x1 - r->x0 + r->dw - 1) / r->dw); \
+        return r->nc >= N && r->y0 < r->y1 && r->x0 < r->x1 && taps < (1 << 24) && r->sc >= 1 &&          \
+               r->sc <= INT32_MAX / N;                                                                   \
+    }                                                                                                    \
+                                                                                                         \
     static bool max_cl_##S##_v(const ops_vec_pool_cl *r, T *m, int32_t *k)                               \
     {                                                                                                    \
-        const T *const x = (const T *)r->x;                                                              \
-        const int64_t taps = ((r->y1 - r->y0 + r->dh - 1) / r->dh) * ((r->x1 - r->x0 + r->dw - 1) / r->dw); \
-        if (r->nc < N || r->y0 >= r->y1 || r->x0 >= r->x1 || taps >= (1 << 24))                         \
+        if (!cl_ok_##S(r))                                                                               \
             return false;                                                                                \
-        int64_t c = 0;                                                                                   \
-        for (; c + N <= r->nc; c += N)                                                                   \
-            max_cl_vec_##S(r, x, c, m, k);                                                               \
-        if (c < r->nc)                                                                                   \
-            max_cl_vec_##S(r, x, r->nc - N, m, k);                                                       \
+        VP_RUN_(N, 0, r->nc, c, max_cl_vec_##S(r, (const T *)r->x, c, m, k));                            \
         return true;                                                                                     \
     }                                                                                                    \
                                                                                                          \
     static inline void avg_cl_vec_##S(const ops_vec_pool_cl *r, const T *x, V div, int64_t c, T *mo)     \
     {                                                                                                    \
-        const T *const base = x + c;                                                                     \
+        const T *const base = x + c * r->sc;                                                             \
         V s = VP_VOP_(S, set1)(0);                                                                       \
         for (int64_t y = r->y0; y < r->y1; y += r->dh)                                                   \
             for (int64_t xx = r->x0; xx < r->x1; xx += r->dw)                                            \
-                s = VP_VOP_(S, add)(s, VP_VOP_(S, load)(base + y * r->sy + xx * r->sx));                 \
+                s = VP_VOP_(S, add)(s, ctap_##S(base + y * r->sy + xx * r->sx, r->sc));                  \
         VP_VOP_(S, store)(mo + c, VP_VOP_(S, div)(s, div));                                              \
     }                                                                                                    \
                                                                                                          \
     static bool avg_cl_##S##_v(const ops_vec_pool_cl *r, T div, T *m)                                   \
     {                                                                                                    \
-        const T *const x = (const T *)r->x;                                                              \
-        if (r->nc < N || r->y0 >= r->y1 || r->x0 >= r->x1)                                               \
+        if (!cl_ok_##S(r))                                                                               \
             return false;                                                                                \
         const V d = VP_VOP_(S, set1)(div);                                                               \
-        int64_t c = 0;                                                                                   \
-        for (; c + N <= r->nc; c += N)                                                                   \
-            avg_cl_vec_##S(r, x, d, c, m);                                                               \
-        if (c < r->nc)                                                                                   \
-            avg_cl_vec_##S(r, x, d, r->nc - N, m);                                                       \
+        VP_RUN_(N, 0, r->nc, c, avg_cl_vec_##S(r, (const T *)r->x, d, c, m));                            \
         return true;                                                                                     \
+    } \
+                                                                                                         \
+    static void addto_##S##_v(T *y, const T *x, int64_t n)                                               \
+    {                                                                                                    \
+        int64_t i = 0;                                                                                   \
+        for (; i + N <= n; i += N)                                                                       \
+            VP_VOP_(S, store)(y + i, VP_VOP_(S, add)(VP_VOP_(S, load)(y + i), VP_VOP_(S, load)(x + i)));  \
+        for (; i < n; i++)                                                                               \
+            y[i] += x[i];                                                                                \
+    }                                                                                                    \
+                                                                                                         \
+    static void div_##S##_v(T *y, const T *x, const T *d, int64_t n)                                     \
+    {                                                                                                    \
+        int64_t i = 0;                                                                                   \
+        for (; i + N <= n; i += N)                                                                       \
+            VP_VOP_(S, store)(y + i, VP_VOP_(S, div)(VP_VOP_(S, load)(x + i), VP_VOP_(S, load)(d + i)));  \
+        for (; i < n; i++)                                                                               \
+            y[i] = x[i] / d[i];                                                                          \
     }
 
 VP_DEFINE_(float, vf_t, vf_n, f)
 VP_DEFINE_(double, vd_t, vd_n, d)
 
-const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
-    .level = OPS_VEC_LEVEL_STR,
-    .width = vf_n,
-    .width_f64 = vd_n,
-    .max_f32 = max_f_v,
-    .avg_f32 = avg_f_v,
-    .max_cl_f32 = max_cl_f_v,
-    .avg_cl_f32 = avg_cl_f_v,
-    .max_f64 = max_d_v,
-    .avg_f64 = avg_d_v,
-    .max_cl_f64 = max_cl_d_v,
-    .avg_cl_f64 = avg_cl_d_v,
-};
+VP_TABLE_(vf_n, vd_n);
 
 #else /* no vector loops here: the scalar loops do every output */
 
@@ -298,22 +336,20 @@ const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
     {                                                                                    \
         (void)r, (void)div, (void)m;                                                     \
         return false;                                                                    \
+    } \
+    static void addto_##S##_v(T *y, const T *x, int64_t n) /* the scalar loop */        \
+    {                                                                                    \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            y[i] += x[i];                                                                \
+    } \
+    static void div_##S##_v(T *y, const T *x, const T *d, int64_t n)                     \
+    {                                                                                    \
+        for (int64_t i = 0; i < n; i++)                                                  \
+            y[i] = x[i] / d[i];                                                          \
     }
 VP_NONE_(float, f)
 VP_NONE_(double, d)
 
-const ops_vec_pool_table OPS_VEC_NAME(ops_vec_pool_table) = {
-    .level = OPS_VEC_LEVEL_STR,
-    .width = 0,
-    .width_f64 = 0,
-    .max_f32 = max_f_v,
-    .avg_f32 = avg_f_v,
-    .max_cl_f32 = max_cl_f_v,
-    .avg_cl_f32 = avg_cl_f_v,
-    .max_f64 = max_d_v,
-    .avg_f64 = avg_d_v,
-    .max_cl_f64 = max_cl_d_v,
-    .avg_cl_f64 = avg_cl_d_v,
-};
+VP_TABLE_(0, 0);
 
 #endif

@@ -25,14 +25,17 @@ typedef struct ops_vec_pool_row {
     int64_t ox0, ox1;
 } ops_vec_pool_row;
 
-/* One output position of every channel of a channels-last image (channels
- * contiguous): the window's rows y0, y0 + dh, ... below y1 and columns x0, x0 + dw,
- * ... below x1, already clipped to the input (the scalar loop's window). */
+/* One output position of every channel of an image: the window's rows y0, y0 + dh,
+ * ... below y1 and columns x0, x0 + dw, ... below x1, already clipped to the input
+ * (the scalar loop's window).  Every channel shares the window, one lane per channel:
+ * loads where the channels are contiguous (channels-last, sc == 1), gathers at stride
+ * sc otherwise (NCHW planes: adaptive pooling, whose windows differ along a row). */
 typedef struct ops_vec_pool_cl {
     const void *x; /* the element (channel 0, row 0, column 0) of the image */
     int64_t sy, sx; /* row and column strides (elements) */
     int64_t y0, y1, dh, x0, x1, dw;
     int64_t nc; /* channels */
+    int64_t sc; /* channel stride (elements); above 1, (width - 1) * sc below 2^31 */
 } ops_vec_pool_cl;
 
 typedef struct ops_vec_pool_table {
@@ -46,16 +49,25 @@ typedef struct ops_vec_pool_table {
     bool (*avg_f32)(const ops_vec_pool_row *r, float div, float *out);
     /* the max of each channel into m[c] and the number of its winning tap (in the
      * scan order: rows, then columns) into k[c] when k is not NULL; a non-empty
-     * window and at least `width` channels */
+     * window, at least `width` channels and a channel stride the gathers can take
+     * (false otherwise) */
     bool (*max_cl_f32)(const ops_vec_pool_cl *r, float *m, int32_t *k);
     /* the sum of each channel over the window (from 0, in the scan order) divided
-     * by div into m[c]; a non-empty window and at least `width` channels */
+     * by div into m[c]; the same conditions */
     bool (*avg_cl_f32)(const ops_vec_pool_cl *r, float div, float *m);
     /* the same four at float64 (the same scans; width_f64 in place of width) */
     bool (*max_f64)(const ops_vec_pool_row *r, double *out, int64_t *idx);
     bool (*avg_f64)(const ops_vec_pool_row *r, double div, double *out);
     bool (*max_cl_f64)(const ops_vec_pool_cl *r, double *m, int32_t *k);
     bool (*avg_cl_f64)(const ops_vec_pool_cl *r, double div, double *m);
+    /* y[i] += x[i], i < n (avg pooling's gradient adds a row's share to each row of
+     * its windows): each element by one addition, the same bits at every level */
+    void (*addto_f32)(float *y, const float *x, int64_t n);
+    void (*addto_f64)(double *y, const double *x, int64_t n);
+    /* y[i] = x[i] / d[i], i < n (each output's gradient by its divisor): correctly
+     * rounded, the same bits at every level */
+    void (*div_f32)(float *y, const float *x, const float *d, int64_t n);
+    void (*div_f64)(double *y, const double *x, const double *d, int64_t n);
 } ops_vec_pool_table;
 
 OPS_VEC_DECLARE_TABLES(ops_vec_pool_table, ops_vec_pool_table);

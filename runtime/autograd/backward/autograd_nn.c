@@ -4,8 +4,10 @@
  * upsampling, batch_norm, group_norm, binary_cross_entropy_with_logits, N-d nll_loss,
  * glu and prelu.
  *
- * Every helper is a chain of public ops (ops_*), never kernels, so that under
- * create_graph the backward pass is itself recorded and double backward works.  The
+ * Every helper is a chain of public ops (ops_*), so that under create_graph the
+ * backward pass is itself recorded and double backward works; the average pools' when
+ * nothing records (no create_graph) call the device's gradient loop instead
+ * (kernels/pool.h, pool_avg_backward_direct), where it has one.  The
  * linear ops that are separable over height and width (avg pools, adaptive average
  * pooling, nearest and (bi)linear upsampling) use one idea: per plane the op is
  * x -> Mh^T x Mw, and the matrices are read off the op itself applied to an identity
@@ -13,9 +15,10 @@
  * exactly; the gradient Mh g Mw^T is then two matmuls, whose own formulas give the
  * double backward.  The matrices cost O(H * Ho + W * Wo) memory and the matmuls
  * O(H * Ho * Wo) per plane: fine for the sizes these ops see in tests and small
- * models; a direct scatter kernel would be the faster path for large images. */
+ * models; the direct loop above is the faster path for large images. */
 #include <string.h>
 
+#include "kernels/pool.h"
 #include "ops_autograd_impl.h"
 
 #if __has_include("ops_functions.h")
@@ -292,7 +295,10 @@ apply_avg2d(const ops_tensor *x, const void *ctx)
                           a->count_include_pad, a->divisor);
 }
 
-/* avg_pool2d: Mh from the op over [H, 1, H, 1] with kernel (kh, 1), Mw over
+/* avg_pool2d: when nothing records the gradient's own graph, the device's loop
+ * (pool_avg_backward_direct, kernels/pool.h: the CPU's adds each output's share to its
+ * window, vectorised along the rows).  Otherwise, and on devices without that loop:
+ * Mh from the op over [H, 1, H, 1] with kernel (kh, 1), Mw over
  * [W, 1, 1, W] with (1, kw).  The divisor (window size with or without padding) is the
  * product of the two dims' extents, so each pass divides by its own; a
  * divisor_override d divides once: by d in the height pass and by 1 in the width one. */
@@ -307,6 +313,14 @@ ops_autograd_avg_pool2d_backward(const ops_tensor *g, int ndim, const int64_t *s
         return ops_fail_null(OPS_ERR_VALUE, "avg_pool2d_backward: bad kernel_size, stride or padding");
     if (stride.len == 0)
         s[0] = k[0], s[1] = k[1];
+    if (!ops_grad_enabled()) { /* nothing records (no create_graph): the device's loop where it has one */
+        ops_tensor *direct = NULL;
+        if (pool_avg_backward_direct("avg_pool2d_backward", g, ndim, sizes, false, kernel_size, stride, padding,
+                                     ceil_mode, count_include_pad, divisor_override, &direct) != OPS_OK)
+            return NULL;
+        if (direct != NULL)
+            return direct;
+    }
     const int64_t one = 1;
     const sep_args ah = {.k = {k[0], 1}, .s = {s[0], 1}, .p = {p[0], 0}, .ceil_mode = ceil_mode,
                          .count_include_pad = count_include_pad, .divisor = divisor_override};
@@ -361,6 +375,15 @@ ops_autograd_adaptive_avg_pool2d_backward(const ops_tensor *g, int ndim, const i
 {
     if (ndim < 2 || g->ndim != ndim)
         return ops_fail_null(OPS_ERR_VALUE, "adaptive_avg_pool2d_backward: bad gradient shape");
+    if (!ops_grad_enabled()) { /* as avg_pool2d's */
+        ops_tensor *direct = NULL;
+        if (pool_avg_backward_direct("adaptive_avg_pool2d_backward", g, ndim, sizes, true, (ops_int_list){NULL, 0},
+                                     (ops_int_list){NULL, 0}, (ops_int_list){NULL, 0}, false, false, NULL,
+                                     &direct) != OPS_OK)
+            return NULL;
+        if (direct != NULL)
+            return direct;
+    }
     const sep_args ah = {.out = {g->sizes[ndim - 2], 1}}, aw = {.out = {1, g->sizes[ndim - 1]}};
     ops_tensor *mh = NULL, *mw = NULL, *r = NULL;
     NN_STEP(mh, op_matrix(sizes[ndim - 2], g->sizes[ndim - 2], g, 4, 2, apply_adaptive, &ah));
