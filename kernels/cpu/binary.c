@@ -1,5 +1,5 @@
 /* Binary arithmetic kernels (CPU): add, sub, mul, div (true, trunc, floor),
- * remainder, fmod, pow, maximum, minimum, atan2.
+ * remainder, fmod, pow, maximum, minimum, fmax, fmin, atan2.
  *
  * The meta has converted both inputs to it->common_dtype (operands 1 and 2) and
  * chosen the output's dtype, so each kernel dispatches once on the common dtype,
@@ -14,10 +14,12 @@
  * divisor, found in the data, is reported before anything is written.  float16/bfloat16
  * compute in float.
  *
- * add, sub, mul, div, maximum and minimum at floating dtypes take the per-level vector loops of
+ * add, sub, mul, div, maximum, minimum, fmax and fmin at floating dtypes take the per-level vector loops of
  * kernels/cpu/vec/vec_binary.c (AVX2/AVX-512 at runtime, F16C for float16) for the runs
  * whose inputs are contiguous or one broadcast element (OPS_BINARY_KERNEL_VEC); the
- * loops compute exactly what the expression here does, so any run may take either. */
+ * loops compute exactly what the expression here does, so any run may take either.
+ * pow and atan2 run the float32/float64 loops of kernels/cpu/vec/vec_act.c, and
+ * float16/bfloat16 through the float32 ones (compute in float, round once). */
 #include <math.h>
 #include <string.h>
 
@@ -333,12 +335,37 @@ minimum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
     return OPS_OK;
 }
 
+/* fmax/fmin: the vector loops at the float dtypes (OPS_VEC_BIN_FMAX/FMIN), the
+ * macro's loops (vectorised by the compiler) for the integers and bool */
+ops_status
+fmax_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)self;
+    (void)other;
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_FMAX);
+    OPS_DISPATCH_DECLARED(FMAX_OUT, it->common_dtype, it->op,
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, ops_math_fmax(x, y)););
+    return OPS_OK;
+}
+
+ops_status
+fmin_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)self;
+    (void)other;
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_FMIN);
+    OPS_DISPATCH_DECLARED(FMIN_OUT, it->common_dtype, it->op,
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, ops_math_fmin(x, y)););
+    return OPS_OK;
+}
+
 ops_status
 atan2_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    /* float32/float64: the vector loop of the CPU's level (kernels/cpu/vec/vec_act.c) */
+    /* float32/float64: the vector loop of the CPU's level (kernels/cpu/vec/vec_act.c);
+     * float16/bfloat16 through the float32 one (half_binary) */
     const ops_dtype adt = it->dtypes[1];
     if ((adt == OPS_FLOAT32 || adt == OPS_FLOAT64) && it->dtypes[0] == adt && it->dtypes[2] == adt) {
         const ops_vec_act_table *const vt = ops_vec_act();
