@@ -215,6 +215,37 @@ def _():
     return peers(lambda: libops.atan2(x, y), lambda: torch.atan2(t, u), lambda: np.arctan2(a, b))
 
 
+# pow and atan2 at float16/bfloat16 through the float32 loops (torch 1.13 has no float16
+# atan2 on the CPU; NumPy computes float16 in float32 too)
+for _dtn in ("float16", "bfloat16"):
+    def _half2(dtn=_dtn, lo=0.1, hi=10.0, blo=-3.0, bhi=3.0):
+        a = RNG.uniform(lo, hi, N1M).astype(np.float32)
+        b = RNG.uniform(blo, bhi, N1M).astype(np.float32)
+        x, y = (libops.from_numpy(v).to(getattr(libops, dtn)) for v in (a, b))
+        t, u = ((tfrom(v).to(getattr(torch, dtn)) if torch is not None else None) for v in (a, b))
+        h, k = (a.astype(np.float16), b.astype(np.float16)) if dtn == "float16" else (None, None)
+        return x, y, t, u, h, k
+
+    def _hpow_s(f=_half2):
+        x, _, t, _, h, _ = f()
+        return peers(lambda: libops.pow(x, 2.5), t is not None and (lambda: torch.pow(t, 2.5)),
+                     h is not None and (lambda: np.power(h, np.float16(2.5))))
+
+    def _hpow_t(f=_half2):
+        x, y, t, u, h, k = f()
+        return peers(lambda: libops.pow(x, y), t is not None and (lambda: torch.pow(t, u)),
+                     h is not None and (lambda: np.power(h, k)))
+
+    def _hatan2(f=_half2):
+        x, y, t, u, h, k = f(lo=-10.0, hi=10.0, blo=-10.0, bhi=10.0)
+        return peers(lambda: libops.atan2(x, y), t is not None and (lambda: torch.atan2(t, u)),
+                     h is not None and (lambda: np.arctan2(h, k)))
+
+    row(f"pow {_dtn} 1M ^ 2.5")(_hpow_s)
+    row(f"pow {_dtn} 1M ^ tensor")(_hpow_t)
+    row(f"atan2 {_dtn} 1M")(_hatan2)
+
+
 # ---- elementwise arithmetic and broadcasting ------------------------------------------
 
 @row("add 1 element (per-call overhead)")
@@ -484,6 +515,54 @@ def _():
     x, t = libops.from_numpy(a), tfrom(a)
     y, u = libops.from_numpy(np.array(0.5)), tfrom(np.array(0.5))
     return peers(lambda: libops.maximum(x, y), lambda: torch.maximum(t, u), lambda: np.maximum(a, 0.5))
+
+
+# fmax/fmin (NaN-ignoring): inputs with 1% NaN
+def _with_nans(shape, dtype=np.float32):
+    a = RNG.standard_normal(shape).astype(dtype)
+    a[RNG.random(shape) < 0.01] = np.nan
+    return a
+
+
+@row("fmax 1M f32")
+def _():
+    a, b = _with_nans(N1M), _with_nans(N1M)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: lop("fmax")(x, y), lambda: torch.fmax(t, u), lambda: np.fmax(a, b))
+
+
+@row("fmin [1024^2] and [1024] f32")
+def _():
+    a, b = _with_nans((1024, 1024)), _with_nans(1024)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: lop("fmin")(x, y), lambda: torch.fmin(t, u), lambda: np.fmin(a, b))
+
+
+@row("fmax 1M f64 and 0-dim")
+def _():
+    a = _with_nans(N1M, np.float64)
+    x, t = libops.from_numpy(a), tfrom(a)
+    y, u = libops.from_numpy(np.array(0.5)), tfrom(np.array(0.5))
+    return peers(lambda: lop("fmax")(x, y), lambda: torch.fmax(t, u), lambda: np.fmax(a, 0.5))
+
+
+for _dtn in ("float16", "bfloat16"):
+    def _hfmax(dtn=_dtn):
+        a, b = _with_nans(N1M), _with_nans(N1M)
+        x, y = (libops.from_numpy(v).to(getattr(libops, dtn)) for v in (a, b))
+        t, u = ((tfrom(v).to(getattr(torch, dtn)) if torch is not None else None) for v in (a, b))
+        h, k = (a.astype(np.float16), b.astype(np.float16)) if dtn == "float16" else (None, None)
+        return peers(lambda: lop("fmax")(x, y), t is not None and (lambda: torch.fmax(t, u)),
+                     h is not None and (lambda: np.fmax(h, k)))
+    row(f"fmax {_dtn} 1M")(_hfmax)
+
+
+@row("fmin 1M int32")
+def _():
+    a = RNG.integers(-1000, 1000, N1M).astype(np.int32)
+    b = RNG.integers(-1000, 1000, N1M).astype(np.int32)
+    x, y, t, u = libops.from_numpy(a), libops.from_numpy(b), tfrom(a), tfrom(b)
+    return peers(lambda: lop("fmin")(x, y), lambda: torch.fmin(t, u), lambda: np.fmin(a, b))
 
 
 @row("sum all int64 16M")

@@ -154,8 +154,27 @@ OPS_MATH_FLOAT_DIV_(double, f64, )
 #define OPS_MATH_MAXMIN_INT_(T, S)                                                       \
     OPS_MATH_INLINE_ T ops_math_max_##S(T a, T b) { return a > b ? a : b; }              \
     OPS_MATH_INLINE_ T ops_math_min_##S(T a, T b) { return a < b ? a : b; }
+/* fmax/fmin ignore a NaN (C99's fmax): the number when one side is NaN, NaN only when
+ * both are (other's then); x on ties, so fmax(-0.0, 0.0) is -0.0 as PyTorch's.  The
+ * vector loops (kernels/cpu/vec/vec_binary.c) compute the same selects. */
+#define OPS_MATH_FMAXMIN_FLOAT_(T, S)                                                    \
+    OPS_MATH_INLINE_ T ops_math_fmax_##S(T a, T b) { return (a != a || b > a) ? b : a; } \
+    OPS_MATH_INLINE_ T ops_math_fmin_##S(T a, T b) { return (a != a || b < a) ? b : a; }
+#define OPS_MATH_FMAXMIN_INT_(T, S)                                                      \
+    OPS_MATH_INLINE_ T ops_math_fmax_##S(T a, T b) { return b > a ? b : a; }             \
+    OPS_MATH_INLINE_ T ops_math_fmin_##S(T a, T b) { return b < a ? b : a; }
 OPS_MATH_MAXMIN_FLOAT_(float, f32)
 OPS_MATH_MAXMIN_FLOAT_(double, f64)
+OPS_MATH_FMAXMIN_FLOAT_(float, f32)
+OPS_MATH_FMAXMIN_FLOAT_(double, f64)
+OPS_MATH_FMAXMIN_INT_(bool, b)
+OPS_MATH_FMAXMIN_INT_(uint8_t, u8)
+OPS_MATH_FMAXMIN_INT_(int8_t, i8)
+OPS_MATH_FMAXMIN_INT_(int16_t, i16)
+OPS_MATH_FMAXMIN_INT_(int32_t, i32)
+OPS_MATH_FMAXMIN_INT_(int64_t, i64)
+#undef OPS_MATH_FMAXMIN_FLOAT_
+#undef OPS_MATH_FMAXMIN_INT_
 OPS_MATH_MAXMIN_INT_(bool, b)
 OPS_MATH_MAXMIN_INT_(uint8_t, u8)
 OPS_MATH_MAXMIN_INT_(int8_t, i8)
@@ -335,6 +354,8 @@ OPS_EW_OVL2_FLOAT_(div_floor) OPS_EW_OVL2_INT_(div_floor)
 OPS_EW_OVL2_FLOAT_(remainder) OPS_EW_OVL2_INT_(remainder)
 OPS_EW_OVL2_FLOAT_(max) OPS_EW_OVL2_INT_(max) OPS_EW_OVL2_(max, bool, b)
 OPS_EW_OVL2_FLOAT_(min) OPS_EW_OVL2_INT_(min) OPS_EW_OVL2_(min, bool, b)
+OPS_EW_OVL2_FLOAT_(fmax) OPS_EW_OVL2_INT_(fmax) OPS_EW_OVL2_(fmax, bool, b)
+OPS_EW_OVL2_FLOAT_(fmin) OPS_EW_OVL2_INT_(fmin) OPS_EW_OVL2_(fmin, bool, b)
 OPS_EW_OVL2_INT_(lshift)
 OPS_EW_OVL2_INT_(rshift)
 OPS_EW_OVL3_FLOAT_(clamp)
@@ -419,6 +440,8 @@ OPS_MATH_INLINE_ double ops_math_elu(double x, double n, double p, double i)
 #define ops_math_remainder(a, b) OPS_EW_FI_(ops_math_remainder, a)(a, b)
 #define ops_math_max(a, b) OPS_EW_FIB_(ops_math_max, a)(a, b)
 #define ops_math_min(a, b) OPS_EW_FIB_(ops_math_min, a)(a, b)
+#define ops_math_fmax(a, b) OPS_EW_FIB_(ops_math_fmax, a)(a, b)
+#define ops_math_fmin(a, b) OPS_EW_FIB_(ops_math_fmin, a)(a, b)
 #define ops_math_lshift(a, b) OPS_EW_I_(ops_math_lshift, a)(a, b)
 #define ops_math_rshift(a, b) OPS_EW_I_(ops_math_rshift, a)(a, b)
 #define ops_math_clamp(x, lo, hi) OPS_EW_FI_(ops_math_clamp, x)(x, lo, hi)

@@ -1,5 +1,5 @@
 /* Binary arithmetic kernels (CPU): add, sub, mul, div (true, trunc, floor),
- * remainder, fmod, pow, maximum, minimum, atan2.
+ * remainder, fmod, pow, maximum, minimum, fmax, fmin, atan2.
  *
  * The meta has converted both inputs to it->common_dtype (operands 1 and 2) and
  * chosen the output's dtype, so each kernel dispatches once on the common dtype,
@@ -14,10 +14,12 @@
  * divisor, found in the data, is reported before anything is written.  float16/bfloat16
  * compute in float.
  *
- * add, sub, mul, div, maximum and minimum at floating dtypes take the per-level vector loops of
+ * add, sub, mul, div, maximum, minimum, fmax and fmin at floating dtypes take the per-level vector loops of
  * kernels/cpu/vec/vec_binary.c (AVX2/AVX-512 at runtime, F16C for float16) for the runs
  * whose inputs are contiguous or one broadcast element (OPS_BINARY_KERNEL_VEC); the
- * loops compute exactly what the expression here does, so any run may take either. */
+ * loops compute exactly what the expression here does, so any run may take either.
+ * pow and atan2 run the float32/float64 loops of kernels/cpu/vec/vec_act.c, and
+ * float16/bfloat16 through the float32 ones (compute in float, round once). */
 #include <math.h>
 #include <string.h>
 
@@ -202,6 +204,75 @@ fmod_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 
 /* ---- pow, maximum, minimum, atan2 ---------------------------------------------- */
 
+/* Widens m float16/bfloat16 elements at p (stride s bytes) into f with the level's
+ * conversion loop (exact), gathering a strided run into h first. */
+static void
+half_widen(const ops_vec_convert_table *cv, int k, float *f, uint16_t *h, const char *p, int64_t s,
+           int64_t m)
+{
+    const uint16_t *src = (const uint16_t *)p;
+    if (s != 2) {
+        for (int64_t i = 0; i < m; i++)
+            h[i] = *(const uint16_t *)(p + i * s);
+        src = h;
+    }
+    cv->to_f32[k](f, src, m);
+}
+
+/* One run of float16/bfloat16 pow or atan2 through the float32 loops of the level
+ * (kernels/cpu/vec/vec_act.c): blocks of OPS_VEC_LOOP_BUF, both inputs widened (a
+ * strided or broadcast input gathered first), the float32 loop in place, each result
+ * rounded once to nearest even by the level's narrowing loop.  That is the scalar half
+ * loop's rule (compute in float, round once) with the float32 op as the float function,
+ * so a half result is the float32 op's result on the converted inputs, rounded: the
+ * same bits whatever the layout, level or split.  With `scalar` (pow) a run whose
+ * exponent is one broadcast element takes the float32 scalar-exponent loop, as the
+ * float32 kernel does (its special forms are the tensor^tensor loop's, lane by lane). */
+static void
+half_binary_run(const ops_vec_convert_table *cv, int k, ops_vec_act2_f32_fn *fn,
+                ops_vec_act_f32_fn *scalar, char *const *data, const int64_t *strides, int64_t n)
+{
+    float a[OPS_VEC_LOOP_BUF], b[OPS_VEC_LOOP_BUF];
+    uint16_t h[OPS_VEC_LOOP_BUF];
+    const int64_t so = strides[0], sa = strides[1], sb = strides[2];
+    const bool one_exponent = scalar != NULL && sb == 0;
+    float e = 0;
+    if (one_exponent)
+        cv->to_f32[k](&e, (const uint16_t *)data[2], 1);
+    for (int64_t i0 = 0; i0 < n; i0 += OPS_VEC_LOOP_BUF) {
+        const int64_t m = n - i0 < OPS_VEC_LOOP_BUF ? n - i0 : OPS_VEC_LOOP_BUF;
+        half_widen(cv, k, a, h, data[1] + i0 * sa, sa, m);
+        if (one_exponent) {
+            scalar(a, a, m, &e);
+        } else {
+            half_widen(cv, k, b, h, data[2] + i0 * sb, sb, m);
+            fn(a, b, a, m);
+        }
+        if (so == 2) {
+            cv->from_f32[k]((uint16_t *)(data[0] + i0 * so), a, m);
+        } else {
+            cv->from_f32[k](h, a, m);
+            for (int64_t i = 0; i < m; i++)
+                *(uint16_t *)(data[0] + (i0 + i) * so) = h[i];
+        }
+    }
+}
+
+/* pow (with `scalar`) or atan2 at float16/bfloat16 with every operand of that dtype:
+ * through the float32 loops; false for any other dtype. */
+static bool
+half_binary(ops_iter *it, ops_vec_act2_op op, ops_vec_act_f32_fn *scalar)
+{
+    const ops_dtype dt = it->dtypes[1];
+    if ((dt != OPS_FLOAT16 && dt != OPS_BFLOAT16) || it->dtypes[0] != dt || it->dtypes[2] != dt)
+        return false;
+    const ops_vec_convert_table *const cv = ops_vec_convert();
+    const int k = dt == OPS_FLOAT16 ? OPS_VEC_CVT_F16 : OPS_VEC_CVT_BF16;
+    ops_vec_act2_f32_fn *const fn = ops_vec_act()->act2_f32[op];
+    OPS_ITER_LOOP(it, vd_, vs_, vn_, { half_binary_run(cv, k, fn, scalar, vd_, vs_, vn_); });
+    return true;
+}
+
 ops_status
 pow_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
 {
@@ -209,7 +280,8 @@ pow_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
     (void)exponent;
     /* float32/float64 with all operands of one dtype: the vector loops of the CPU's
      * level (kernels/cpu/vec/vec_act.c); a run whose exponent is one broadcast value
-     * (pow(x, 2.0), stride 0) takes PyTorch's forms of 2, 3, 0.5, -0.5, -1, -2. */
+     * (pow(x, 2.0), stride 0) takes PyTorch's forms of 2, 3, 0.5, -0.5, -1, -2.
+     * float16/bfloat16: the float32 loops (half_binary). */
     const ops_dtype pdt = it->dtypes[1];
     if ((pdt == OPS_FLOAT32 || pdt == OPS_FLOAT64) && it->dtypes[0] == pdt && it->dtypes[2] == pdt) {
         const ops_vec_act_table *const vt = ops_vec_act();
@@ -234,6 +306,8 @@ pow_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *exponent)
         }
         return OPS_OK;
     }
+    if (half_binary(it, OPS_VEC_ACT2_POW, ops_vec_act()->act_f32[OPS_VEC_ACT_POW_SCALAR]))
+        return OPS_OK;
     OPS_DISPATCH_DECLARED(POW_OUT, it->common_dtype, it->op,
                          OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_pow(x, y)););
     return OPS_OK;
@@ -261,12 +335,37 @@ minimum_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
     return OPS_OK;
 }
 
+/* fmax/fmin: the vector loops at the float dtypes (OPS_VEC_BIN_FMAX/FMIN), the
+ * macro's loops (vectorised by the compiler) for the integers and bool */
+ops_status
+fmax_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)self;
+    (void)other;
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_FMAX);
+    OPS_DISPATCH_DECLARED(FMAX_OUT, it->common_dtype, it->op,
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, ops_math_fmax(x, y)););
+    return OPS_OK;
+}
+
+ops_status
+fmin_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)self;
+    (void)other;
+    ops_vec_binary_fn *const vf = vec_binary_fn(it, OPS_VEC_BIN_FMIN);
+    OPS_DISPATCH_DECLARED(FMIN_OUT, it->common_dtype, it->op,
+                          OPS_BINARY_KERNEL_VEC(it, scalar_t, scalar_t, scalar_t, vf, NULL, ops_math_fmin(x, y)););
+    return OPS_OK;
+}
+
 ops_status
 atan2_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
 {
     (void)self;
     (void)other;
-    /* float32/float64: the vector loop of the CPU's level (kernels/cpu/vec/vec_act.c) */
+    /* float32/float64: the vector loop of the CPU's level (kernels/cpu/vec/vec_act.c);
+     * float16/bfloat16 through the float32 one (half_binary) */
     const ops_dtype adt = it->dtypes[1];
     if ((adt == OPS_FLOAT32 || adt == OPS_FLOAT64) && it->dtypes[0] == adt && it->dtypes[2] == adt) {
         const ops_vec_act_table *const vt = ops_vec_act();
@@ -276,6 +375,8 @@ atan2_out_cpu(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
             OPS_ITER_LOOP(it, vd_, vs_, vn_, { OPS_VEC_RUN_BINARY(double, vt->act2_f64[OPS_VEC_ACT2_ATAN2], vd_, vs_, vn_); });
         return OPS_OK;
     }
+    if (half_binary(it, OPS_VEC_ACT2_ATAN2, NULL))
+        return OPS_OK;
     OPS_DISPATCH_DECLARED(ATAN2_OUT, it->common_dtype, it->op,
                           OPS_BINARY_KERNEL(it, scalar_t, scalar_t, scalar_t, ops_math_atan2(x, y)););
     return OPS_OK;

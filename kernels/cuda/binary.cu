@@ -1,5 +1,5 @@
 /* Binary arithmetic kernels (CUDA): add, sub, mul, div (true, trunc, floor),
- * remainder, fmod, pow, maximum, minimum, atan2 -- kernels/cpu/binary.c on the device.
+ * remainder, fmod, pow, maximum, minimum, fmax, fmin, atan2 -- kernels/cpu/binary.c on the device.
  *
  * Same dtypes and arithmetic as the CPU kernels: the per-element functions are
  * kernels/ops_elementwise_math.h's, and the argument checks the entries' `check:`
@@ -78,6 +78,14 @@ struct maximum_op {
 
 struct minimum_op {
     template <typename T> OPS_HOST_DEVICE T operator()(T x, T y) const { return ops_math_min(x, y); }
+};
+
+struct fmax_op {
+    template <typename T> OPS_HOST_DEVICE T operator()(T x, T y) const { return ops_math_fmax(x, y); }
+};
+
+struct fmin_op {
+    template <typename T> OPS_HOST_DEVICE T operator()(T x, T y) const { return ops_math_fmin(x, y); }
 };
 
 struct atan2_op {
@@ -222,6 +230,24 @@ minimum_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
     (void)self;
     (void)other;
     BINARY_DECLARED_(MINIMUM_OUT, it, minimum_op());
+    return OPS_OK;
+}
+
+extern "C" ops_status
+fmax_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)self;
+    (void)other;
+    BINARY_DECLARED_(FMAX_OUT, it, fmax_op());
+    return OPS_OK;
+}
+
+extern "C" ops_status
+fmin_out_cuda(ops_iter *it, const ops_tensor *self, const ops_tensor *other)
+{
+    (void)self;
+    (void)other;
+    BINARY_DECLARED_(FMIN_OUT, it, fmin_op());
     return OPS_OK;
 }
 

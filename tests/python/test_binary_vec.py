@@ -1,11 +1,12 @@
-"""The vector loops of add, sub, mul, div, maximum and minimum (kernels/cpu/vec/vec_binary.c,
+"""The vector loops of add, sub, mul, div, maximum, minimum, fmax and fmin (kernels/cpu/vec/vec_binary.c,
 docs/cpu-dispatch.md "Elementwise loops and threads") at every CPU level this machine
 runs, each in a child process with OPS_CPU_CAPABILITY set: every layout the iterator's
 inner loop meets (both contiguous, a row or column broadcast, a 0-dim operand on either
 side, strided and transposed inputs, in place), lengths around the vector widths, and
 special values, bit for bit against the scalar rule: float32/float64 IEEE arithmetic
 (x + alpha * y with two roundings; maximum/minimum: NaN when either is NaN, x on ties, so
-maximum(-0.0, 0.0) is -0.0), float16/bfloat16 computed in float32 and rounded
+maximum(-0.0, 0.0) is -0.0; fmax/fmin: a NaN loses to a number, NaN when both are, x on
+ties; and against NumPy's np.fmax/np.fmin), float16/bfloat16 computed in float32 and rounded
 once to nearest-even, NaN stored as the quiet NaN of the scalar conversion.  Run by
 `meson test` (suite python)."""
 
@@ -60,7 +61,9 @@ def want(dt, op, a, b, alpha):
         r = {"add": lambda: a + (b if alpha == 1 else al * b), "sub": lambda: a - (b if alpha == 1 else al * b),
              "mul": lambda: a * b, "div": lambda: a / b,
              "maximum": lambda: np.where((a >= b) | np.isnan(a), a, b),
-             "minimum": lambda: np.where((a <= b) | np.isnan(a), a, b)}[op]()
+             "minimum": lambda: np.where((a <= b) | np.isnan(a), a, b),
+             "fmax": lambda: np.where(np.isnan(a) | (b > a), b, a),
+             "fmin": lambda: np.where(np.isnan(a) | (b < a), b, a)}[op]()
     if dt == "float16":
         return r.astype(np.float16).astype(np.float32)
     if dt == "bfloat16":
@@ -80,11 +83,11 @@ def call(op, x, y, alpha, out=None):
         kw["out"] = out
     return getattr(L, op)(x, y, **kw)
 
-NO_ALPHA = ("mul", "div", "maximum", "minimum")
+NO_ALPHA = ("mul", "div", "maximum", "minimum", "fmax", "fmin")
 n_checked = 0
 for dt in ("float32", "float64", "float16", "bfloat16"):
     for op, alphas in (("add", (1, 2.5)), ("sub", (1, -3.0)), ("mul", (1,)), ("div", (1,)), ("maximum", (1,)),
-                       ("minimum", (1,))):
+                       ("minimum", (1,)), ("fmax", (1,)), ("fmin", (1,))):
         for alpha in alphas:
             for n in (1, 3, 7, 8, 15, 16, 17, 31, 33, 63, 67):
                 pool = np.concatenate([rng.standard_normal(64).astype(np.float32) * 100, SPECIAL])
@@ -113,6 +116,23 @@ for dt in ("float32", "float64", "float16", "bfloat16"):
                 o = tensor(dt, np.zeros((3, n), np.float32))
                 call(op, X, S, alpha, out=o)
                 assert same(as_np(o), want(dt, op, xa, s, alpha)), (dt, op, "out=")
+# fmax/fmin against NumPy's np.fmax/np.fmin (a NaN loses to a number), zero signs aside
+# (NumPy gives other on a tie of +0 and -0, PyTorch and libops self), every dtype
+for dt in ("float32", "float64", "float16", "bfloat16"):
+    pool = np.concatenate([rng.standard_normal(64).astype(np.float32) * 100, SPECIAL])
+    for n in (5, 16, 37, 67):
+        xa, ya = (inputs(dt, rng.choice(pool, (3, n)).astype(np.float32)) for _ in range(2))
+        for op, npf in (("fmax", np.fmax), ("fmin", np.fmin)):
+            got = as_np(call(op, tensor(dt, xa), tensor(dt, ya), 1))
+            ref = npf(xa, ya)
+            assert np.array_equal(got, ref, equal_nan=True), (dt, op, got, ref)
+            tie = (xa == ya) & (xa == 0)
+            assert np.array_equal(np.signbit(got[tie]), np.signbit(xa[tie])), (dt, op, "zero ties")
+            n_checked += 1
+for idt in (np.int8, np.uint8, np.int16, np.int32, np.int64):
+    xa, ya = rng.integers(0, 100, (2, 3, 37)).astype(idt)
+    for op, npf in (("fmax", np.fmax), ("fmin", np.fmin)):
+        assert np.array_equal(call(op, L.from_numpy(xa), L.from_numpy(ya), 1).numpy(), npf(xa, ya)), (idt, op)
 # a NaN result is stored as the scalar conversion's quiet NaN (payload dropped)
 halfnan = np.array([0x7d01, 0xfe77, 0x7c01, 0x7fff] * 9, np.uint16).view(np.float16)
 x = L.from_numpy(halfnan)
@@ -143,6 +163,28 @@ class BinaryVecTest(unittest.TestCase):
             self.assertGreater(int(count), 1000)
             ran.append(level)
         self.assertIn("default", ran)
+
+    def test_fmax_fmin_gradients_follow_torch(self):
+        # PyTorch's formulas: the whole gradient to the side the value came from, self
+        # on ties (maximum halves it) and where other is NaN; summed over broadcasting
+        import numpy as np
+        import libops as L
+        nan = float("nan")
+        a = np.array([1.0, 2.0, nan, 3.0, nan, 0.0, -0.0, 5.0, -1.0])
+        b = np.array([1.0, 1.0, 1.0, nan, nan, -0.0, 0.0, 6.0, -2.0])
+        g = np.arange(1.0, 10.0)
+        for op, pick_self in (("fmax", (a >= b) | np.isnan(b)), ("fmin", (a <= b) | np.isnan(b))):
+            x = L.from_numpy(a.copy()).requires_grad_()
+            y = L.from_numpy(b.copy()).requires_grad_()
+            getattr(L, op)(x, y).backward(L.from_numpy(g.copy()))
+            np.testing.assert_array_equal(x.grad.numpy(), np.where(pick_self, g, 0.0), err_msg=op)
+            np.testing.assert_array_equal(y.grad.numpy(), np.where(pick_self, 0.0, g), err_msg=op)
+            # broadcast: other [1] gets the sum of what it won
+            x = L.from_numpy(a.copy()).requires_grad_()
+            y = L.from_numpy(np.array([1.0])).requires_grad_()
+            getattr(L, op)(x, y).backward(L.from_numpy(g.copy()))
+            won = ~((a >= 1.0) if op == "fmax" else (a <= 1.0))
+            np.testing.assert_array_equal(y.grad.numpy(), [g[won].sum()], err_msg=op)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@
 #include "ops_op_div.h"
 #include "ops_op_eq.h"
 #include "ops_op_fill.h"
+#include "ops_op_fmax.h"
+#include "ops_op_fmin.h"
 #include "ops_op_fmod.h"
 #include "ops_op_full.h"
 #include "ops_op_ge.h"
@@ -417,7 +419,8 @@ START_TEST(test_integer_semantics_match_cpu)
     } ops[] = {{div_trunc, "div trunc", true}, {div_floor, "div floor", true}, {ops_remainder, "remainder", true},
                {ops_fmod, "fmod", true}, {ops_pow, "pow", false}, {ops_mul, "mul", false},
                {add_alpha, "add", false}, {sub_alpha, "sub", false}, {ops_maximum, "maximum", false},
-               {ops_minimum, "minimum", false}, {ops_bitwise_left_shift, "lshift", false},
+               {ops_minimum, "minimum", false}, {ops_fmax, "fmax", false}, {ops_fmin, "fmin", false},
+               {ops_bitwise_left_shift, "lshift", false},
                {ops_bitwise_right_shift, "rshift", false}, {ops_bitwise_xor, "xor", false},
                {ops_lt, "lt", false}, {ops_eq, "eq", false}};
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
@@ -454,9 +457,9 @@ START_TEST(test_float_semantics_match_cpu)
                                -INFINITY, NAN};
     const int64_t n = (int64_t)(sizeof v / sizeof v[0]);
     static const binary_fn fns[] = {div_trunc, div_floor, ops_remainder, ops_fmod, ops_maximum, ops_minimum,
-                                    ops_div, ops_mul, add_alpha, ops_ge, ops_ne};
+                                    ops_fmax, ops_fmin, ops_div, ops_mul, add_alpha, ops_ge, ops_ne};
     static const char *names[] = {"div trunc", "div floor", "remainder", "fmod", "maximum", "minimum",
-                                  "div", "mul", "add", "ge", "ne"};
+                                  "fmax", "fmin", "div", "mul", "add", "ge", "ne"};
     for (int dt = 0; dt < OPS_NUM_DTYPES; dt++) {
         if (!ops_dtype_is_floating(dt))
             continue;

@@ -1,4 +1,4 @@
-/* Vector loops of add, sub, mul and div (and add/sub with alpha), maximum and minimum over float32, float64,
+/* Vector loops of add, sub, mul and div (and add/sub with alpha), maximum, minimum, fmax and fmin over float32, float64,
  * float16 and bfloat16, compiled once per instruction-set level (kernels/cpu/vec/
  * meson.build; the table and its contract: vec_binary.h).
  *
@@ -129,6 +129,12 @@ st_bf16_(ops_bfloat16 *p, vf_t v)
 #define V_MIN_(S, a, b) v##S##_min_nan(a, b)
 #define S_MAX_(a, b) (((a) >= (b) || (a) != (a)) ? (a) : (b))
 #define S_MIN_(a, b) (((a) <= (b) || (a) != (a)) ? (a) : (b))
+/* fmax/fmin: NaN-ignoring, ops_math_fmax/fmin's selects (a NaN x gives y, a NaN y
+ * loses to x; x on ties): (x > y ? y : x) or (y > x ? y : x), then y where x is NaN */
+#define V_FMAX_(S, a, b) v##S##_select_eq(a, a, v##S##_select_gt(b, a, b, a), b)
+#define V_FMIN_(S, a, b) v##S##_select_eq(a, a, v##S##_select_gt(a, b, b, a), b)
+#define S_FMAX_(a, b) (((a) != (a) || (b) > (a)) ? (b) : (a))
+#define S_FMIN_(a, b) (((a) != (a) || (b) < (a)) ? (b) : (a))
 #define S_ADD_(a, b) ((a) + (b))
 #define S_SUB_(a, b) ((a) - (b))
 #define S_MUL_(a, b) ((a) * (b))
@@ -244,6 +250,8 @@ BIN_LOOPS_(add_alpha, ADD_ALPHA)
 BIN_LOOPS_(sub_alpha, SUB_ALPHA)
 BIN_LOOPS_(max, MAX)
 BIN_LOOPS_(min, MIN)
+BIN_LOOPS_(fmax, FMAX)
+BIN_LOOPS_(fmin, FMIN)
 
 const ops_vec_binary_table OPS_VEC_NAME(ops_vec_binary_table) = {
     .fn = {
@@ -255,5 +263,7 @@ const ops_vec_binary_table OPS_VEC_NAME(ops_vec_binary_table) = {
         [OPS_VEC_BIN_SUB_ALPHA] = BIN_ROW_(sub_alpha),
         [OPS_VEC_BIN_MAX] = BIN_ROW_(max),
         [OPS_VEC_BIN_MIN] = BIN_ROW_(min),
+        [OPS_VEC_BIN_FMAX] = BIN_ROW_(fmax),
+        [OPS_VEC_BIN_FMIN] = BIN_ROW_(fmin),
     },
 };

@@ -1,4 +1,4 @@
-/* Vector loops of the binary arithmetic ops (add, sub, mul, div, maximum, minimum) over float32,
+/* Vector loops of the binary arithmetic ops (add, sub, mul, div, maximum, minimum, fmax, fmin) over float32,
  * float64, float16 and bfloat16 runs, compiled once per instruction-set level
  * (kernels/cpu/vec/vec_binary.c; docs/cpu-dispatch.md "Elementwise loops and threads").
  *
@@ -28,6 +28,8 @@ typedef enum ops_vec_binary {
     OPS_VEC_BIN_SUB_ALPHA, /* x - alpha * y */
     OPS_VEC_BIN_MAX,       /* maximum: (x >= y || x != x) ? x : y (NaN from either) */
     OPS_VEC_BIN_MIN,       /* minimum: (x <= y || x != x) ? x : y */
+    OPS_VEC_BIN_FMAX,      /* fmax: (x != x || y > x) ? y : x (a NaN loses to a number) */
+    OPS_VEC_BIN_FMIN,      /* fmin: (x != x || y < x) ? y : x */
     OPS_VEC_NUM_BINARY
 } ops_vec_binary_op;
 
