@@ -33,6 +33,8 @@ def c_type(a: Argument) -> str:
     if t.base == "float":
         return "const double *" if t.optional else "double"
     if t.base == "bool":
+        if t.is_list:  # bool[] / bool[N] (never optional: codegen/model_types.py)
+            return "ops_bool_list"
         return "const bool *" if t.optional else "bool"
     if t.base == "str":
         return "const char *"

@@ -418,6 +418,8 @@ def _check_arg_value(nf: NativeFunction, name: str, v: Any, where: str) -> None:
             isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
     elif t.is_int:
         ok = isinstance(v, int) and not isinstance(v, bool)
+    elif t.is_bool_list:  # any length: error cases pass wrong ones on purpose
+        ok = isinstance(v, list) and all(isinstance(x, bool) for x in v)
     elif t.base == "float":
         ok = num
     elif t.base == "Scalar":

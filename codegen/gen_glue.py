@@ -77,6 +77,12 @@ def _function(nf: NativeFunction) -> dict:
             if t.size is not None:
                 check(f"{guard}{e}len != {t.size}",
                       f"argument '{n}' must have {t.size} elements, got %lld", f", (long long){e}len")
+        elif t.is_bool_list:
+            check(f"{n}.len < 0 || ({n}.len > 0 && {n}.data == NULL)",
+                  f"argument '{n}' is not a valid bool list (negative length or NULL data)")
+            if t.size is not None:
+                check(f"{n}.len != {t.size}",
+                      f"argument '{n}' must have {t.size} elements, got %lld", f", (long long){n}.len")
     for _, n, _ in cnames.out_params(s):
         check(f"{n} == NULL", f"output pointer '{n}' must not be NULL")
 

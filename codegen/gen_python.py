@@ -35,6 +35,8 @@ def _type_code(a: Argument) -> str:
     t = a.type
     if t.is_tensor_list:
         return "PYOPS_T_TENSOR_LIST"
+    if t.is_bool_list:
+        return "PYOPS_T_BOOL_LIST"
     if t.is_list:
         return "PYOPS_T_INT_LIST"
     return _TYPES[t.base]
@@ -63,6 +65,10 @@ def _default(a: Argument, ident: str, i: int, pre: list) -> str:
     if a.default is None or v is None:
         return "{0}"
     t = a.type
+    if t.is_bool_list:
+        name = f"def_{ident}_{i}"
+        pre.append(f"static const bool {name}[] = {{{', '.join('true' if x else 'false' for x in v) or 'false'}}};")
+        return f"{{.bools = {{{name}, {len(v)}}}}}"
     if t.is_list:
         name = f"def_{ident}_{i}"
         pre.append(f"static const int64_t {name}[] = {{{', '.join(cnames.c_int64(x) for x in v) or '0'}}};")
@@ -103,7 +109,7 @@ def _py_signature(nf: NativeFunction, method: bool) -> str:
         t = a.type
         base = _PY_TYPE.get(t.base, t.base)
         if t.is_list:
-            base = "tuple of Tensors" if t.base == "Tensor" else "tuple of ints"
+            base = {"Tensor": "tuple of Tensors", "bool": "tuple of bools"}.get(t.base, "tuple of ints")
         if t.optional and not t.is_list:
             base += "?"
         name = "input" if a.name == "self" else a.name

@@ -35,6 +35,8 @@ def _unbox(a: Argument, i: int, op: str):
             return ([f"ops_int_list _v_{n} = {{0}};", f"const ops_int_list *{n} = NULL;"],
                     f"unbox_opt_int_list({ref}, &_v_{n}, &{n})")
         return [f"ops_int_list {n} = {{0}};"], f"unbox_int_list({ref}, &{n})"
+    if t.is_bool_list:
+        return [f"ops_bool_list {n} = {{0}};"], f"unbox_bool_list({ref}, &{n})"
     if t.base in simple:
         ctype, h, zero = simple[t.base]
         if t.optional:

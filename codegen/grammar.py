@@ -89,8 +89,8 @@ def _parse_type(text: str, what: str) -> Tuple[Type, Optional[Annotation]]:
         if len(m.group("size")) > 3 or not 1 <= int(m.group("size")) <= MAX_LIST_SIZE:
             raise GrammarError(f"bad list size in '{text}' of {what} (1 to {MAX_LIST_SIZE})")
         size = int(m.group("size"))
-        if base not in ("int", "SymInt"):
-            raise GrammarError(f"unsupported type '{text}' of {what}: only int lists may have a fixed size")
+        if base not in ("int", "SymInt", "bool"):
+            raise GrammarError(f"unsupported type '{text}' of {what}: only int and bool lists may have a fixed size")
     if (base, is_list, optional) not in _ALLOWED_TYPES:
         raise GrammarError(f"unsupported type '{text}' of {what}: no C mapping in docs/codegen.md")
     ann = None
@@ -115,6 +115,8 @@ def _parse_default(t: Type, text: str, name: str) -> Any:
     if t.is_list:
         if t.base == "Tensor":
             raise bad("allowed: Tensor[] arguments take no default")
+        if t.base == "bool":
+            return _bool_list_default(t, text, bad)
         if _INT_RE.match(text):  # PyTorch's int[2] stride=1: one value for every element
             return [_int64(text, bad)] * (t.size or 1)
         if not (text.startswith("[") and text.endswith("]")):
@@ -168,6 +170,22 @@ def _parse_default(t: Type, text: str, name: str) -> Any:
             raise bad('a device ("cpu", "cuda", "cuda:N")')
         return text[1:-1]
     raise bad("valid")  # pragma: no cover (every base handled above)
+
+
+def _bool_list_default(t: Type, text: str, bad: Any) -> List[bool]:
+    """A bool[] / bool[N] default: a bracketed list of True/False (PyTorch writes
+    `bool[3] output_mask=[True, True, True]`; no bare value, unlike int[N])."""
+    if not (text.startswith("[") and text.endswith("]")):
+        raise bad("a bool list ([True, False, ...])")
+    inner = text[1:-1].strip()
+    items = [s.strip() for s in inner.split(",")] if inner else []
+    if not all(s in ("True", "False") for s in items):
+        raise bad("a bool list ([True, False, ...])")
+    if len(items) > MAX_LIST_SIZE:
+        raise bad(f"a list of at most {MAX_LIST_SIZE} bools")
+    if t.size is not None and len(items) != t.size:
+        raise bad(f"a list of {t.size} bools")
+    return [s == "True" for s in items]
 
 
 def _int64(text: str, bad: Any) -> int:

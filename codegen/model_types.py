@@ -77,7 +77,7 @@ _ALLOWED_TYPES = {
     ("int", False, False), ("int", False, True), ("int", True, False), ("int", True, True),
     ("SymInt", False, False), ("SymInt", False, True), ("SymInt", True, False), ("SymInt", True, True),
     ("float", False, False), ("float", False, True),
-    ("bool", False, False), ("bool", False, True),
+    ("bool", False, False), ("bool", False, True), ("bool", True, False),
     ("str", False, False), ("str", False, True),
 }
 
@@ -117,7 +117,7 @@ class Type:
     base: str
     optional: bool = False
     is_list: bool = False
-    size: Optional[int] = None  # N of int[N]
+    size: Optional[int] = None  # N of int[N] / bool[N]
     elem_optional: bool = False  # Tensor?[]: a list whose elements may be None
 
     def __str__(self) -> str:
@@ -129,6 +129,11 @@ class Type:
     @property
     def is_int(self) -> bool:
         return self.base in ("int", "SymInt")
+
+    @property
+    def is_bool_list(self) -> bool:
+        """bool[] or bool[N]."""
+        return self.base == "bool" and self.is_list
 
     @property
     def is_tensor(self) -> bool:

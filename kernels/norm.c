@@ -317,7 +317,7 @@ done:
 ops_status
 norm_native_layer_norm_backward(const ops_tensor *grad_out, const ops_tensor *input, ops_int_list normalized_shape,
                                 const ops_tensor *mean, const ops_tensor *rstd, const ops_tensor *weight,
-                                const ops_tensor *bias, ops_int_list output_mask, ops_tensor **result0,
+                                const ops_tensor *bias, ops_bool_list output_mask, ops_tensor **result0,
                                 ops_tensor **result1, ops_tensor **result2)
 {
     const char *op = "native_layer_norm_backward";
@@ -353,13 +353,8 @@ norm_native_layer_norm_backward(const ops_tensor *grad_out, const ops_tensor *in
         if (!ops_device_equal(ops_tensor_device(all[k]), dev))
             return ops_fail(OPS_ERR_DEVICE, "%s: %s is on another device than input", op, anames[k]);
     }
-    bool want[3];
-    for (int k = 0; k < 3; k++) {
-        if (output_mask.data[k] != 0 && output_mask.data[k] != 1)
-            return ops_fail(OPS_ERR_VALUE, "%s: output_mask[%d] must be 0 or 1 (False or True), got %" PRId64, op, k,
-                            output_mask.data[k]);
-        want[k] = output_mask.data[k] != 0;
-    }
+    /* bool[3]: the glue has checked the length */
+    const bool want[3] = {output_mask.data[0], output_mask.data[1], output_mask.data[2]};
     const ops_dtype rdt[3] = {input->dtype, weight != NULL ? weight->dtype : input->dtype,
                               bias != NULL ? bias->dtype : weight != NULL ? weight->dtype : input->dtype};
     ops_tensor *g = NULL, *x = NULL, *mu = NULL, *rs = NULL, *w = NULL, *r[3] = {0};

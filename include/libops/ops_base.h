@@ -177,6 +177,18 @@ typedef struct ops_int_list {
     ((ops_int_list){(const int64_t[]){0, ##__VA_ARGS__} + 1,                           \
                     (int64_t)(sizeof((int64_t[]){0, ##__VA_ARGS__}) / sizeof(int64_t)) - 1})
 
+/* bool[] / bool[N] arguments (PyTorch's `bool[3] output_mask`): a borrowed array of
+ * bools and its length, as ops_int_list. */
+typedef struct ops_bool_list {
+    const bool *data;
+    int64_t len;
+} ops_bool_list;
+
+/* OPS_BOOLS(true, false, true) is a bool[] of {true, false, true}; OPS_BOOLS() is empty. */
+#define OPS_BOOLS(...)                                                                  \
+    ((ops_bool_list){(const bool[]){0, ##__VA_ARGS__} + 1,                             \
+                     (int64_t)(sizeof((bool[]){0, ##__VA_ARGS__}) / sizeof(bool)) - 1})
+
 typedef struct ops_tensor ops_tensor;
 
 /* Tensor[] arguments: a borrowed array of borrowed tensors.  For a `Tensor?[]`

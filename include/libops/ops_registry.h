@@ -44,6 +44,7 @@ typedef enum ops_ivalue_tag {
     OPS_IVALUE_DEVICE,      /* Device (v.device) */
     OPS_IVALUE_GENERATOR,   /* Generator (v.generator); None is the default generator */
     OPS_IVALUE_MEMORY_FORMAT, /* MemoryFormat (v.memory_format) */
+    OPS_IVALUE_BOOL_LIST,   /* bool[], bool[N] (v.bool_list) */
     OPS_NUM_IVALUE_TAGS
 } ops_ivalue_tag;
 
@@ -63,6 +64,7 @@ typedef struct ops_ivalue {
         ops_device device;
         ops_generator *generator;
         ops_memory_format memory_format;
+        ops_bool_list bool_list;
     } v;
 } ops_ivalue;
 
@@ -114,6 +116,14 @@ ops_ivalue_int_list(ops_int_list l)
 {
     ops_ivalue v = {OPS_IVALUE_INT_LIST, {0}};
     v.v.int_list = l;
+    return v;
+}
+
+static inline ops_ivalue
+ops_ivalue_bool_list(ops_bool_list l)
+{
+    ops_ivalue v = {OPS_IVALUE_BOOL_LIST, {0}};
+    v.v.bool_list = l;
     return v;
 }
 

@@ -188,6 +188,38 @@ to_int_list(pyops_parsed *p, const pyops_arg *a, PyObject *o, ops_int_list *out,
     return 1;
 }
 
+/* bool[] / bool[N]: a list or tuple of Python bools (not ints: a mask of [1, 0, 1] is
+ * refused naming the element, so a caller's int list is never read as a mask). */
+static int
+to_bool_list(pyops_parsed *p, const pyops_arg *a, PyObject *o, ops_bool_list *out, pyops_reason *why)
+{
+    if (!PyTuple_Check(o) && !PyList_Check(o))
+        return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (a->size > 0 && n != a->size) {
+        pyops_say(why, false, " must be a sequence of %d bools, but has %zd elements", a->size, n);
+        return 0;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyBool_Check(items[i])) {
+            pyops_say(why, false, " must be a sequence of bools, but element %zd is %s", i, elem_name(items[i]));
+            return 0;
+        }
+    }
+    bool *buf;
+    if (p->nbools + n <= PYOPS_ARENA_BOOLS) {
+        buf = p->bools + p->nbools;
+        p->nbools += (int)n;
+    } else if ((buf = parsed_alloc(p, (size_t)n * sizeof *buf)) == NULL) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        buf[i] = items[i] == Py_True;
+    *out = (ops_bool_list){buf, n};
+    return 1;
+}
+
 static int
 to_tensor_list(pyops_parsed *p, const pyops_arg *a, PyObject *o, ops_tensor_list *out, pyops_reason *why)
 {
@@ -306,6 +338,13 @@ pyops_convert_arg(pyops_parsed *p, const pyops_arg *a, PyObject *o, ops_ivalue *
         if (!to_int_list(p, a, o, &l, why))
             return 0;
         *iv = ops_ivalue_int_list(l);
+        return 1;
+    }
+    case PYOPS_T_BOOL_LIST: {
+        ops_bool_list l;
+        if (!to_bool_list(p, a, o, &l, why))
+            return 0;
+        *iv = ops_ivalue_bool_list(l);
         return 1;
     }
     case PYOPS_T_FLOAT: {

@@ -54,6 +54,8 @@ default_value(const pyops_arg *a)
         return ops_ivalue_int(a->def.i);
     case PYOPS_T_INT_LIST:
         return ops_ivalue_int_list(a->def.ints);
+    case PYOPS_T_BOOL_LIST:
+        return ops_ivalue_bool_list(a->def.bools);
     case PYOPS_T_FLOAT:
         return ops_ivalue_double(a->def.d);
     case PYOPS_T_BOOL:
@@ -102,6 +104,7 @@ expected_name(const pyops_arg *a)
         [PYOPS_T_BOOL] = "bool",           [PYOPS_T_STR] = "str",
         [PYOPS_T_DTYPE] = "dtype",         [PYOPS_T_DEVICE] = "device or str",
         [PYOPS_T_GENERATOR] = "Generator",  [PYOPS_T_MEMORY_FORMAT] = "memory_format",
+        [PYOPS_T_BOOL_LIST] = "tuple of bools",
     };
     static const char *const optional[] = {
         [PYOPS_T_TENSOR] = "Tensor or None",   [PYOPS_T_TENSOR_LIST] = "a sequence of Tensors or None",
@@ -110,10 +113,11 @@ expected_name(const pyops_arg *a)
         [PYOPS_T_BOOL] = "bool or None",       [PYOPS_T_STR] = "str or None",
         [PYOPS_T_DTYPE] = "dtype or None",     [PYOPS_T_DEVICE] = "device, str or None",
         [PYOPS_T_GENERATOR] = "Generator",     [PYOPS_T_MEMORY_FORMAT] = "memory_format or None",
+        [PYOPS_T_BOOL_LIST] = "tuple of bools",
     };
-    _Static_assert(sizeof names / sizeof names[0] == PYOPS_T_MEMORY_FORMAT + 1, "a name per pyops_type");
-    _Static_assert(sizeof optional / sizeof optional[0] == PYOPS_T_MEMORY_FORMAT + 1, "a name per pyops_type");
-    if ((unsigned)a->type > PYOPS_T_MEMORY_FORMAT)
+    _Static_assert(sizeof names / sizeof names[0] == PYOPS_T_BOOL_LIST + 1, "a name per pyops_type");
+    _Static_assert(sizeof optional / sizeof optional[0] == PYOPS_T_BOOL_LIST + 1, "a name per pyops_type");
+    if ((unsigned)a->type > PYOPS_T_BOOL_LIST)
         return "?";
     return (a->flags & PYOPS_F_OPTIONAL) ? optional[a->type] : names[a->type];
 }
@@ -133,7 +137,7 @@ bind(const pyops_sig *sig, bool method, PyObject *self, PyObject *const *args, P
         p->obj[i] = NULL;
         p->pos[i] = 0;
     }
-    p->nints = p->ntensors = 0;
+    p->nints = p->ntensors = p->nbools = 0;
     p->nheap = 0;
     p->requires_grad = -1;
 

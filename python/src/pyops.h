@@ -132,6 +132,7 @@ typedef enum pyops_type {
     PYOPS_T_DEVICE,
     PYOPS_T_GENERATOR,
     PYOPS_T_MEMORY_FORMAT,
+    PYOPS_T_BOOL_LIST, /* bool[], bool[N]: a list or tuple of bools (True/False only) */
 } pyops_type;
 
 #define PYOPS_F_OPTIONAL 1u      /* the type ends in '?': None is accepted */
@@ -150,13 +151,14 @@ typedef union pyops_default {
     ops_memory_format memory_format;
     ops_scalar scalar;
     ops_int_list ints;
+    ops_bool_list bools;
 } pyops_default;
 
 typedef struct pyops_arg {
     const char *name;
     pyops_type type;
     unsigned flags;
-    int size; /* N of int[N], 0 otherwise */
+    int size; /* N of int[N] / bool[N], 0 otherwise */
     pyops_default def;
 } pyops_arg;
 

@@ -10,6 +10,7 @@
 /* Inline room for list arguments; longer lists go to the heap. */
 #define PYOPS_ARENA_INTS 64
 #define PYOPS_ARENA_TENSORS 32
+#define PYOPS_ARENA_BOOLS 32
 
 typedef struct pyops_parsed {
     ops_ivalue iv[PYOPS_MAX_ARGS];
@@ -17,7 +18,8 @@ typedef struct pyops_parsed {
     int pos[PYOPS_MAX_ARGS];       /* its 1-based position when given positionally, else 0 */
     int64_t ints[PYOPS_ARENA_INTS];
     const ops_tensor *tensors[PYOPS_ARENA_TENSORS];
-    int nints, ntensors;
+    bool bools[PYOPS_ARENA_BOOLS];
+    int nints, ntensors, nbools;
     int requires_grad; /* factories' requires_grad= (torch's): -1 not given */
     void *heap[PYOPS_MAX_ARGS];
     int nheap;

@@ -139,19 +139,24 @@ OPS_API ops_tensor *ops_autograd_conv2d_backward(const ops_tensor *g, const ops_
                                                  const ops_tensor *weight, ops_int_list stride,
                                                  ops_int_list padding, ops_int_list dilation, int64_t groups,
                                                  int64_t which);
-/* layer_norm's gradient for input (which 0), weight (1) or bias (2). */
-OPS_API ops_tensor *ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x,
-                                                     ops_int_list normalized_shape, const ops_tensor *weight,
-                                                     double eps, int64_t which);
 /* layer_norm's and native_layer_norm's gradients for input, weight and bias at once (the
  * entries of mask that are 1; NULL for the others): one fused native_layer_norm_backward
- * when nothing records, from mean and rstd (recomputed from x when NULL); the composed
- * formula of ops_autograd_layer_norm_backward otherwise (double backward). */
+ * from mean and rstd (recomputed from x, without recording, when NULL); with create_graph
+ * the call records and its own derivative gives double backward. */
 OPS_API ops_status ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x,
                                                         ops_int_list normalized_shape, const ops_tensor *mean,
                                                         const ops_tensor *rstd, const ops_tensor *weight,
                                                         const ops_tensor *bias, double eps, ops_int_list mask,
                                                         ops_tensor_vec *out);
+/* native_layer_norm_backward's own derivative: the gradients of grad_out, input and
+ * weight (the entries of mask that are 1; NULL for the others) from ga, gb, gc, those
+ * of its outputs dx, dweight, dbias (runtime/autograd/backward/autograd_layers.c). */
+OPS_API ops_status ops_autograd_layer_norm_double_backward(const ops_tensor *x, const ops_tensor *weight,
+                                                           const ops_tensor *ga, const ops_tensor *gb,
+                                                           const ops_tensor *gc, const ops_tensor *g,
+                                                           const ops_tensor *mean, const ops_tensor *rstd,
+                                                           ops_int_list normalized_shape, ops_int_list mask,
+                                                           ops_tensor_vec *out);
 OPS_API ops_tensor *ops_autograd_narrow_backward(const ops_tensor *g, int ndim, const int64_t *sizes, int64_t dim,
                                                  int64_t start, int64_t length);
 /* narrow.Tensor: narrow_backward with the start read from its 0-dim tensor. */

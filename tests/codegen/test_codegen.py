@@ -363,6 +363,32 @@ class Hostile(unittest.TestCase):
         self.assertEqual(compile_c(files, dirs), {})
 
 
+    def test_bool_list_entries_compile(self):
+        """bool[] and bool[N] arguments, with and without defaults, through every
+        generator: the C (glue, registry, autograd, Python binding) compiles."""
+        if not have_cc() or not BUILD_ROOT:
+            self.skipTest("no C compiler or build tree")
+        import sysconfig
+        pyinc = sysconfig.get_paths().get("include")
+        schema = "f(Tensor self, bool[3] mask, bool[] flags=[True, False], bool[] none=[]) -> Tensor"
+        native = self.write("bools.yaml", f"- func: {schema}\n  dispatch:\n    CPU: f_cpu\n")
+        derivs = self.write("bools_d.yaml", f"- name: {schema}\n  self: grad\n")
+        out = os.path.join(self.tmp, "bools")
+        p = run_gen("all", "--native", native, "--derivatives", derivs, "--no-kernel-check", "--out-dir", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        files = sorted(glob.glob(os.path.join(out, "*.c")))
+        dirs = RUNTIME_INC + [out]
+        if pyinc and os.path.exists(os.path.join(pyinc, "Python.h")):
+            dirs += [os.path.join(ROOT, "python", "src"), pyinc]
+        else:
+            files = [f for f in files if not f.endswith("python_bindings.c")]
+        self.assertEqual(compile_c(files, dirs), {})
+        with open(os.path.join(out, "python_bindings.c")) as fh:
+            py = fh.read()
+        self.assertIn("PYOPS_T_BOOL_LIST", py)
+        self.assertIn("static const bool", py)
+
+
 class Model(unittest.TestCase):
     """The model's reading of schemas, against docs/codegen.md."""
 
@@ -411,6 +437,24 @@ class Model(unittest.TestCase):
         self.assertFalse(a["alpha"].kwarg_only)
         self.assertEqual(a["dtype"].type_str, "ScalarType?")
 
+    def test_bool_lists(self):
+        """bool[] / bool[N] (PyTorch's `bool[3] output_mask`): bracketed True/False
+        defaults of the right length; no optional bool list, no bare default."""
+        s = model.parse_schema("f(Tensor self, bool[3] mask, bool[] flags=[True, False], "
+                               "bool[2] two=[False, True]) -> Tensor")
+        a = {x.name: x for x in s.arguments}
+        self.assertEqual(a["mask"].type, model.Type("bool", is_list=True, size=3))
+        self.assertEqual(a["mask"].type_str, "bool[3]")
+        self.assertEqual(a["flags"].default_value, [True, False])
+        self.assertEqual(a["two"].default_value, [False, True])
+        for bad, why in (("bool[]? x", "unsupported type"), ("bool?[] x", "only Tensor?[] lists"),
+                         ("bool[2] x=[True]", "a list of 2 bools"), ("bool[2] x=True", "a bool list"),
+                         ("bool[] x=[1, 0]", "a bool list"), ("bool[0] x", "bad list size")):
+            with self.subTest(arg=bad):
+                with self.assertRaises(model.GrammarError) as cm:
+                    model.parse_schema(f"f(Tensor self, {bad}) -> Tensor")
+                self.assertIn(why, str(cm.exception))
+
     def test_c_types_of_the_doc_table(self):
         table = {
             "Tensor x": "const ops_tensor *", "Tensor(a) x": "const ops_tensor *", "Tensor? x": "const ops_tensor *",
@@ -419,7 +463,8 @@ class Model(unittest.TestCase):
             "int x": "int64_t", "SymInt x": "int64_t", "int? x": "const int64_t *", "int[] x": "ops_int_list",
             "int[3] x": "ops_int_list", "SymInt[] x": "ops_int_list", "int[]? x": "const ops_int_list *",
             "float x": "double", "float? x": "const double *", "bool x": "bool", "bool? x": "const bool *",
-            "str x": "const char *", "str? x": "const char *",
+            "str x": "const char *", "str? x": "const char *", "bool[] x": "ops_bool_list",
+            "bool[3] x": "ops_bool_list",
         }
         for arg, ctype in table.items():
             with self.subTest(arg=arg):

@@ -167,6 +167,16 @@ rd_arg(reader *r, ops_ivalue *v)
         *v = ops_ivalue_int_list((ops_int_list){data, n});
         break;
     }
+    case OPS_IVALUE_BOOL_LIST: {
+        uint32_t n = rd_u32(r);
+        if (!need(r, n))
+            break;
+        bool *data = malloc(sizeof(bool) * (n ? n : 1));
+        for (uint32_t i = 0; i < n; i++)
+            data[i] = rd_u8(r) != 0;
+        *v = ops_ivalue_bool_list((ops_bool_list){data, n});
+        break;
+    }
     case OPS_IVALUE_DOUBLE:
         *v = ops_ivalue_double(rd_f64(r));
         break;
@@ -205,6 +215,8 @@ free_arg(ops_ivalue *v)
         free((void *)v->v.tensor_list.data);
     } else if (v->tag == OPS_IVALUE_INT_LIST) {
         free((void *)v->v.int_list.data);
+    } else if (v->tag == OPS_IVALUE_BOOL_LIST) {
+        free((void *)v->v.bool_list.data);
     } else if (v->tag == OPS_IVALUE_STR) {
         free((void *)v->v.str);
     }

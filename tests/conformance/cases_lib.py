@@ -28,7 +28,7 @@ TOL = {"float64": (1e-12, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 1e-
 
 # ivalue tags (include/libops/ops_registry.h)
 T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST, T_DOUBLE, T_BOOL, T_STR, \
-    T_DTYPE, T_DEVICE, T_GENERATOR, T_MEMORY_FORMAT = range(13)
+    T_DTYPE, T_DEVICE, T_GENERATOR, T_MEMORY_FORMAT, T_BOOL_LIST = range(14)
 # (a `Generator?` argument is always written as None, so the case file never holds
 # T_GENERATOR.)
 
@@ -175,6 +175,8 @@ class Writer:
             out += struct.pack("<q", int(value))
         elif tag == T_INT_LIST:
             out += struct.pack("<I", len(value)) + struct.pack(f"<{len(value)}q", *value)
+        elif tag == T_BOOL_LIST:
+            out += struct.pack("<I", len(value)) + bytes(int(bool(x)) for x in value)
         elif tag == T_DOUBLE:
             out += struct.pack("<d", float(value))
         elif tag == T_BOOL:

@@ -33,7 +33,7 @@ from codegen import conformance as conf_mod  # noqa: E402
 from codegen.model import SchemaError, load_model  # noqa: E402
 from cases_lib import (  # noqa: E402
     DTYPES, CODE, NP, TOL, T_NONE, T_TENSOR, T_TENSOR_LIST, T_SCALAR, T_INT, T_INT_LIST,
-    T_DOUBLE, T_BOOL, T_STR, T_DTYPE, T_DEVICE, T_MEMORY_FORMAT, R_COMPARE, R_LIST, F_VALUES,
+    T_DOUBLE, T_BOOL, T_BOOL_LIST, T_STR, T_DTYPE, T_DEVICE, T_MEMORY_FORMAT, R_COMPARE, R_LIST, F_VALUES,
     F_ERROR, F_LAYOUTS, F_VARIANTS, F_ELEMENTWISE, F_RANDOM, F_SIGNED_ZEROS, F_DTYPE_ERROR,
     F_NO_GRADCHECK, FORM_BITS, DEFAULT_SEED, PROPERTY_CASES, category, result_type,
     to_dtype, Writer, DomainError, sample, scalar_for, tolerance, ELEMENTWISE_SHAPES, SPECIALS,
@@ -435,7 +435,7 @@ class Gen:
         if t.base == "float":
             return self.w.arg(T_DOUBLE, v)
         if t.base == "bool":
-            return self.w.arg(T_BOOL, v)
+            return self.w.arg(T_BOOL_LIST if t.is_list else T_BOOL, v)
         if t.base == "str":
             return self.w.arg(T_STR, v)
         if t.base == "ScalarType":

@@ -82,6 +82,7 @@ typedef struct call {
     int nowned;
     const ops_tensor *lists[MAX_ARGS][MAX_LIST];
     int64_t ints[MAX_ARGS][MAX_INTS];
+    bool bools[MAX_ARGS][MAX_INTS];
     ops_generator *gen;
     /* Shape and dtype most tensors of the call share, so that many calls pass the
      * checks and reach the kernels. */

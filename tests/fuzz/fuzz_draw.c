@@ -97,6 +97,11 @@ describe_value(char *buf, size_t n, size_t used, const ops_ivalue *v)
     case OPS_IVALUE_MEMORY_FORMAT:
         return appendf(buf, n, used, "memory_format %d (%s)", (int)v->v.memory_format,
                        ops_memory_format_name(v->v.memory_format));
+    case OPS_IVALUE_BOOL_LIST:
+        used = appendf(buf, n, used, "[");
+        for (int64_t k = 0; k < v->v.bool_list.len; k++)
+            used = appendf(buf, n, used, "%s%s", k ? ", " : "", v->v.bool_list.data[k] ? "True" : "False");
+        return appendf(buf, n, used, "]");
     case OPS_NUM_IVALUE_TAGS: break;
     }
     return appendf(buf, n, used, "tag %d", (int)v->tag);
@@ -562,6 +567,16 @@ draw_arg(call *c, rng *r, int i)
             c->ints[i][k] = x;
         }
         *v = ops_ivalue_int_list((ops_int_list){c->ints[i], len});
+        return;
+    }
+    if (!strncmp(type, "bool[", 5)) {
+        /* bool[N]: mostly N elements (every mask reaches the kernels), sometimes a
+         * wrong length the glue must refuse */
+        int fixed = (int)strtol(type + 5, NULL, 10);
+        int len = fixed > 0 && chance(r, 85) ? fixed : (int)below(r, 5);
+        for (int k = 0; k < len; k++)
+            c->bools[i][k] = below(r, 2) != 0;
+        *v = ops_ivalue_bool_list((ops_bool_list){c->bools[i], len});
         return;
     }
     if (!strcmp(type, "float")) {

@@ -269,7 +269,8 @@ print(L.cpu_capability())
 # at the child's level: the three gradients against NumPy in float64 through autograd
 # (layer_norm and native_layer_norm) and called directly with each output_mask, the
 # same bits at 1 and 2 threads (dweight/dbias are summed per fixed chunk of rows), and
-# double backward (create_graph takes the composed formula).
+# double backward (create_graph records native_layer_norm_backward, whose own
+# derivative gives the second order).
 LN_BWD_CHECK = r"""
 import numpy as np, libops as L
 rng = np.random.default_rng(3)
@@ -308,7 +309,7 @@ for dt, tol in ((np.float32, 2e-4), (np.float64, 1e-10)):
             assert np.abs(got - ref).max() <= tol * scale, (shape, dt, np.abs(got - ref).max())
         m, r = L.from_numpy(m.detach().numpy()), L.from_numpy(r.detach().numpy())
         full = nx.grad.numpy(), runs[0][1], runs[0][2]
-        for mask in ([1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]):
+        for mask in ([True, False, False], [False, True, False], [False, False, True], [True, True, True]):
             out = L.native_layer_norm_backward(L.from_numpy(g), L.from_numpy(x), ns, m, r, L.from_numpy(w), None, mask)
             for i in range(3):
                 if mask[i]:

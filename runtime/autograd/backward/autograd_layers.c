@@ -12,6 +12,7 @@
 #include "ops_op_add.h"
 #include "ops_op_conv2d.h"
 #include "ops_op_conv_transpose2d.h"
+#include "ops_op_expand.h"
 #include "ops_op_flatten.h"
 #include "ops_op_matmul.h"
 #include "ops_op_max_pool2d_with_indices.h"
@@ -20,8 +21,8 @@
 #include "ops_op_mm.h"
 #include "ops_op_mul.h"
 #include "ops_op_narrow.h"
-#include "ops_op_native_layer_norm.h"
 #include "ops_op_native_layer_norm_backward.h"
+#include "ops_op_neg.h"
 #include "ops_op_outer.h"
 #include "ops_op_permute.h"
 #include "ops_op_reshape.h"
@@ -35,6 +36,7 @@
 #include "ops_op_unsqueeze.h"
 #include "ops_op_var_mean.h"
 #include "ops_op_zeros.h"
+#include "ops_op_zeros_like.h"
 #endif
 
 /* ---- matmul, linear ----------------------------------------------------------------- */
@@ -137,62 +139,6 @@ ops_autograd_max_pool2d_backward(const ops_tensor *g, const ops_tensor *self, op
     return r;
 }
 
-/* layer_norm's gradient for input (which 0), weight (1) or bias (2), from the
- * normalized input x^ = (x - mean) * rstd over the last k = normalized_shape.len dims:
- * dx = rstd * (gw - mean(gw) - x^ * mean(gw * x^)) with gw = g * weight;
- * dweight = sum over the leading dims of g * x^; dbias = sum of g. */
-ops_tensor *
-ops_autograd_layer_norm_backward(const ops_tensor *g, const ops_tensor *x, ops_int_list normalized_shape,
-                                 const ops_tensor *weight, double eps, int64_t which)
-{
-    const int64_t k = normalized_shape.len;
-    int64_t dims_v[OPS_MAX_DIMS];
-    if (k < 1 || k > x->ndim)
-        return ops_fail_null(OPS_ERR_VALUE, "layer_norm_backward: bad normalized_shape");
-    for (int64_t i = 0; i < k; i++)
-        dims_v[i] = i - k;
-    const ops_int_list dims = {dims_v, k};
-    if (which == 2)
-        return ops_autograd_reduce_to(g, (int)k, x->sizes + x->ndim - k);
-    ops_tensor *mean = NULL, *xc = NULL, *sq = NULL, *var = NULL, *ve = NULL, *rstd = NULL, *xhat = NULL;
-    ops_tensor *t1 = NULL, *gw = NULL, *m1 = NULL, *t2 = NULL, *m2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
-    ops_tensor *r = NULL;
-    if (!ops_grad_enabled()) {
-        /* nothing records (no create_graph): x^, mean and rstd from one fused pass of
-         * the forward (native_layer_norm without weight and bias) */
-        if (ops_native_layer_norm(x, normalized_shape, NULL, NULL, eps, &xhat, &mean, &rstd) != OPS_OK)
-            goto done;
-    } else {
-        /* as ops, so that x^ and rstd carry their gradients for double backward
-         * (native_layer_norm's mean and rstd do not) */
-        AG_STEP(mean, ops_mean_dim(x, &dims, true, OPS_DTYPE_NONE));
-        AG_STEP(xc, ops_sub(x, mean, OPS_SCALAR_INT(1)));
-        AG_STEP(sq, ops_mul(xc, xc));
-        AG_STEP(var, ops_mean_dim(sq, &dims, true, OPS_DTYPE_NONE));
-        AG_STEP(ve, ops_add_scalar(var, OPS_SCALAR_FLOAT(eps), OPS_SCALAR_INT(1)));
-        AG_STEP(rstd, ops_rsqrt(ve));
-        AG_STEP(xhat, ops_mul(xc, rstd));
-    }
-    if (which == 1) {
-        AG_STEP(t1, ops_mul(g, xhat));
-        r = ops_autograd_reduce_to(t1, (int)k, x->sizes + x->ndim - k);
-        goto done;
-    }
-    AG_STEP(gw, weight != NULL ? ops_mul(g, weight) : ops_tensor_retain(g));
-    AG_STEP(m1, ops_mean_dim(gw, &dims, true, OPS_DTYPE_NONE));
-    AG_STEP(t2, ops_mul(gw, xhat));
-    AG_STEP(m2, ops_mean_dim(t2, &dims, true, OPS_DTYPE_NONE));
-    AG_STEP(t3, ops_sub(gw, m1, OPS_SCALAR_INT(1)));
-    AG_STEP(t4, ops_mul(xhat, m2));
-    AG_STEP(t5, ops_sub(t3, t4, OPS_SCALAR_INT(1)));
-    r = ops_mul(t5, rstd);
-done:;
-    ops_tensor *const all[] = {mean, xc, sq, var, ve, rstd, xhat, t1, gw, m1, t2, m2, t3, t4, t5};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        ops_tensor_release(all[i]);
-    return r;
-}
-
 ops_status
 ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x, ops_int_list normalized_shape,
                                      const ops_tensor *mean, const ops_tensor *rstd, const ops_tensor *weight,
@@ -207,32 +153,35 @@ ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x, o
         st = ops_fail(OPS_ERR_VALUE, "%s: the mask has %lld entries, not 3", op, (long long)mask.len);
         goto done;
     }
-    if (ops_grad_enabled()) {
-        /* create_graph: the composed formula, whose every step records */
-        for (int k = 0; k < 3; k++)
-            if (mask.data[k] && (v.data[k] = ops_autograd_layer_norm_backward(g, x, normalized_shape, weight, eps,
-                                                                               k)) == NULL) {
-                st = ops_last_status();
-                goto done;
-            }
-        goto done;
-    }
+    /* With create_graph the call below records, and native_layer_norm_backward's own
+     * derivative (ops_autograd_layer_norm_double_backward) carries the dependence of the
+     * statistics on x: they are computed without recording. */
+    const bool grad_was = ops_set_grad_enabled(false);
     ops_tensor *var = NULL, *mu = NULL, *ve = NULL, *rs = NULL, *r[3] = {0};
-    if (mean == NULL) {
+    if (mean != NULL) {
+        /* native_layer_norm's saved mean and rstd come back from the node with its
+         * history: detached, or the recorded call would ask them for a gradient */
+        if ((mu = ops_tensor_detach(mean)) == NULL || (rs = ops_tensor_detach(rstd)) == NULL) {
+            st = ops_last_status();
+            goto stats_done;
+        }
+        mean = mu;
+        rstd = rs;
+    } else {
         /* layer_norm keeps no statistics: the row moments again (one reduction), as the
          * forward computed them */
         const int64_t k = normalized_shape.len;
         int64_t dims_v[OPS_MAX_DIMS];
         if (k < 1 || k > x->ndim) {
             st = ops_fail(OPS_ERR_VALUE, "%s: bad normalized_shape", op);
-            goto done;
+            goto stats_done;
         }
         for (int64_t i = 0; i < k; i++)
             dims_v[i] = i - k;
         const ops_int_list dims = {dims_v, k};
         const ops_scalar zero = OPS_SCALAR_INT(0);
         if ((st = ops_var_mean_correction(x, &dims, &zero, true, &var, &mu)) != OPS_OK)
-            goto done;
+            goto stats_done;
         if ((ve = ops_add_scalar(var, OPS_SCALAR_FLOAT(eps), OPS_SCALAR_INT(1))) == NULL ||
             (rs = ops_rsqrt(ve)) == NULL) {
             st = ops_last_status();
@@ -241,7 +190,10 @@ ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x, o
         mean = mu;
         rstd = rs;
     }
-    st = ops_native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight, bias, mask, &r[0], &r[1], &r[2]);
+    ops_set_grad_enabled(grad_was);
+    const bool want[3] = {mask.data[0] != 0, mask.data[1] != 0, mask.data[2] != 0};
+    st = ops_native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight, bias, (ops_bool_list){want, 3},
+                                        &r[0], &r[1], &r[2]);
     for (int k = 0; k < 3 && st == OPS_OK; k++) {
         if (mask.data[k])
             v.data[k] = r[k];
@@ -249,6 +201,7 @@ ops_autograd_layer_norm_backward_all(const ops_tensor *g, const ops_tensor *x, o
             ops_tensor_release(r[k]);
     }
 stats_done:
+    ops_set_grad_enabled(grad_was);
     ops_tensor_release(var);
     ops_tensor_release(mu);
     ops_tensor_release(ve);
@@ -260,6 +213,162 @@ done:
     }
     *out = v;
     return OPS_OK;
+}
+
+/* native_layer_norm_backward's own derivative (double backward of layer_norm), as ops
+ * so that it records in turn.  Its outputs dx = r P(g w), dw = sum_rows g z, db =
+ * sum_rows g (per row of N: z = (x - mean) r, P(v) = v - mean(v) - z mean(v z)) are
+ * differentiated with mean and rstd taken as the row statistics of x (as PyTorch's
+ * layer_norm_double_backward: dz/dx = r P, dr/dx = -r^2 z / N, eps included), so with
+ * A, B, C the gradients arriving for dx, dw, db and v = g w:
+ *   grad_out = w r P(A) + z B + C
+ *   input    = -r^2 (z (mean(A v) - mean(A) mean(v) - mean(A z) mean(v z))
+ *                    + mean(v z) P(A) + mean(A z) P(v))  +  r P(g B)
+ *   weight   = sum_rows g r P(A)
+ * A gradient of an output that output_mask left out (an empty [0] tensor) is taken as
+ * none.  mask: which of grad_out, input, weight want theirs; NULL for the others. */
+ops_status
+ops_autograd_layer_norm_double_backward(const ops_tensor *x, const ops_tensor *weight, const ops_tensor *ga,
+                                        const ops_tensor *gb, const ops_tensor *gc, const ops_tensor *g,
+                                        const ops_tensor *mean, const ops_tensor *rstd,
+                                        ops_int_list normalized_shape, ops_int_list mask, ops_tensor_vec *out)
+{
+    const char *op = "native_layer_norm_backward";
+    ops_tensor_vec v = {NULL, 0};
+    ops_status st = ops_tensor_vec_init(op, &v, 3);
+    if (st != OPS_OK)
+        return st;
+    const int64_t k = normalized_shape.len;
+    if (mask.len != 3 || k < 1 || k > x->ndim) {
+        ops_tensor_vec_release(&v);
+        return ops_fail(OPS_ERR_VALUE, "%s: double backward: bad mask or normalized_shape", op);
+    }
+    int64_t N = 1;
+    for (int64_t i = x->ndim - k; i < x->ndim; i++)
+        N *= x->sizes[i];
+    const int64_t M = N > 0 ? ops_tensor_numel(x) / N : 0;
+    const int64_t one = 1, zero = 0;
+    const ops_int_list rows = {&one, 1}, cols = {&zero, 1};
+    const ops_int_list xshape = {x->sizes, x->ndim};
+    /* every temporary in one list: released together at the end */
+    ops_tensor *tmp[64] = {0};
+    int nt = 0;
+#define LN2(var, expr)                                                                      \
+    do {                                                                                    \
+        var = tmp[nt++] = (expr);                                                           \
+        if (var == NULL)                                                                    \
+            goto fail;                                                                      \
+    } while (0)
+    ops_tensor *x2, *g2, *m2, *r2, *z, *w1 = NULL, *A = NULL, *B = NULL, *C = NULL, *v2, *rPA = NULL;
+    LN2(x2, ops_reshape(x, OPS_INTS(M, N)));
+    LN2(g2, ops_reshape(g, OPS_INTS(M, N)));
+    LN2(m2, ops_reshape(mean, OPS_INTS(M, 1)));
+    LN2(r2, ops_reshape(rstd, OPS_INTS(M, 1)));
+    if (weight != NULL)
+        LN2(w1, ops_reshape(weight, OPS_INTS(N)));
+    /* a gradient for an output left out is the empty [0] tensor (or none at all) */
+    if (ga != NULL && ops_tensor_numel(ga) == M * N && M * N > 0)
+        LN2(A, ops_reshape(ga, OPS_INTS(M, N)));
+    if (gb != NULL && ops_tensor_numel(gb) == N && M * N > 0)
+        LN2(B, ops_reshape(gb, OPS_INTS(N)));
+    if (gc != NULL && ops_tensor_numel(gc) == N && M * N > 0)
+        LN2(C, ops_reshape(gc, OPS_INTS(N)));
+    ops_tensor *xc, *t;
+    LN2(xc, ops_sub(x2, m2, OPS_SCALAR_INT(1)));
+    LN2(z, ops_mul(xc, r2));
+    LN2(v2, w1 != NULL ? ops_mul(g2, w1) : ops_tensor_retain(g2));
+    ops_tensor *PA = NULL, *mA = NULL, *mAz = NULL;
+    if (A != NULL) {
+        ops_tensor *Az, *zm;
+        LN2(mA, ops_mean_dim(A, &rows, true, OPS_DTYPE_NONE));
+        LN2(Az, ops_mul(A, z));
+        LN2(mAz, ops_mean_dim(Az, &rows, true, OPS_DTYPE_NONE));
+        LN2(zm, ops_mul(z, mAz));
+        LN2(t, ops_sub(A, mA, OPS_SCALAR_INT(1)));
+        LN2(PA, ops_sub(t, zm, OPS_SCALAR_INT(1)));
+        LN2(rPA, ops_mul(PA, r2));
+    }
+    ops_tensor *acc = NULL; /* the gradient being summed, M x N */
+    if (mask.data[0]) {
+        /* grad_out */
+        if (rPA != NULL)
+            LN2(acc, w1 != NULL ? ops_mul(rPA, w1) : ops_tensor_retain(rPA));
+        if (B != NULL) {
+            LN2(t, ops_mul(z, B));
+            LN2(acc, acc != NULL ? ops_add(acc, t, OPS_SCALAR_INT(1)) : ops_tensor_retain(t));
+        }
+        if (C != NULL) /* (broadcast over the rows; alone, expanded to M x N) */
+            LN2(acc, acc != NULL ? ops_add(acc, C, OPS_SCALAR_INT(1)) : ops_expand(C, OPS_INTS(M, N), false));
+        if (acc == NULL)
+            LN2(acc, ops_zeros_like(g2, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE));
+        if ((v.data[0] = ops_reshape(acc, xshape)) == NULL)
+            goto fail;
+    }
+    if (mask.data[1]) {
+        /* input */
+        acc = NULL;
+        if (A != NULL) {
+            ops_tensor *mv, *vz, *mvz, *Av, *mAv, *p1, *coef, *Pv, *q1, *q2, *r2sq;
+            LN2(mv, ops_mean_dim(v2, &rows, true, OPS_DTYPE_NONE));
+            LN2(vz, ops_mul(v2, z));
+            LN2(mvz, ops_mean_dim(vz, &rows, true, OPS_DTYPE_NONE));
+            LN2(Av, ops_mul(A, v2));
+            LN2(mAv, ops_mean_dim(Av, &rows, true, OPS_DTYPE_NONE));
+            LN2(p1, ops_mul(mA, mv));
+            LN2(t, ops_sub(mAv, p1, OPS_SCALAR_INT(1)));
+            LN2(p1, ops_mul(mAz, mvz));
+            LN2(coef, ops_sub(t, p1, OPS_SCALAR_INT(1)));
+            LN2(t, ops_sub(v2, mv, OPS_SCALAR_INT(1)));
+            LN2(p1, ops_mul(z, mvz));
+            LN2(Pv, ops_sub(t, p1, OPS_SCALAR_INT(1)));
+            LN2(q1, ops_mul(z, coef));
+            LN2(t, ops_mul(PA, mvz));
+            LN2(q2, ops_add(q1, t, OPS_SCALAR_INT(1)));
+            LN2(t, ops_mul(Pv, mAz));
+            LN2(q1, ops_add(q2, t, OPS_SCALAR_INT(1)));
+            LN2(r2sq, ops_mul(r2, r2));
+            LN2(t, ops_mul(q1, r2sq));
+            LN2(acc, ops_neg(t));
+        }
+        if (B != NULL) {
+            ops_tensor *gB, *m1, *gBz, *m2b, *p1, *P;
+            LN2(gB, ops_mul(g2, B));
+            LN2(m1, ops_mean_dim(gB, &rows, true, OPS_DTYPE_NONE));
+            LN2(gBz, ops_mul(gB, z));
+            LN2(m2b, ops_mean_dim(gBz, &rows, true, OPS_DTYPE_NONE));
+            LN2(t, ops_sub(gB, m1, OPS_SCALAR_INT(1)));
+            LN2(p1, ops_mul(z, m2b));
+            LN2(P, ops_sub(t, p1, OPS_SCALAR_INT(1)));
+            LN2(t, ops_mul(P, r2));
+            LN2(acc, acc != NULL ? ops_add(acc, t, OPS_SCALAR_INT(1)) : ops_tensor_retain(t));
+        }
+        if (acc == NULL)
+            LN2(acc, ops_zeros_like(x2, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE));
+        if ((v.data[1] = ops_reshape(acc, xshape)) == NULL)
+            goto fail;
+    }
+    if (mask.data[2] && weight != NULL) {
+        /* weight */
+        if (rPA != NULL) {
+            LN2(t, ops_mul(g2, rPA));
+            LN2(acc, ops_sum_dim(t, &cols, false, OPS_DTYPE_NONE));
+        } else {
+            LN2(acc, ops_zeros_like(w1, OPS_DTYPE_NONE, OPS_DEVICE_UNSPECIFIED, OPS_MEMORY_FORMAT_NONE));
+        }
+        if ((v.data[2] = ops_reshape(acc, (ops_int_list){weight->sizes, weight->ndim})) == NULL)
+            goto fail;
+    }
+#undef LN2
+    for (int i = 0; i < nt; i++)
+        ops_tensor_release(tmp[i]);
+    *out = v;
+    return OPS_OK;
+fail:
+    st = ops_last_status();
+    for (int i = 0; i < nt; i++)
+        ops_tensor_release(tmp[i]);
+    ops_tensor_vec_release(&v);
+    return st != OPS_OK ? st : OPS_ERR_VALUE;
 }
 
 /* ---- conv2d ----------------------------------------------------------------------------- */
