@@ -160,7 +160,13 @@ s = L.sigmoid(L.from_numpy(x)).numpy()
 want = np.exp(x.astype(np.float64)).astype(np.float32)
 assert (s > 0).all() and np.allclose(s, want, rtol=1e-3, atol=0), (s, want)
 s = L.silu(L.from_numpy(x)).numpy()
-assert (s < 0).all() and np.allclose(s, x * want, rtol=1e-3, atol=0), (s, x * want)
+# silu there is x e^x rounded once, within 2 ulp of the smallest exponent (at the levels
+# with FMA; the default level multiplies x by its rounded subnormal sigmoid: up to 52 ulp,
+# docs/cpu-dispatch.md "Accuracy")
+xd = x.astype(np.float64)
+want = (xd * np.exp(xd)).astype(np.float32)
+tol = (2 if L.cpu_capability() != "default" else 53) * 1.401298464e-45
+assert (s < 0).all() and (np.abs(s - want) <= tol).all(), (s, want)
 print(L.cpu_capability())
 """
 
