@@ -366,24 +366,14 @@ vd_silu_own(vd_t x)
     return vd_where_neg(x, neg, vd_mul(x, r));
 }
 
-/* gelu(x) = x/2 * erfc(-x / sqrt 2) in double, as vf_gelu_own: for a = |x| / sqrt 2 (|x|
- * clamped at 38.6, where erfc(a) is 0 in double), a^2 = |x| (|x| / 2) = hi - nlo exactly,
- * erfc(a) = e^-a^2 erfcx(a), e^-a^2 = e^-hi (1 + nlo), erfcx(a) = t Q(t),
- * t = 1 / (1 + c |x|) with c = 1 / (3.5 sqrt 2) as the double constant (t = 3.5 / (3.5 + a)),
- * Q of degree 20: Chebyshev interpolation of erfcx(a) / t over a in [0, 27.3] (mpmath,
- * 40 digits), in t itself, for the c the code multiplies by; fit error 3.7e-16 (1.7-3.3
- * ulp), the best this variable gives (higher degrees stall there).  Q's coefficients
- * carry the 2^-128 of vd_exp_neg_2p128_.  x < 0 (by the sign bit: -0 gives -0):
- * (x/2 e^-hi 2^128) (t Q (1 + nlo)), in that order: both products stay normal for any x
- * (x/2 t Q would underflow for tiny x, e^-hi t Q where the result is subnormal), so a
- * subnormal result is rounded once; x - x makes gelu(-inf) = -inf * 0 = NaN as before.
- * x >= 0: x/2 (2 - erfc). */
+/* erfcx(a) 2^-128 = t Q(t) 2^-128 for t = 1 / (1 + a / 3.5): Q of degree 20, Chebyshev
+ * interpolation of erfcx(a) / t over a in [0, 27.3] (mpmath, 40 digits) for the t of
+ * vd_gelu_own (1 + c |x|, c = 1 / (3.5 sqrt 2) as a double); fit error 3.7e-16 (1.7-3.3
+ * ulp), the best this variable gives (higher degrees stall there).  The 2^-128 (exact)
+ * is vd_exp_neg_2p128_'s. */
 static inline vd_t
-vd_gelu_own(vd_t x)
+vd_erfcx_2m128_(vd_t t)
 {
-    const vd_t ax = vd_min(vd_set1(38.6), vd_abs(x)), hax = vd_mul(ax, vd_set1(0.5));
-    const vd_t hi = vd_mul(ax, hax), nlo = vd_fnma_(ax, hax, hi);
-    const vd_t t = vd_recip_(vd_fma(ax, vd_set1(0.20203050891044216), vd_set1(1.0)));
 #define Q_(c) vd_set1((c) * 0x1p-128)
     vd_t q = Q_(0.0003415827026661785);
     q = vd_fma(q, t, Q_(-0.0008437231193819942));
@@ -407,7 +397,26 @@ vd_gelu_own(vd_t x)
     q = vd_fma(q, t, Q_(0.16119702874143815));
     q = vd_fma(q, t, Q_(0.16119702379176717));
 #undef Q_
-    const vd_t tq = vd_mul(t, q);
+    return vd_mul(t, q);
+}
+
+/* gelu(x) = x/2 * erfc(-x / sqrt 2) in double, as vf_gelu_own: for a = |x| / sqrt 2 (|x|
+ * clamped at 38.6, where erfc(a) is 0 in double), a^2 = |x| (|x| / 2) = hi - nlo exactly,
+ * erfc(a) = e^-a^2 erfcx(a), e^-a^2 = e^-hi (1 + nlo), erfcx(a) = t Q(t),
+ * t = 1 / (1 + c |x|) with c = 1 / (3.5 sqrt 2) as the double constant (t = 3.5 / (3.5 + a)),
+ * Q in vd_erfcx_2m128_ (fitted for the c the code multiplies by).  x < 0 (by the sign
+ * bit: -0 gives -0): (x/2 e^-hi 2^128) (t Q (1 + nlo)), in that order: both products
+ * stay normal for any x (x/2 t Q would underflow for tiny x, e^-hi t Q where the result
+ * is subnormal), so a subnormal result is rounded once; x - x makes gelu(-inf) =
+ * -inf * 0 = NaN as before.
+ * x >= 0: x/2 (2 - erfc). */
+static inline vd_t
+vd_gelu_own(vd_t x)
+{
+    const vd_t ax = vd_min(vd_set1(38.6), vd_abs(x)), hax = vd_mul(ax, vd_set1(0.5));
+    const vd_t hi = vd_mul(ax, hax), nlo = vd_fnma_(ax, hax, hi);
+    const vd_t t = vd_recip_(vd_fma(ax, vd_set1(0.20203050891044216), vd_set1(1.0)));
+    const vd_t tq = vd_erfcx_2m128_(t);
     const vd_t w = vd_fma(tq, nlo, tq); /* erfcx(a) (1 + nlo) 2^-128 */
     const vd_t e128 = vd_exp_neg_2p128_(hi);
     const vd_t pos = vd_mul(vd_mul(vd_set1(0.5), x), vd_sub(vd_set1(2.0), vd_mul(e128, w)));
@@ -418,6 +427,42 @@ vd_gelu_own(vd_t x)
 #else
     return _mm256_blendv_pd(pos, neg, x);
 #endif
+}
+/* erf float64, as vf_erf_own: for |x| < 1, x P(x^2) with P of degree 12 (Chebyshev
+ * interpolation of erf(x) / x in x^2 on [0, 1]), its constant term apart:
+ * fma(x, P(0), x x^2 R(x^2)), so x P(0) is not rounded before the smaller rest is added
+ * (0.9 ulp evaluated, against 1.4 for plain Horner); above, sign(x) (1 - erfc(|x|)), erfc
+ * as in vd_gelu_own with a = |x| (t = 1 / (1 + a / 3.5)), |x| clamped at 6 (erf is 1 in
+ * double from 5.9).  A NaN takes the second branch and stays NaN there. */
+static inline vd_t
+vd_erf_own(vd_t x)
+{
+    const vd_t s = vd_mul(x, x);
+    vd_t q = vd_set1(5.957176147748911e-11);
+    q = vd_fma(q, s, vd_set1(-1.1372848856791674e-09));
+    q = vd_fma(q, s, vd_set1(1.4659775274047436e-08));
+    q = vd_fma(q, s, vd_set1(-1.6350312701054695e-07));
+    q = vd_fma(q, s, vd_set1(1.6461000484121368e-06));
+    q = vd_fma(q, s, vd_set1(-1.4925595266831182e-05));
+    q = vd_fma(q, s, vd_set1(0.0001205533111164271));
+    q = vd_fma(q, s, vd_set1(-0.000854832698083379));
+    q = vd_fma(q, s, vd_set1(0.0052239776248180145));
+    q = vd_fma(q, s, vd_set1(-0.026866170645076792));
+    q = vd_fma(q, s, vd_set1(0.11283791670954879));
+    q = vd_fma(q, s, vd_set1(-0.3761263890318375));
+    vd_t small = vd_fma(x, vd_set1(1.1283791670955126), vd_mul(vd_mul(x, s), q));
+    /* x = -0 gives -0 + +0 above: x's sign bit back (erf has x's sign) */
+#if defined(__AVX512F__)
+    small = _mm512_or_pd(small, _mm512_and_pd(x, vd_set1(-0.0)));
+#else
+    small = _mm256_or_pd(small, _mm256_and_pd(x, vd_set1(-0.0)));
+#endif
+    const vd_t a = vd_min(vd_set1(6.0), vd_abs(x));
+    const vd_t hi = vd_mul(a, a), nlo = vd_fnma_(a, a, hi);
+    const vd_t tq = vd_erfcx_2m128_(vd_recip_(vd_fma(a, vd_set1(1 / 3.5), vd_set1(1.0))));
+    const vd_t r = vd_mul(vd_exp_neg_2p128_(hi), vd_fma(tq, nlo, tq));
+    const vd_t large = vd_where_neg(x, vd_sub(r, vd_set1(1.0)), vd_sub(vd_set1(1.0), r));
+    return vd_select_gt(vd_set1(1.0), a, small, large);
 }
 #undef vf_fnma_
 #undef vd_fnma_
@@ -505,9 +550,9 @@ LIMITED_LOOPS_(cosh, 1, SLEEF_f35_, SLEEF_d35_, 88, 709)
 LIMITED_LOOPS_(asinh, 1, SLEEF_f_, SLEEF_d_, 1e18, 1e150)
 LIMITED_LOOPS_(acosh, 2, SLEEF_f_, SLEEF_d_, 1e18, 1e150)
 SLEEF_LOOPS_(atanh, 0.5)
-/* erf clamped to [-4, 4] ([-6, 6]), as erfc above; float32 ours where the level has FMA. */
+/* erf clamped to [-4, 4] ([-6, 6]), as erfc above; ours where the level has FMA. */
 #if defined(OWN_ERFC_F32)
-VEC_LOOPS_(erf, 1, vf_erf_own(v), SLEEF_d_(erf)(vd_max(vd_set1(-6.0), vd_min(vd_set1(6.0), v))))
+VEC_LOOPS_(erf, 1, vf_erf_own(v), vd_erf_own(v))
 #else
 VEC_LOOPS_(erf, 1, SLEEF_f_(erf)(vf_max(vf_set1(-4.0f), vf_min(vf_set1(4.0f), v))),
            SLEEF_d_(erf)(vd_max(vd_set1(-6.0), vd_min(vd_set1(6.0), v))))
