@@ -131,24 +131,26 @@ vf_recip_(vf_t d, int fast)
 /* c - a * b in one rounding (the levels here have FMA) */
 #if defined(__AVX512F__)
 #define vf_fnma_ _mm512_fnmadd_ps
+#define vd_fnma_ _mm512_fnmadd_pd
 #else
 #define vf_fnma_ _mm256_fnmadd_ps
+#define vd_fnma_ _mm256_fnmadd_pd
 #endif
 
-/* e^-h * 2^64 for h in [0, 102.3] (a^2 at erfc's and gelu's clamps): SLEEF's expf
- * handles every input (overflow, underflow, subnormal results: about 20 operations);
- * this range needs none of it.  -h = n ln2 - r' (n = round(-h / ln2) read from the bits
- * of -h / ln2 + 1.5 * 2^23 + 64, which also carry the 2^64; ln2 in two parts, so
- * r' = h + n ln2 in [-ln2/2, ln2/2] exactly enough), e^-r' by a degree-6 polynomial
- * in r' (least squares on the relative error, fit error 0.06 ulp), 2^(n + 64) added to
- * its exponent: the result is normal (2^-84 to 2^64) where e^-h itself goes subnormal
- * (beyond h = 87.3), so the tail keeps its bits; the caller's polynomial carries the
- * 2^-64.  A NaN h gives garbage here: the caller's other factors carry the NaN. */
+/* e^-h * 2^64 for h in [0, 131] (a^2 at erfc's and gelu's clamps, |x| at sigmoid's and
+ * silu's): SLEEF's expf handles every input (overflow, underflow, subnormal results:
+ * about 20 operations); this range needs none of it.  -h = n ln2 - r' (n = round(-h / ln2)
+ * read from the bits of -h / ln2 + 1.5 * 2^23 + 64 + 127, whose low bits shifted into
+ * the exponent field are 2^(n + 64); ln2 in two parts, so r' = h + n ln2 in
+ * [-ln2/2, ln2/2] exactly enough), e^-r' by a degree-6 polynomial in r' (least squares
+ * on the relative error, fit error 0.06 ulp), times 2^(n + 64): the result is normal
+ * (2^-126 to 2^64) where e^-h itself goes subnormal (beyond h = 87.3), so the tail keeps
+ * its bits; the caller carries the 2^-64.  A NaN h gives a NaN (the polynomial's). */
 static inline vf_t
 vf_exp_neg_2p64_(vf_t h)
 {
-    const vf_t kd = vf_fma(h, vf_set1(-1.44269504088896340736f), vf_set1(12582912.0f + 64.0f));
-    const vf_t n = vf_sub(kd, vf_set1(12582912.0f + 64.0f));
+    const vf_t kd = vf_fma(h, vf_set1(-1.44269504088896340736f), vf_set1(12582912.0f + 191.0f));
+    const vf_t n = vf_sub(kd, vf_set1(12582912.0f + 191.0f));
     vf_t r = vf_fma(n, vf_set1(0.693145751953125f), h);
     r = vf_fma(n, vf_set1(1.428606765330187045e-06f), r);
     vf_t p = vf_set1(0.001375131425447762f);
@@ -158,13 +160,13 @@ vf_exp_neg_2p64_(vf_t h)
     p = vf_fma(p, r, vf_set1(0.49999988079071045f));
     p = vf_fma(p, r, vf_set1(-1.0f));
     p = vf_fma(p, r, vf_set1(1.0f));
-    /* bits(kd) = bits(1.5 * 2^23) + n + 64; shifted by 23 the constant part leaves */
+    /* bits(kd) = bits(1.5 * 2^23) + n + 191; shifted by 23 the constant part leaves, and
+     * n + 191 in [1, 191] is the biased exponent of 2^(n + 64).  A product, not an integer
+     * add to p's exponent: the same bits, and a NaN p stays NaN. */
 #if defined(__AVX512F__)
-    return _mm512_castsi512_ps(_mm512_add_epi32(
-        _mm512_castps_si512(p), _mm512_slli_epi32(_mm512_castps_si512(kd), 23)));
+    return vf_mul(p, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(kd), 23)));
 #else
-    return _mm256_castsi256_ps(_mm256_add_epi32(
-        _mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(kd), 23)));
+    return vf_mul(p, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(kd), 23)));
 #endif
 }
 
@@ -239,7 +241,231 @@ vf_gelu_own(vf_t x)
 #endif
     return vf_mul(vf_mul(vf_set1(0.5f), x), erfc); /* +-0 at +-0, NaN at NaN */
 }
+
+/* erf float32 at the levels with FMA (SLEEF's erff cost 5-6 times its expf here): for
+ * |x| < 1.5, x P(x^2), P of degree 8 (Chebyshev interpolation of erf(x) / x in x^2 on
+ * [0, 2.25], fit error 0.02 ulp); above, sign(x) (1 - erfc(|x|)) on the erfc above (its
+ * degree-8 form: erfc(1.5) = 0.034, so its error reaches erf divided by 30), |x| clamped
+ * at 4 (erf is 1 in float from 3.92).  A NaN takes the second branch (the comparison
+ * fails) and stays NaN there. */
+static inline vf_t
+vf_erf_own(vf_t x)
+{
+    const vf_t s = vf_mul(x, x);
+    vf_t p = vf_set1(6.205872864484263e-07f);
+    p = vf_fma(p, s, vf_set1(-1.1328873370075598e-05f));
+    p = vf_fma(p, s, vf_set1(0.00011309676483506337f));
+    p = vf_fma(p, s, vf_set1(-0.0008454627241007984f));
+    p = vf_fma(p, s, vf_set1(0.0052169193513691425f));
+    p = vf_fma(p, s, vf_set1(-0.02686314843595028f));
+    p = vf_fma(p, s, vf_set1(0.11283726245164871f));
+    p = vf_fma(p, s, vf_set1(-0.37612634897232056f));
+    p = vf_fma(p, s, vf_set1(1.128379225730896f));
+    const vf_t small = vf_mul(x, p);
+    const vf_t a = vf_min(vf_set1(4.0f), vf_abs(x));
+    const vf_t hi = vf_mul(a, a), nlo = vf_fnma_(a, a, hi);
+    const vf_t r = vf_erfc_abs_(vf_fma(a, vf_set1(0.5f), vf_set1(1.0f)), hi, nlo, 1);
+    const vf_t large = vf_where_neg(x, vf_sub(r, vf_set1(1.0f)), vf_sub(vf_set1(1.0f), r));
+    return vf_select_gt(vf_set1(1.5f), a, small, large);
+}
+
+/* sigmoid and silu at the levels with FMA, without SLEEF's expf and the divide (vdivps:
+ * one port and a long throughput, the costliest instruction of both at AVX2):
+ * E = e^-|x| 2^64 by vf_exp_neg_2p64_ (|x| clamped at 120, where both are 0 in float),
+ * r = 1 / (1 + e^-|x|) by vf_recip_ (the two-step form: under float's rounding),
+ * sigmoid = r for x >= 0 and (E r) 2^-64 below, silu = x r and (x E r) 2^-64: the 2^-64
+ * goes last, so a subnormal result is rounded once (x sigmoid(x) multiplied an already
+ * rounded subnormal sigmoid by x: 52 ulp at x = -104).  silu's x is clamped at -120 too
+ * (x e^x is 0 in float below -108.6; unclamped, a huge x times the clamped E would not
+ * be), and x - x (NaN at -inf, else 0) keeps silu(-inf) = -inf * 0 = NaN as before. */
+static inline vf_t
+vf_sigmoid_own(vf_t x)
+{
+    const vf_t e64 = vf_exp_neg_2p64_(vf_min(vf_set1(120.0f), vf_abs(x)));
+    const vf_t r = vf_recip_(vf_fma(e64, vf_set1(0x1p-64f), vf_set1(1.0f)), 0);
+    return vf_where_neg(x, vf_mul(vf_mul(e64, r), vf_set1(0x1p-64f)), r);
+}
+
+static inline vf_t
+vf_silu_own(vf_t x)
+{
+    const vf_t e64 = vf_exp_neg_2p64_(vf_min(vf_set1(120.0f), vf_abs(x)));
+    const vf_t r = vf_recip_(vf_fma(e64, vf_set1(0x1p-64f), vf_set1(1.0f)), 0);
+    const vf_t xe = vf_mul(vf_max(vf_set1(-120.0f), x), e64); /* max(c, NaN) is NaN */
+    const vf_t neg = vf_mul(vf_mul(xe, vf_add(r, vf_sub(x, x))), vf_set1(0x1p-64f));
+    return vf_where_neg(x, neg, vf_mul(x, r));
+}
+
+/* The float64 counterparts, and gelu float64 (SLEEF's double erfc was 72% of its time).
+ * e^-h 2^128 for h in [0, 797]: as vf_exp_neg_2p64_, ln2's high part with 42 bits (n has
+ * 11: n ln2hi exact), e^-r' by a degree-11 polynomial (Chebyshev interpolation of e^-r on
+ * [-ln2/2, ln2/2], fit error 1.6e-17, 0.15 ulp), times 2^(n + 128), normal down to
+ * 2^-1022 where e^-h is subnormal beyond h = 708. */
+static inline vd_t
+vd_exp_neg_2p128_(vd_t h)
+{
+    const vd_t magic = vd_set1(6755399441055744.0 + 128.0 + 1023.0);
+    const vd_t kd = vd_fma(h, vd_set1(-1.4426950408889634), magic);
+    const vd_t n = vd_sub(kd, magic);
+    vd_t r = vd_fma(n, vd_set1(0.6931471805598903), h);
+    r = vd_fma(n, vd_set1(5.497923018708371e-14), r);
+    vd_t p = vd_set1(-2.5110049204818658e-08);
+    p = vd_fma(p, r, vd_set1(2.763265472252779e-07));
+    p = vd_fma(p, r, vd_set1(-2.755724088722987e-06));
+    p = vd_fma(p, r, vd_set1(2.4801485441561313e-05));
+    p = vd_fma(p, r, vd_set1(-0.00019841269890076403));
+    p = vd_fma(p, r, vd_set1(0.0013888888952352863));
+    p = vd_fma(p, r, vd_set1(-0.008333333333319589));
+    p = vd_fma(p, r, vd_set1(0.04166666666648795));
+    p = vd_fma(p, r, vd_set1(-0.1666666666666668));
+    p = vd_fma(p, r, vd_set1(0.5000000000000019));
+    p = vd_fma(p, r, vd_set1(-1.0));
+    p = vd_fma(p, r, vd_set1(1.0));
+    /* bits(kd) = bits(1.5 * 2^52) + n + 1151: shifted by 52, 2^(n + 128) */
+#if defined(__AVX512F__)
+    return vd_mul(p, _mm512_castsi512_pd(_mm512_slli_epi64(_mm512_castpd_si512(kd), 52)));
+#else
+    return vd_mul(p, _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_castpd_si256(kd), 52)));
+#endif
+}
+
+/* 1 / d for d in [1, 9] without vdivpd: rcp14 (2^-14) and two Newton steps at AVX-512;
+ * at AVX2 the float32 rcp (1.5 * 2^-12) of d rounded to float, and three steps.  The
+ * error left is the last step's rounding (under 1 ulp); a NaN stays NaN. */
+static inline vd_t
+vd_recip_(vd_t d)
+{
+#if defined(__AVX512F__)
+    vd_t r = _mm512_rcp14_pd(d);
+#else
+    vd_t r = _mm256_cvtps_pd(_mm_rcp_ps(_mm256_cvtpd_ps(d)));
+    r = vd_fma(r, vd_fnma_(d, r, vd_set1(1.0)), r);
+#endif
+    r = vd_fma(r, vd_fnma_(d, r, vd_set1(1.0)), r);
+    r = vd_fma(r, vd_fnma_(d, r, vd_set1(1.0)), r);
+    return r;
+}
+
+/* As vf_sigmoid_own / vf_silu_own; |x| and -x clamped at 760 (silu(x) is 0 in double
+ * below -752). */
+static inline vd_t
+vd_sigmoid_own(vd_t x)
+{
+    const vd_t e128 = vd_exp_neg_2p128_(vd_min(vd_set1(760.0), vd_abs(x)));
+    const vd_t r = vd_recip_(vd_fma(e128, vd_set1(0x1p-128), vd_set1(1.0)));
+    return vd_where_neg(x, vd_mul(vd_mul(e128, r), vd_set1(0x1p-128)), r);
+}
+
+static inline vd_t
+vd_silu_own(vd_t x)
+{
+    const vd_t e128 = vd_exp_neg_2p128_(vd_min(vd_set1(760.0), vd_abs(x)));
+    const vd_t r = vd_recip_(vd_fma(e128, vd_set1(0x1p-128), vd_set1(1.0)));
+    const vd_t xe = vd_mul(vd_max(vd_set1(-760.0), x), e128);
+    const vd_t neg = vd_mul(vd_mul(xe, vd_add(r, vd_sub(x, x))), vd_set1(0x1p-128));
+    return vd_where_neg(x, neg, vd_mul(x, r));
+}
+
+/* erfcx(a) 2^-128 = t Q(t) 2^-128 for t = 1 / (1 + a / 3.5): Q of degree 20, Chebyshev
+ * interpolation of erfcx(a) / t over a in [0, 27.3] (mpmath, 40 digits) for the t of
+ * vd_gelu_own (1 + c |x|, c = 1 / (3.5 sqrt 2) as a double); fit error 3.7e-16 (1.7-3.3
+ * ulp), the best this variable gives (higher degrees stall there).  The 2^-128 (exact)
+ * is vd_exp_neg_2p128_'s. */
+static inline vd_t
+vd_erfcx_2m128_(vd_t t)
+{
+#define Q_(c) vd_set1((c) * 0x1p-128)
+    vd_t q = Q_(0.0003415827026661785);
+    q = vd_fma(q, t, Q_(-0.0008437231193819942));
+    q = vd_fma(q, t, Q_(-0.012741047777724286));
+    q = vd_fma(q, t, Q_(0.09760361616992956));
+    q = vd_fma(q, t, Q_(-0.3337496314116621));
+    q = vd_fma(q, t, Q_(0.6975090193093674));
+    q = vd_fma(q, t, Q_(-0.9944811483361222));
+    q = vd_fma(q, t, Q_(1.0409457300330627));
+    q = vd_fma(q, t, Q_(-0.8410378828811506));
+    q = vd_fma(q, t, Q_(0.5217133348019117));
+    q = vd_fma(q, t, Q_(-0.25885329509818167));
+    q = vd_fma(q, t, Q_(0.11564863331947135));
+    q = vd_fma(q, t, Q_(-0.0037524605755744215));
+    q = vd_fma(q, t, Q_(0.05823427858248494));
+    q = vd_fma(q, t, Q_(0.07281683681908464));
+    q = vd_fma(q, t, Q_(0.09967621635538894));
+    q = vd_fma(q, t, Q_(0.12249747011599596));
+    q = vd_fma(q, t, Q_(0.14146100295672512));
+    q = vd_fma(q, t, Q_(0.15461741550050348));
+    q = vd_fma(q, t, Q_(0.16119702874143815));
+    q = vd_fma(q, t, Q_(0.16119702379176717));
+#undef Q_
+    return vd_mul(t, q);
+}
+
+/* gelu(x) = x/2 * erfc(-x / sqrt 2) in double, as vf_gelu_own: for a = |x| / sqrt 2 (|x|
+ * clamped at 38.6, where erfc(a) is 0 in double), a^2 = |x| (|x| / 2) = hi - nlo exactly,
+ * erfc(a) = e^-a^2 erfcx(a), e^-a^2 = e^-hi (1 + nlo), erfcx(a) = t Q(t),
+ * t = 1 / (1 + c |x|) with c = 1 / (3.5 sqrt 2) as the double constant (t = 3.5 / (3.5 + a)),
+ * Q in vd_erfcx_2m128_ (fitted for the c the code multiplies by).  x < 0 (by the sign
+ * bit: -0 gives -0): (x/2 e^-hi 2^128) (t Q (1 + nlo)), in that order: both products
+ * stay normal for any x (x/2 t Q would underflow for tiny x, e^-hi t Q where the result
+ * is subnormal), so a subnormal result is rounded once; x - x makes gelu(-inf) =
+ * -inf * 0 = NaN as before.
+ * x >= 0: x/2 (2 - erfc). */
+static inline vd_t
+vd_gelu_own(vd_t x)
+{
+    const vd_t ax = vd_min(vd_set1(38.6), vd_abs(x)), hax = vd_mul(ax, vd_set1(0.5));
+    const vd_t hi = vd_mul(ax, hax), nlo = vd_fnma_(ax, hax, hi);
+    const vd_t t = vd_recip_(vd_fma(ax, vd_set1(0.20203050891044216), vd_set1(1.0)));
+    const vd_t tq = vd_erfcx_2m128_(t);
+    const vd_t w = vd_fma(tq, nlo, tq); /* erfcx(a) (1 + nlo) 2^-128 */
+    const vd_t e128 = vd_exp_neg_2p128_(hi);
+    const vd_t pos = vd_mul(vd_mul(vd_set1(0.5), x), vd_sub(vd_set1(2.0), vd_mul(e128, w)));
+    const vd_t neg =
+        vd_mul(vd_mul(vd_mul(vd_set1(-0.5), ax), e128), vd_add(w, vd_sub(x, x)));
+#if defined(__AVX512F__)
+    return _mm512_mask_blend_pd(_mm512_movepi64_mask(_mm512_castpd_si512(x)), pos, neg);
+#else
+    return _mm256_blendv_pd(pos, neg, x);
+#endif
+}
+/* erf float64, as vf_erf_own: for |x| < 1, x P(x^2) with P of degree 12 (Chebyshev
+ * interpolation of erf(x) / x in x^2 on [0, 1]), its constant term apart:
+ * fma(x, P(0), x x^2 R(x^2)), so x P(0) is not rounded before the smaller rest is added
+ * (0.9 ulp evaluated, against 1.4 for plain Horner); above, sign(x) (1 - erfc(|x|)), erfc
+ * as in vd_gelu_own with a = |x| (t = 1 / (1 + a / 3.5)), |x| clamped at 6 (erf is 1 in
+ * double from 5.9).  A NaN takes the second branch and stays NaN there. */
+static inline vd_t
+vd_erf_own(vd_t x)
+{
+    const vd_t s = vd_mul(x, x);
+    vd_t q = vd_set1(5.957176147748911e-11);
+    q = vd_fma(q, s, vd_set1(-1.1372848856791674e-09));
+    q = vd_fma(q, s, vd_set1(1.4659775274047436e-08));
+    q = vd_fma(q, s, vd_set1(-1.6350312701054695e-07));
+    q = vd_fma(q, s, vd_set1(1.6461000484121368e-06));
+    q = vd_fma(q, s, vd_set1(-1.4925595266831182e-05));
+    q = vd_fma(q, s, vd_set1(0.0001205533111164271));
+    q = vd_fma(q, s, vd_set1(-0.000854832698083379));
+    q = vd_fma(q, s, vd_set1(0.0052239776248180145));
+    q = vd_fma(q, s, vd_set1(-0.026866170645076792));
+    q = vd_fma(q, s, vd_set1(0.11283791670954879));
+    q = vd_fma(q, s, vd_set1(-0.3761263890318375));
+    vd_t small = vd_fma(x, vd_set1(1.1283791670955126), vd_mul(vd_mul(x, s), q));
+    /* x = -0 gives -0 + +0 above: x's sign bit back (erf has x's sign) */
+#if defined(__AVX512F__)
+    small = _mm512_or_pd(small, _mm512_and_pd(x, vd_set1(-0.0)));
+#else
+    small = _mm256_or_pd(small, _mm256_and_pd(x, vd_set1(-0.0)));
+#endif
+    const vd_t a = vd_min(vd_set1(6.0), vd_abs(x));
+    const vd_t hi = vd_mul(a, a), nlo = vd_fnma_(a, a, hi);
+    const vd_t tq = vd_erfcx_2m128_(vd_recip_(vd_fma(a, vd_set1(1 / 3.5), vd_set1(1.0))));
+    const vd_t r = vd_mul(vd_exp_neg_2p128_(hi), vd_fma(tq, nlo, tq));
+    const vd_t large = vd_where_neg(x, vd_sub(r, vd_set1(1.0)), vd_sub(vd_set1(1.0), r));
+    return vd_select_gt(vd_set1(1.0), a, small, large);
+}
 #undef vf_fnma_
+#undef vd_fnma_
 #endif
 
 /* NAME's loop over float (S = f, T = float) or double (S = d): full vectors, then the
@@ -304,7 +530,11 @@ vf_gelu_own(vf_t x)
 SLEEF_LOOPS_(exp, 1)
 SLEEF_LOOPS_(log, 1)
 SLEEF_LOOPS_(tanh, 1)
+#if defined(OWN_ERFC_F32)
+VEC_LOOPS_(sigmoid, 1, vf_sigmoid_own(v), vd_sigmoid_own(v))
+#else
 VEC_LOOPS_(sigmoid, 1, vf_sigmoid(v), vd_sigmoid(v))
+#endif
 SLEEF_LOOPS_(expm1, 1)
 LIMITED_LOOPS_(log1p, 1, SLEEF_f_, SLEEF_d_, 1e38, 1e307)
 SLEEF_LOOPS_(log2, 1)
@@ -320,19 +550,27 @@ LIMITED_LOOPS_(cosh, 1, SLEEF_f35_, SLEEF_d35_, 88, 709)
 LIMITED_LOOPS_(asinh, 1, SLEEF_f_, SLEEF_d_, 1e18, 1e150)
 LIMITED_LOOPS_(acosh, 2, SLEEF_f_, SLEEF_d_, 1e18, 1e150)
 SLEEF_LOOPS_(atanh, 0.5)
-/* erf clamped to [-4, 4] ([-6, 6]), as erfc above. */
+/* erf clamped to [-4, 4] ([-6, 6]), as erfc above; ours where the level has FMA. */
+#if defined(OWN_ERFC_F32)
+VEC_LOOPS_(erf, 1, vf_erf_own(v), vd_erf_own(v))
+#else
 VEC_LOOPS_(erf, 1, SLEEF_f_(erf)(vf_max(vf_set1(-4.0f), vf_min(vf_set1(4.0f), v))),
            SLEEF_d_(erf)(vd_max(vd_set1(-6.0), vd_min(vd_set1(6.0), v))))
+#endif
 #if defined(OWN_ERFC_F32)
 VEC_LOOPS_(erfc, 1, vf_erfc_own(v), vd_erfc(v))
-VEC_LOOPS_(gelu, 1, vf_gelu_own(v), vd_gelu(v))
+VEC_LOOPS_(gelu, 1, vf_gelu_own(v), vd_gelu_own(v))
 #else
 VEC_LOOPS_(erfc, 1, vf_erfc(v), vd_erfc(v))
 VEC_LOOPS_(gelu, 1, vf_gelu(v), vd_gelu(v))
 #endif
 VEC_LOOPS_(sqrt, 1, vf_sqrt(v), vd_sqrt(v))
 VEC_LOOPS_(rsqrt, 1, vf_rsqrt(v), vd_rsqrt(v))
+#if defined(OWN_ERFC_F32)
+VEC_LOOPS_(silu, 1, vf_silu_own(v), vd_silu_own(v))
+#else
 VEC_LOOPS_(silu, 1, vf_silu(v), vd_silu(v))
+#endif
 VEC_LOOPS_(gelu_tanh, 1, vf_gelu_tanh(v), vd_gelu_tanh(v))
 
 /* The scalar glibc loops, for the entries of LIBM_MASK_f32/f64: the op's scalar form
