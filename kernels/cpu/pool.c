@@ -618,7 +618,7 @@ nnb_windows_of(const pool_geom *g, nnb_windows *w)
             dv[o] = (T)w.div[o];                                                                         \
         NNB_PARALLEL_FOR_                                                                                \
         for (int64_t p = 0; p < planes; p++) {                                                           \
-            T *const v = buf + (size_t)NNB_THREAD_ * (size_t)per, *const r = v + ohw;                    \
+            T *const v = buf + (size_t)(par_ ? NNB_THREAD_ : 0) * (size_t)per, *const r = v + ohw;       \
             T *const rp = res + p * ihw;                                                                 \
             vt->DIV(v, gr + p * ohw, dv, ohw);                                                           \
             memset(rp, 0, (size_t)ihw * sizeof(T));                                                      \
