@@ -9,9 +9,11 @@
  * in docs/cpu-dispatch.md), their 3.5-ulp forms for the trigonometric functions and
  * sinh/cosh (SLEEF35_LOOPS_), erfc its 1.5-ulp form (its most accurate); sqrt and rsqrt
  * the correctly rounded vector square root (the same bits as the scalar loop);
- * sigmoid, silu and gelu are written here on SLEEF's exp and erfc (gelu and erfc float32
- * at the levels with FMA on an erfc of ours, vf_erfc_own), in forms that neither
- * overflow nor cancel (below); the glibc fallbacks use the same forms.
+ * sigmoid, silu and gelu are written here on SLEEF's exp and erfc, in forms that neither
+ * overflow nor cancel (below), and at the levels with FMA on code of ours: erfc and gelu
+ * float32 (vf_erfc_own), erf, sigmoid and silu at both precisions and gelu float64 (an exp
+ * for arguments <= 0, Newton reciprocals, erf and erfcx polynomials); the glibc fallbacks
+ * use the same forms.
  * A run's last n % width elements go through one vector padded in a local buffer, so
  * every element of a run is computed by the same code: a result does not depend on
  * where a run starts or how long it is (threads split runs). */
