@@ -9,9 +9,11 @@
  * in docs/cpu-dispatch.md), their 3.5-ulp forms for the trigonometric functions and
  * sinh/cosh (SLEEF35_LOOPS_), erfc its 1.5-ulp form (its most accurate); sqrt and rsqrt
  * the correctly rounded vector square root (the same bits as the scalar loop);
- * sigmoid, silu and gelu are written here on SLEEF's exp and erfc (gelu and erfc float32
- * at the levels with FMA on an erfc of ours, vf_erfc_own), in forms that neither
- * overflow nor cancel (below); the glibc fallbacks use the same forms.
+ * sigmoid, silu and gelu are written here on SLEEF's exp and erfc, in forms that neither
+ * overflow nor cancel (below), and at the levels with FMA on code of ours: erfc and gelu
+ * float32 (vf_erfc_own), erf, sigmoid and silu at both precisions and gelu float64 (an exp
+ * for arguments <= 0, Newton reciprocals, erf and erfcx polynomials); the glibc fallbacks
+ * use the same forms.
  * A run's last n % width elements go through one vector padded in a local buffer, so
  * every element of a run is computed by the same code: a result does not depend on
  * where a run starts or how long it is (threads split runs). */
@@ -309,15 +311,19 @@ vd_exp_neg_2p128_(vd_t h)
     const vd_t n = vd_sub(kd, magic);
     vd_t r = vd_fma(n, vd_set1(0.6931471805598903), h);
     r = vd_fma(n, vd_set1(5.497923018708371e-14), r);
-    vd_t p = vd_set1(-2.5110049204818658e-08);
-    p = vd_fma(p, r, vd_set1(2.763265472252779e-07));
-    p = vd_fma(p, r, vd_set1(-2.755724088722987e-06));
-    p = vd_fma(p, r, vd_set1(2.4801485441561313e-05));
-    p = vd_fma(p, r, vd_set1(-0.00019841269890076403));
-    p = vd_fma(p, r, vd_set1(0.0013888888952352863));
-    p = vd_fma(p, r, vd_set1(-0.008333333333319589));
-    p = vd_fma(p, r, vd_set1(0.04166666666648795));
-    p = vd_fma(p, r, vd_set1(-0.1666666666666668));
+    /* The terms of degree 3 to 11 by Estrin's scheme (pairs, then r^2, r^4, r^8), the last
+     * three by Horner's (they make the rounding of the result): a chain of 7 FMAs after
+     * r^8 in place of 11, for loops bound by latency (sigmoid float64 at AVX2 took as long
+     * as with SLEEF's exp and a divide) */
+    const vd_t r2 = vd_mul(r, r), r4 = vd_mul(r2, r2), r8 = vd_mul(r4, r4);
+#define PAIR_(hi, lo) vd_fma(vd_set1(hi), r, vd_set1(lo))
+    const vd_t p34 = PAIR_(0.04166666666648795, -0.1666666666666668);
+    const vd_t p56 = PAIR_(0.0013888888952352863, -0.008333333333319589);
+    const vd_t p78 = PAIR_(2.4801485441561313e-05, -0.00019841269890076403);
+    const vd_t p910 = PAIR_(2.763265472252779e-07, -2.755724088722987e-06);
+#undef PAIR_
+    const vd_t b = vd_fma(vd_fma(p910, r2, p78), r4, vd_fma(p56, r2, p34));
+    vd_t p = vd_fma(vd_set1(-2.5110049204818658e-08), r8, b);
     p = vd_fma(p, r, vd_set1(0.5000000000000019));
     p = vd_fma(p, r, vd_set1(-1.0));
     p = vd_fma(p, r, vd_set1(1.0));
