@@ -6,7 +6,8 @@
  * The formulas and their evaluation order are those of the scalar kernels
  * (kernels/ops_elementwise_math.h, after PyTorch's), with SLEEF's 1.0-ulp exp, log1p,
  * pow and atan2 of the level's width; elu's expm1 and mish are written here on its exp
- * (expm1_, mish_: measured faster at a few ulp, docs/).  A branch of the
+ * (expm1_, mish_: measured faster at a few ulp, docs/), and softplus/log_sigmoid's
+ * float64 log1p of e^-|y| (log1p_exp_neg_: SLEEF's took half their time).  A branch of the
  * scalar form is a select of both sides computed for every lane; a side that could
  * overflow or raise on the other side's lanes is fed a harmless value there (elu's
  * expm1 gets 0 for x > 0).  A run's last n % width elements go through one vector
@@ -29,7 +30,8 @@ static const double inv_fact_[16] = {
 
 /* 2 / (2k + 1) for k = 1..11 (rounded to double): the series of log1p_exp_neg_ */
 static const double log_series_[11] = {
-    0.6666666666666666, 0.4, 0.2857142857142857, 0.2222222222222222, 0.18181818181818182, 0.15384615384615385, 0.13333333333333333, 0.11764705882352941, 0.10526315789473684, 0.09523809523809523, 0.08695652173913043,
+    0.6666666666666666, 0.4, 0.2857142857142857, 0.2222222222222222, 0.18181818181818182,
+    0.15384615384615385, 0.13333333333333333, 0.11764705882352941, 0.10526315789473684, 0.09523809523809523, 0.08695652173913043,
 };
 
 /* The series of expm1(r) / r in expm1_neg_: float32 sum_{j < 8} r^j / (j + 1)! by
@@ -139,7 +141,8 @@ expm1r_poly_d(vd_t r)
             R = v##S##_fma(R, z, v##S##_set1((T)log_series_[j - 1]));                    \
         R = v##S##_mul(R, z);                                                            \
         const v##S##_t hfsq = v##S##_mul(v##S##_mul(f, f), half);                        \
-        const v##S##_t lo = v##S##_fma(k, v##S##_set1((T)LN2_LO), v##S##_mul(s, v##S##_add(hfsq, R))); \
+        const v##S##_t lo = v##S##_fma(k, v##S##_set1((T)LN2_LO),                        \
+                                       v##S##_mul(s, v##S##_add(hfsq, R)));              \
         return v##S##_fma(k, v##S##_set1((T)LN2_HI), v##S##_sub(f, v##S##_sub(hfsq, lo))); \
     }                                                                                    \
     /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta, the log1p(e^y) as          \
