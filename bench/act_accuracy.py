@@ -1,5 +1,5 @@
 """Largest error in ulps of the activations of kernels/cpu/vec/vec_act.c (elu, selu,
-celu) at float32 and float64 against a long double reference (NumPy's longdouble:
+celu, softplus, log_sigmoid) at float32 and float64 against a long double reference (NumPy's longdouble:
 x87 80-bit here), over 4M inputs: 2M evenly spaced in [-60, 60] and 2M log-uniform
 magnitudes in [1e-30, 1e30] of both signs (docs/cpu-dispatch.md "Activations",
 "Accuracy").  A result equal to the rounded reference counts 0; below the normal range
@@ -46,6 +46,11 @@ def main():
                  lambda x: np.where(x > 0, SELU_S * x, SELU_S * SELU_A * np.expm1(x))),
         "celu (alpha 1.5)": (lambda t: L.celu(t, 1.5),
                              lambda x: np.where(x > 0, x, LD(1.5) * np.expm1(x / LD(1.5)))),
+        # softplus(x) = log1p(e^x) (beta 1, x itself above the threshold 20, as PyTorch)
+        "softplus": (lambda t: L.softplus(t),
+                     lambda x: np.where(x > 20, x, np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))),
+        "log_sigmoid": (lambda t: L.log_sigmoid(t),
+                        lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))),
     }
     print(L.cpu_capability())
     for name, (f, ref) in fns.items():

@@ -6,7 +6,8 @@
  * The formulas and their evaluation order are those of the scalar kernels
  * (kernels/ops_elementwise_math.h, after PyTorch's), with SLEEF's 1.0-ulp exp, log1p,
  * pow and atan2 of the level's width; elu's expm1 and mish are written here on its exp
- * (expm1_, mish_: measured faster at a few ulp, docs/).  A branch of the
+ * (expm1_, mish_: measured faster at a few ulp, docs/), and softplus/log_sigmoid's
+ * float64 log1p of e^-|y| (log1p_exp_neg_: SLEEF's took half their time).  A branch of the
  * scalar form is a select of both sides computed for every lane; a side that could
  * overflow or raise on the other side's lanes is fed a harmless value there (elu's
  * expm1 gets 0 for x > 0).  A run's last n % width elements go through one vector
@@ -25,6 +26,12 @@ static const double inv_fact_[16] = {
     0.008333333333333333, 0.001388888888888889, 0.0001984126984126984, 2.48015873015873e-05,
     2.7557319223985893e-06, 2.755731922398589e-07, 2.505210838544172e-08, 2.08767569878681e-09,
     1.6059043836821613e-10, 1.1470745597729725e-11, 7.647163731819816e-13, 4.779477332387385e-14,
+};
+
+/* 2 / (2k + 1) for k = 1..11 (rounded to double): the series of log1p_exp_neg_ */
+static const double log_series_[11] = {
+    0.6666666666666666, 0.4, 0.2857142857142857, 0.2222222222222222, 0.18181818181818182,
+    0.15384615384615385, 0.13333333333333333, 0.11764705882352941, 0.10526315789473684, 0.09523809523809523, 0.08695652173913043,
 };
 
 /* The series of expm1(r) / r in expm1_neg_: float32 sum_{j < 8} r^j / (j + 1)! by
@@ -108,12 +115,44 @@ expm1r_poly_d(vd_t r)
         const v##S##_t neg = v##S##_mul(em, negcoef);                                    \
         return v##S##_select_gt(x, zero, v##S##_mul(x, poscoef), neg);                   \
     }                                                                                    \
-    /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta */                         \
+    /* log1p(e^a) for a <= 0 (NaN passes), softplus's and log_sigmoid's, on SLEEF's exp   \
+     * and a log1p of our own for e = e^a in [0, 1] (SLEEF's log1p, double-double inside,  \
+     * took half of log_sigmoid's time): 1 + e = 2^k (1 + f) with k = 0, f = e for        \
+     * e <= 1/2, else k = 1, f = (e - 1) / 2 (exact), so f in (-1/4, 1/2]; s = f / (2 + f) \
+     * (|s| <= 1/5), log(1 + f) = log((1 + s) / (1 - s)) = 2s + s R(s^2),                 \
+     * R(z) = sum_j 2 z^j / (2j + 1) to z^6 (z^11; the next term under 2^-32 (2^-60) of    \
+     * the sum at z = 1/25), written f - (hfsq - s (hfsq + R)) (hfsq = f^2 / 2: 2s =        \
+     * f - s f, s f = hfsq - s hfsq) so that the roundings of s and R are scaled down by   \
+     * s, and k ln2 added in two parts, the low one to the smallest term.  float64 only   \
+     * (LOG1P_OWN): at float32 it measured 1.54 ulp for log_sigmoid (two roundings more   \
+     * than SLEEF's log1pf at x ~ -0.34) against 1.50, so float32 keeps SLEEF's. */        \
+    static inline v##S##_t log1p_exp_neg_##S(v##S##_t a)                                 \
+    {                                                                                    \
+        const v##S##_t one = v##S##_set1((T)1), half = v##S##_set1((T)0.5);              \
+        const v##S##_t e = SLEEF_##S##_(exp)(a);                                         \
+        if (!LOG1P_OWN)                                                                  \
+            return SLEEF_##S##_(log1p)(e);                                               \
+        const v##S##_t f = v##S##_select_gt(e, half, v##S##_mul(v##S##_sub(e, one), half), e); \
+        const v##S##_t k = v##S##_select_gt(e, half, one, v##S##_set1((T)0));            \
+        const v##S##_t s = v##S##_div(f, v##S##_add(v##S##_set1((T)2), f));             \
+        const v##S##_t z = v##S##_mul(s, s);                                             \
+        v##S##_t R = v##S##_set1((T)log_series_[LOG1P_TERMS - 1]);                       \
+        for (int j = LOG1P_TERMS - 1; j >= 1; j--)                                       \
+            R = v##S##_fma(R, z, v##S##_set1((T)log_series_[j - 1]));                    \
+        R = v##S##_mul(R, z);                                                            \
+        const v##S##_t hfsq = v##S##_mul(v##S##_mul(f, f), half);                        \
+        const v##S##_t lo = v##S##_fma(k, v##S##_set1((T)LN2_LO),                        \
+                                       v##S##_mul(s, v##S##_add(hfsq, R)));              \
+        return v##S##_fma(k, v##S##_set1((T)LN2_HI), v##S##_sub(f, v##S##_sub(hfsq, lo))); \
+    }                                                                                    \
+    /* x * beta > threshold ? x : log1p(exp(x * beta)) / beta, the log1p(e^y) as          \
+     * max(y, 0) + log1p(e^-|y|) (the same function) */                                  \
     static inline v##S##_t softplus_##S(v##S##_t x, v##S##_t beta, v##S##_t thr)        \
     {                                                                                    \
-        const v##S##_t xb = v##S##_mul(x, beta);                                         \
-        const v##S##_t s = v##S##_div(SLEEF_##S##_(log1p)(SLEEF_##S##_(exp)(xb)), beta); \
-        return v##S##_select_gt(xb, thr, x, s);                                          \
+        const v##S##_t xb = v##S##_mul(x, beta), zero = v##S##_set1((T)0);               \
+        const v##S##_t neg_abs = v##S##_min(xb, v##S##_sub(zero, xb));                   \
+        const v##S##_t l = v##S##_add(v##S##_max(xb, zero), log1p_exp_neg_##S(neg_abs));   \
+        return v##S##_select_gt(xb, thr, x, v##S##_div(l, beta));                        \
     }                                                                                    \
     /* x * tanh(log1p(e)) with e = e^x: (1 + e)^2 = n + 1 with n = e (e + 2), so         \
      * tanh(log(1 + e)) = n / (n + 2), with no cancellation anywhere.  Above MISH_HI the  \
@@ -137,7 +176,7 @@ expm1r_poly_d(vd_t r)
     {                                                                                    \
         const v##S##_t zero = v##S##_set1((T)0);                                         \
         const v##S##_t neg_abs = v##S##_min(x, v##S##_sub(zero, x));                     \
-        const v##S##_t l = SLEEF_##S##_(log1p)(SLEEF_##S##_(exp)(neg_abs));              \
+        const v##S##_t l = log1p_exp_neg_##S(neg_abs);                                   \
         return v##S##_sub(v##S##_where_neg(x, x, zero), l);                              \
     }                                                                                    \
     /* hardtanh(x + 3, 0, 6) / 6: (v < 0 ? 0 : v) > 6 ? 6 : that, NaN passing both */    \
@@ -208,6 +247,8 @@ expm1r_poly_d(vd_t r)
 #define MAXV FLT_MAX
 #define EXPM1_TERMS 9
 #define EXPM1_LO 20
+#define LOG1P_TERMS 6
+#define LOG1P_OWN 0
 #define EXP_MAGIC 12582912.0 /* 1.5 * 2^23 */
 #define LN2_HI 0.693145751953125
 #define LN2_LO 1.428606765330187045e-06
@@ -215,12 +256,16 @@ VEC_ACT_FUNCS_(f, float, 20)
 #undef MAXV
 #undef EXPM1_TERMS
 #undef EXPM1_LO
+#undef LOG1P_TERMS
+#undef LOG1P_OWN
 #undef EXP_MAGIC
 #undef LN2_HI
 #undef LN2_LO
 #define MAXV DBL_MAX
 #define EXPM1_TERMS 16
 #define EXPM1_LO 40
+#define LOG1P_TERMS 11
+#define LOG1P_OWN 1
 #define EXP_MAGIC 6755399441055744.0 /* 1.5 * 2^52 */
 #define LN2_HI 6.93147180369123816490e-01
 #define LN2_LO 1.90821492927058770002e-10
@@ -228,6 +273,8 @@ VEC_ACT_FUNCS_(d, double, 40)
 #undef MAXV
 #undef EXPM1_TERMS
 #undef EXPM1_LO
+#undef LOG1P_TERMS
+#undef LOG1P_OWN
 #undef EXP_MAGIC
 #undef LN2_HI
 #undef LN2_LO
