@@ -240,80 +240,6 @@ norm_native_layer_norm(const ops_tensor *input, ops_int_list normalized_shape, c
                    result0, result1, result2);
 }
 
-/* native_layer_norm_backward off the CPU (a device without the norm_layer_backward_rows
- * loop): the same formulas as ops on the contiguous cd operands, seen as M x N
- * (mean, rstd as M x 1).  dx = rstd (g w - mean(g w) - x^ mean(g w x^)),
- * dw = sum over rows of g x^, db = sum of g. */
-/* Copies the values of src (M x N or N, computed on 2-D views) into dst, which holds
- * the same number of elements in its own shape (the input's, or normalized_shape). */
-static ops_status
-ln_copy_as(const char *op, ops_tensor *dst, const ops_tensor *src)
-{
-    const ops_int_list shape = {dst->sizes, dst->ndim};
-    ops_tensor *v = ops_reshape(src, shape);
-    if (v == NULL)
-        return ops_last_status();
-    ops_status st = ops_copy_values(op, dst, v);
-    ops_tensor_release(v);
-    return st;
-}
-
-static ops_status
-ln_bwd_composite(const ops_tensor *g, const ops_tensor *x, const ops_tensor *mean, const ops_tensor *rstd,
-                 const ops_tensor *w, ops_tensor *dx, ops_tensor *dw, ops_tensor *db, int64_t M, int64_t N)
-{
-    ops_status st = OPS_ERR_VALUE;
-    ops_tensor *t[12] = {0};
-    int64_t one = 1, zero = 0;
-    const ops_int_list rows = {&one, 1}, cols = {&zero, 1};
-    ops_tensor *g2 = t[0] = ops_reshape(g, OPS_INTS(M, N));
-    ops_tensor *x2 = t[1] = ops_reshape(x, OPS_INTS(M, N));
-    ops_tensor *m2 = t[2] = ops_reshape(mean, OPS_INTS(M, 1));
-    ops_tensor *r2 = t[3] = ops_reshape(rstd, OPS_INTS(M, 1));
-    ops_tensor *w1 = t[11] = w != NULL ? ops_reshape(w, OPS_INTS(N)) : NULL;
-    if ((w != NULL && w1 == NULL) || r2 == NULL || g2 == NULL || x2 == NULL || m2 == NULL)
-        goto done;
-    ops_tensor *xc = t[4] = ops_sub(x2, m2, OPS_SCALAR_INT(1));
-    ops_tensor *xh = t[5] = xc != NULL ? ops_mul(xc, r2) : NULL;
-    if (xh == NULL)
-        goto done;
-    if (dx != NULL) {
-        ops_tensor *gw = t[6] = w1 != NULL ? ops_mul(g2, w1) : ops_tensor_retain(g2);
-        ops_tensor *p = t[7] = gw != NULL ? ops_mul(gw, xh) : NULL;
-        ops_tensor *a = t[8] = p != NULL ? ops_mean_dim(gw, &rows, true, OPS_DTYPE_NONE) : NULL;
-        ops_tensor *b = t[9] = a != NULL ? ops_mean_dim(p, &rows, true, OPS_DTYPE_NONE) : NULL;
-        ops_tensor *u = t[10] = b != NULL ? ops_mul(xh, b) : NULL;
-        ops_tensor *v = u != NULL ? ops_sub(gw, a, OPS_SCALAR_INT(1)) : NULL;
-        ops_tensor *q = v != NULL ? ops_sub(v, u, OPS_SCALAR_INT(1)) : NULL;
-        ops_tensor_release(v);
-        ops_tensor *d = q != NULL ? ops_mul(q, r2) : NULL;
-        ops_tensor_release(q);
-        st = d != NULL ? ln_copy_as("native_layer_norm_backward", dx, d) : ops_last_status();
-        ops_tensor_release(d);
-        if (st != OPS_OK)
-            goto done;
-    }
-    for (int k = 0; k < 2; k++) {
-        ops_tensor *out = k == 0 ? dw : db;
-        if (out == NULL)
-            continue;
-        ops_tensor *p = k == 0 ? ops_mul(g2, xh) : ops_tensor_retain(g2);
-        ops_tensor *sm = p != NULL ? ops_sum_dim(p, &cols, false, OPS_DTYPE_NONE) : NULL;
-        ops_tensor_release(p);
-        st = sm != NULL ? ln_copy_as("native_layer_norm_backward", out, sm) : ops_last_status();
-        ops_tensor_release(sm);
-        if (st != OPS_OK)
-            goto done;
-    }
-    st = OPS_OK;
-done:
-    if (st == OPS_ERR_VALUE && ops_last_status() != OPS_OK)
-        st = ops_last_status();
-    for (int k = 0; k < 12; k++)
-        ops_tensor_release(t[k]);
-    return st;
-}
-
 ops_status
 norm_native_layer_norm_backward(const ops_tensor *grad_out, const ops_tensor *input, ops_int_list normalized_shape,
                                 const ops_tensor *mean, const ops_tensor *rstd, const ops_tensor *weight,
@@ -371,10 +297,8 @@ norm_native_layer_norm_backward(const ops_tensor *grad_out, const ops_tensor *in
             goto fail;
     }
     ops_tensor *dx = want[0] ? r[0] : NULL, *dw = want[1] ? r[1] : NULL, *db = want[2] ? r[2] : NULL;
-    if (OPS_STUB_GET(norm_layer_backward_rows, dev) != NULL)
-        st = OPS_STUB_CALL(norm_layer_backward_rows, dev, op, g, x, mu, rs, w, dx, dw, db, M, N);
-    else
-        st = ln_bwd_composite(g, x, mu, rs, w, dx, dw, db, M, N);
+    /* the device's row loop (kernels/cpu/norm.c, kernels/cuda/norm.cu) */
+    st = OPS_STUB_CALL(norm_layer_backward_rows, dev, op, g, x, mu, rs, w, dx, dw, db, M, N);
     if (st != OPS_OK)
         goto done;
     for (int k = 0; k < 3; k++)

@@ -28,8 +28,8 @@ OPS_DECLARE_STUB(norm_layer_rows, ops_status,
 
 /* native_layer_norm_backward over M rows of N (g, x: M x N; mean, rstd: M; w: N or
  * NULL): dx (M x N) when not NULL; dw and db (N, the sums over the rows of g x^ and
- * of g) when not NULL.  The CPU's loop; other devices compose it from ops
- * (kernels/norm.c). */
+ * of g) when not NULL.  The CPU's loop and CUDA's (one block per row; column partials
+ * added in a fixed order). */
 OPS_DECLARE_STUB(norm_layer_backward_rows, ops_status,
                  (const char *op, const ops_tensor *g, const ops_tensor *x, const ops_tensor *mean,
                   const ops_tensor *rstd, const ops_tensor *w, ops_tensor *dx, ops_tensor *dw, ops_tensor *db,

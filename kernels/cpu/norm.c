@@ -106,14 +106,14 @@ LN_DEFINE_(f64, double)
     static ops_status ln_bwd_##SUF(const char *op, const T *g, const T *x, const T *mean, const T *rstd, \
                                    const T *w, T *dx, T *dw, T *db, int64_t M, int64_t N)          \
     {                                                                                              \
-        (void)op; /* an allocation failure sets its own message */                                 \
         const ops_vec_rows_table *vt = ops_vec_rows();                                             \
         const int64_t nch = (M + LN_BWD_CHUNK_ - 1) / LN_BWD_CHUNK_;                               \
         const bool cols = dw != NULL || db != NULL;                                                \
         T *part = NULL;                                                                            \
         if (cols && nch > 0 && N > 0) {                                                            \
+            /* (ops_host_malloc_array sets no error: its NULL must not read as OK) */             \
             if ((part = ops_host_malloc_array(nch * 2 * N, sizeof(T))) == NULL)                    \
-                return ops_last_status();                                                          \
+                return ops_fail(OPS_ERR_OOM, "%s: out of memory (dweight/dbias partials)", op);    \
             memset(part, 0, (size_t)nch * 2 * (size_t)N * sizeof(T));                              \
         }                                                                                          \
         const bool par = nch > 1 && (double)M * (double)N > OPS_GRAIN_SIZE;                        \

@@ -7,13 +7,15 @@
  * CPU's arithmetic: statistics in two passes (mean, then the sum of squared
  * deviations from it) with double accumulators, the normalizing pass in the compute
  * type, biased variance, rstd = 1 / sqrt(var + eps).  layer_norm and group_norm run
- * one block per row / (batch, group); batch_norm one block per channel for its
+ * one block per row / (batch, group) (native_layer_norm_backward's dx too, its column
+ * sums dweight / dbias as fixed-order partials); batch_norm one block per channel for its
  * statistics (read back: the host combines them with the running statistics as the
  * CPU does) and one thread per element to apply them. */
 #include "kernels/norm.h"
 #include "nn_cuda.cuh"
 
 OPS_REGISTER_STUB(norm_layer_rows, CUDA, norm_layer_rows_cuda);
+OPS_REGISTER_STUB(norm_layer_backward_rows, CUDA, norm_layer_backward_rows_cuda);
 OPS_REGISTER_STUB(norm_batch_stats, CUDA, norm_batch_stats_cuda);
 OPS_REGISTER_STUB(norm_batch_apply, CUDA, norm_batch_apply_cuda);
 OPS_REGISTER_STUB(norm_group_blocks, CUDA, norm_group_blocks_cuda);
@@ -95,6 +97,175 @@ norm_layer_rows_cuda(const char *op, const ops_tensor *xt, const ops_tensor *wt,
                         (const float *)b, (float *)y, (float *)mean, (float *)rstd, M, N, eps);
     OPS_CUDA_CHECK_LAUNCH(op);
     return OPS_OK;
+}
+
+/* ---- native_layer_norm_backward -------------------------------------------------------- */
+
+/* Rows of one column partial of dweight / dbias: a block of threads (one column each)
+ * sums this many rows of g x^ and g; the partials are then added in row order.  The
+ * split depends on M and N only, so the result does not depend on the device. */
+#define LNB_CHUNK_ROWS 32
+/* At most this many partials per column (a bigger M takes longer chunks). */
+#define LNB_MAX_CHUNKS 1024
+
+/* The sums of a and b over the block, in a fixed order (warp shuffles, then the
+ * warps' sums by the first warp): every thread gets them.  sh holds 2 * 32 values;
+ * blockDim.x is a multiple of 32.  Called by every thread of the block. */
+__device__ void
+lnb_block_sum2(double *a, double *b, double *sh)
+{
+    double x = *a, y = *b;
+    for (int off = warpSize / 2; off > 0; off >>= 1) {
+        x += __shfl_down_sync(0xffffffffu, x, off);
+        y += __shfl_down_sync(0xffffffffu, y, off);
+    }
+    const int lane = (int)(threadIdx.x % warpSize), warp = (int)(threadIdx.x / warpSize);
+    const int nwarps = (int)(blockDim.x / warpSize);
+    if (lane == 0) {
+        sh[warp] = x;
+        sh[32 + warp] = y;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        x = lane < nwarps ? sh[lane] : 0.0;
+        y = lane < nwarps ? sh[32 + lane] : 0.0;
+        for (int off = warpSize / 2; off > 0; off >>= 1) {
+            x += __shfl_down_sync(0xffffffffu, x, off);
+            y += __shfl_down_sync(0xffffffffu, y, off);
+        }
+        if (lane == 0) {
+            sh[0] = x;
+            sh[32] = y;
+        }
+    }
+    __syncthreads();
+    *a = sh[0];
+    *b = sh[32];
+    __syncthreads(); /* sh is reused by the next row */
+}
+
+/* dx of each row (one block per row): with gw = g w and x^ = (x - mean) rstd,
+ * dx = rstd (gw - sum(gw) / N - x^ sum(gw x^) / N), the two sums in double. */
+template <typename T>
+__global__ void
+nn_layer_norm_bwd_dx_kernel(const T *g, const T *x, const T *mean, const T *rstd, const T *w, T *dx, int64_t M,
+                            int64_t N)
+{
+    __shared__ double sh[64];
+    for (int64_t row = blockIdx.x; row < M; row += gridDim.x) {
+        const T *gr = g + row * N, *xr = x + row * N;
+        const T m = mean[row], r = rstd[row];
+        double s1 = 0, s2 = 0;
+        for (int64_t j = threadIdx.x; j < N; j += blockDim.x) {
+            const T gw = w != NULL ? gr[j] * w[j] : gr[j];
+            s1 += (double)gw;
+            s2 += (double)gw * (double)((xr[j] - m) * r);
+        }
+        lnb_block_sum2(&s1, &s2, sh);
+        const T a = (T)(s1 / (double)N), b = (T)(s2 / (double)N);
+        T *dr = dx + row * N;
+        for (int64_t j = threadIdx.x; j < N; j += blockDim.x) {
+            const T gw = w != NULL ? gr[j] * w[j] : gr[j];
+            dr[j] = r * (gw - a - (xr[j] - m) * r * b);
+        }
+    }
+}
+
+/* Column partials: block (cb, c) sums rows [c * rows, (c + 1) * rows) of columns
+ * cb * blockDim.x + threadIdx.x (consecutive threads read consecutive columns) into
+ * pw[c * N + j] (g x^) and pb[c * N + j] (g); NULL when not wanted. */
+template <typename T>
+__global__ void
+nn_layer_norm_bwd_cols_kernel(const T *g, const T *x, const T *mean, const T *rstd, double *pw, double *pb, int64_t M,
+                              int64_t N, int64_t rows, int64_t ncb, int64_t nchunks)
+{
+    for (int64_t blk = blockIdx.x; blk < ncb * nchunks; blk += gridDim.x) {
+        const int64_t j = (blk % ncb) * blockDim.x + threadIdx.x, c = blk / ncb;
+        if (j >= N)
+            continue;
+        const int64_t i0 = c * rows, i1 = i0 + rows < M ? i0 + rows : M;
+        double sw = 0, sb = 0;
+        for (int64_t i = i0; i < i1; i++) {
+            const T gv = g[i * N + j];
+            sw += (double)gv * (double)((x[i * N + j] - mean[i]) * rstd[i]);
+            sb += (double)gv;
+        }
+        if (pw != NULL)
+            pw[c * N + j] = sw;
+        if (pb != NULL)
+            pb[c * N + j] = sb;
+    }
+}
+
+/* out[j] = the partials of column j added in chunk order (one thread per column). */
+template <typename T>
+__global__ void
+nn_layer_norm_bwd_colsum_kernel(const double *p, T *out, int64_t N, int64_t nchunks)
+{
+    NN_GRID_STRIDE_LOOP(j, N)
+    {
+        double s = 0;
+        for (int64_t c = 0; c < nchunks; c++)
+            s += p[c * N + j];
+        out[j] = (T)s;
+    }
+}
+
+template <typename T>
+static ops_status
+lnb_launch(const char *op, int dev, const T *g, const T *x, const T *mean, const T *rstd, const T *w, T *dx, T *dw,
+           T *db, int64_t M, int64_t N)
+{
+    const cudaStream_t stream = ops_cuda_current_stream(dev);
+    if (dx != NULL && M > 0 && N > 0) {
+        const unsigned grid = (unsigned)(M < NN_MAX_GRID ? M : NN_MAX_GRID);
+        OPS_LAUNCH_COOP(nn_layer_norm_bwd_dx_kernel<T>, grid, NN_BLOCK, 0, stream, g, x, mean, rstd, w, dx, M, N);
+        OPS_CUDA_CHECK_LAUNCH(op);
+    }
+    if ((dw == NULL && db == NULL) || N == 0)
+        return OPS_OK;
+    /* chunks of LNB_CHUNK_ROWS rows, longer when M would give more than LNB_MAX_CHUNKS;
+     * M == 0: one empty chunk, so the sums are zeros */
+    int64_t rows = LNB_CHUNK_ROWS;
+    if ((M + rows - 1) / rows > LNB_MAX_CHUNKS)
+        rows = (M + LNB_MAX_CHUNKS - 1) / LNB_MAX_CHUNKS;
+    const int64_t nchunks = M > 0 ? (M + rows - 1) / rows : 1;
+    const int64_t ncb = (N + NN_BLOCK - 1) / NN_BLOCK;
+    nn_dev_buf part;
+    NN_TRY(part.alloc(op, dev, OPS_FLOAT64, 2 * nchunks * N));
+    double *pw = part.ptr<double>(), *pb = pw + nchunks * N;
+    const int64_t nblk = ncb * nchunks;
+    OPS_LAUNCH(nn_layer_norm_bwd_cols_kernel<T>, (unsigned)(nblk < NN_MAX_GRID ? nblk : NN_MAX_GRID), NN_BLOCK, 0,
+               stream, g, x, mean, rstd, dw != NULL ? pw : (double *)NULL, db != NULL ? pb : (double *)NULL, M, N, rows,
+               ncb, nchunks);
+    OPS_CUDA_CHECK_LAUNCH(op);
+    if (dw != NULL) {
+        OPS_LAUNCH(nn_layer_norm_bwd_colsum_kernel<T>, nn_grid(N), NN_BLOCK, 0, stream, (const double *)pw, dw, N,
+                   nchunks);
+        OPS_CUDA_CHECK_LAUNCH(op);
+    }
+    if (db != NULL) {
+        OPS_LAUNCH(nn_layer_norm_bwd_colsum_kernel<T>, nn_grid(N), NN_BLOCK, 0, stream, (const double *)pb, db, N,
+                   nchunks);
+        OPS_CUDA_CHECK_LAUNCH(op);
+    }
+    return OPS_OK;
+}
+
+ops_status
+norm_layer_backward_rows_cuda(const char *op, const ops_tensor *gt, const ops_tensor *xt, const ops_tensor *meant,
+                              const ops_tensor *rstdt, const ops_tensor *wt, ops_tensor *dxt, ops_tensor *dwt,
+                              ops_tensor *dbt, int64_t M, int64_t N)
+{
+    const int dev = xt->storage->device.index;
+    if (xt->dtype == OPS_FLOAT64)
+        return lnb_launch<double>(op, dev, (const double *)nrm_ptr(gt), (const double *)nrm_ptr(xt),
+                                  (const double *)nrm_ptr(meant), (const double *)nrm_ptr(rstdt),
+                                  (const double *)nrm_ptr(wt), (double *)nrm_ptr(dxt), (double *)nrm_ptr(dwt),
+                                  (double *)nrm_ptr(dbt), M, N);
+    return lnb_launch<float>(op, dev, (const float *)nrm_ptr(gt), (const float *)nrm_ptr(xt),
+                             (const float *)nrm_ptr(meant), (const float *)nrm_ptr(rstdt), (const float *)nrm_ptr(wt),
+                             (float *)nrm_ptr(dxt), (float *)nrm_ptr(dwt), (float *)nrm_ptr(dbt), M, N);
 }
 
 /* ---- group_norm ---------------------------------------------------------------------- */

@@ -78,6 +78,41 @@ class TestBoolListArgument(unittest.TestCase):
             self.assertIn("3 bools", msg)
 
 
+class TestAllocationFailure(unittest.TestCase):
+    """Every allocation of the call failing in turn: the call fails with the op's
+    message or gives the full result, never a success over unwritten outputs (the CPU
+    loop's column partials once returned the last status, OK, when their allocation
+    failed: float16 rows make allocations follow it, so that success came before
+    failures)."""
+
+    def test_each_allocation_failing(self):
+        rng = np.random.default_rng(5)
+        for dt in (np.float16, np.float32):
+            x = rng.standard_normal((70, 19)).astype(dt)
+            g = rng.standard_normal((70, 19)).astype(dt)
+            w = rng.standard_normal(19).astype(dt)
+            m, r = stats(x, [19], w)
+            args = (lt(g), lt(x), [19], m, r, lt(w), None, [True, True, True])
+            want = [o.numpy().copy() for o in L.native_layer_norm_backward(*args)]
+            outcomes = []
+            for nth in range(1, 40):
+                L._C._alloc_fail_nth(nth)
+                try:
+                    out = L.native_layer_norm_backward(*args)
+                except (MemoryError, RuntimeError) as e:
+                    L._C._alloc_fail_nth(0)
+                    self.assertIn("native_layer_norm_backward", str(e))
+                    outcomes.append(False)
+                    continue
+                L._C._alloc_fail_nth(0)
+                for o, ref in zip(out, want):
+                    np.testing.assert_array_equal(o.numpy(), ref, err_msg=f"{dt} nth={nth}")
+                outcomes.append(True)
+            first = outcomes.index(True)
+            self.assertGreater(first, 0, dt)
+            self.assertTrue(all(outcomes[first:]), (dt, outcomes))
+
+
 def nlnb_outputs(g, x, w, ns, mask):
     """native_layer_norm_backward of (g, x, w) with the statistics of x (no history)."""
     m, r = stats(x.detach().numpy() if hasattr(x, "detach") else x, ns)

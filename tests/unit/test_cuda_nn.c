@@ -49,6 +49,7 @@
 #include "ops_op_native_batch_norm.h"
 #include "ops_op_native_group_norm.h"
 #include "ops_op_native_layer_norm.h"
+#include "ops_op_native_layer_norm_backward.h"
 #include "ops_op_nll_loss.h"
 #include "ops_op_nll_loss2d.h"
 #include "ops_op_one_hot.h"
@@ -188,6 +189,71 @@ START_TEST(test_layer_norm_long_and_many_rows)
             ops_tensor_release(g[i]);
         }
         ops_tensor *values[] = {x, w, b, xs, dx, dw, db};
+        for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+            ops_tensor_release(values[i]);
+    }
+}
+END_TEST
+
+/* native_layer_norm_backward's CUDA kernel (one block per row for dx, column partials
+ * for dweight / dbias added in a fixed order) against the CPU's loop: rows longer than
+ * a block, many rows, more rows than LNB_MAX_CHUNKS chunks of 32 (longer chunks), no
+ * weight, every output left out in turn, float32 and float64; two runs give the same
+ * bits. */
+START_TEST(test_layer_norm_backward)
+{
+    static const struct {
+        int64_t M, N;
+        bool weight, mask[3];
+        ops_dtype dt;
+        double tol;
+    } cases[] = {
+        {3, 5000, true, {true, true, true}, OPS_FLOAT64, 1e-11},
+        {3, 5000, true, {true, true, true}, OPS_FLOAT32, 2e-5},
+        {1000, 37, true, {true, true, false}, OPS_FLOAT32, 2e-5},
+        {70, 19, false, {true, false, true}, OPS_FLOAT64, 1e-11},
+        {5, 300, true, {false, true, false}, OPS_FLOAT64, 1e-11},
+        {33000, 2, true, {false, true, true}, OPS_FLOAT64, 1e-11},
+        {0, 4, true, {true, true, true}, OPS_FLOAT32, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const int64_t M = cases[c].M, N = cases[c].N;
+        const ops_dtype dt = cases[c].dt;
+        ops_tensor *x = randn(OPS_INTS(M, N), dt), *g = randn(OPS_INTS(M, N), dt);
+        ops_tensor *w = cases[c].weight ? randn(OPS_INTS(N), dt) : NULL;
+        ops_tensor *y = NULL, *mean = NULL, *rstd = NULL;
+        ck_assert_int_eq(ops_native_layer_norm(x, OPS_INTS(N), w, NULL, 1e-5, &y, &mean, &rstd), OPS_OK);
+        ops_tensor *dg = to_cuda(g), *dx = to_cuda(x), *dm = to_cuda(mean), *dr = to_cuda(rstd);
+        ops_tensor *dw = w != NULL ? to_cuda(w) : NULL;
+        const ops_bool_list mask = {cases[c].mask, 3};
+        ops_tensor *r[3] = {NULL}, *d[3] = {NULL}, *e[3] = {NULL};
+        ck_assert_msg(ops_native_layer_norm_backward(g, x, OPS_INTS(N), mean, rstd, w, NULL, mask, &r[0], &r[1],
+                                                     &r[2]) == OPS_OK, "%s", ops_last_error());
+        ck_assert_msg(ops_native_layer_norm_backward(dg, dx, OPS_INTS(N), dm, dr, dw, NULL, mask, &d[0], &d[1],
+                                                     &d[2]) == OPS_OK, "%s", ops_last_error());
+        ck_assert_int_eq(ops_native_layer_norm_backward(dg, dx, OPS_INTS(N), dm, dr, dw, NULL, mask, &e[0], &e[1],
+                                                        &e[2]), OPS_OK);
+        for (int k = 0; k < 3; k++) {
+            char what[96];
+            snprintf(what, sizeof what, "native_layer_norm_backward case %zu output %d", c, k);
+            ck_assert_int_eq(d[k]->ndim, r[k]->ndim);
+            for (int i = 0; i < r[k]->ndim; i++)
+                ck_assert_int_eq(d[k]->sizes[i], r[k]->sizes[i]);
+            expect_close(what, r[k], d[k], cases[c].tol, cases[c].tol);
+            /* the same bits on the device twice (widened to float64 exactly) */
+            ops_tensor *h1 = host_f64(d[k]), *h2 = host_f64(e[k]);
+            ck_assert_msg(memcmp(ops_tensor_data_ptr(h1), ops_tensor_data_ptr(h2),
+                                 (size_t)ops_tensor_numel(h1) * sizeof(double)) == 0,
+                          "%s: two runs differ", what);
+            ops_tensor_release(h1);
+            ops_tensor_release(h2);
+        }
+        for (int k = 0; k < 3; k++) {
+            ops_tensor_release(r[k]);
+            ops_tensor_release(d[k]);
+            ops_tensor_release(e[k]);
+        }
+        ops_tensor *values[] = {x, g, w, y, mean, rstd, dg, dx, dm, dr, dw};
         for (size_t i = 0; i < sizeof values / sizeof *values; i++)
             ops_tensor_release(values[i]);
     }
@@ -606,6 +672,7 @@ main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_layer_norm_long_and_many_rows);
     tcase_add_test(tc, test_layer_norm_strided_half);
+    tcase_add_test(tc, test_layer_norm_backward);
     tcase_add_test(tc, test_group_norm);
     tcase_add_test(tc, test_batch_norm_train_and_eval);
     tcase_add_test(tc, test_embedding);
