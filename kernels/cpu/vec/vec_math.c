@@ -173,8 +173,9 @@ vf_exp_neg_2p64_(vf_t h)
 }
 
 /* erfc(a) for a = |z|, from t = 1 / d (vf_erfc_abs_: from t's denominator d = 1 + a/2)
- * and a^2 = hi - nlo (see above): e^-a^2 = e^-hi (1 + nlo), one FMA.  Q's coefficients carry the 2^-64 of
- * vf_exp_neg_2p64_ (a power of 2: exact).  fast (a constant): a degree-8 Q (fitted as
+ * and a^2 = hi - nlo (see above): e^-a^2 = e^-hi (1 + nlo), one FMA.  Q's coefficients
+ * carry the 2^-64 of vf_exp_neg_2p64_ (a power of 2: exact).  fast (a constant): a
+ * degree-8 Q (fitted as
  * the degree-10 one, minimax by reweighting: 1.0 ulp with its float coefficients
  * against 0.14), for erf and gelu at AVX2 (and, in vf_erfc_abs_, the one-step
  * reciprocal: erf's; gelu divides). */
@@ -234,13 +235,14 @@ vf_erfc_own(vf_t z)
  * degree-8 erfc and t = 1 / d by a division: at this loop's length (about 30
  * operations a vector) vdivps's throughput is hidden behind the FMAs, one instruction
  * against rcp's three, and t exact (the one-step rcp left 2 ulp in t, 8.0 ulp in gelu
- * over the step-61 sweep; 6.0 with the division, as AVX-512's degree-10 form); and
- * with r = erfc(|x| / sqrt 2) the result as -(|x|/2 r) - d in one FMA, d = min(x, -0) - x
- * (-x for x > 0: x - x/2 r; +0 below: x/2 r, -0 where it underflows; x/2 erfc(-x / sqrt 2)
- * either way, one rounding), in place of 2 - r, a blend and two products.  vminps
- * returns its second operand where both are zero or x is NaN: d = -0 at +0 (+0 out),
- * +0 at -0 (-0 out), NaN at NaN, NaN at -inf (-inf - -inf, as x/2 (1 + erf) = -inf * 0),
- * -inf at +inf (+inf out; r is 0 at the clamp). */
+ * over the step-61 sweep; 6.0 with the division, as AVX-512's degree-10 form).  At
+ * both levels, with r = erfc(|x| / sqrt 2), the result as -(|x|/2 r) - d in one FMA,
+ * d = min(x, -0) - x (-x for x > 0: x - x/2 r; +0 below: x/2 r, -0 where it
+ * underflows; x/2 erfc(-x / sqrt 2) either way, one rounding), in place of 2 - r, a
+ * blend and two products.  vminps returns its second operand where both are zero or x
+ * is NaN: d = -0 at +0 (+0 out), +0 at -0 (-0 out), NaN at NaN, NaN at -inf
+ * (-inf - -inf, as x/2 (1 + erf) = -inf * 0), -inf at +inf (+inf out; r is 0 at the
+ * clamp). */
 static inline vf_t
 vf_gelu_own(vf_t x)
 {
@@ -249,9 +251,7 @@ vf_gelu_own(vf_t x)
     const vf_t d = vf_fma(ax, vf_set1(0.35355339059327376220f), vf_set1(1.0f));
 #if defined(__AVX512F__)
     const vf_t r = vf_erfc_abs_(d, hi, nlo, 0);
-    /* -x / sqrt 2 < 0 where x > 0: erfc = 2 - r there */
-    const vf_t erfc = vf_where_neg(x, r, vf_sub(vf_set1(2.0f), r));
-    return vf_mul(vf_mul(vf_set1(0.5f), x), erfc); /* +-0 at +-0, NaN at NaN */
+    return _mm512_fnmsub_ps(hax, r, vf_sub(_mm512_min_ps(x, vf_set1(-0.0f)), x));
 #else
     const vf_t r = vf_erfc_abs_t_(_mm256_div_ps(vf_set1(1.0f), d), hi, nlo, 1);
     return _mm256_fnmsub_ps(hax, r, vf_sub(_mm256_min_ps(x, vf_set1(-0.0f)), x));
