@@ -112,7 +112,7 @@ VEC_FORMULAS_(d, double, -6.0, 27.3)
  * costliest instruction of erfc/gelu (one port, a long throughput against 2 FMAs per
  * cycle).  AVX-512's rcp14 (relative error 2^-14) and one Newton step r + r (1 - d r)
  * give 2^-28 (below float's rounding); AVX2's rcp (1.5 * 2^-12) needs two steps for
- * that, one leaves about 2 ulp in t (gelu's AVX2 form takes that, see vf_gelu_own).
+ * that, one leaves about 2 ulp in t (erf's form above 1.5 takes that, vf_erf_own).
  * A NaN stays NaN. */
 static inline vf_t
 vf_recip_(vf_t d, int fast)
@@ -172,16 +172,17 @@ vf_exp_neg_2p64_(vf_t h)
 #endif
 }
 
-/* erfc(a) for a = |z|, from t's denominator d = 1 + a/2 and a^2 = hi - nlo (see
- * above): e^-a^2 = e^-hi (1 + nlo), one FMA.  Q's coefficients carry the 2^-64 of
- * vf_exp_neg_2p64_ (a power of 2: exact).  fast (a constant): a degree-8 Q (fitted as
+/* erfc(a) for a = |z|, from t = 1 / d (vf_erfc_abs_: from t's denominator d = 1 + a/2)
+ * and a^2 = hi - nlo (see above): e^-a^2 = e^-hi (1 + nlo), one FMA.  Q's coefficients
+ * carry the 2^-64 of vf_exp_neg_2p64_ (a power of 2: exact).  fast (a constant): a
+ * degree-8 Q (fitted as
  * the degree-10 one, minimax by reweighting: 1.0 ulp with its float coefficients
- * against 0.14) and the one-step reciprocal, for gelu at AVX2. */
+ * against 0.14), for erf and gelu at AVX2 (and, in vf_erfc_abs_, the one-step
+ * reciprocal: erf's; gelu divides). */
 static inline vf_t
-vf_erfc_abs_(vf_t d, vf_t hi, vf_t nlo, int fast)
+vf_erfc_abs_t_(vf_t t, vf_t hi, vf_t nlo, int fast)
 {
 #define Q_(c) vf_set1((c) * 0x1p-64f)
-    const vf_t t = vf_recip_(d, fast);
     vf_t q;
     if (fast) {
         q = Q_(-5.9098709374666214e-02f);
@@ -212,6 +213,12 @@ vf_erfc_abs_(vf_t d, vf_t hi, vf_t nlo, int fast)
 }
 
 static inline vf_t
+vf_erfc_abs_(vf_t d, vf_t hi, vf_t nlo, int fast)
+{
+    return vf_erfc_abs_t_(vf_recip_(d, fast), hi, nlo, fast);
+}
+
+static inline vf_t
 vf_erfc_own(vf_t z)
 {
     const vf_t a = vf_min(vf_set1(10.1f), vf_abs(z));
@@ -224,9 +231,18 @@ vf_erfc_own(vf_t z)
  * exactly (|x| / 2 is exact), and t's denominator 1 + a/2 = 1 + |x| / (2 sqrt 2) in one
  * FMA (a itself is not needed).  The x/2 stays outside erfc: an erfc/2 from the
  * polynomial would save the product but lose a bit where it is subnormal (x near -13).
- * At AVX2 (half AVX-512's width: 1.2-1.3x torch's time with erfc's own form) the fast
- * erfc (8.0 ulp against 6.0 over the step-61 sweep) and a blend on x's sign bit (a -0
- * takes the x < 0 side: -0 either way). */
+ * At AVX2 (half AVX-512's width: 1.2-1.3x torch's time with erfc's own form) the
+ * degree-8 erfc and t = 1 / d by a division: at this loop's length (about 30
+ * operations a vector) vdivps's throughput is hidden behind the FMAs, one instruction
+ * against rcp's three, and t exact (the one-step rcp left 2 ulp in t, 8.0 ulp in gelu
+ * over the step-61 sweep; 6.0 with the division, as AVX-512's degree-10 form).  At
+ * both levels, with r = erfc(|x| / sqrt 2), the result as -(|x|/2 r) - d in one FMA,
+ * d = min(x, -0) - x (-x for x > 0: x - x/2 r; +0 below: x/2 r, -0 where it
+ * underflows; x/2 erfc(-x / sqrt 2) either way, one rounding), in place of 2 - r, a
+ * blend and two products.  vminps returns its second operand where both are zero or x
+ * is NaN: d = -0 at +0 (+0 out), +0 at -0 (-0 out), NaN at NaN, NaN at -inf
+ * (-inf - -inf, as x/2 (1 + erf) = -inf * 0), -inf at +inf (+inf out; r is 0 at the
+ * clamp). */
 static inline vf_t
 vf_gelu_own(vf_t x)
 {
@@ -235,13 +251,11 @@ vf_gelu_own(vf_t x)
     const vf_t d = vf_fma(ax, vf_set1(0.35355339059327376220f), vf_set1(1.0f));
 #if defined(__AVX512F__)
     const vf_t r = vf_erfc_abs_(d, hi, nlo, 0);
-    /* -x / sqrt 2 < 0 where x > 0: erfc = 2 - r there */
-    const vf_t erfc = vf_where_neg(x, r, vf_sub(vf_set1(2.0f), r));
+    return _mm512_fnmsub_ps(hax, r, vf_sub(_mm512_min_ps(x, vf_set1(-0.0f)), x));
 #else
-    const vf_t r = vf_erfc_abs_(d, hi, nlo, 1);
-    const vf_t erfc = _mm256_blendv_ps(vf_sub(vf_set1(2.0f), r), r, x);
+    const vf_t r = vf_erfc_abs_t_(_mm256_div_ps(vf_set1(1.0f), d), hi, nlo, 1);
+    return _mm256_fnmsub_ps(hax, r, vf_sub(_mm256_min_ps(x, vf_set1(-0.0f)), x));
 #endif
-    return vf_mul(vf_mul(vf_set1(0.5f), x), erfc); /* +-0 at +-0, NaN at NaN */
 }
 
 /* erf float32 at the levels with FMA (SLEEF's erff cost 5-6 times its expf here): for
